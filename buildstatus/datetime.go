@@ -1,0 +1,70 @@
+package buildstatus
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// localLayout is Java's LocalDateTime ISO-8601 form, the seed's date-time format
+// ("2025-11-09T10:30:00"), with optional fractional seconds.
+const localLayout = "2006-01-02T15:04:05.999999999"
+
+// DateTime is an ISO-8601 date-time as the seed stores it (section 6.1): a JSON string, never
+// an array. It accepts both the zone-less LocalDateTime form ("2025-11-09T10:30:00") and RFC 3339
+// with an offset, and writes a value back in the form it was read in, so a document survives a
+// round trip byte for byte.
+type DateTime struct {
+	// Time is the instant; for a zone-less value its location is UTC.
+	Time time.Time
+	// Zoned reports whether the value carried an offset ("Z" or "+08:00").
+	Zoned bool
+}
+
+// NewLocalDateTime returns t as a zone-less DateTime in UTC, truncated to whole seconds,
+// the form the seed uses for createdAt/updatedAt.
+func NewLocalDateTime(t time.Time) *DateTime {
+	return &DateTime{Time: t.UTC().Truncate(time.Second)}
+}
+
+// ParseDateTime parses an ISO-8601 date-time in LocalDateTime or RFC 3339 form.
+func ParseDateTime(s string) (DateTime, error) {
+	if t, err := time.Parse(localLayout, s); err == nil {
+		return DateTime{Time: t}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return DateTime{Time: t, Zoned: true}, nil
+	}
+	return DateTime{}, fmt.Errorf("%q is not an ISO-8601 date-time (want e.g. 2025-11-09T10:30:00)", s)
+}
+
+// String formats d in the form it was parsed in.
+func (d DateTime) String() string {
+	if d.Zoned {
+		return d.Time.Format(time.RFC3339Nano)
+	}
+	return d.Time.Format(localLayout)
+}
+
+// MarshalJSON implements json.Marshaler.
+func (d DateTime) MarshalJSON() ([]byte, error) {
+	return json.Marshal(d.String())
+}
+
+// UnmarshalJSON implements json.Unmarshaler. It rejects Jackson's array form explicitly.
+func (d *DateTime) UnmarshalJSON(b []byte) error {
+	if bytes.HasPrefix(bytes.TrimSpace(b), []byte("[")) {
+		return fmt.Errorf("date-times must be ISO-8601 strings, not arrays (got %s)", b)
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("date-time must be a string: %w", err)
+	}
+	parsed, err := ParseDateTime(s)
+	if err != nil {
+		return err
+	}
+	*d = parsed
+	return nil
+}

@@ -1,0 +1,153 @@
+package buildstatus
+
+import (
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/redstate/redstate"
+)
+
+// Limits of the registry's inputs.
+const (
+	// MaxBatch is the most ids one batch read may ask for.
+	MaxBatch = 1000
+	// MaxListLimit is the largest page a listing returns.
+	MaxListLimit = 1000
+	// DefaultListLimit is the page size when none is given.
+	DefaultListLimit = 100
+	// MaxProjectIDBytes bounds a project id.
+	MaxProjectIDBytes = 512
+	// MaxPlatforms bounds the platforms of one build.
+	MaxPlatforms = 64
+	// MaxTextBytes bounds free-text fields (status, URLs, error messages).
+	MaxTextBytes = 8192
+)
+
+var (
+	platformPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	statusPattern   = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+)
+
+// NormalizeBuildID validates a build id and returns its canonical form (lowercase, hyphenated
+// 36-character UUID). Anything else is an EINVALID error and never becomes a key.
+func NormalizeBuildID(id string) (string, error) {
+	if len(id) != 36 {
+		return "", redstate.Errorf(redstate.EINVALID, "buildId must be a UUID like 550e8400-e29b-41d4-a716-446655440000, got %q", truncate(id))
+	}
+	u, err := uuid.Parse(id)
+	if err != nil {
+		return "", redstate.Errorf(redstate.EINVALID, "buildId must be a UUID like 550e8400-e29b-41d4-a716-446655440000, got %q", truncate(id))
+	}
+	return u.String(), nil
+}
+
+// ValidateProjectID checks a project id: 1 to MaxProjectIDBytes bytes of valid UTF-8 with no
+// control characters. Any other text (including '*', '?', '[', ':', '{', '}') is allowed.
+func ValidateProjectID(projectID string) error {
+	if projectID == "" {
+		return redstate.Errorf(redstate.EINVALID, "projectId must not be empty")
+	}
+	if len(projectID) > MaxProjectIDBytes {
+		return redstate.Errorf(redstate.EINVALID, "projectId is %d bytes, the limit is %d", len(projectID), MaxProjectIDBytes)
+	}
+	if !utf8.ValidString(projectID) {
+		return redstate.Errorf(redstate.EINVALID, "projectId must be valid UTF-8")
+	}
+	if strings.ContainsFunc(projectID, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return redstate.Errorf(redstate.EINVALID, "projectId must not contain control characters")
+	}
+	return nil
+}
+
+// ValidatePlatform checks a platform name: 1-64 characters of [A-Za-z0-9._-], starting with a
+// letter or digit ("android", "ios", "h5", "wechat-mp").
+func ValidatePlatform(platform string) error {
+	if !platformPattern.MatchString(platform) {
+		return redstate.Errorf(redstate.EINVALID, "platform must be 1-64 characters of A-Z a-z 0-9 . _ - (got %q)", truncate(platform))
+	}
+	return nil
+}
+
+// Validate checks a whole document before it is stored and normalizes its buildId. It returns
+// EINVALID with a message naming the first offending field.
+func Validate(doc *PublishResponse) error {
+	if doc == nil {
+		return redstate.Errorf(redstate.EINVALID, "body must be a JSON object")
+	}
+	id, err := NormalizeBuildID(doc.BuildID)
+	if err != nil {
+		return err
+	}
+	doc.BuildID = id
+	if err := ValidateProjectID(doc.ProjectID); err != nil {
+		return err
+	}
+	if err := validateStatus("status", doc.Status); err != nil {
+		return err
+	}
+	if len(doc.Platforms) > MaxPlatforms {
+		return redstate.Errorf(redstate.EINVALID, "at most %d platforms, got %d", MaxPlatforms, len(doc.Platforms))
+	}
+	for _, p := range doc.Platforms {
+		if err := ValidatePlatform(p); err != nil {
+			return err
+		}
+	}
+	if len(doc.PlatformResults) > MaxPlatforms {
+		return redstate.Errorf(redstate.EINVALID, "at most %d platformResults, got %d", MaxPlatforms, len(doc.PlatformResults))
+	}
+	for name, r := range doc.PlatformResults {
+		if err := ValidatePlatform(name); err != nil {
+			return err
+		}
+		if r == nil {
+			continue
+		}
+		if err := ValidatePlatformResult(r); err != nil {
+			return err
+		}
+		if r.Platform != name {
+			return redstate.Errorf(redstate.EINVALID, "platformResults[%q].platform is %q, want %q", name, r.Platform, name)
+		}
+	}
+	if doc.EstimatedTime != nil && *doc.EstimatedTime < 0 {
+		return redstate.Errorf(redstate.EINVALID, "estimatedTime must not be negative")
+	}
+	return nil
+}
+
+// ValidatePlatformResult checks one platform result (its Platform field included).
+func ValidatePlatformResult(r *PlatformResult) error {
+	if err := ValidatePlatform(r.Platform); err != nil {
+		return err
+	}
+	if err := validateStatus("platformResults."+r.Platform+".status", r.Status); err != nil {
+		return err
+	}
+	if r.Progress != nil && (*r.Progress < 0 || *r.Progress > 100) {
+		return redstate.Errorf(redstate.EINVALID, "progress must be between 0 and 100, got %d", *r.Progress)
+	}
+	for field, v := range map[string]*string{"logUrl": r.LogURL, "downloadUrl": r.DownloadURL, "errorMessage": r.ErrorMessage} {
+		if v != nil && len(*v) > MaxTextBytes {
+			return redstate.Errorf(redstate.EINVALID, "%s is %d bytes, the limit is %d", field, len(*v), MaxTextBytes)
+		}
+	}
+	return nil
+}
+
+func validateStatus(field, status string) error {
+	if !statusPattern.MatchString(status) {
+		return redstate.Errorf(redstate.EINVALID, "%s must be 1-64 characters of A-Z a-z 0-9 _ - such as IN_PROGRESS (got %q)", field, truncate(status))
+	}
+	return nil
+}
+
+func truncate(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}

@@ -1,0 +1,159 @@
+// Package config defines redstate's configuration, its defaults, and how it is loaded: a YAML
+// file (--config), then REDSTATE_* environment variables, then command-line flags, each
+// overriding the one before. Keys are kebab-case and mirror the seeds where they give one
+// (publish.build-status.ttl-days).
+package config
+
+import "time"
+
+// Config is the whole configuration of the redstate server.
+type Config struct {
+	// Namespace is prepended to every Redis key of every block, e.g. "prod-" (default "").
+	Namespace string  `koanf:"namespace"`
+	Server    Server  `koanf:"server"`
+	Auth      Auth    `koanf:"auth"`
+	Redis     Redis   `koanf:"redis"`
+	Log       Log     `koanf:"log"`
+	Publish   Publish `koanf:"publish"`
+}
+
+// Server configures the HTTP listener.
+type Server struct {
+	// Addr is the listen address (default "127.0.0.1:8080").
+	Addr string `koanf:"addr"`
+	// MaxBodyBytes bounds request bodies (default 1 MiB).
+	MaxBodyBytes int64 `koanf:"max-body-bytes"`
+	// Insecure allows a non-loopback Addr without auth tokens (default false).
+	Insecure bool `koanf:"insecure"`
+	// ShutdownTimeout bounds graceful shutdown (default 15s).
+	ShutdownTimeout time.Duration `koanf:"shutdown-timeout"`
+}
+
+// Auth configures bearer-token authentication. With no tokens, auth is off (loopback only).
+type Auth struct {
+	Tokens []Token `koanf:"tokens"`
+}
+
+// Token is one bearer token and the roles it grants.
+type Token struct {
+	// Name identifies the token in logs (never the token itself).
+	Name string `koanf:"name"`
+	// Token is the secret presented as "Authorization: Bearer <token>".
+	Token string `koanf:"token"`
+	// Roles are any of "read", "write", "admin" (admin implies write, write implies read).
+	Roles []string `koanf:"roles"`
+}
+
+// Redis selects and tunes the Redis backend. With neither URL nor ClusterAddrs nor
+// Sentinel.Addrs set, every block uses its embedded memory backend.
+type Redis struct {
+	// URL of a standalone server: redis://[user:pass@]host:port[/db] or rediss:// for TLS.
+	URL string `koanf:"url"`
+	// ClusterAddrs are seed addresses of a Redis Cluster ("host:port").
+	ClusterAddrs []string `koanf:"cluster-addrs"`
+	// Sentinel selects a Sentinel-managed master.
+	Sentinel Sentinel `koanf:"sentinel"`
+	// Username and Password are ACL credentials (override those in URL when set).
+	Username string `koanf:"username"`
+	Password string `koanf:"password"`
+	// TLS enables TLS for cluster and sentinel connections (rediss:// does it for URL).
+	TLS bool `koanf:"tls"`
+	// DialTimeout (default 2s), ReadTimeout and WriteTimeout (default 1s) bound each call.
+	DialTimeout  time.Duration `koanf:"dial-timeout"`
+	ReadTimeout  time.Duration `koanf:"read-timeout"`
+	WriteTimeout time.Duration `koanf:"write-timeout"`
+	// PoolSize is connections per node (default 10 per CPU, go-redis's default).
+	PoolSize int `koanf:"pool-size"`
+}
+
+// Sentinel configures a Sentinel-managed master.
+type Sentinel struct {
+	// MasterName is the monitored master's name.
+	MasterName string `koanf:"master-name"`
+	// Addrs are sentinel addresses ("host:port").
+	Addrs []string `koanf:"addrs"`
+	// Password authenticates to the sentinels themselves (optional).
+	Password string `koanf:"password"`
+}
+
+// Log configures structured logging (log/slog).
+type Log struct {
+	// Level is debug, info, warn or error (default info).
+	Level string `koanf:"level"`
+	// Format is json or text (default json).
+	Format string `koanf:"format"`
+}
+
+// Publish holds the seed-000 block's settings under the seed's own key names.
+type Publish struct {
+	BuildStatus BuildStatus `koanf:"build-status"`
+}
+
+// BuildStatus configures the build-status registry (seed 000).
+type BuildStatus struct {
+	// TTLDays is the retention after the last write (default 30, the seed's value).
+	TTLDays int `koanf:"ttl-days"`
+	// TTL, when non-zero, overrides TTLDays with a finer duration (tests, demos).
+	TTL time.Duration `koanf:"ttl"`
+	// KeyPrefix is the key prefix after the namespace (default "ingenio:publish:").
+	KeyPrefix string `koanf:"key-prefix"`
+	// Resilience is what happens when Redis fails.
+	Resilience Resilience `koanf:"resilience"`
+}
+
+// Resilience configures a block's circuit breaker and degraded mode (seed 000 section 9).
+type Resilience struct {
+	// Policy is "fail-fast" (503 while Redis is unavailable, the default) or "fallback".
+	Policy string `koanf:"policy"`
+	// Fallback is the degraded store used by the fallback policy; only "memory" exists.
+	Fallback string `koanf:"fallback"`
+	// FailureRateThreshold is the failure percentage that opens the breaker (default 50).
+	FailureRateThreshold int `koanf:"failure-rate-threshold"`
+	// WaitDurationInOpenState is how long the breaker stays open (default 10s).
+	WaitDurationInOpenState time.Duration `koanf:"wait-duration-in-open-state"`
+	// SlidingWindowSize is how many recent calls the failure rate is computed over (default 10).
+	SlidingWindowSize int `koanf:"sliding-window-size"`
+	// WriteBackInterval is how often pending fallback writes are retried (default 1s).
+	WriteBackInterval time.Duration `koanf:"write-back-interval"`
+}
+
+// Resilience policies.
+const (
+	PolicyFailFast = "fail-fast"
+	PolicyFallback = "fallback"
+)
+
+// Default returns the configuration with every default filled in.
+func Default() Config {
+	return Config{
+		Server: Server{Addr: "127.0.0.1:8080", MaxBodyBytes: 1 << 20, ShutdownTimeout: 15 * time.Second},
+		Redis:  Redis{DialTimeout: 2 * time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second},
+		Log:    Log{Level: "info", Format: "json"},
+		Publish: Publish{BuildStatus: BuildStatus{
+			TTLDays:    30,
+			KeyPrefix:  "ingenio:publish:",
+			Resilience: DefaultResilience(),
+		}},
+	}
+}
+
+// DefaultResilience returns the seed's breaker settings (failure rate 50 %, open 10 s, window 10)
+// with the fail-fast policy.
+func DefaultResilience() Resilience {
+	return Resilience{
+		Policy:                  PolicyFailFast,
+		Fallback:                "memory",
+		FailureRateThreshold:    50,
+		WaitDurationInOpenState: 10 * time.Second,
+		SlidingWindowSize:       10,
+		WriteBackInterval:       time.Second,
+	}
+}
+
+// BuildStatusTTL returns the effective TTL of build documents.
+func (b BuildStatus) BuildStatusTTL() time.Duration {
+	if b.TTL > 0 {
+		return b.TTL
+	}
+	return time.Duration(b.TTLDays) * 24 * time.Hour
+}
