@@ -1,0 +1,34 @@
+# Build and test targets. `make test` needs redis-server (installed on demand
+# by scripts/ensure-redis.sh); `make test-short` needs nothing but Go.
+
+GO ?= go
+
+.PHONY: test test-short lint bench soak build
+
+## test: full suite with the race detector against real Redis (fails if redis-server is missing)
+test:
+	scripts/ensure-redis.sh
+	$(GO) vet ./...
+	REDSTATE_REQUIRE_REDIS=1 $(GO) test -race -timeout 25m ./...
+
+## test-short: memory backends only; tests needing Redis skip under -short
+test-short:
+	$(GO) test -short ./...
+
+## lint: gofmt must report nothing, then go vet
+lint:
+	@unformatted="$$(gofmt -l .)"; \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+## bench: benchmarks only
+bench:
+	$(GO) test -run '^$$' -bench . ./...
+
+## soak: long-running stress tests (build tag soak)
+soak:
+	REDSTATE_REQUIRE_REDIS=1 $(GO) test -race -tags soak -timeout 60m ./...
+
+## build: the redstate binary
+build:
+	$(GO) build -o bin/redstate ./cmd/redstate

@@ -1,0 +1,24 @@
+// Package redistest starts real redis-server processes for tests: standalone
+// servers, Redis Cluster deployments and a Sentinel setup, each listening on a
+// free loopback port with its own temporary directory. Redis is never mocked.
+//
+// Typical use:
+//
+//	func TestSomething(t *testing.T) {
+//		srv := redistest.StartStandalone(t, redistest.WithAppendOnly(true))
+//		rdb := srv.Client(t)
+//		...
+//	}
+//
+// Packages that run many tests against Redis can share one standalone server
+// and one 3-master cluster per test binary with SharedStandalone and
+// SharedCluster (each call flushes all data); such packages call Main from
+// their TestMain so the shared servers are stopped when the binary ends:
+//
+//	func TestMain(m *testing.M) { redistest.Main(m) }
+//
+// Every helper skips the test when redis-server is not installed or when
+// tests run with -short (see RequireServer). Child processes are killed when
+// the test binary dies (Linux: Pdeathsig), so a crashed or timed-out test
+// run does not leave servers behind.
+package redistest
