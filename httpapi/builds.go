@@ -1,0 +1,206 @@
+package httpapi
+
+import (
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/buildstatus"
+)
+
+// notFoundMessage is the 404 message for a missing build, with the seed's wording appended.
+const notFoundMessage = "build not found (构建任务不存在)"
+
+// pathBuildID returns the canonical {buildId} of the request path. Errors: EINVALID.
+func pathBuildID(r *http.Request) (string, error) {
+	return buildstatus.NormalizeBuildID(r.PathValue("buildId"))
+}
+
+// buildErr rewrites a store's ENOTFOUND into the API's "build not found" message.
+func buildErr(err error) error {
+	if redstate.IsCode(err, redstate.ENOTFOUND) {
+		return redstate.Wrap(redstate.ENOTFOUND, err, notFoundMessage)
+	}
+	return err
+}
+
+// setETag sets the ETag header of a stored build.
+func setETag(w http.ResponseWriter, etag string) {
+	w.Header().Set("ETag", `"`+etag+`"`)
+}
+
+// ifMatch parses an If-Match header into the one strong ETag a store condition takes.
+// "" means no condition. allowAny permits "*", which then means no extra condition (for
+// operations that already require the build to exist). Errors: EINVALID, EPRECONDITION (weak tag).
+func ifMatch(r *http.Request, allowAny bool) (string, error) {
+	v := strings.TrimSpace(r.Header.Get("If-Match"))
+	switch {
+	case v == "":
+		return "", nil
+	case v == "*" && allowAny:
+		return "", nil
+	case v == "*":
+		return "", redstate.Errorf(redstate.EINVALID, "If-Match: * is not supported here; send the build's ETag")
+	case strings.HasPrefix(v, "W/"):
+		return "", redstate.Errorf(redstate.EPRECONDITION, "If-Match needs a strong ETag, got %s", truncate(v))
+	case strings.Contains(v, ","):
+		return "", redstate.Errorf(redstate.EINVALID, "If-Match must hold exactly one ETag")
+	}
+	tag := strings.Trim(v, `"`)
+	if tag == "" {
+		return "", redstate.Errorf(redstate.EINVALID, "If-Match holds an empty ETag")
+	}
+	return tag, nil
+}
+
+// noneMatches reports whether an If-None-Match header value matches etag (weak comparison).
+func noneMatches(header, etag string) bool {
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimSpace(t)
+		if t == "*" || strings.Trim(strings.TrimPrefix(t, "W/"), `"`) == etag {
+			return true
+		}
+	}
+	return false
+}
+
+// putBuild stores a whole document: PUT /v1/builds/{buildId}. Body PublishResponse; its
+// buildId may be omitted and must otherwise equal the path's. If-Match and If-None-Match: *
+// make it conditional. 200 with the stored document and its ETag.
+func (s *server) putBuild(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathBuildID(r)
+	if err != nil {
+		return err
+	}
+	var opts buildstatus.SaveOptions
+	if opts.IfMatch, err = ifMatch(r, false); err != nil {
+		return err
+	}
+	if v := strings.TrimSpace(r.Header.Get("If-None-Match")); v != "" {
+		if v != "*" {
+			return redstate.Errorf(redstate.EINVALID, "If-None-Match on PUT supports only *")
+		}
+		opts.IfNoneMatch = true
+	}
+	var doc buildstatus.PublishResponse
+	if err := s.decodeBody(w, r, &doc); err != nil {
+		return err
+	}
+	if doc.BuildID == "" {
+		doc.BuildID = id
+	} else if bodyID, err := buildstatus.NormalizeBuildID(doc.BuildID); err != nil {
+		return err
+	} else if bodyID != id {
+		return redstate.Errorf(redstate.EINVALID, "body buildId %s does not match the path's %s", bodyID, id)
+	} else {
+		doc.BuildID = bodyID
+	}
+	b, err := s.builds.Save(r.Context(), &doc, opts)
+	if err != nil {
+		return buildErr(err)
+	}
+	setETag(w, b.ETag)
+	writeRawJSON(w, http.StatusOK, b.JSON)
+	return nil
+}
+
+// getBuild returns the stored document byte for byte: GET /v1/builds/{buildId}. 200 with ETag,
+// 304 when If-None-Match matches, 404 when missing or expired.
+func (s *server) getBuild(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathBuildID(r)
+	if err != nil {
+		return err
+	}
+	b, err := s.builds.Get(r.Context(), id)
+	if err != nil {
+		return buildErr(err)
+	}
+	setETag(w, b.ETag)
+	if inm := r.Header.Get("If-None-Match"); inm != "" && noneMatches(inm, b.ETag) {
+		w.WriteHeader(http.StatusNotModified)
+		return nil
+	}
+	writeRawJSON(w, http.StatusOK, b.JSON)
+	return nil
+}
+
+// headBuild answers HEAD /v1/builds/{buildId}: 200 or 404 without body, with the ETag, the
+// document's Content-Length and Redstate-TTL-Seconds (seconds left, rounded up).
+func (s *server) headBuild(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathBuildID(r)
+	if err != nil {
+		return err
+	}
+	b, err := s.builds.Get(r.Context(), id)
+	if err != nil {
+		return buildErr(err)
+	}
+	ttl, err := s.builds.TTL(r.Context(), id)
+	if err != nil {
+		return buildErr(err)
+	}
+	h := w.Header()
+	setETag(w, b.ETag)
+	h.Set("Redstate-TTL-Seconds", strconv.FormatInt(int64(math.Ceil(ttl.Seconds())), 10))
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b.JSON)))
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// deleteBuild removes a build: DELETE /v1/builds/{buildId}. 204; If-Match makes it
+// conditional (412 when stale); 404 when missing.
+func (s *server) deleteBuild(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathBuildID(r)
+	if err != nil {
+		return err
+	}
+	match, err := ifMatch(r, true)
+	if err != nil {
+		return err
+	}
+	if err := s.builds.Delete(r.Context(), id, match); err != nil {
+		return buildErr(err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// patchPlatform sets one platform's result: PATCH /v1/builds/{buildId}/platforms/{platform}.
+// Body PlatformResult; its platform may be omitted and must otherwise equal the path's.
+// If-Match makes it conditional. 200 with the new document and its ETag.
+func (s *server) patchPlatform(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathBuildID(r)
+	if err != nil {
+		return err
+	}
+	platform := r.PathValue("platform")
+	if err := buildstatus.ValidatePlatform(platform); err != nil {
+		return err
+	}
+	match, err := ifMatch(r, true)
+	if err != nil {
+		return err
+	}
+	var result buildstatus.PlatformResult
+	if err := s.decodeBody(w, r, &result); err != nil {
+		return err
+	}
+	if result.Platform == "" {
+		result.Platform = platform
+	} else if result.Platform != platform {
+		return redstate.Errorf(redstate.EINVALID, "body platform %q does not match the path's %q", truncate(result.Platform), platform)
+	}
+	if err := buildstatus.ValidatePlatformResult(&result); err != nil {
+		return err
+	}
+	b, err := s.builds.UpdatePlatform(r.Context(), id, &result, match)
+	if err != nil {
+		return buildErr(err)
+	}
+	setETag(w, b.ETag)
+	writeRawJSON(w, http.StatusOK, b.JSON)
+	return nil
+}

@@ -1,0 +1,135 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/buildstatus"
+)
+
+// batchBody is the answer of a batch read: the found documents by canonical id, and the ids
+// that do not exist (in request order, each once).
+type batchBody struct {
+	Builds  map[string]json.RawMessage `json:"builds"`
+	Missing []string                   `json:"missing"`
+}
+
+// pageBody is one page of a listing; Cursor is "" when the listing is complete.
+type pageBody struct {
+	Builds []json.RawMessage `json:"builds"`
+	Cursor string            `json:"cursor"`
+}
+
+// listBuilds serves GET /v1/builds: a batch read with ?ids=a,b,c, else a page of all builds
+// with ?cursor=&limit=.
+func (s *server) listBuilds(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	if _, ok := q["ids"]; ok {
+		if q.Has("cursor") || q.Has("limit") {
+			return redstate.Errorf(redstate.EINVALID, "ids cannot be combined with cursor or limit")
+		}
+		return s.batchBuilds(w, r, q["ids"])
+	}
+	limit, err := queryLimit(q)
+	if err != nil {
+		return err
+	}
+	page, err := s.builds.List(r.Context(), q.Get("cursor"), limit)
+	if err != nil {
+		return err
+	}
+	writePage(w, page)
+	return nil
+}
+
+// batchBuilds answers a batch read of the comma-separated ids (the ids parameter may repeat).
+// More than buildstatus.MaxBatch distinct ids is 400 invalid (a bad request, not a large body).
+func (s *server) batchBuilds(w http.ResponseWriter, r *http.Request, params []string) error {
+	var ids []string
+	seen := make(map[string]bool)
+	for _, p := range params {
+		for raw := range strings.SplitSeq(p, ",") {
+			raw = strings.TrimSpace(raw)
+			if raw == "" {
+				continue
+			}
+			id, err := buildstatus.NormalizeBuildID(raw)
+			if err != nil {
+				return redstate.Errorf(redstate.EINVALID, "ids: %q is not a UUID buildId", truncate(raw))
+			}
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return redstate.Errorf(redstate.EINVALID, "ids must list at least one buildId")
+	}
+	if len(ids) > buildstatus.MaxBatch {
+		return redstate.Errorf(redstate.EINVALID, "ids lists %d builds; at most %d per request", len(ids), buildstatus.MaxBatch)
+	}
+	found, err := s.builds.GetMany(r.Context(), ids)
+	if err != nil {
+		return err
+	}
+	body := batchBody{Builds: make(map[string]json.RawMessage, len(found)), Missing: []string{}}
+	for _, id := range ids {
+		if b, ok := found[id]; ok {
+			body.Builds[id] = b.JSON
+		} else {
+			body.Missing = append(body.Missing, id)
+		}
+	}
+	writeJSON(w, http.StatusOK, body)
+	return nil
+}
+
+// listProjectBuilds serves GET /v1/projects/{projectId}/builds: a project's builds, newest
+// first. projectId is one path segment, percent-decoded ("a%2Fb" is project "a/b").
+func (s *server) listProjectBuilds(w http.ResponseWriter, r *http.Request) error {
+	project := r.PathValue("projectId")
+	if err := buildstatus.ValidateProjectID(project); err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	limit, err := queryLimit(q)
+	if err != nil {
+		return err
+	}
+	page, err := s.builds.ListProject(r.Context(), project, q.Get("cursor"), limit)
+	if err != nil {
+		return err
+	}
+	writePage(w, page)
+	return nil
+}
+
+// queryLimit parses ?limit= (absent: the default page size). Errors: EINVALID.
+func queryLimit(q url.Values) (int, error) {
+	limit := 0
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return 0, redstate.Errorf(redstate.EINVALID, "limit must be an integer, got %q", truncate(v))
+		}
+		if n == 0 {
+			return 0, redstate.Errorf(redstate.EINVALID, "limit must be between 1 and %d, got 0", buildstatus.MaxListLimit)
+		}
+		limit = n
+	}
+	return buildstatus.ValidateLimit(limit)
+}
+
+// writePage answers with one page of a listing.
+func writePage(w http.ResponseWriter, page *buildstatus.Page) {
+	body := pageBody{Builds: make([]json.RawMessage, 0, len(page.Builds)), Cursor: page.Cursor}
+	for _, b := range page.Builds {
+		body.Builds = append(body.Builds, b.JSON)
+	}
+	writeJSON(w, http.StatusOK, body)
+}

@@ -1,0 +1,75 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/redstate/redstate"
+)
+
+// Error codes that exist only in the HTTP layer: no store returns them. They complete the
+// redstate vocabulary (redstate.EINVALID, ...) for failures that only HTTP can have.
+const (
+	// EMETHODNOTALLOWED: the route exists but not for the request's method. The response carries
+	// an Allow header. HTTP 405.
+	EMETHODNOTALLOWED = "method_not_allowed"
+	// EUNSUPPORTEDMEDIA: a request body was sent with a Content-Type other than JSON. HTTP 415.
+	EUNSUPPORTEDMEDIA = "unsupported_media_type"
+)
+
+// statusByCode is the one table mapping error codes to HTTP status codes. A code missing from
+// it is answered as 500.
+var statusByCode = map[string]int{
+	redstate.EINVALID:      http.StatusBadRequest,
+	redstate.ENOTFOUND:     http.StatusNotFound,
+	redstate.ECONFLICT:     http.StatusConflict,
+	redstate.EPRECONDITION: http.StatusPreconditionFailed,
+	redstate.ETOOLARGE:     http.StatusRequestEntityTooLarge,
+	redstate.EUNAUTHORIZED: http.StatusUnauthorized,
+	redstate.EFORBIDDEN:    http.StatusForbidden,
+	redstate.EUNAVAILABLE:  http.StatusServiceUnavailable,
+	redstate.EINTERNAL:     http.StatusInternalServerError,
+	EMETHODNOTALLOWED:      http.StatusMethodNotAllowed,
+	EUNSUPPORTEDMEDIA:      http.StatusUnsupportedMediaType,
+}
+
+// errorBody is the JSON body of every error response.
+type errorBody struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// writeError answers a request with err as a JSON error body. The status comes from
+// statusByCode; internal errors are answered "internal error" and their cause is only logged.
+func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	code := redstate.ErrorCode(err)
+	msg := redstate.ErrorMessage(err)
+	status, known := statusByCode[code]
+	if !known {
+		status, code = http.StatusInternalServerError, redstate.EINTERNAL
+	}
+	log := s.logger.With("request_id", requestInfoOf(r.Context()).id)
+	switch {
+	case r.Context().Err() != nil && errors.Is(err, context.Canceled):
+		// The client went away; nobody reads this answer.
+		log.LogAttrs(r.Context(), slog.LevelDebug, "request canceled", slog.Any("error", err))
+		status, code, msg = http.StatusServiceUnavailable, redstate.EUNAVAILABLE, "request canceled"
+	case code == redstate.EINTERNAL:
+		log.LogAttrs(r.Context(), slog.LevelError, "internal error", slog.Any("error", err))
+		msg = "internal error"
+	case code == redstate.EUNAVAILABLE:
+		log.LogAttrs(r.Context(), slog.LevelWarn, "store unavailable", slog.Any("error", err))
+	}
+	h := w.Header()
+	switch code {
+	case redstate.EUNAUTHORIZED:
+		h.Set("WWW-Authenticate", "Bearer")
+	case redstate.EUNAVAILABLE:
+		h.Set("Retry-After", "1")
+	}
+	h.Del("ETag")
+	h.Del("Content-Length")
+	writeJSON(w, status, errorBody{Code: code, Message: msg})
+}

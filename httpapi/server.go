@@ -1,0 +1,152 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/redstate/redstate/buildstatus"
+	"github.com/redstate/redstate/config"
+)
+
+// Defaults applied by New to zero Config fields.
+const (
+	// DefaultMaxBodyBytes bounds request bodies when Config.MaxBodyBytes is 0.
+	DefaultMaxBodyBytes = 1 << 20
+	// DefaultHeartbeatInterval is the SSE keep-alive interval when Config.HeartbeatInterval is 0.
+	DefaultHeartbeatInterval = 15 * time.Second
+)
+
+// Config configures the API.
+type Config struct {
+	// Tokens are the accepted bearer tokens and their roles; empty turns auth off.
+	Tokens []config.Token
+	// MaxBodyBytes bounds request bodies (default DefaultMaxBodyBytes, 1 MiB).
+	MaxBodyBytes int64
+	// Logger receives request logs and internal errors (default slog.Default()).
+	Logger *slog.Logger
+	// Registerer is where the HTTP metrics are registered (nil: no HTTP metrics).
+	Registerer prometheus.Registerer
+	// Gatherer is served on /metrics (nil: prometheus.DefaultGatherer).
+	Gatherer prometheus.Gatherer
+	// HeartbeatInterval is the SSE keep-alive comment interval (default 15s).
+	HeartbeatInterval time.Duration
+}
+
+// Deps are the services the API serves.
+type Deps struct {
+	// Builds is the build-status registry (required).
+	Builds buildstatus.Store
+	// Ready reports whether the backend can serve requests, for /readyz (nil: always ready).
+	Ready func(ctx context.Context) error
+}
+
+// server is the API's http.Handler.
+type server struct {
+	mux       *http.ServeMux
+	builds    buildstatus.Store
+	ready     func(ctx context.Context) error
+	auth      *authenticator
+	metrics   *httpMetrics
+	logger    *slog.Logger
+	maxBody   int64
+	heartbeat time.Duration
+}
+
+// New returns the HTTP handler of the API. It applies cfg's defaults and validates it: an
+// unknown role, a token without secret or roles, or a negative limit is an error.
+func New(cfg Config, deps Deps) (http.Handler, error) {
+	if deps.Builds == nil {
+		return nil, errors.New("httpapi: Deps.Builds is required")
+	}
+	if cfg.MaxBodyBytes < 0 {
+		return nil, fmt.Errorf("httpapi: MaxBodyBytes must not be negative, got %d", cfg.MaxBodyBytes)
+	}
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.HeartbeatInterval < 0 {
+		return nil, fmt.Errorf("httpapi: HeartbeatInterval must not be negative, got %s", cfg.HeartbeatInterval)
+	}
+	if cfg.HeartbeatInterval == 0 {
+		cfg.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Gatherer == nil {
+		cfg.Gatherer = prometheus.DefaultGatherer
+	}
+	auth, err := newAuthenticator(cfg.Tokens)
+	if err != nil {
+		return nil, err
+	}
+	metrics, err := newHTTPMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("httpapi: registering metrics: %w", err)
+	}
+	s := &server{
+		mux:       http.NewServeMux(),
+		builds:    deps.Builds,
+		ready:     deps.Ready,
+		auth:      auth,
+		metrics:   metrics,
+		logger:    cfg.Logger,
+		maxBody:   cfg.MaxBodyBytes,
+		heartbeat: cfg.HeartbeatInterval,
+	}
+	s.routes(promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{}))
+	return s, nil
+}
+
+// routes registers every route with the role it needs. GET patterns also serve HEAD unless a
+// HEAD pattern is registered.
+func (s *server) routes(metricsHandler http.Handler) {
+	s.handle("PUT /v1/builds/{buildId}", roleWrite, s.putBuild)
+	s.handle("GET /v1/builds/{buildId}", roleRead, s.getBuild)
+	s.handle("HEAD /v1/builds/{buildId}", roleRead, s.headBuild)
+	s.handle("DELETE /v1/builds/{buildId}", roleWrite, s.deleteBuild)
+	s.handle("PATCH /v1/builds/{buildId}/platforms/{platform}", roleWrite, s.patchPlatform)
+	s.handle("GET /v1/builds/{buildId}/events", roleRead, s.buildEvents)
+	s.handle("GET /v1/builds", roleRead, s.listBuilds)
+	s.handle("GET /v1/projects/{projectId}/builds", roleRead, s.listProjectBuilds)
+	s.handle("GET /healthz", roleNone, s.healthz)
+	s.handle("GET /readyz", roleNone, s.readyz)
+	s.handle("GET /metrics", roleRead, func(w http.ResponseWriter, r *http.Request) error {
+		metricsHandler.ServeHTTP(w, r)
+		return nil
+	})
+}
+
+// handlerFunc is a route handler. An error it returns is written as a JSON error response,
+// unless the handler has already started its response.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// handle registers h under pattern behind the role check. It records the matched pattern for
+// logs and metrics.
+func (s *server) handle(pattern string, need role, h handlerFunc) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		info := requestInfoOf(r.Context())
+		info.route = r.Pattern
+		name, err := s.auth.authorize(r, need)
+		info.token = name
+		if err == nil {
+			err = h(w, r)
+		}
+		if err == nil {
+			return
+		}
+		if rec, ok := w.(*recorder); ok && rec.status != 0 {
+			s.logger.LogAttrs(r.Context(), slog.LevelWarn, "error after response started",
+				slog.String("request_id", info.id), slog.String("route", info.route), slog.Any("error", err))
+			return
+		}
+		s.writeError(w, r, err)
+	})
+}
