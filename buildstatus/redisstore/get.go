@@ -1,0 +1,149 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/buildstatus"
+)
+
+// Get implements buildstatus.Store: one GET and a JSON decode.
+func (s *Store) Get(ctx context.Context, buildID string) (*buildstatus.Build, error) {
+	if err := checkID(buildID); err != nil {
+		return nil, err
+	}
+	raw, err := s.client.Get(ctx, s.keys.Build(buildID)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, redstate.Errorf(redstate.ENOTFOUND, "build %s does not exist", buildID)
+	}
+	if err != nil {
+		return nil, mapErr(err, "reading build "+buildID)
+	}
+	return decode(raw, buildID)
+}
+
+// GetMany implements buildstatus.Store: one MGET on standalone, one pipeline of GETs on
+// Cluster (go-redis sends one batch per node, in parallel).
+func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]*buildstatus.Build, error) {
+	if len(ids) > buildstatus.MaxBatch {
+		return nil, redstate.Errorf(redstate.EINVALID, "at most %d ids per batch, got %d", buildstatus.MaxBatch, len(ids))
+	}
+	unique := make([]string, 0, len(ids))
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if err := checkID(id); err != nil {
+			return nil, err
+		}
+		if !seen[id] {
+			seen[id] = true
+			unique = append(unique, id)
+		}
+	}
+	out := make(map[string]*buildstatus.Build, len(unique))
+	if len(unique) == 0 {
+		return out, nil
+	}
+	keys := make([]string, len(unique))
+	for i, id := range unique {
+		keys[i] = s.keys.Build(id)
+	}
+	values, err := s.fetch(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	for i, raw := range values {
+		if raw == nil {
+			continue
+		}
+		b, err := decode(raw, unique[i])
+		if err != nil {
+			return nil, err
+		}
+		out[unique[i]] = b
+	}
+	return out, nil
+}
+
+// Exists implements buildstatus.Store: one EXISTS.
+func (s *Store) Exists(ctx context.Context, buildID string) (bool, error) {
+	if err := checkID(buildID); err != nil {
+		return false, err
+	}
+	n, err := s.client.Exists(ctx, s.keys.Build(buildID)).Result()
+	if err != nil {
+		return false, mapErr(err, "checking build "+buildID)
+	}
+	return n > 0, nil
+}
+
+// TTL implements buildstatus.Store: one PTTL. A build stored without expiry (written by
+// something other than redstate) reports 0.
+func (s *Store) TTL(ctx context.Context, buildID string) (time.Duration, error) {
+	if err := checkID(buildID); err != nil {
+		return 0, err
+	}
+	d, err := s.client.PTTL(ctx, s.keys.Build(buildID)).Result()
+	if err != nil {
+		return 0, mapErr(err, "reading the TTL of build "+buildID)
+	}
+	switch {
+	case d == -2:
+		return 0, redstate.Errorf(redstate.ENOTFOUND, "build %s does not exist", buildID)
+	case d < 0:
+		return 0, nil
+	}
+	return d, nil
+}
+
+// fetch returns the values of keys in order, nil for a missing key: one MGET on standalone,
+// one pipeline of GETs on Cluster (one round trip per node, nodes in parallel).
+func (s *Store) fetch(ctx context.Context, keys []string) ([][]byte, error) {
+	out := make([][]byte, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	if s.cluster == nil {
+		vals, err := s.client.MGet(ctx, keys...).Result()
+		if err != nil {
+			return nil, mapErr(err, "reading builds")
+		}
+		for i, v := range vals {
+			if str, ok := v.(string); ok {
+				out[i] = []byte(str)
+			}
+		}
+		return out, nil
+	}
+	pipe := s.client.Pipeline()
+	cmds := make([]*redis.StringCmd, len(keys))
+	for i, k := range keys {
+		cmds[i] = pipe.Get(ctx, k)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, mapErr(err, "reading builds")
+	}
+	for i, c := range cmds {
+		v, err := c.Bytes()
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			return nil, mapErr(err, "reading builds")
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// decode parses a stored value; a value that is not a document is EINTERNAL.
+func decode(raw []byte, buildID string) (*buildstatus.Build, error) {
+	b, err := buildstatus.Decode(raw)
+	if err != nil {
+		return nil, redstate.Wrap(redstate.EINTERNAL, err, "the stored value of build "+buildID+" is not a valid document")
+	}
+	return b, nil
+}

@@ -1,0 +1,152 @@
+package redisstore
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/buildstatus"
+)
+
+// directorySlack is added to the TTL of a project's shard directory on Cluster. The
+// directory is extended one round trip before the save script extends the build, so without
+// slack it could expire a moment before the newest build it must list.
+const directorySlack = time.Minute
+
+// Save implements buildstatus.Store. On standalone and Sentinel it is exactly one EVALSHA
+// (saveScript); on Cluster one more round trip first extends the project's shard directory.
+// doc itself is not modified; the returned Build.Doc is a shallow copy with a canonical id.
+func (s *Store) Save(ctx context.Context, doc *buildstatus.PublishResponse, opts buildstatus.SaveOptions) (*buildstatus.Build, error) {
+	if doc == nil {
+		return nil, buildstatus.Validate(nil)
+	}
+	if err := checkID(doc.BuildID); err != nil {
+		return nil, err
+	}
+	d := *doc
+	if err := buildstatus.Validate(&d); err != nil {
+		return nil, err
+	}
+	if err := s.extendDirectory(ctx, d.ProjectID, d.BuildID); err != nil {
+		return nil, err
+	}
+	b, res, _, err := s.write(ctx, &d, opts.IfMatch, opts.IfNoneMatch, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := resultErr(res, d.BuildID); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// extendDirectory records, on Cluster only, the slot of buildID's key in the project's shard
+// directory (directoryScript). It must precede the save script, keeping the directory a
+// superset of the shards in use.
+func (s *Store) extendDirectory(ctx context.Context, projectID, buildID string) error {
+	if s.cluster == nil {
+		return nil
+	}
+	ms := strconv.FormatInt((s.ttl + directorySlack).Milliseconds(), 10)
+	err := directoryScript.Run(ctx, s.client, []string{s.keys.ProjectShards(projectID)}, s.keys.SlotOfBuild(buildID), ms).Err()
+	return mapErr(err, "saving build "+buildID)
+}
+
+// write encodes a validated doc and runs saveScript (the caller has run extendDirectory). res is the script's result code; cur
+// is the current stored value when res is resPrecondition and wantCurrent is set.
+func (s *Store) write(ctx context.Context, doc *buildstatus.PublishResponse, ifMatch string, ifNoneMatch, wantCurrent bool) (b *buildstatus.Build, res string, cur []byte, err error) {
+	encoded, err := buildstatus.Encode(doc)
+	if err != nil {
+		return nil, "", nil, redstate.Wrap(redstate.EINTERNAL, err, "encoding build "+doc.BuildID)
+	}
+	etag := buildstatus.ETagOf(encoded)
+	id := doc.BuildID
+	reply, err := saveScript.Run(ctx, s.client,
+		[]string{s.keys.Build(id), s.indexKey(doc.ProjectID, id)},
+		encoded,
+		s.ttl.Milliseconds(),
+		ifMatch,
+		flag(ifNoneMatch),
+		doc.ProjectID,
+		projectPrefixLen(encoded),
+		buildstatus.ProjectScore(doc, s.now()),
+		id,
+		s.keys.Events(id),
+		etag,
+		flag(wantCurrent),
+	).Slice()
+	if err != nil {
+		return nil, "", nil, mapErr(err, "saving build "+id)
+	}
+	res, cur, err = parseResult(reply)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if res != resOK {
+		return nil, res, cur, nil
+	}
+	return &buildstatus.Build{Doc: doc, JSON: encoded, ETag: etag}, res, nil, nil
+}
+
+// parseResult reads a script's {code [, value]} reply.
+func parseResult(reply []any) (code string, value []byte, err error) {
+	if len(reply) == 0 {
+		return "", nil, redstate.Errorf(redstate.EINTERNAL, "redisstore: empty script reply")
+	}
+	code, _ = reply[0].(string)
+	if len(reply) > 1 {
+		if v, ok := reply[1].(string); ok {
+			value = []byte(v)
+		}
+	}
+	return code, value, nil
+}
+
+// resultErr maps a script result code to the Store contract's error.
+func resultErr(res, id string) error {
+	switch res {
+	case resOK:
+		return nil
+	case resNotFound:
+		return redstate.Errorf(redstate.ENOTFOUND, "build %s does not exist", id)
+	case resPrecondition:
+		return redstate.Errorf(redstate.EPRECONDITION, "build %s does not have the expected ETag", id)
+	case resExists:
+		return redstate.Errorf(redstate.EPRECONDITION, "build %s already exists", id)
+	case resConflict:
+		return redstate.Errorf(redstate.ECONFLICT, "build %s belongs to another project; a build's projectId never changes", id)
+	}
+	return redstate.Errorf(redstate.EINTERNAL, "redisstore: unexpected script result %q for build %s", res, id)
+}
+
+// projectPrefixLen returns n such that encoded[:n] is exactly `{"buildId":"…","projectId":"…",`
+// (Encode's field order), or 0 if encoded does not start that way. saveScript compares that
+// prefix with the stored value to confirm the project without decoding JSON.
+func projectPrefixLen(encoded []byte) int {
+	const head = `{"buildId":"`
+	const mid = `","projectId":"`
+	i := len(head) + 36
+	if len(encoded) < i+len(mid) || string(encoded[:len(head)]) != head || string(encoded[i:i+len(mid)]) != mid {
+		return 0
+	}
+	for j := i + len(mid); j < len(encoded); j++ {
+		switch encoded[j] {
+		case '\\':
+			j++
+		case '"':
+			if j+1 < len(encoded) && encoded[j+1] == ',' {
+				return j + 2
+			}
+			return 0
+		}
+	}
+	return 0
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}

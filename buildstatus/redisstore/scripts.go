@@ -1,0 +1,165 @@
+package redisstore
+
+import "github.com/redis/go-redis/v9"
+
+// Script results. Every script returns an array whose first element is one of these.
+const (
+	resOK           = "OK"
+	resNotFound     = "NOTFOUND"
+	resPrecondition = "PRECONDITION"
+	resExists       = "EXISTS"
+	resConflict     = "CONFLICT"
+)
+
+// saveScript stores a build document, indexes it and publishes the change, atomically.
+//
+//	KEYS[1]  build key (keys.Build)
+//	KEYS[2]  project index: keys.ProjectIndex on standalone, keys.ProjectShard (same slot as
+//	         KEYS[1]) on Cluster
+//	ARGV[1]  new JSON document
+//	ARGV[2]  TTL in milliseconds
+//	ARGV[3]  IfMatch ETag, "" for none
+//	ARGV[4]  "1" for IfNoneMatch, else "0"
+//	ARGV[5]  projectId of the new document
+//	ARGV[6]  n: ARGV[1]'s first n bytes are exactly {"buildId":…,"projectId":…, (0 = unknown);
+//	         a current value with the same n-byte prefix has the same project, skipping cjson
+//	ARGV[7]  index score (buildstatus.ProjectScore)
+//	ARGV[8]  build id (index member)
+//	ARGV[9]  events channel (keys.Events; a channel, not a key)
+//	ARGV[10] ETag of ARGV[1]
+//	ARGV[11] "1" to return the current value with a PRECONDITION result (CAS retries)
+//
+// Returns {"OK"}; {"NOTFOUND"} (IfMatch on a missing build); {"PRECONDITION"} or
+// {"PRECONDITION", current} (ETag mismatch); {"EXISTS"} (IfNoneMatch on an existing build);
+// {"CONFLICT"} (the current value belongs to another project or is not a JSON document).
+//
+// The index keeps the larger of its current TTL and the build's, so it never expires before
+// any build it lists. The event payload is "saved\n<etag>\n<json>" (see watch.go).
+var saveScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if ARGV[3] ~= '' then
+  if not cur then return {'NOTFOUND'} end
+  if redis.sha1hex(cur) ~= ARGV[3] then
+    if ARGV[11] == '1' then return {'PRECONDITION', cur} end
+    return {'PRECONDITION'}
+  end
+end
+if cur then
+  if ARGV[4] == '1' then return {'EXISTS'} end
+  local n = tonumber(ARGV[6])
+  if n == 0 or string.sub(cur, 1, n) ~= string.sub(ARGV[1], 1, n) then
+    local ok, old = pcall(cjson.decode, cur)
+    if not ok or type(old) ~= 'table' or old['projectId'] ~= ARGV[5] then
+      return {'CONFLICT'}
+    end
+  end
+end
+local ttl = tonumber(ARGV[2])
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
+redis.call('ZADD', KEYS[2], ARGV[7], ARGV[8])
+if redis.call('PTTL', KEYS[2]) < ttl then
+  redis.call('PEXPIRE', KEYS[2], ttl)
+end
+redis.call('PUBLISH', ARGV[9], 'saved\n' .. ARGV[10] .. '\n' .. ARGV[1])
+return {'OK'}
+`)
+
+// deleteScript removes a build and its index entry and publishes the deletion, atomically,
+// provided the build still has the expected ETag. The caller learns the project (hence
+// KEYS[2]) and the ETag with a GET first; a PRECONDITION result means a concurrent write.
+//
+//	KEYS[1] build key
+//	KEYS[2] project index (standalone) or shard (Cluster, same slot as KEYS[1])
+//	ARGV[1] expected ETag
+//	ARGV[2] build id (index member)
+//	ARGV[3] events channel
+//
+// Returns {"OK"}, {"NOTFOUND"} or {"PRECONDITION"}. The event payload is "deleted\n\n".
+var deleteScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if not cur then return {'NOTFOUND'} end
+if redis.sha1hex(cur) ~= ARGV[1] then return {'PRECONDITION'} end
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[2])
+redis.call('PUBLISH', ARGV[3], 'deleted\n\n')
+return {'OK'}
+`)
+
+// pageScript reads the next entries of one project index (or shard) strictly after a cursor,
+// in listing order: score descending, then member descending (byte order). Ties are located
+// by binary search over ranks inside the cursor's score, so a page costs O(log² n + count)
+// however many builds share a score. Members are compared byte by byte, never with Lua's
+// locale-dependent string '<'.
+//
+//	KEYS[1] project index or shard
+//	ARGV[1] cursor score (integer), "" to start at the top
+//	ARGV[2] cursor build id (ignored when ARGV[1] is "")
+//	ARGV[3] count, at least 1
+//
+// Returns a flat array {member1, score1, member2, score2, …} of at most count entries.
+var pageScript = redis.NewScript(`
+local function less(a, b)
+  local n = math.min(#a, #b)
+  for i = 1, n do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+local start = 0
+if ARGV[1] ~= '' then
+  local s = ARGV[1]
+  local lo = redis.call('ZCOUNT', KEYS[1], '(' .. s, '+inf')
+  local hi = lo + redis.call('ZCOUNT', KEYS[1], s, s)
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    local m = redis.call('ZRANGE', KEYS[1], mid, mid, 'REV')[1]
+    if less(m, ARGV[2]) then hi = mid else lo = mid + 1 end
+  end
+  start = lo
+end
+return redis.call('ZRANGE', KEYS[1], start, start + tonumber(ARGV[3]) - 1, 'REV', 'WITHSCORES')
+`)
+
+// pruneScript removes stale project-index entries: members whose build no longer exists
+// (expired, deleted) or now belongs to another project. Each check happens atomically with
+// its removal, so an entry re-added by a concurrent save is never lost.
+//
+//	KEYS[1]    project index or shard
+//	KEYS[2..n] build keys of the suspected members (same slot as KEYS[1] on Cluster)
+//	ARGV[1]    projectId
+//	ARGV[2..n] the members (build ids), ARGV[i] belonging to KEYS[i]
+//
+// Returns the number of members removed.
+var pruneScript = redis.NewScript(`
+local removed = 0
+for i = 2, #KEYS do
+  local cur = redis.call('GET', KEYS[i])
+  local stale = not cur
+  if cur then
+    local ok, doc = pcall(cjson.decode, cur)
+    stale = not ok or type(doc) ~= 'table' or doc['projectId'] ~= ARGV[1]
+  end
+  if stale then
+    removed = removed + redis.call('ZREM', KEYS[1], ARGV[i])
+  end
+end
+return removed
+`)
+
+// directoryScript records, on Cluster, that a project has an index shard in a slot. It runs
+// before the save script, so the directory is always a superset of the shards in use.
+//
+//	KEYS[1] keys.ProjectShards(project)
+//	ARGV[1] slot number (keys.SlotOfBuild)
+//	ARGV[2] TTL in milliseconds
+//
+// Returns 1. The set keeps the larger of its current TTL and ARGV[2].
+var directoryScript = redis.NewScript(`
+redis.call('SADD', KEYS[1], ARGV[1])
+local ttl = tonumber(ARGV[2])
+if redis.call('PTTL', KEYS[1]) < ttl then
+  redis.call('PEXPIRE', KEYS[1], ttl)
+end
+return 1
+`)
