@@ -1,7 +1,8 @@
 // Package config defines redstate's configuration, its defaults, and how it is loaded: a YAML
 // file (--config), then REDSTATE_* environment variables, then command-line flags, each
-// overriding the one before. Keys are kebab-case and mirror the seeds where they give one
-// (publish.build-status.ttl-days).
+// overriding the one before (Load, BindFlags), and how it is checked (Config.Validate) and
+// printed (Config.Redacted, Config.YAML). Keys are kebab-case and mirror the seeds where they
+// give one (publish.build-status.ttl-days). docs/configuration.md lists every key.
 package config
 
 import "time"
@@ -9,12 +10,17 @@ import "time"
 // Config is the whole configuration of the redstate server.
 type Config struct {
 	// Namespace is prepended to every Redis key of every block, e.g. "prod-" (default "").
-	Namespace string  `koanf:"namespace"`
-	Server    Server  `koanf:"server"`
-	Auth      Auth    `koanf:"auth"`
-	Redis     Redis   `koanf:"redis"`
-	Log       Log     `koanf:"log"`
-	Publish   Publish `koanf:"publish"`
+	Namespace string `koanf:"namespace"`
+	// Server is the HTTP listener.
+	Server Server `koanf:"server"`
+	// Auth is bearer-token authentication (off without tokens).
+	Auth Auth `koanf:"auth"`
+	// Redis selects the Redis backend (none: embedded memory backends).
+	Redis Redis `koanf:"redis"`
+	// Log configures logging.
+	Log Log `koanf:"log"`
+	// Publish holds the build-status registry's settings (seed 000).
+	Publish Publish `koanf:"publish"`
 }
 
 // Server configures the HTTP listener.
@@ -31,6 +37,8 @@ type Server struct {
 
 // Auth configures bearer-token authentication. With no tokens, auth is off (loopback only).
 type Auth struct {
+	// Tokens are the accepted tokens (default none). From the environment:
+	// REDSTATE_AUTH_TOKENS="name:token:role+role,name2:token2:role" (see ParseTokens).
 	Tokens []Token `koanf:"tokens"`
 }
 
@@ -53,17 +61,26 @@ type Redis struct {
 	ClusterAddrs []string `koanf:"cluster-addrs"`
 	// Sentinel selects a Sentinel-managed master.
 	Sentinel Sentinel `koanf:"sentinel"`
-	// Username and Password are ACL credentials (override those in URL when set).
+	// Username is the ACL user (overrides the one in URL when set).
 	Username string `koanf:"username"`
+	// Password is the ACL password (overrides the one in URL when set).
 	Password string `koanf:"password"`
 	// TLS enables TLS for cluster and sentinel connections (rediss:// does it for URL).
 	TLS bool `koanf:"tls"`
-	// DialTimeout (default 2s), ReadTimeout and WriteTimeout (default 1s) bound each call.
-	DialTimeout  time.Duration `koanf:"dial-timeout"`
-	ReadTimeout  time.Duration `koanf:"read-timeout"`
+	// DialTimeout bounds connecting (default 2s).
+	DialTimeout time.Duration `koanf:"dial-timeout"`
+	// ReadTimeout bounds reading a reply (default 1s).
+	ReadTimeout time.Duration `koanf:"read-timeout"`
+	// WriteTimeout bounds writing a command (default 1s).
 	WriteTimeout time.Duration `koanf:"write-timeout"`
 	// PoolSize is connections per node (default 10 per CPU, go-redis's default).
 	PoolSize int `koanf:"pool-size"`
+	// MaxRetries is how often a failed command is retried on a new connection (default 1;
+	// 0 = never). Low values let the circuit breaker see an outage quickly.
+	MaxRetries int `koanf:"max-retries"`
+	// DialRetries is how many times one connection attempt is made before a command fails
+	// (default 1). go-redis's own default of 5 makes every call wait ~0.5 s when Redis is down.
+	DialRetries int `koanf:"dial-retries"`
 }
 
 // Sentinel configures a Sentinel-managed master.
@@ -86,6 +103,7 @@ type Log struct {
 
 // Publish holds the seed-000 block's settings under the seed's own key names.
 type Publish struct {
+	// BuildStatus is the build-status registry (publish.build-status.*).
 	BuildStatus BuildStatus `koanf:"build-status"`
 }
 
@@ -127,7 +145,7 @@ const (
 func Default() Config {
 	return Config{
 		Server: Server{Addr: "127.0.0.1:8080", MaxBodyBytes: 1 << 20, ShutdownTimeout: 15 * time.Second},
-		Redis:  Redis{DialTimeout: 2 * time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second},
+		Redis:  Redis{DialTimeout: 2 * time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: 1, DialRetries: 1},
 		Log:    Log{Level: "info", Format: "json"},
 		Publish: Publish{BuildStatus: BuildStatus{
 			TTLDays:    30,

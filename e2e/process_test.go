@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	flag.Parse()
 	code := func() int {
 		if testing.Short() {
 			return m.Run()

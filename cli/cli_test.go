@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/redstate/redstate/config"
+)
+
+func serverCfg(addr string, insecure bool) config.Server {
+	s := config.Default().Server
+	s.Addr, s.Insecure = addr, insecure
+	return s
+}
+
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	root := NewRootCommand()
+	root.SetArgs(args)
+	root.SetOut(&out)
+	root.SetErr(io.Discard)
+	err := root.Execute()
+	return out.String(), err
+}
+
+func TestConfigPrint_RedactsAndReflectsSources(t *testing.T) {
+	t.Setenv("REDSTATE_REDIS_PASSWORD", "hunter2")
+	t.Setenv("REDSTATE_AUTH_TOKENS", "ci:t0ps3cret:write")
+	out, err := run(t, "config", "print", "--redis", "redis://app:urlsecret@127.0.0.1:6379/1", "--namespace", "prod-")
+	if err != nil {
+		t.Fatalf("config print: %v\n%s", err, out)
+	}
+	for _, secret := range []string{"hunter2", "t0ps3cret", "urlsecret"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("output leaks %q:\n%s", secret, out)
+		}
+	}
+	for _, want := range []string{"namespace: prod-", "url: redis://app:***@127.0.0.1:6379/1", "password: '***'", "name: ci"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestConfigPrint_ReportsInvalidConfig(t *testing.T) {
+	out, err := run(t, "config", "print", "--log-level", "loud")
+	if err == nil || !strings.Contains(err.Error(), `log.level: "loud" is not one of`) {
+		t.Fatalf("err = %v", err)
+	}
+	if !strings.Contains(out, "level: loud") {
+		t.Errorf("config still printed? output:\n%s", out)
+	}
+}
+
+func TestServe_InvalidConfigIsAnError(t *testing.T) {
+	_, err := run(t, "serve", "--policy", "maybe")
+	if err == nil || !strings.Contains(err.Error(), "publish.build-status.resilience.policy") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, err := run(t, "version")
+	if err != nil || !strings.HasPrefix(out, "redstate ") {
+		t.Fatalf("version = %q, %v", out, err)
+	}
+}
+
+func TestRoot_ListsSubcommands(t *testing.T) {
+	names := map[string]bool{}
+	for _, c := range NewRootCommand().Commands() {
+		names[c.Name()] = true
+	}
+	for _, want := range []string{"serve", "bench", "config", "version"} {
+		if !names[want] {
+			t.Errorf("subcommand %q missing", want)
+		}
+	}
+}

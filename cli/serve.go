@@ -1,0 +1,167 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/redstate/redstate/config"
+	"github.com/redstate/redstate/httpapi"
+	"github.com/redstate/redstate/internal/metrics"
+)
+
+// HTTP server timeouts that are not configurable.
+const (
+	readHeaderTimeout = 10 * time.Second
+	idleTimeout       = 120 * time.Second
+)
+
+func newServeCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the HTTP API",
+		Long: `Serve the HTTP/JSON API (see README.md for the routes).
+
+Without Redis configured, serve runs on the embedded memory backend. With --redis,
+--redis-cluster or --redis-sentinel it stores everything in Redis; if Redis is unreachable
+at startup it still starts (loudly), the resilience policy (--policy) applies per request and
+/readyz answers 503.
+
+serve refuses a non-loopback --addr unless auth tokens are configured or --insecure is given.
+It logs "listening on ADDR" (field addr) once bound, so --addr 127.0.0.1:0 works.
+SIGTERM or SIGINT shuts down gracefully: no new connections, in-flight requests finish
+(server.shutdown-timeout), event streams are closed, stores and the Redis client are closed,
+and the exit code is 0.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			if err := cfg.Validate(); err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
+			defer stop()
+			return serve(ctx, cfg, cmd.ErrOrStderr())
+		},
+	}
+	config.BindFlags(cmd.Flags())
+	return cmd
+}
+
+// serve runs the server until ctx ends, then shuts down gracefully and returns nil. Logs go to
+// logOut. cfg must be valid.
+func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
+	log, err := newLogger(cfg.Log, logOut)
+	if err != nil {
+		return err
+	}
+	if err := checkExposure(cfg.Server, len(cfg.Auth.Tokens)); err != nil {
+		return err
+	}
+	if cfg.Server.Insecure && len(cfg.Auth.Tokens) == 0 && !isLoopbackAddr(cfg.Server.Addr) {
+		log.Warn("INSECURE: serving a non-loopback address without auth tokens; anyone who can reach it can read and write builds",
+			"addr", cfg.Server.Addr)
+	}
+
+	m := metrics.New()
+	backend, err := openBuildBackend(ctx, cfg, m, log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := backend.Close(); err != nil {
+			log.Warn("closing the build-status backend", "error", err)
+		}
+	}()
+
+	reg := m.Registry()
+	handler, err := httpapi.New(httpapi.Config{
+		Tokens:       cfg.Auth.Tokens,
+		MaxBodyBytes: cfg.Server.MaxBodyBytes,
+		Logger:       log,
+		Registerer:   reg,
+		Gatherer:     reg,
+	}, httpapi.Deps{Builds: backend.store, Ready: backend.ready})
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", cfg.Server.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Server.Addr, err)
+	}
+	streams := newStreamCloser()
+	srv := &http.Server{
+		Handler:           streams.Wrap(handler),
+		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       idleTimeout,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	addr := ln.Addr().String()
+	log.Info("listening on "+addr, "addr", addr, "backend", backend.name, "auth", len(cfg.Auth.Tokens) > 0)
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		return fmt.Errorf("http server: %w", err)
+	}
+
+	log.Info("shutting down", "timeout", cfg.Server.ShutdownTimeout.String())
+	streams.Close()
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.Server.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		log.Warn("in-flight requests did not finish within the shutdown timeout; closing their connections", "error", err)
+		_ = srv.Close()
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Warn("http server", "error", err)
+	}
+	if err := backend.Close(); err != nil {
+		log.Warn("closing the build-status backend", "error", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// checkExposure refuses a non-loopback listen address without auth tokens unless insecure.
+func checkExposure(s config.Server, tokens int) error {
+	if s.Insecure || tokens > 0 || isLoopbackAddr(s.Addr) {
+		return nil
+	}
+	return fmt.Errorf("refusing to listen on %s without auth tokens: it is not a loopback address "+
+		"(127.0.0.0/8, ::1, localhost), so anyone who can reach it could read, overwrite and delete builds. "+
+		"Fix one of: configure auth.tokens (e.g. REDSTATE_AUTH_TOKENS=\"ci:<secret>:write+read\"); "+
+		"listen on loopback (--addr 127.0.0.1:8080); or pass --insecure (server.insecure: true) if the network is trusted",
+		s.Addr)
+}
+
+// isLoopbackAddr reports whether the host of a host:port listen address is a loopback address
+// or "localhost". An empty host (all interfaces) is not.
+func isLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	host, _, _ = strings.Cut(host, "%") // zone of an IPv6 link-local address
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,324 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/knadh/koanf/maps"
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/v2"
+	"github.com/spf13/pflag"
+)
+
+// Load returns the effective configuration: Default(), overridden by the YAML file at path (when
+// path is not ""), overridden by REDSTATE_* environment variables, overridden by the flags of
+// flags (BindFlags) that were explicitly set on the command line. flags may be nil.
+//
+// A key in the file that redstate does not know is an error naming it, so a typo never passes
+// silently. Load does not validate the result: call Validate.
+func Load(path string, flags *pflag.FlagSet) (Config, error) {
+	return load(path, flags, os.LookupEnv)
+}
+
+func load(path string, flags *pflag.FlagSet, lookupEnv func(string) (string, bool)) (Config, error) {
+	k := koanf.New(".")
+	if path != "" {
+		raw, err := readFile(path)
+		if err != nil {
+			return Config{}, err
+		}
+		if err := k.Load(mapProvider(raw), nil); err != nil {
+			return Config{}, fmt.Errorf("config file %s: %w", path, err)
+		}
+	}
+	env, err := readEnv(lookupEnv)
+	if err != nil {
+		return Config{}, err
+	}
+	if err := k.Load(mapProvider(env), nil); err != nil {
+		return Config{}, fmt.Errorf("environment: %w", err)
+	}
+	if flags != nil {
+		if err := applyFlags(k, flags); err != nil {
+			return Config{}, err
+		}
+	}
+
+	cfg := Default()
+	dc := &mapstructure.DecoderConfig{
+		DecodeHook:       mapstructure.ComposeDecodeHookFunc(durationHook, stringToListHook),
+		WeaklyTypedInput: true,
+		ErrorUnused:      true,
+		TagName:          "koanf",
+	}
+	if err := k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{DecoderConfig: dc}); err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	return cfg, nil
+}
+
+// readFile parses the YAML file at path and rejects keys that are not configuration keys.
+func readFile(path string) (map[string]any, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config file: %w", err)
+	}
+	raw, err := yaml.Parser().Unmarshal(b)
+	if err != nil {
+		return nil, fmt.Errorf("config file %s: %w", path, err)
+	}
+	if raw == nil {
+		raw = map[string]any{}
+	}
+	if err := checkKeys(raw, reflect.TypeOf(Config{}), ""); err != nil {
+		return nil, fmt.Errorf("config file %s: %w", path, err)
+	}
+	return raw, nil
+}
+
+// checkKeys reports the first key of raw (in sorted order) that is not a field of t.
+func checkKeys(raw map[string]any, t reflect.Type, prefix string) error {
+	fields := structFields(t)
+	names := make([]string, 0, len(raw))
+	for name := range raw {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		full := joinKey(prefix, name)
+		ft, ok := fields[name]
+		if !ok {
+			return unknownKeyError(full)
+		}
+		v := raw[name]
+		if v == nil {
+			continue
+		}
+		switch {
+		case ft.Kind() == reflect.Struct && ft != durationType:
+			sub, ok := v.(map[string]any)
+			if !ok {
+				return fmt.Errorf("key %q must be a mapping of keys, got %T", full, v)
+			}
+			if err := checkKeys(sub, ft, full); err != nil {
+				return err
+			}
+		case ft.Kind() == reflect.Slice && ft.Elem() == tokenType:
+			list, ok := v.([]any)
+			if !ok {
+				return fmt.Errorf("key %q must be a list of {name, token, roles}, got %T", full, v)
+			}
+			for i, item := range list {
+				m, ok := item.(map[string]any)
+				if !ok {
+					return fmt.Errorf("key %s[%d] must be a mapping {name, token, roles}, got %T", full, i, item)
+				}
+				if err := checkKeys(m, tokenType, fmt.Sprintf("%s[%d]", full, i)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func joinKey(prefix, name string) string {
+	if prefix == "" {
+		return name
+	}
+	return prefix + "." + name
+}
+
+// unknownKeyError names the unknown key and, when one is close, the key that was probably meant.
+func unknownKeyError(key string) error {
+	best, bestDist := "", 4
+	for _, known := range append(Keys(), "auth.tokens[].name", "auth.tokens[].token", "auth.tokens[].roles") {
+		if d := editDistance(stripIndex(key), known); d < bestDist {
+			best, bestDist = known, d
+		}
+	}
+	if best != "" {
+		return fmt.Errorf("unknown key %q (did you mean %q?)", key, best)
+	}
+	return fmt.Errorf("unknown key %q (see docs/configuration.md for the keys)", key)
+}
+
+// stripIndex turns "auth.tokens[3].nme" into "auth.tokens[].nme" for suggestions.
+func stripIndex(key string) string {
+	var b strings.Builder
+	skip := false
+	for _, r := range key {
+		switch {
+		case r == '[':
+			skip = true
+			b.WriteRune(r)
+		case r == ']':
+			skip = false
+			b.WriteRune(r)
+		case !skip:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func editDistance(a, b string) int {
+	// Optimal string alignment distance: insertions, deletions, substitutions, transpositions.
+	prevPrev := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prevPrev[j-2]+1) // transposition
+			}
+		}
+		prevPrev, prev, cur = prev, cur, prevPrev
+	}
+	return prev[len(b)]
+}
+
+// readEnv returns the configuration set by REDSTATE_* variables as a nested map. The variable of
+// each known key is looked up (never the reverse), so '_' vs '-' in names is never ambiguous.
+func readEnv(lookupEnv func(string) (string, bool)) (map[string]any, error) {
+	list, _ := knownKeys()
+	flat := map[string]any{}
+	for _, key := range list {
+		v, ok := lookupEnv(key.Env)
+		if !ok {
+			continue
+		}
+		switch key.Kind {
+		case kindList:
+			flat[key.Key] = splitList(v)
+		case kindTokens:
+			tokens, err := ParseTokens(v)
+			if err != nil {
+				return nil, fmt.Errorf("environment %s: %w", key.Env, err)
+			}
+			items := make([]any, len(tokens))
+			for i, t := range tokens {
+				roles := make([]any, len(t.Roles))
+				for j, r := range t.Roles {
+					roles[j] = r
+				}
+				items[i] = map[string]any{"name": t.Name, "token": t.Token, "roles": roles}
+			}
+			flat[key.Key] = items
+		default:
+			flat[key.Key] = v
+		}
+	}
+	return maps.Unflatten(flat, "."), nil
+}
+
+// splitList splits a comma-separated list, trimming spaces and dropping empty items.
+func splitList(s string) []any {
+	out := []any{}
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+// ParseTokens parses the environment form of auth.tokens: comma-separated entries
+// "name:token:role+role". The name is up to the first ':', the roles after the last ':', the
+// token is everything between (so it may itself contain ':', but not ',').
+//
+// Example: REDSTATE_AUTH_TOKENS="ci:s3cret:write,dash:r3ad:read".
+func ParseTokens(s string) ([]Token, error) {
+	var out []Token
+	for i, entry := range strings.Split(s, ",") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		first, last := strings.Index(entry, ":"), strings.LastIndex(entry, ":")
+		if first < 0 || first == last {
+			return nil, fmt.Errorf("token entry %d must look like name:token:role+role (got %d ':'-separated parts)", i+1, strings.Count(entry, ":")+1)
+		}
+		t := Token{Name: entry[:first], Token: entry[first+1 : last]}
+		for _, role := range strings.Split(entry[last+1:], "+") {
+			if role = strings.TrimSpace(role); role != "" {
+				t.Roles = append(t.Roles, role)
+			}
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// durationHook decodes durations from Go duration strings ("10s", "1h30m") plus whole days
+// ("30d"). A bare number other than 0 is rejected: "10" would silently mean 10 nanoseconds.
+func durationHook(from, to reflect.Type, data any) (any, error) {
+	if to != durationType {
+		return data, nil
+	}
+	switch v := data.(type) {
+	case string:
+		return parseDuration(v)
+	case time.Duration:
+		return v, nil
+	case int, int64, uint64, float64:
+		if reflect.ValueOf(v).IsZero() {
+			return time.Duration(0), nil
+		}
+		return nil, fmt.Errorf("duration %v has no unit: write e.g. \"10s\", \"5m\" or \"30d\"", v)
+	}
+	return data, nil
+}
+
+func parseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err == nil {
+			return time.Duration(n) * 24 * time.Hour, nil
+		}
+	}
+	if s == "" || s == "0" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration: write e.g. \"10s\", \"5m\" or \"30d\"", s)
+	}
+	return d, nil
+}
+
+// stringToListHook splits a comma-separated string destined for a []string.
+func stringToListHook(from, to reflect.Type, data any) (any, error) {
+	if from.Kind() != reflect.String || to.Kind() != reflect.Slice || to.Elem().Kind() != reflect.String {
+		return data, nil
+	}
+	return splitList(data.(string)), nil
+}
+
+// mapProvider is a koanf.Provider of an already parsed nested map.
+type mapProvider map[string]any
+
+// Read implements koanf.Provider.
+func (m mapProvider) Read() (map[string]any, error) { return maps.Copy(m), nil }
+
+// ReadBytes implements koanf.Provider; it is not supported.
+func (m mapProvider) ReadBytes() ([]byte, error) {
+	return nil, errors.New("mapProvider does not support ReadBytes")
+}

@@ -1,0 +1,109 @@
+package config
+
+import (
+	"net/url"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Redaction replaces every secret in Redacted's result.
+const Redaction = "***"
+
+// Redacted returns a copy of c fit for printing and logging: Redis passwords (including one
+// inside redis.url), the sentinel password and every auth token are replaced by "***".
+// c itself is not modified.
+func (c Config) Redacted() Config {
+	out := c
+	if out.Redis.Password != "" {
+		out.Redis.Password = Redaction
+	}
+	if out.Redis.Sentinel.Password != "" {
+		out.Redis.Sentinel.Password = Redaction
+	}
+	out.Redis.URL = RedactURL(out.Redis.URL)
+	out.Redis.ClusterAddrs = slices.Clone(c.Redis.ClusterAddrs)
+	out.Redis.Sentinel.Addrs = slices.Clone(c.Redis.Sentinel.Addrs)
+	if c.Auth.Tokens != nil {
+		out.Auth.Tokens = make([]Token, len(c.Auth.Tokens))
+		for i, t := range c.Auth.Tokens {
+			t.Roles = slices.Clone(t.Roles)
+			if t.Token != "" {
+				t.Token = Redaction
+			}
+			out.Auth.Tokens[i] = t
+		}
+	}
+	return out
+}
+
+// RedactURL returns rawURL with the password of its user info replaced by "***". A value that
+// does not parse as a URL is redacted whole when it may hold credentials ('@').
+func RedactURL(rawURL string) string {
+	if rawURL == "" {
+		return ""
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		if strings.Contains(rawURL, "@") {
+			return Redaction
+		}
+		return rawURL
+	}
+	if u.User == nil {
+		return rawURL
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), Redaction)
+		// url.String percent-escapes '*'; keep the marker readable.
+		s := u.String()
+		return strings.Replace(s, url.QueryEscape(Redaction), Redaction, 1)
+	}
+	return rawURL
+}
+
+// YAML returns c as a YAML document with every key in struct order, in the same form Load
+// reads (durations as "10s"). Call it on Redacted() before printing.
+func (c Config) YAML() ([]byte, error) {
+	return yaml.Marshal(toNode(reflect.ValueOf(c)))
+}
+
+func toNode(v reflect.Value) *yaml.Node {
+	switch {
+	case v.Type() == durationType:
+		return scalar(time.Duration(v.Int()).String(), "!!str")
+	case v.Kind() == reflect.Struct:
+		n := &yaml.Node{Kind: yaml.MappingNode}
+		t := v.Type()
+		for i := range t.NumField() {
+			tag := t.Field(i).Tag.Get("koanf")
+			if tag == "" || tag == "-" || !t.Field(i).IsExported() {
+				continue
+			}
+			n.Content = append(n.Content, scalar(tag, "!!str"), toNode(v.Field(i)))
+		}
+		return n
+	case v.Kind() == reflect.Slice:
+		n := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+		if v.Type().Elem().Kind() == reflect.Struct {
+			n.Style = 0
+		}
+		for i := range v.Len() {
+			n.Content = append(n.Content, toNode(v.Index(i)))
+		}
+		return n
+	default:
+		n := &yaml.Node{}
+		if err := n.Encode(v.Interface()); err != nil {
+			return scalar(v.String(), "!!str")
+		}
+		return n
+	}
+}
+
+func scalar(value, tag string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: value}
+}

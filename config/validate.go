@@ -1,0 +1,241 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Roles a token can grant.
+const (
+	RoleRead  = "read"
+	RoleWrite = "write"
+	RoleAdmin = "admin"
+)
+
+// Log levels and formats.
+var (
+	logLevels  = []string{"debug", "info", "warn", "error"}
+	logFormats = []string{"json", "text"}
+)
+
+// ValidationError lists every problem Validate found, one per line.
+type ValidationError struct {
+	// Problems are "key: what is wrong and how to fix it" messages, in key order.
+	Problems []string
+}
+
+// Error implements error.
+func (e *ValidationError) Error() string {
+	if len(e.Problems) == 1 {
+		return "invalid configuration: " + e.Problems[0]
+	}
+	return "invalid configuration:\n  - " + strings.Join(e.Problems, "\n  - ")
+}
+
+// Validate checks c and returns a *ValidationError listing every problem, or nil.
+func (c Config) Validate() error {
+	v := &validator{}
+	v.namespace("namespace", c.Namespace)
+	c.Server.validate(v)
+	c.Auth.validate(v)
+	c.Redis.validate(v)
+	c.Log.validate(v)
+	c.Publish.BuildStatus.validate(v)
+	if len(v.problems) == 0 {
+		return nil
+	}
+	return &ValidationError{Problems: v.problems}
+}
+
+type validator struct{ problems []string }
+
+func (v *validator) addf(key, format string, args ...any) {
+	v.problems = append(v.problems, key+": "+fmt.Sprintf(format, args...))
+}
+
+// namespace checks a key prefix: it goes into every key and SCAN pattern, so it must not hold
+// whitespace, glob characters or hash-tag braces.
+func (v *validator) namespace(key, s string) {
+	if i := strings.IndexFunc(s, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsControl(r) || strings.ContainsRune(`*?[]\{}`, r)
+	}); i >= 0 {
+		v.addf(key, "%q contains %q; whitespace, control characters, glob characters (* ? [ ] \\) and braces ({ }) are not allowed", s, s[i:i+1])
+	}
+}
+
+func (v *validator) hostPort(key, addr string) {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		v.addf(key, "%q is not host:port (%v)", addr, errors.Unwrap(err))
+		return
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		v.addf(key, "%q has an invalid port %q", addr, port)
+	}
+}
+
+func (s Server) validate(v *validator) {
+	if s.Addr == "" {
+		v.addf("server.addr", "must not be empty (e.g. 127.0.0.1:8080)")
+	} else {
+		v.hostPort("server.addr", s.Addr)
+	}
+	if s.MaxBodyBytes <= 0 {
+		v.addf("server.max-body-bytes", "must be positive, got %d", s.MaxBodyBytes)
+	}
+	if s.ShutdownTimeout <= 0 {
+		v.addf("server.shutdown-timeout", "must be positive, got %s", s.ShutdownTimeout)
+	}
+}
+
+func (a Auth) validate(v *validator) {
+	names := map[string]int{}
+	secrets := map[string]int{}
+	for i, t := range a.Tokens {
+		key := fmt.Sprintf("auth.tokens[%d]", i)
+		if strings.TrimSpace(t.Name) == "" {
+			v.addf(key+".name", "must not be empty")
+		} else if j, dup := names[t.Name]; dup {
+			v.addf(key+".name", "%q is also the name of auth.tokens[%d]; names must be unique", t.Name, j)
+		} else {
+			names[t.Name] = i
+		}
+		if strings.TrimSpace(t.Token) == "" {
+			v.addf(key+".token", "must not be empty")
+		} else if j, dup := secrets[t.Token]; dup {
+			v.addf(key+".token", "is the same secret as auth.tokens[%d]; tokens must be unique", j)
+		} else {
+			secrets[t.Token] = i
+		}
+		if len(t.Roles) == 0 {
+			v.addf(key+".roles", "must list at least one of read, write, admin")
+		}
+		for _, r := range t.Roles {
+			if r != RoleRead && r != RoleWrite && r != RoleAdmin {
+				v.addf(key+".roles", "unknown role %q; roles are read, write and admin", r)
+			}
+		}
+	}
+}
+
+// Configured reports whether any Redis topology is configured; without one every block uses
+// its embedded memory backend.
+func (r Redis) Configured() bool {
+	return r.URL != "" || len(r.ClusterAddrs) > 0 || r.Sentinel.MasterName != "" || len(r.Sentinel.Addrs) > 0
+}
+
+func (r Redis) validate(v *validator) {
+	var set []string
+	if r.URL != "" {
+		set = append(set, "redis.url")
+	}
+	if len(r.ClusterAddrs) > 0 {
+		set = append(set, "redis.cluster-addrs")
+	}
+	if r.Sentinel.MasterName != "" || len(r.Sentinel.Addrs) > 0 {
+		set = append(set, "redis.sentinel")
+	}
+	if len(set) > 1 {
+		v.addf("redis", "%s are all set; configure exactly one topology (url, cluster-addrs or sentinel), or none for the memory backend", strings.Join(set, " and "))
+	}
+	if r.URL != "" {
+		u, err := url.Parse(r.URL)
+		switch {
+		case err != nil:
+			v.addf("redis.url", "is not a URL: %v", errors.Unwrap(err))
+		case u.Scheme != "redis" && u.Scheme != "rediss":
+			v.addf("redis.url", "scheme must be redis or rediss (TLS), got %q (e.g. redis://127.0.0.1:6379/0)", u.Scheme)
+		case u.Host == "":
+			v.addf("redis.url", "has no host (e.g. redis://127.0.0.1:6379/0)")
+		default:
+			if db := strings.Trim(u.Path, "/"); db != "" {
+				if n, err := strconv.Atoi(db); err != nil || n < 0 {
+					v.addf("redis.url", "database %q must be a non-negative number", db)
+				}
+			}
+		}
+	}
+	for i, a := range r.ClusterAddrs {
+		v.hostPort(fmt.Sprintf("redis.cluster-addrs[%d]", i), a)
+	}
+	if r.Sentinel.MasterName != "" || len(r.Sentinel.Addrs) > 0 {
+		if r.Sentinel.MasterName == "" {
+			v.addf("redis.sentinel.master-name", "must be set when redis.sentinel.addrs is")
+		}
+		if len(r.Sentinel.Addrs) == 0 {
+			v.addf("redis.sentinel.addrs", "must list at least one sentinel when redis.sentinel.master-name is set")
+		}
+	}
+	for i, a := range r.Sentinel.Addrs {
+		v.hostPort(fmt.Sprintf("redis.sentinel.addrs[%d]", i), a)
+	}
+	if r.Sentinel.Password != "" && r.Sentinel.MasterName == "" {
+		v.addf("redis.sentinel.password", "is set but no sentinel is configured")
+	}
+	for _, t := range []struct {
+		key string
+		d   time.Duration
+	}{{"redis.dial-timeout", r.DialTimeout}, {"redis.read-timeout", r.ReadTimeout}, {"redis.write-timeout", r.WriteTimeout}} {
+		if t.d < 0 {
+			v.addf(t.key, "must not be negative, got %s", t.d)
+		}
+	}
+	if r.PoolSize < 0 {
+		v.addf("redis.pool-size", "must not be negative, got %d (0 means go-redis's default)", r.PoolSize)
+	}
+	if r.MaxRetries < 0 {
+		v.addf("redis.max-retries", "must not be negative, got %d (0 means no retries)", r.MaxRetries)
+	}
+	if r.DialRetries < 1 {
+		v.addf("redis.dial-retries", "must be at least 1, got %d", r.DialRetries)
+	}
+}
+
+func (l Log) validate(v *validator) {
+	if !slices.Contains(logLevels, l.Level) {
+		v.addf("log.level", "%q is not one of %s", l.Level, strings.Join(logLevels, ", "))
+	}
+	if !slices.Contains(logFormats, l.Format) {
+		v.addf("log.format", "%q is not one of %s", l.Format, strings.Join(logFormats, ", "))
+	}
+}
+
+func (b BuildStatus) validate(v *validator) {
+	const p = "publish.build-status."
+	switch {
+	case b.TTL < 0:
+		v.addf(p+"ttl", "must not be negative, got %s", b.TTL)
+	case b.TTL == 0 && b.TTLDays < 1:
+		v.addf(p+"ttl-days", "must be at least 1 (or set %sttl), got %d", p, b.TTLDays)
+	}
+	v.namespace(p+"key-prefix", b.KeyPrefix)
+	b.Resilience.validate(v, p+"resilience.")
+}
+
+func (r Resilience) validate(v *validator, p string) {
+	if r.Policy != PolicyFailFast && r.Policy != PolicyFallback {
+		v.addf(p+"policy", "%q is not one of %s, %s", r.Policy, PolicyFailFast, PolicyFallback)
+	}
+	if r.Fallback != "memory" {
+		v.addf(p+"fallback", "%q is not supported; the only fallback store is memory", r.Fallback)
+	}
+	if r.FailureRateThreshold < 1 || r.FailureRateThreshold > 100 {
+		v.addf(p+"failure-rate-threshold", "must be a percentage between 1 and 100, got %d", r.FailureRateThreshold)
+	}
+	if r.SlidingWindowSize < 1 {
+		v.addf(p+"sliding-window-size", "must be at least 1, got %d", r.SlidingWindowSize)
+	}
+	if r.WaitDurationInOpenState <= 0 {
+		v.addf(p+"wait-duration-in-open-state", "must be positive, got %s", r.WaitDurationInOpenState)
+	}
+	if r.WriteBackInterval <= 0 {
+		v.addf(p+"write-back-interval", "must be positive, got %s", r.WriteBackInterval)
+	}
+}

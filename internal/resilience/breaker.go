@@ -1,0 +1,171 @@
+// Package resilience holds the circuit breaker that guards every call a block makes to Redis
+// (seed 000 section 9.2, Resilience4j's "redis" instance: failure-rate-threshold 50,
+// wait-duration-in-open-state 10s, sliding-window-size 10).
+//
+// The breaker is count based: it opens when at least FailureRateThreshold percent of the last
+// SlidingWindowSize calls failed (with the defaults, 5 of the last 10), stays open for
+// WaitDurationInOpenState, then half-opens and lets up to SlidingWindowSize trial calls through;
+// it closes again once more than SlidingWindowSize minus the failure threshold of them succeed
+// (6 of 10), and re-opens once the failure threshold of them fail. Unlike Resilience4j there is
+// no separate minimum-number-of-calls: the failure threshold itself (5 failures) is the minimum.
+//
+// Only connectivity failures count: an error whose code is EUNAVAILABLE. Every other outcome,
+// including ENOTFOUND, EINVALID, EPRECONDITION and ECONFLICT, proves Redis answered and counts as
+// a success. A call whose context the caller canceled counts as a success too (the caller gave
+// up, Redis did not fail). While open, calls fail at once with an EUNAVAILABLE *redstate.Error.
+package resilience
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+
+	"github.com/failsafe-go/failsafe-go/circuitbreaker"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/config"
+	"github.com/redstate/redstate/internal/metrics"
+)
+
+// State is a breaker state name: metrics.BreakerClosed, metrics.BreakerHalfOpen or
+// metrics.BreakerOpen.
+type State = string
+
+// Breaker is a circuit breaker for one block's Redis calls. It is safe for concurrent use.
+type Breaker struct {
+	block string
+	cb    circuitbreaker.CircuitBreaker[any]
+	m     *metrics.Metrics
+	log   *slog.Logger
+}
+
+// WithDefaults returns cfg with every zero breaker field set to config.DefaultResilience()'s
+// value (policy, fallback and write-back interval included).
+func WithDefaults(cfg config.Resilience) config.Resilience {
+	d := config.DefaultResilience()
+	if cfg.Policy == "" {
+		cfg.Policy = d.Policy
+	}
+	if cfg.Fallback == "" {
+		cfg.Fallback = d.Fallback
+	}
+	if cfg.FailureRateThreshold == 0 {
+		cfg.FailureRateThreshold = d.FailureRateThreshold
+	}
+	if cfg.WaitDurationInOpenState == 0 {
+		cfg.WaitDurationInOpenState = d.WaitDurationInOpenState
+	}
+	if cfg.SlidingWindowSize == 0 {
+		cfg.SlidingWindowSize = d.SlidingWindowSize
+	}
+	if cfg.WriteBackInterval == 0 {
+		cfg.WriteBackInterval = d.WriteBackInterval
+	}
+	return cfg
+}
+
+// Validate checks a Resilience configuration (after WithDefaults) and names the offending key.
+func Validate(cfg config.Resilience) error {
+	switch {
+	case cfg.Policy != config.PolicyFailFast && cfg.Policy != config.PolicyFallback:
+		return fmt.Errorf("resilience.policy must be %q or %q, got %q", config.PolicyFailFast, config.PolicyFallback, cfg.Policy)
+	case cfg.Fallback != "memory":
+		return fmt.Errorf("resilience.fallback must be \"memory\", got %q", cfg.Fallback)
+	case cfg.FailureRateThreshold < 1 || cfg.FailureRateThreshold > 100:
+		return fmt.Errorf("resilience.failure-rate-threshold must be 1..100 (percent), got %d", cfg.FailureRateThreshold)
+	case cfg.SlidingWindowSize < 1:
+		return fmt.Errorf("resilience.sliding-window-size must be at least 1, got %d", cfg.SlidingWindowSize)
+	case cfg.WaitDurationInOpenState <= 0:
+		return fmt.Errorf("resilience.wait-duration-in-open-state must be positive, got %s", cfg.WaitDurationInOpenState)
+	case cfg.WriteBackInterval <= 0:
+		return fmt.Errorf("resilience.write-back-interval must be positive, got %s", cfg.WriteBackInterval)
+	}
+	return nil
+}
+
+// NewBreaker returns a closed breaker for block configured from cfg (zero fields take the
+// defaults). State changes are reported to m (may be nil) and logged at Warn on log (nil:
+// slog.Default()).
+func NewBreaker(block string, cfg config.Resilience, m *metrics.Metrics, log *slog.Logger) (*Breaker, error) {
+	cfg = WithDefaults(cfg)
+	if err := Validate(cfg); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	b := &Breaker{block: block, m: m, log: log}
+	window := uint(cfg.SlidingWindowSize)
+	failures := uint(math.Ceil(float64(cfg.FailureRateThreshold) * float64(window) / 100))
+	failures = max(1, min(failures, window))
+	b.cb = circuitbreaker.NewBuilder[any]().
+		HandleIf(func(_ any, err error) bool { return IsFailure(err) }).
+		WithFailureThresholdRatio(failures, window).
+		WithDelay(cfg.WaitDurationInOpenState).
+		OnStateChanged(b.changed).
+		Build()
+	m.SetBreakerState(block, metrics.BreakerClosed)
+	return b, nil
+}
+
+// IsFailure reports whether err counts against the breaker: only EUNAVAILABLE does.
+func IsFailure(err error) bool {
+	return redstate.IsCode(err, redstate.EUNAVAILABLE)
+}
+
+// Do runs fn if the breaker allows a call and records its outcome. When the breaker is open it
+// returns an EUNAVAILABLE error without calling fn.
+func (b *Breaker) Do(ctx context.Context, fn func() error) error {
+	if !b.cb.TryAcquirePermit() {
+		return b.OpenError()
+	}
+	err := fn()
+	if IsFailure(err) && !errors.Is(ctx.Err(), context.Canceled) {
+		b.cb.RecordFailure()
+	} else {
+		b.cb.RecordSuccess()
+	}
+	return err
+}
+
+// Allow reports whether a call would be let through now (closed, or half-open with a trial
+// permit left, or open with the wait elapsed). It does not consume a permit.
+func (b *Breaker) Allow() bool {
+	switch b.cb.State() {
+	case circuitbreaker.ClosedState, circuitbreaker.HalfOpenState:
+		return true
+	default:
+		return b.cb.RemainingDelay() == 0
+	}
+}
+
+// OpenError returns the error calls get while the breaker is open.
+func (b *Breaker) OpenError() error {
+	secs := int(math.Ceil(b.cb.RemainingDelay().Seconds()))
+	return redstate.Wrap(redstate.EUNAVAILABLE, circuitbreaker.ErrOpen,
+		fmt.Sprintf("redis circuit breaker open; retry in %ds", secs))
+}
+
+// State returns the breaker's current state.
+func (b *Breaker) State() State { return stateName(b.cb.State()) }
+
+func (b *Breaker) changed(ev circuitbreaker.StateChangedEvent) {
+	from, to := stateName(ev.OldState), stateName(ev.NewState)
+	b.m.BreakerTransition(b.block, to)
+	b.log.Warn("circuit breaker state changed",
+		slog.String("block", b.block), slog.String("from", from), slog.String("to", to),
+		slog.Float64("failureRate", ev.Metrics().FailureRate()))
+}
+
+func stateName(s circuitbreaker.State) State {
+	switch s {
+	case circuitbreaker.OpenState:
+		return metrics.BreakerOpen
+	case circuitbreaker.HalfOpenState:
+		return metrics.BreakerHalfOpen
+	default:
+		return metrics.BreakerClosed
+	}
+}

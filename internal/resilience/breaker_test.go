@@ -1,0 +1,191 @@
+package resilience
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/config"
+	"github.com/redstate/redstate/internal/metrics"
+)
+
+var (
+	errDown     = redstate.Errorf(redstate.EUNAVAILABLE, "redis down")
+	errNotFound = redstate.Errorf(redstate.ENOTFOUND, "no such build")
+)
+
+func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func newTestBreaker(t *testing.T, wait time.Duration) (*Breaker, *metrics.Metrics) {
+	t.Helper()
+	m := metrics.New()
+	b, err := NewBreaker("buildstatus", config.Resilience{
+		FailureRateThreshold: 50, SlidingWindowSize: 10, WaitDurationInOpenState: wait,
+	}, m, quietLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, m
+}
+
+func call(b *Breaker, err error) (called bool, got error) {
+	got = b.Do(context.Background(), func() error { called = true; return err })
+	return called, got
+}
+
+// gauge returns the value of a single-series metric family from m's registry.
+func gauge(t *testing.T, m *metrics.Metrics, name string) float64 {
+	t.Helper()
+	fams, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() == name {
+			mt := f.GetMetric()[0]
+			if mt.GetGauge() != nil {
+				return mt.GetGauge().GetValue()
+			}
+			return mt.GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("metric %s not found", name)
+	return 0
+}
+
+func TestBreaker_OpensAtFailureRateThreshold(t *testing.T) {
+	b, m := newTestBreaker(t, time.Hour)
+	for range 5 {
+		call(b, nil)
+	}
+	for i := range 4 {
+		call(b, errDown)
+		if b.State() != metrics.BreakerClosed {
+			t.Fatalf("open after %d failures of %d calls, want closed until 5 of the last 10", i+1, 6+i)
+		}
+	}
+	call(b, errDown) // 5 failures in the last 10 calls = 50 %
+	if b.State() != metrics.BreakerOpen {
+		t.Fatalf("state = %s after 5/10 failures, want open", b.State())
+	}
+	if got := gauge(t, m, "redstate_breaker_state"); got != 2 {
+		t.Errorf("redstate_breaker_state = %v, want 2 (open)", got)
+	}
+	called, err := call(b, nil)
+	if called {
+		t.Fatal("open breaker let a call through")
+	}
+	if !redstate.IsCode(err, redstate.EUNAVAILABLE) || !strings.Contains(err.Error(), "redis circuit breaker open; retry in 3600s") {
+		t.Fatalf("open breaker error = %v, want EUNAVAILABLE 'redis circuit breaker open; retry in 3600s'", err)
+	}
+	if b.Allow() {
+		t.Error("Allow() = true while open")
+	}
+}
+
+func TestBreaker_OnlyUnavailableCounts(t *testing.T) {
+	b, _ := newTestBreaker(t, time.Hour)
+	others := []error{
+		errNotFound,
+		redstate.Errorf(redstate.EINVALID, "bad"),
+		redstate.Errorf(redstate.EPRECONDITION, "etag"),
+		redstate.Errorf(redstate.ECONFLICT, "project"),
+		redstate.Errorf(redstate.EINTERNAL, "bug"),
+	}
+	for range 4 {
+		for _, err := range others {
+			call(b, err)
+		}
+	}
+	if b.State() != metrics.BreakerClosed {
+		t.Fatalf("state = %s after only non-connectivity errors, want closed", b.State())
+	}
+}
+
+func TestBreaker_CanceledCallDoesNotCount(t *testing.T) {
+	b, _ := newTestBreaker(t, time.Hour)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range 20 {
+		_ = b.Do(ctx, func() error { return errDown })
+	}
+	if b.State() != metrics.BreakerClosed {
+		t.Fatalf("state = %s after canceled calls, want closed", b.State())
+	}
+}
+
+func TestBreaker_HalfOpensAfterWaitThenCloses(t *testing.T) {
+	const wait = 50 * time.Millisecond
+	b, m := newTestBreaker(t, wait)
+	for range 5 {
+		call(b, errDown)
+	}
+	if b.State() != metrics.BreakerOpen {
+		t.Fatalf("state = %s, want open", b.State())
+	}
+	opened := time.Now()
+	deadline := opened.Add(5 * time.Second)
+	for !b.Allow() {
+		if time.Now().After(deadline) {
+			t.Fatal("breaker never allowed a call after the open wait")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if since := time.Since(opened); since < wait-5*time.Millisecond {
+		t.Fatalf("breaker allowed a call %s after opening, want >= %s", since, wait)
+	}
+	if called, _ := call(b, nil); !called {
+		t.Fatal("trial call not let through after the wait")
+	}
+	if b.State() != metrics.BreakerHalfOpen {
+		t.Fatalf("state = %s after the first trial, want half-open", b.State())
+	}
+	for range 5 {
+		call(b, nil)
+	}
+	if b.State() != metrics.BreakerClosed {
+		t.Fatalf("state = %s after 6 successful trials, want closed", b.State())
+	}
+	if got := gauge(t, m, "redstate_breaker_state"); got != 0 {
+		t.Errorf("redstate_breaker_state = %v, want 0 (closed)", got)
+	}
+}
+
+func TestBreaker_HalfOpenReopensOnFailures(t *testing.T) {
+	b, _ := newTestBreaker(t, 20*time.Millisecond)
+	for range 5 {
+		call(b, errDown)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !b.Allow() {
+		if time.Now().After(deadline) {
+			t.Fatal("breaker never half-opened")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	for range 5 {
+		call(b, errDown)
+	}
+	if b.State() != metrics.BreakerOpen {
+		t.Fatalf("state = %s after failed trials, want open again", b.State())
+	}
+}
+
+func TestNewBreaker_RejectsBadConfig(t *testing.T) {
+	for name, cfg := range map[string]config.Resilience{
+		"rate over 100": {FailureRateThreshold: 150},
+		"bad policy":    {Policy: "retry-forever"},
+		"negative wait": {WaitDurationInOpenState: -time.Second},
+	} {
+		if _, err := NewBreaker("b", cfg, nil, quietLog()); err == nil {
+			t.Errorf("%s: NewBreaker accepted %+v", name, cfg)
+		}
+	}
+	if _, err := NewBreaker("b", config.Resilience{}, nil, quietLog()); err != nil {
+		t.Errorf("zero config (all defaults) rejected: %v", err)
+	}
+}

@@ -1,0 +1,216 @@
+// Package redisconn turns redstate's Redis configuration into one go-redis client type for all
+// three topologies: a standalone server (redis.url), a Redis Cluster (redis.cluster-addrs) and a
+// Sentinel-managed master (redis.sentinel). Blocks only ever see redis.UniversalClient, so the
+// same code runs on each.
+package redisconn
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/config"
+)
+
+// ClientName is the name every connection registers with CLIENT SETNAME, so redstate's
+// connections are recognizable in CLIENT LIST.
+const ClientName = "redstate"
+
+// ErrNotConfigured is returned by New when c selects no topology (the memory backend).
+var ErrNotConfigured = errors.New("redisconn: no Redis configured (set redis.url, redis.cluster-addrs or redis.sentinel)")
+
+// New returns a client for the topology c selects:
+//
+//   - URL: redis.ParseURL (redis:// or rediss:// for TLS, user:pass@ for ACL, /db);
+//     c.Username and c.Password, when set, override the URL's credentials;
+//   - ClusterAddrs: a cluster client seeded with those addresses, TLS when c.TLS;
+//   - Sentinel: a failover client for Sentinel.MasterName via Sentinel.Addrs, TLS when c.TLS.
+//
+// Timeouts, PoolSize and retry counts are applied to every topology (zero keeps go-redis's default). New does
+// not connect: call Ping to check reachability. It returns ErrNotConfigured when no topology
+// is set and an error when more than one is.
+func New(c config.Redis) (redis.UniversalClient, error) {
+	switch topology(c) {
+	case "":
+		return nil, ErrNotConfigured
+	case "url":
+		opt, err := redis.ParseURL(c.URL)
+		if err != nil {
+			return nil, fmt.Errorf("redisconn: redis.url %s: %w", config.RedactURL(c.URL), err)
+		}
+		if c.Username != "" {
+			opt.Username = c.Username
+		}
+		if c.Password != "" {
+			opt.Password = c.Password
+		}
+		if c.TLS && opt.TLSConfig == nil {
+			opt.TLSConfig = tlsConfig(opt.Addr)
+		}
+		opt.ClientName = ClientName
+		applyTuning(c, tuning{&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolSize, &opt.MaxRetries, &opt.DialerRetries})
+		return redis.NewClient(opt), nil
+	case "cluster":
+		opt := &redis.ClusterOptions{
+			Addrs:      c.ClusterAddrs,
+			ClientName: ClientName,
+			Username:   c.Username,
+			Password:   c.Password,
+		}
+		if c.TLS {
+			opt.TLSConfig = tlsConfig("")
+		}
+		applyTuning(c, tuning{&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolSize, &opt.MaxRetries, &opt.DialerRetries})
+		return redis.NewClusterClient(opt), nil
+	case "sentinel":
+		opt := &redis.FailoverOptions{
+			MasterName:       c.Sentinel.MasterName,
+			SentinelAddrs:    c.Sentinel.Addrs,
+			SentinelPassword: c.Sentinel.Password,
+			ClientName:       ClientName,
+			Username:         c.Username,
+			Password:         c.Password,
+		}
+		if c.TLS {
+			opt.TLSConfig = tlsConfig("")
+		}
+		applyTuning(c, tuning{&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolSize, &opt.MaxRetries, &opt.DialerRetries})
+		return redis.NewFailoverClient(opt), nil
+	default:
+		return nil, fmt.Errorf("redisconn: more than one Redis topology configured (%s); set exactly one of redis.url, redis.cluster-addrs, redis.sentinel", Describe(c))
+	}
+}
+
+// topology names the configured topology: "", "url", "cluster", "sentinel" or "multiple".
+func topology(c config.Redis) string {
+	var set []string
+	if c.URL != "" {
+		set = append(set, "url")
+	}
+	if len(c.ClusterAddrs) > 0 {
+		set = append(set, "cluster")
+	}
+	if c.Sentinel.MasterName != "" || len(c.Sentinel.Addrs) > 0 {
+		set = append(set, "sentinel")
+	}
+	switch len(set) {
+	case 0:
+		return ""
+	case 1:
+		return set[0]
+	default:
+		return "multiple"
+	}
+}
+
+// tuning points at one topology's option fields that configuration overrides.
+type tuning struct {
+	dial, read, write          *time.Duration
+	pool, retries, dialRetries *int
+}
+
+func applyTuning(c config.Redis, t tuning) {
+	if c.DialTimeout > 0 {
+		*t.dial = c.DialTimeout
+	}
+	if c.ReadTimeout > 0 {
+		*t.read = c.ReadTimeout
+	}
+	if c.WriteTimeout > 0 {
+		*t.write = c.WriteTimeout
+	}
+	if c.PoolSize > 0 {
+		*t.pool = c.PoolSize
+	}
+	// go-redis treats 0 as "use the default" and -1 as "none"; config uses 0 for none.
+	*t.retries = retriesOption(c.MaxRetries)
+	*t.dialRetries = max(c.DialRetries, 1)
+}
+
+func retriesOption(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n
+}
+
+// tlsConfig returns the TLS settings for Redis connections. With an empty ServerName, the
+// host of each dialed address is verified (go-redis dials with tls.DialWithDialer).
+func tlsConfig(addr string) *tls.Config {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		cfg.ServerName = host
+	}
+	return cfg
+}
+
+// Describe returns a one-line description of c's topology and addresses for logs. It never
+// includes a password.
+func Describe(c config.Redis) string {
+	var parts []string
+	if c.URL != "" {
+		parts = append(parts, "standalone "+describeURL(c.URL))
+	}
+	if len(c.ClusterAddrs) > 0 {
+		parts = append(parts, "cluster "+strings.Join(c.ClusterAddrs, ","))
+	}
+	if c.Sentinel.MasterName != "" || len(c.Sentinel.Addrs) > 0 {
+		parts = append(parts, fmt.Sprintf("sentinel master %q via %s", c.Sentinel.MasterName, strings.Join(c.Sentinel.Addrs, ",")))
+	}
+	if len(parts) == 0 {
+		return "none (memory backend)"
+	}
+	s := strings.Join(parts, " + ")
+	if c.Username != "" {
+		s += " as user " + c.Username
+	}
+	if c.TLS && c.URL == "" {
+		s += " (TLS)"
+	}
+	return s
+}
+
+// describeURL returns scheme://[user@]host[/db] of a Redis URL, dropping any password.
+func describeURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	out := u.Scheme + "://"
+	if u.User != nil && u.User.Username() != "" {
+		out += u.User.Username() + "@"
+	}
+	out += u.Host + u.Path
+	if u.Scheme == "rediss" {
+		out += " (TLS)"
+	}
+	return out
+}
+
+// Ping checks that Redis answers: the server for standalone and Sentinel (the current master),
+// every master for Cluster. Failures are EUNAVAILABLE errors.
+func Ping(ctx context.Context, client redis.UniversalClient) error {
+	var err error
+	if cc, ok := client.(*redis.ClusterClient); ok {
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+			if err := node.Ping(ctx).Err(); err != nil {
+				return fmt.Errorf("%s: %w", node.Options().Addr, err)
+			}
+			return nil
+		})
+	} else {
+		err = client.Ping(ctx).Err()
+	}
+	if err != nil {
+		return redstate.Wrap(redstate.EUNAVAILABLE, err, "redis is not reachable")
+	}
+	return nil
+}
