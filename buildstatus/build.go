@@ -11,6 +11,8 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"sync"
 )
 
 // PublishResponse is one build's publish state, exactly the seed's section 3.2 model. Every
@@ -39,14 +41,56 @@ type PlatformResult struct {
 	CompletedAt  *DateTime `json:"completedAt"`
 }
 
-// Build is a stored build: the document, the exact JSON bytes it is stored as, and its ETag.
+// Build is a stored build: the exact JSON bytes it is stored as, its ETag, and the document,
+// decoded on first use. Reads hand out the stored bytes without decoding them, so serving a
+// build (the HTTP API writes JSON as is) costs no JSON work; call Doc for the typed document.
+// A Build is safe for concurrent use; each read returns a new Build.
 type Build struct {
-	// Doc is the decoded document.
-	Doc *PublishResponse
-	// JSON is the stored value, byte for byte as Redis holds it.
+	// JSON is the stored value, byte for byte as the backend holds it.
 	JSON []byte
 	// ETag identifies this exact stored value (see ETagOf).
 	ETag string
+
+	once sync.Once
+	doc  *PublishResponse
+	err  error
+}
+
+// NewBuild returns the Build of a stored value; the document is decoded lazily by Doc.
+func NewBuild(stored []byte) *Build {
+	return &Build{JSON: stored, ETag: ETagOf(stored)}
+}
+
+// NewDecodedBuild returns the Build of a stored value whose document the caller already holds
+// (a writer that just encoded doc into stored). doc must not be modified afterwards.
+func NewDecodedBuild(doc *PublishResponse, stored []byte) *Build {
+	b := &Build{JSON: stored, ETag: ETagOf(stored), doc: doc}
+	b.once.Do(func() {})
+	return b
+}
+
+// Doc returns the decoded document, decoding it on the first call. The result is this Build's
+// own copy: changing it changes neither the store nor other Builds. It fails only if the stored
+// value is not a PublishResponse (written by a foreign producer).
+func (b *Build) Doc() (*PublishResponse, error) {
+	b.once.Do(func() {
+		var doc PublishResponse
+		if err := json.Unmarshal(b.JSON, &doc); err != nil {
+			b.err = fmt.Errorf("stored build is not a PublishResponse: %w", err)
+			return
+		}
+		b.doc = &doc
+	})
+	return b.doc, b.err
+}
+
+// MustDoc is Doc for values known to be valid (written through a Store); it panics otherwise.
+func (b *Build) MustDoc() *PublishResponse {
+	doc, err := b.Doc()
+	if err != nil {
+		panic(err)
+	}
+	return doc
 }
 
 // ETagOf returns the entity tag of a stored JSON value: the lowercase hex SHA-1 of its bytes.
@@ -63,11 +107,12 @@ func Encode(doc *PublishResponse) ([]byte, error) {
 	return json.Marshal(doc)
 }
 
-// Decode parses a stored JSON value into a Build.
+// Decode parses a stored JSON value into a Build, decoding the document eagerly so that an
+// invalid value is reported now.
 func Decode(stored []byte) (*Build, error) {
-	var doc PublishResponse
-	if err := json.Unmarshal(stored, &doc); err != nil {
+	b := NewBuild(stored)
+	if _, err := b.Doc(); err != nil {
 		return nil, err
 	}
-	return &Build{Doc: &doc, JSON: stored, ETag: ETagOf(stored)}, nil
+	return b, nil
 }

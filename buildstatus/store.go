@@ -26,7 +26,8 @@ type Store interface {
 	// a build's projectId never changes), EUNAVAILABLE.
 	Save(ctx context.Context, doc *PublishResponse, opts SaveOptions) (*Build, error)
 
-	// Get returns the stored build. Errors: EINVALID, ENOTFOUND (missing or expired), EUNAVAILABLE.
+	// Get returns the stored build: its exact stored bytes and ETag; the document is decoded
+	// only when Build.Doc is called. Errors: EINVALID, ENOTFOUND (missing or expired), EUNAVAILABLE.
 	Get(ctx context.Context, buildID string) (*Build, error)
 
 	// GetMany returns the builds that exist among ids (at most MaxBatch, duplicates allowed), in
@@ -49,7 +50,8 @@ type Store interface {
 	// the platform to platforms if absent), sets updatedAt to now and refreshes the TTL, without
 	// ever losing a concurrent update of another platform of the same build. If ifMatch is
 	// non-empty the update applies only to that exact stored value.
-	// Errors: EINVALID, ENOTFOUND, EPRECONDITION, EUNAVAILABLE.
+	// Errors: EINVALID, ENOTFOUND, EPRECONDITION, ECONFLICT (gave up under extreme contention on
+	// this one build; retry), EUNAVAILABLE.
 	UpdatePlatform(ctx context.Context, buildID string, result *PlatformResult, ifMatch string) (*Build, error)
 
 	// List returns one page of all builds, in no particular order, resuming after cursor ("" to

@@ -181,7 +181,11 @@ func (s *Store) UpdatePlatform(_ context.Context, buildID string, result *builds
 	if err != nil {
 		return nil, err
 	}
-	doc := buildstatus.ApplyPlatformResult(prev.Doc, result, now)
+	prevDoc, err := prev.Doc()
+	if err != nil {
+		return nil, redstate.Wrap(redstate.EINTERNAL, err, "stored build "+buildID+" cannot be decoded")
+	}
+	doc := buildstatus.ApplyPlatformResult(prevDoc, result, now)
 	if err := buildstatus.Validate(doc); err != nil {
 		return nil, err
 	}

@@ -79,7 +79,7 @@ func TestSweeper_FreesExpiredBuilds(t *testing.T) {
 	clock.Advance(31 * time.Second)
 	// Invisible at once, before any sweep.
 	page, err := s.List(ctx, "", 1000)
-	if err != nil || len(page.Builds) != 1 || page.Builds[0].Doc.BuildID != keep {
+	if err != nil || len(page.Builds) != 1 || page.Builds[0].MustDoc().BuildID != keep {
 		t.Fatalf("List after expiry = %v, %v; want only %s", page, err, keep)
 	}
 	if n := s.sweep(); n != 200 {

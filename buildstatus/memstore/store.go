@@ -121,11 +121,7 @@ func (s *Store) live(id string, now time.Time) *entry {
 
 // build returns a copy of e as a Build, safe to hand out. Callers hold s.mu.
 func (e *entry) build() (*buildstatus.Build, error) {
-	b, err := buildstatus.Decode(append([]byte(nil), e.json...))
-	if err != nil {
-		return nil, redstate.Wrap(redstate.EINTERNAL, err, "stored build "+e.id+" is not valid JSON")
-	}
-	return b, nil
+	return buildstatus.NewBuild(append([]byte(nil), e.json...)), nil
 }
 
 // remove forgets e everywhere. Callers hold s.mu for writing.

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/buildstatus"
 )
 
 // Delete implements buildstatus.Store. Lua cannot build the index key, so Delete first GETs
@@ -24,8 +25,12 @@ func (s *Store) Delete(ctx context.Context, buildID, ifMatch string) error {
 		if ifMatch != "" && cur.ETag != ifMatch {
 			return resultErr(resPrecondition, buildID)
 		}
+		_, projectID, err := buildstatus.IdentityOf(cur.JSON)
+		if err != nil {
+			return redstate.Wrap(redstate.EINTERNAL, err, "the stored value of build "+buildID+" is not a valid document")
+		}
 		reply, err := deleteScript.Run(ctx, s.client,
-			[]string{s.keys.Build(buildID), s.indexKey(cur.Doc.ProjectID, buildID)},
+			[]string{s.keys.Build(buildID), s.indexKey(projectID, buildID)},
 			cur.ETag, buildID, s.keys.Events(buildID),
 		).Slice()
 		if err != nil {

@@ -23,7 +23,7 @@ func (s *Store) Get(ctx context.Context, buildID string) (*buildstatus.Build, er
 	if err != nil {
 		return nil, mapErr(err, "reading build "+buildID)
 	}
-	return decode(raw, buildID)
+	return buildstatus.NewBuild(raw), nil
 }
 
 // GetMany implements buildstatus.Store: one MGET on standalone, one pipeline of GETs on
@@ -59,11 +59,7 @@ func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]*buildsta
 		if raw == nil {
 			continue
 		}
-		b, err := decode(raw, unique[i])
-		if err != nil {
-			return nil, err
-		}
-		out[unique[i]] = b
+		out[unique[i]] = buildstatus.NewBuild(raw)
 	}
 	return out, nil
 }
@@ -137,13 +133,4 @@ func (s *Store) fetch(ctx context.Context, keys []string) ([][]byte, error) {
 		out[i] = v
 	}
 	return out, nil
-}
-
-// decode parses a stored value; a value that is not a document is EINTERNAL.
-func decode(raw []byte, buildID string) (*buildstatus.Build, error) {
-	b, err := buildstatus.Decode(raw)
-	if err != nil {
-		return nil, redstate.Wrap(redstate.EINTERNAL, err, "the stored value of build "+buildID+" is not a valid document")
-	}
-	return b, nil
 }

@@ -79,11 +79,10 @@ func (s *Store) List(ctx context.Context, cursor string, limit int) (*buildstatu
 		if raw == nil {
 			continue
 		}
-		b, err := buildstatus.Decode(raw)
-		if err != nil || b.Doc.BuildID != ids[i] {
+		if id, _, err := buildstatus.IdentityOf(raw); err != nil || id != ids[i] {
 			continue
 		}
-		page.Builds = append(page.Builds, b)
+		page.Builds = append(page.Builds, buildstatus.NewBuild(raw))
 	}
 	if !done {
 		page.Cursor = encodeListCursor(node, scan)

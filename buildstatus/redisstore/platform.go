@@ -42,11 +42,15 @@ func (s *Store) UpdatePlatform(ctx context.Context, buildID string, result *buil
 	if ifMatch != "" && cur.ETag != ifMatch {
 		return nil, resultErr(resPrecondition, buildID)
 	}
-	if err := s.extendDirectory(ctx, cur.Doc.ProjectID, buildID); err != nil {
+	curDoc, err := currentDoc(cur, buildID)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.extendDirectory(ctx, curDoc.ProjectID, buildID); err != nil {
 		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
-		next := buildstatus.ApplyPlatformResult(cur.Doc, result, s.now())
+		next := buildstatus.ApplyPlatformResult(curDoc, result, s.now())
 		next.BuildID = buildID
 		if err := buildstatus.Validate(next); err != nil {
 			return nil, err
@@ -62,9 +66,10 @@ func (s *Store) UpdatePlatform(ctx context.Context, buildID string, result *buil
 			return b, nil
 		}
 		if attempt >= maxCASAttempts {
-			return nil, redstate.Errorf(redstate.EUNAVAILABLE, "build %s: gave up after %d conflicting concurrent updates; retry", buildID, attempt)
+			return nil, redstate.Errorf(redstate.ECONFLICT, "build %s: gave up after %d conflicting concurrent updates; retry", buildID, attempt)
 		}
-		if cur, err = decode(current, buildID); err != nil {
+		cur = buildstatus.NewBuild(current)
+		if curDoc, err = currentDoc(cur, buildID); err != nil {
 			return nil, err
 		}
 		if err := sleep(ctx, backoff(attempt)); err != nil {
@@ -82,4 +87,14 @@ func backoff(attempt int) time.Duration {
 		limit = min(limit, 100*time.Microsecond<<attempt)
 	}
 	return jitter(limit)
+}
+
+// currentDoc decodes the document of a build read for an update; a value that is not a
+// document is EINTERNAL.
+func currentDoc(b *buildstatus.Build, buildID string) (*buildstatus.PublishResponse, error) {
+	doc, err := b.Doc()
+	if err != nil {
+		return nil, redstate.Wrap(redstate.EINTERNAL, err, "the stored value of build "+buildID+" is not a valid document")
+	}
+	return doc, nil
 }

@@ -93,15 +93,11 @@ func (s *Store) ListProject(ctx context.Context, projectID, cursor string, limit
 		}
 		for i, raw := range values {
 			e := picked[i]
-			var b *buildstatus.Build
-			if raw != nil {
-				b, _ = buildstatus.Decode(raw)
-			}
-			if b == nil || b.Doc.ProjectID != projectID {
+			if raw == nil || !belongsTo(raw, projectID) {
 				shards[e.shard].stale = append(shards[e.shard].stale, e)
 				continue
 			}
-			builds = append(builds, b)
+			builds = append(builds, buildstatus.NewBuild(raw))
 			listed = append(listed, e)
 		}
 	}
@@ -272,4 +268,10 @@ func (s *Store) runScripts(ctx context.Context, script *redis.Script, calls []sc
 		_, _ = pipe.Exec(ctx)
 	}
 	return cmds
+}
+
+// belongsTo reports whether a stored value is a document of projectID.
+func belongsTo(raw []byte, projectID string) bool {
+	_, project, err := buildstatus.IdentityOf(raw)
+	return err == nil && project == projectID
 }

@@ -185,7 +185,7 @@ func TestListProject_HostileProjectIDNeverWidensPattern(t *testing.T) {
 			t.Fatal(err)
 		}
 		page, err := s.ListProject(ctx, "*", "", 100)
-		if err != nil || len(page.Builds) != 1 || page.Builds[0].Doc.BuildID != id {
+		if err != nil || len(page.Builds) != 1 || page.Builds[0].MustDoc().BuildID != id {
 			t.Fatalf("ListProject(*) = %v, %v", page, err)
 		}
 	})
@@ -213,7 +213,7 @@ func TestList_SkipsForeignKeysMatchingThePattern(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, b := range page.Builds {
-				got = append(got, b.Doc.BuildID)
+				got = append(got, b.MustDoc().BuildID)
 			}
 			if cursor = page.Cursor; cursor == "" {
 				break
@@ -245,7 +245,7 @@ func TestListProject_ManyEqualScoresPageExactly(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, b := range page.Builds {
-				got = append(got, b.Doc.BuildID)
+				got = append(got, b.MustDoc().BuildID)
 			}
 			if cursor = page.Cursor; cursor == "" {
 				break
@@ -341,7 +341,7 @@ func TestUpdatePlatform_ConcurrentPlatformsNoLostUpdate(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := range n {
-			if b.Doc.PlatformResults[fmt.Sprintf("p%d", i)] == nil {
+			if b.MustDoc().PlatformResults[fmt.Sprintf("p%d", i)] == nil {
 				t.Fatalf("platform p%d lost", i)
 			}
 		}

@@ -86,7 +86,7 @@ func (s *Store) write(ctx context.Context, doc *buildstatus.PublishResponse, ifM
 	if res != resOK {
 		return nil, res, cur, nil
 	}
-	return &buildstatus.Build{Doc: doc, JSON: encoded, ETag: etag}, res, nil, nil
+	return buildstatus.NewDecodedBuild(doc, encoded), res, nil, nil
 }
 
 // parseResult reads a script's {code [, value]} reply.

@@ -28,7 +28,7 @@ func TestFallback_AcceptsWritesServesThemAndWritesBack(t *testing.T) {
 	if got := f.s.Pending(); got != 1 {
 		t.Fatalf("Pending = %d, want 1", got)
 	}
-	if b, err := f.s.Get(ctx, id); err != nil || b.Doc.BuildID != id {
+	if b, err := f.s.Get(ctx, id); err != nil || b.MustDoc().BuildID != id {
 		t.Fatalf("read-your-writes Get = %v, %v", b, err)
 	}
 	if ok, err := f.s.Exists(ctx, id); err != nil || !ok {

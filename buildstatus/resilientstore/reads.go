@@ -146,11 +146,12 @@ func (s *Store) overlay(ctx context.Context, p *buildstatus.Page) *buildstatus.P
 	}
 	builds := p.Builds[:0:0]
 	for _, b := range p.Builds {
-		if b == nil || b.Doc == nil || s.pending[b.Doc.BuildID] == nil {
+		id, _, err := buildstatus.IdentityOf(b.JSON)
+		if err != nil || s.pending[id] == nil {
 			builds = append(builds, b)
 			continue
 		}
-		if local, err := s.mem.Get(ctx, b.Doc.BuildID); err == nil && !s.pending[b.Doc.BuildID].deleted {
+		if local, err := s.mem.Get(ctx, id); err == nil && !s.pending[id].deleted {
 			builds = append(builds, local)
 		}
 	}

@@ -135,7 +135,7 @@ func (s *Store) apply(ctx context.Context, id string, p pendingWrite, local, cur
 		if cur == nil {
 			return outcomeWritten, nil
 		}
-		if primaryWins(cur.Doc.UpdatedAt, &buildstatus.DateTime{Time: p.deletedAt}) {
+		if primaryWins(updatedAtOf(cur), &buildstatus.DateTime{Time: p.deletedAt}) {
 			return outcomeSuperseded, nil
 		}
 		err := s.call(ctx, func() error { return s.primary.Delete(ctx, id, cur.ETag) })
@@ -147,15 +147,29 @@ func (s *Store) apply(ctx context.Context, id string, p pendingWrite, local, cur
 	if cur != nil && cur.ETag == local.ETag {
 		return outcomeWritten, nil
 	}
+	localDoc, err := local.Doc()
+	if err != nil {
+		return outcomeRejected, err
+	}
 	opts := buildstatus.SaveOptions{IfNoneMatch: true}
 	if cur != nil {
-		if primaryWins(cur.Doc.UpdatedAt, local.Doc.UpdatedAt) {
+		if primaryWins(updatedAtOf(cur), localDoc.UpdatedAt) {
 			return outcomeSuperseded, nil
 		}
 		opts = buildstatus.SaveOptions{IfMatch: cur.ETag}
 	}
-	err := s.call(ctx, func() error { _, err := s.primary.Save(ctx, local.Doc, opts); return err })
+	err = s.call(ctx, func() error { _, err := s.primary.Save(ctx, localDoc, opts); return err })
 	return classify(err)
+}
+
+// updatedAtOf returns a stored build's updatedAt; nil when it has none or cannot be decoded (a
+// foreign value then never wins over a fallback write).
+func updatedAtOf(b *buildstatus.Build) *buildstatus.DateTime {
+	doc, err := b.Doc()
+	if err != nil {
+		return nil
+	}
+	return doc.UpdatedAt
 }
 
 // classify maps a write-back write's error to its outcome.

@@ -33,8 +33,8 @@ func (s suite) testIfMatchCurrent(t *testing.T) {
 	if second.ETag == first.ETag {
 		t.Fatalf("ETag did not change with the value (%s)", second.ETag)
 	}
-	if got := mustGet(t, st, id); got.ETag != second.ETag || got.Doc.Status != "SUCCESS" {
-		t.Fatalf("Get after conditional save: ETag %s status %s; want %s SUCCESS", got.ETag, got.Doc.Status, second.ETag)
+	if got := mustGet(t, st, id); got.ETag != second.ETag || got.MustDoc().Status != "SUCCESS" {
+		t.Fatalf("Get after conditional save: ETag %s status %s; want %s SUCCESS", got.ETag, got.MustDoc().Status, second.ETag)
 	}
 }
 

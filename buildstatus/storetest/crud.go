@@ -41,8 +41,8 @@ func (s suite) testSampleRoundTrip(t *testing.T) {
 			t.Errorf("stored JSON lacks %s: %s", frag, got.JSON)
 		}
 	}
-	if got.Doc.PlatformResults["ios"].CompletedAt != nil || got.Doc.PlatformResults["android"].LogURL != nil {
-		t.Errorf("nulls did not decode as nil: %+v", got.Doc.PlatformResults)
+	if got.MustDoc().PlatformResults["ios"].CompletedAt != nil || got.MustDoc().PlatformResults["android"].LogURL != nil {
+		t.Errorf("nulls did not decode as nil: %+v", got.MustDoc().PlatformResults)
 	}
 }
 
@@ -56,8 +56,8 @@ func (s suite) testExistsGetDelete(t *testing.T) {
 	_, err := st.Get(ctx, id)
 	wantCode(t, err, redstate.ENOTFOUND)
 	saved := mustSave(t, st, SampleDoc(id, "p"))
-	if saved.Doc.BuildID != id || saved.Doc.ProjectID != "p" {
-		t.Fatalf("saved doc has ids %s/%s", saved.Doc.BuildID, saved.Doc.ProjectID)
+	if saved.MustDoc().BuildID != id || saved.MustDoc().ProjectID != "p" {
+		t.Fatalf("saved doc has ids %s/%s", saved.MustDoc().BuildID, saved.MustDoc().ProjectID)
 	}
 	if ok, err := st.Exists(ctx, id); err != nil || !ok {
 		t.Fatalf("Exists after save = %v, %v; want true, nil", ok, err)
@@ -91,10 +91,10 @@ func (s suite) testReturnedBuildsAreCopies(t *testing.T) {
 	doc.Status = "MUTATED"
 	doc.PlatformResults["ios"].Status = "MUTATED"
 	saved.JSON[0] = 'X'
-	saved.Doc.Platforms[0] = "mutated"
+	saved.MustDoc().Platforms[0] = "mutated"
 	got := mustGet(t, st, id)
 	got.JSON[1] = 'X'
-	got.Doc.PlatformResults["android"].Status = "MUTATED"
+	got.MustDoc().PlatformResults["android"].Status = "MUTATED"
 	many, err := st.GetMany(t.Context(), []string{id})
 	if err != nil {
 		t.Fatalf("GetMany: %v", err)
@@ -158,7 +158,7 @@ func (s suite) testNonCanonicalIDs(t *testing.T) {
 	}
 	// Nothing above may have touched the canonical build.
 	got := mustGet(t, st, "550e8400-e29b-41d4-a716-446655440000")
-	if got.Doc.PlatformResults["ios"].Status != "IN_PROGRESS" {
+	if got.MustDoc().PlatformResults["ios"].Status != "IN_PROGRESS" {
 		t.Fatalf("canonical build was modified through a non-canonical id: %s", got.JSON)
 	}
 }

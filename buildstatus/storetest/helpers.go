@@ -99,18 +99,18 @@ func mustGet(t *testing.T, s buildstatus.Store, id string) *buildstatus.Build {
 // JSON exactly as buildstatus.Encode writes Doc.
 func checkBuild(t *testing.T, b *buildstatus.Build) {
 	t.Helper()
-	if b == nil || b.Doc == nil {
+	if b == nil || b.MustDoc() == nil {
 		t.Fatalf("returned build or its Doc is nil: %+v", b)
 	}
 	if got := buildstatus.ETagOf(b.JSON); b.ETag != got {
-		t.Errorf("build %s: ETag %q, want ETagOf(JSON) %q", b.Doc.BuildID, b.ETag, got)
+		t.Errorf("build %s: ETag %q, want ETagOf(JSON) %q", b.MustDoc().BuildID, b.ETag, got)
 	}
-	enc, err := buildstatus.Encode(b.Doc)
+	enc, err := buildstatus.Encode(b.MustDoc())
 	if err != nil {
 		t.Fatalf("encode returned Doc: %v", err)
 	}
 	if !bytes.Equal(enc, b.JSON) {
-		t.Errorf("build %s: JSON is not Encode(Doc)\n JSON: %s\n Doc:  %s", b.Doc.BuildID, b.JSON, enc)
+		t.Errorf("build %s: JSON is not Encode(Doc)\n JSON: %s\n Doc:  %s", b.MustDoc().BuildID, b.JSON, enc)
 	}
 }
 
@@ -145,7 +145,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func ids(builds []*buildstatus.Build) []string {
 	out := make([]string, len(builds))
 	for i, b := range builds {
-		out[i] = b.Doc.BuildID
+		out[i] = b.MustDoc().BuildID
 	}
 	return out
 }

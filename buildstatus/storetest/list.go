@@ -31,7 +31,7 @@ func listAll(t *testing.T, st buildstatus.Store, limit int) []string {
 		}
 		for _, b := range page.Builds {
 			checkBuild(t, b)
-			out = append(out, b.Doc.BuildID)
+			out = append(out, b.MustDoc().BuildID)
 		}
 		if page.Cursor == "" {
 			return out

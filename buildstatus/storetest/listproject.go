@@ -38,10 +38,10 @@ func listProjectAll(t *testing.T, st buildstatus.Store, project string, limit in
 		}
 		for _, b := range page.Builds {
 			checkBuild(t, b)
-			if b.Doc.ProjectID != project {
-				t.Fatalf("ListProject(%q) returned build %s of project %q", project, b.Doc.BuildID, b.Doc.ProjectID)
+			if b.MustDoc().ProjectID != project {
+				t.Fatalf("ListProject(%q) returned build %s of project %q", project, b.MustDoc().BuildID, b.MustDoc().ProjectID)
 			}
-			out = append(out, b.Doc.BuildID)
+			out = append(out, b.MustDoc().BuildID)
 		}
 		if page.Cursor == "" {
 			return out
@@ -160,8 +160,8 @@ func (s suite) testListProjectNullCreatedAt(t *testing.T) {
 	doc = SampleDoc(undated, project)
 	doc.CreatedAt = nil
 	saved := mustSave(t, st, doc)
-	if saved.Doc.CreatedAt != nil {
-		t.Fatalf("a null createdAt was stored as %v; nulls are kept", saved.Doc.CreatedAt)
+	if saved.MustDoc().CreatedAt != nil {
+		t.Fatalf("a null createdAt was stored as %v; nulls are kept", saved.MustDoc().CreatedAt)
 	}
 	doc = SampleDoc(newer, project)
 	doc.CreatedAt = buildstatus.NewLocalDateTime(now.Add(time.Hour))

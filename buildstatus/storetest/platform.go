@@ -27,14 +27,14 @@ func (s suite) updatePlatformTests() []namedTest {
 func checkUpdated(t *testing.T, prev, got *buildstatus.Build, result *buildstatus.PlatformResult, before, after time.Time) {
 	t.Helper()
 	checkBuild(t, got)
-	u := got.Doc.UpdatedAt
+	u := got.MustDoc().UpdatedAt
 	if u == nil || u.Zoned {
 		t.Fatalf("updatedAt = %v, want a zone-less date-time", u)
 	}
 	if u.Time.Before(before.Add(-time.Second)) || u.Time.After(after.Add(time.Second)) {
 		t.Fatalf("updatedAt = %v, want between %v and %v", u, before.UTC(), after.UTC())
 	}
-	want, err := buildstatus.Encode(buildstatus.ApplyPlatformResult(prev.Doc, result, u.Time))
+	want, err := buildstatus.Encode(buildstatus.ApplyPlatformResult(prev.MustDoc(), result, u.Time))
 	if err != nil {
 		t.Fatalf("encode: %v", err)
 	}
@@ -50,7 +50,7 @@ func (s suite) testUpdatePlatformChangesOnlyThatPlatform(t *testing.T) {
 	result := &buildstatus.PlatformResult{
 		Platform: "ios", Status: "SUCCESS", Progress: ptr(100),
 		DownloadURL: ptr(id + "/ios/app.ipa"),
-		StartedAt:   prev.Doc.PlatformResults["ios"].StartedAt,
+		StartedAt:   prev.MustDoc().PlatformResults["ios"].StartedAt,
 		CompletedAt: buildstatus.NewLocalDateTime(time.Now()),
 	}
 	before := time.Now()
@@ -59,8 +59,8 @@ func (s suite) testUpdatePlatformChangesOnlyThatPlatform(t *testing.T) {
 		t.Fatalf("UpdatePlatform: %v", err)
 	}
 	checkUpdated(t, prev, got, result, before, time.Now())
-	if !slices.Equal(got.Doc.Platforms, []string{"android", "ios"}) {
-		t.Fatalf("platforms = %v, want unchanged [android ios]", got.Doc.Platforms)
+	if !slices.Equal(got.MustDoc().Platforms, []string{"android", "ios"}) {
+		t.Fatalf("platforms = %v, want unchanged [android ios]", got.MustDoc().Platforms)
 	}
 	if stored := mustGet(t, st, id); !bytes.Equal(stored.JSON, got.JSON) || stored.ETag != got.ETag {
 		t.Fatalf("Get after UpdatePlatform = %s, want %s", stored.JSON, got.JSON)
@@ -78,16 +78,16 @@ func (s suite) testUpdatePlatformAddsPlatform(t *testing.T) {
 		t.Fatalf("UpdatePlatform: %v", err)
 	}
 	checkUpdated(t, prev, got, result, before, time.Now())
-	if !slices.Equal(got.Doc.Platforms, []string{"android", "ios", "wechat-mp"}) {
-		t.Fatalf("platforms = %v, want the new platform appended", got.Doc.Platforms)
+	if !slices.Equal(got.MustDoc().Platforms, []string{"android", "ios", "wechat-mp"}) {
+		t.Fatalf("platforms = %v, want the new platform appended", got.MustDoc().Platforms)
 	}
 	// Updating it again does not list it twice.
 	again, err := st.UpdatePlatform(t.Context(), id, &buildstatus.PlatformResult{Platform: "wechat-mp", Status: "SUCCESS"}, "")
 	if err != nil {
 		t.Fatalf("UpdatePlatform: %v", err)
 	}
-	if !slices.Equal(again.Doc.Platforms, []string{"android", "ios", "wechat-mp"}) {
-		t.Fatalf("platforms = %v after a second update", again.Doc.Platforms)
+	if !slices.Equal(again.MustDoc().Platforms, []string{"android", "ios", "wechat-mp"}) {
+		t.Fatalf("platforms = %v after a second update", again.MustDoc().Platforms)
 	}
 }
 
@@ -178,7 +178,7 @@ func (s suite) testUpdatePlatformConcurrent(t *testing.T) {
 	for w := range writers {
 		p := fmt.Sprintf("p%02d", w)
 		wantPlatforms = append(wantPlatforms, p)
-		r := got.Doc.PlatformResults[p]
+		r := got.MustDoc().PlatformResults[p]
 		if r == nil {
 			t.Errorf("update of platform %s was lost", p)
 			continue
@@ -188,11 +188,11 @@ func (s suite) testUpdatePlatformConcurrent(t *testing.T) {
 		}
 	}
 	slices.Sort(wantPlatforms)
-	gotPlatforms := slices.Sorted(slices.Values(got.Doc.Platforms))
+	gotPlatforms := slices.Sorted(slices.Values(got.MustDoc().Platforms))
 	if !slices.Equal(gotPlatforms, wantPlatforms) {
-		t.Errorf("platforms = %v, want each of %v once", got.Doc.Platforms, wantPlatforms)
+		t.Errorf("platforms = %v, want each of %v once", got.MustDoc().Platforms, wantPlatforms)
 	}
-	if got.Doc.PlatformResults["android"].Status != "SUCCESS" || got.Doc.PlatformResults["ios"].Status != "IN_PROGRESS" {
+	if got.MustDoc().PlatformResults["android"].Status != "SUCCESS" || got.MustDoc().PlatformResults["ios"].Status != "IN_PROGRESS" {
 		t.Errorf("untouched platforms changed: %s", got.JSON)
 	}
 }

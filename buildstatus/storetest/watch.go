@@ -36,8 +36,8 @@ func recv(t *testing.T, ch <-chan buildstatus.Event) buildstatus.Event {
 // wantSaved checks that ev announces b.
 func wantSaved(t *testing.T, ev buildstatus.Event, b *buildstatus.Build, what string) {
 	t.Helper()
-	if ev.Type != buildstatus.EventSaved || ev.BuildID != b.Doc.BuildID || ev.ETag != b.ETag || !bytes.Equal(ev.Build, b.JSON) {
-		t.Fatalf("event for %s = {%s %s %s %s}, want {saved %s %s %s}", what, ev.Type, ev.BuildID, ev.ETag, ev.Build, b.Doc.BuildID, b.ETag, b.JSON)
+	if ev.Type != buildstatus.EventSaved || ev.BuildID != b.MustDoc().BuildID || ev.ETag != b.ETag || !bytes.Equal(ev.Build, b.JSON) {
+		t.Fatalf("event for %s = {%s %s %s %s}, want {saved %s %s %s}", what, ev.Type, ev.BuildID, ev.ETag, ev.Build, b.MustDoc().BuildID, b.ETag, b.JSON)
 	}
 }
 
