@@ -41,30 +41,41 @@ type PlatformResult struct {
 	CompletedAt  *DateTime `json:"completedAt"`
 }
 
-// Build is a stored build: the exact JSON bytes it is stored as, its ETag, and the document,
-// decoded on first use. Reads hand out the stored bytes without decoding them, so serving a
+// Build is a stored build: the exact JSON bytes it is stored as, and its ETag and document,
+// both computed on first use. Reads hand out the stored bytes without decoding them, so serving a
 // build (the HTTP API writes JSON as is) costs no JSON work; call Doc for the typed document.
 // A Build is safe for concurrent use; each read returns a new Build.
 type Build struct {
 	// JSON is the stored value, byte for byte as the backend holds it.
 	JSON []byte
-	// ETag identifies this exact stored value (see ETagOf).
-	ETag string
+
+	etagOnce sync.Once
+	etag     string
 
 	once sync.Once
 	doc  *PublishResponse
 	err  error
 }
 
+// ETag identifies this exact stored value (see ETagOf); computed on first use.
+func (b *Build) ETag() string {
+	b.etagOnce.Do(func() {
+		if b.etag == "" {
+			b.etag = ETagOf(b.JSON)
+		}
+	})
+	return b.etag
+}
+
 // NewBuild returns the Build of a stored value; the document is decoded lazily by Doc.
 func NewBuild(stored []byte) *Build {
-	return &Build{JSON: stored, ETag: ETagOf(stored)}
+	return &Build{JSON: stored}
 }
 
 // NewDecodedBuild returns the Build of a stored value whose document the caller already holds
 // (a writer that just encoded doc into stored). doc must not be modified afterwards.
 func NewDecodedBuild(doc *PublishResponse, stored []byte) *Build {
-	b := &Build{JSON: stored, ETag: ETagOf(stored), doc: doc}
+	b := &Build{JSON: stored, doc: doc}
 	b.once.Do(func() {})
 	return b
 }

@@ -101,7 +101,7 @@ func (s *server) putBuild(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return buildErr(err)
 	}
-	setETag(w, b.ETag)
+	setETag(w, b.ETag())
 	writeRawJSON(w, http.StatusOK, b.JSON)
 	return nil
 }
@@ -117,8 +117,8 @@ func (s *server) getBuild(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return buildErr(err)
 	}
-	setETag(w, b.ETag)
-	if inm := r.Header.Get("If-None-Match"); inm != "" && noneMatches(inm, b.ETag) {
+	setETag(w, b.ETag())
+	if inm := r.Header.Get("If-None-Match"); inm != "" && noneMatches(inm, b.ETag()) {
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
@@ -142,7 +142,7 @@ func (s *server) headBuild(w http.ResponseWriter, r *http.Request) error {
 		return buildErr(err)
 	}
 	h := w.Header()
-	setETag(w, b.ETag)
+	setETag(w, b.ETag())
 	h.Set("Redstate-TTL-Seconds", strconv.FormatInt(int64(math.Ceil(ttl.Seconds())), 10))
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(b.JSON)))
@@ -200,7 +200,7 @@ func (s *server) patchPlatform(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return buildErr(err)
 	}
-	setETag(w, b.ETag)
+	setETag(w, b.ETag())
 	writeRawJSON(w, http.StatusOK, b.JSON)
 	return nil
 }

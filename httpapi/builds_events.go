@@ -115,7 +115,7 @@ func (s *sseWriter) state(b *buildstatus.Build) {
 		s.event(sseMissing, "", s.idJSON())
 		return
 	}
-	s.event(sseSnapshot, b.ETag, b.JSON)
+	s.event(sseSnapshot, b.ETag(), b.JSON)
 }
 
 // idJSON is the data of events without a document: {"buildId":"<id>"}.

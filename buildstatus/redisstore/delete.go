@@ -22,7 +22,7 @@ func (s *Store) Delete(ctx context.Context, buildID, ifMatch string) error {
 		if err != nil {
 			return err
 		}
-		if ifMatch != "" && cur.ETag != ifMatch {
+		if ifMatch != "" && cur.ETag() != ifMatch {
 			return resultErr(resPrecondition, buildID)
 		}
 		_, projectID, err := buildstatus.IdentityOf(cur.JSON)
@@ -31,7 +31,7 @@ func (s *Store) Delete(ctx context.Context, buildID, ifMatch string) error {
 		}
 		reply, err := deleteScript.Run(ctx, s.client,
 			[]string{s.keys.Build(buildID), s.indexKey(projectID, buildID)},
-			cur.ETag, buildID, s.keys.Events(buildID),
+			cur.ETag(), buildID, s.keys.Events(buildID),
 		).Slice()
 		if err != nil {
 			return mapErr(err, "deleting build "+buildID)

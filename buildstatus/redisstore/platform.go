@@ -39,7 +39,7 @@ func (s *Store) UpdatePlatform(ctx context.Context, buildID string, result *buil
 	if err != nil {
 		return nil, err
 	}
-	if ifMatch != "" && cur.ETag != ifMatch {
+	if ifMatch != "" && cur.ETag() != ifMatch {
 		return nil, resultErr(resPrecondition, buildID)
 	}
 	curDoc, err := currentDoc(cur, buildID)
@@ -55,7 +55,7 @@ func (s *Store) UpdatePlatform(ctx context.Context, buildID string, result *buil
 		if err := buildstatus.Validate(next); err != nil {
 			return nil, err
 		}
-		b, res, current, err := s.write(ctx, next, cur.ETag, false, ifMatch == "")
+		b, res, current, err := s.write(ctx, next, cur.ETag(), false, ifMatch == "")
 		if err != nil {
 			return nil, err
 		}

@@ -82,8 +82,8 @@ func TestSave_StoresSeedJSONAtSeedKeyWithTTL(t *testing.T) {
 		if string(raw) != string(want) || string(b.JSON) != string(want) {
 			t.Fatalf("stored %s\nwant %s", raw, want)
 		}
-		if b.ETag != buildstatus.ETagOf(raw) {
-			t.Fatalf("ETag %s, want sha1 of stored bytes %s", b.ETag, buildstatus.ETagOf(raw))
+		if b.ETag() != buildstatus.ETagOf(raw) {
+			t.Fatalf("ETag %s, want sha1 of stored bytes %s", b.ETag(), buildstatus.ETagOf(raw))
 		}
 		pttl, err := client.PTTL(ctx, key).Result()
 		if err != nil {
@@ -365,7 +365,7 @@ func TestWatch_DeliversSaveAndDelete(t *testing.T) {
 			t.Fatal(err)
 		}
 		ev := next(t, events)
-		if ev.Type != buildstatus.EventSaved || ev.ETag != b.ETag || string(ev.Build) != string(b.JSON) || ev.BuildID != id {
+		if ev.Type != buildstatus.EventSaved || ev.ETag != b.ETag() || string(ev.Build) != string(b.JSON) || ev.BuildID != id {
 			t.Fatalf("first event %+v", ev)
 		}
 		if ev = next(t, events); ev.Type != buildstatus.EventDeleted || ev.BuildID != id {

@@ -74,7 +74,7 @@ func TestFallback_AcceptsWritesServesThemAndWritesBack(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Redis after write-back: %v", err)
 	}
-	if got.ETag != b.ETag {
+	if got.ETag() != b.ETag() {
 		t.Fatalf("written-back value differs from the acknowledged one:\n got %s\nwant %s", got.JSON, b.JSON)
 	}
 	if v := counter(t, f.m, "redstate_fallback_writeback_total", "result", metrics.WriteBackWritten); v != 1 {
@@ -105,14 +105,14 @@ func TestFallback_PendingReadsServedFromMemoryAfterRecovery(t *testing.T) {
 	}
 	f.flaky.down.Store(false)
 	got, err := f.s.Get(ctx, id)
-	if err != nil || got.ETag != want.ETag {
+	if err != nil || got.ETag() != want.ETag() {
 		t.Fatalf("Get of a pending build after recovery = %v (%v), want the fallback copy", got, err)
 	}
 	f.s.writeBackRound()
 	if n := f.s.Pending(); n != 0 {
 		t.Fatalf("Pending after a round = %d", n)
 	}
-	if got, _ := f.raw.Get(ctx, id); got.ETag != want.ETag {
+	if got, _ := f.raw.Get(ctx, id); got.ETag() != want.ETag() {
 		t.Fatalf("Redis holds %s, want the newer fallback copy", got.JSON)
 	}
 }
@@ -159,13 +159,13 @@ func TestWriteBack_NewerWins(t *testing.T) {
 			if tc.wantFallback {
 				want = mine
 			}
-			if got.ETag != want.ETag {
+			if got.ETag() != want.ETag() {
 				t.Fatalf("Redis holds %s\nwant %s", got.JSON, want.JSON)
 			}
 			if v := counter(t, f.m, "redstate_fallback_writeback_total", "result", tc.wantCountedAs); v != 1 {
 				t.Errorf("%s = %v, want 1", tc.wantCountedAs, v)
 			}
-			if b, err := f.s.Get(ctx, id); err != nil || b.ETag != want.ETag {
+			if b, err := f.s.Get(ctx, id); err != nil || b.ETag() != want.ETag() {
 				t.Fatalf("Get after write-back = %v, %v; want Redis's value", b, err)
 			}
 		})
@@ -260,7 +260,7 @@ func TestWriteBack_ConcurrentWriteNeverClobbered(t *testing.T) {
 		t.Fatalf("Pending = %d, want 0", n)
 	}
 	got, err := f.raw.Get(ctx, id)
-	if err != nil || got.ETag != concurrent.ETag {
+	if err != nil || got.ETag() != concurrent.ETag() {
 		t.Fatalf("Redis = %v (%v), want the concurrent newer write kept", got, err)
 	}
 	if v := counter(t, f.m, "redstate_fallback_writeback_total", "result", metrics.WriteBackSuperseded); v != 1 {
@@ -284,8 +284,8 @@ func TestFallback_WatchSeesFallbackWrites(t *testing.T) {
 	}
 	select {
 	case ev := <-ch:
-		if ev.Type != buildstatus.EventSaved || ev.ETag != b.ETag {
-			t.Fatalf("event = %+v, want saved %s", ev, b.ETag)
+		if ev.Type != buildstatus.EventSaved || ev.ETag != b.ETag() {
+			t.Fatalf("event = %+v, want saved %s", ev, b.ETag())
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("no event for a fallback write")

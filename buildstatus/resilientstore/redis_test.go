@@ -53,7 +53,7 @@ func TestFallback_RealRedisKilledAndRestarted(t *testing.T) {
 	if n := s.Pending(); n != len(ids) {
 		t.Fatalf("Pending = %d, want %d", n, len(ids))
 	}
-	if b, err := s.Get(ctx, ids[0]); err != nil || b.ETag != acked[ids[0]].ETag {
+	if b, err := s.Get(ctx, ids[0]); err != nil || b.ETag() != acked[ids[0]].ETag() {
 		t.Fatalf("read-your-writes with Redis killed: %v, %v", b, err)
 	}
 
@@ -64,7 +64,7 @@ func TestFallback_RealRedisKilledAndRestarted(t *testing.T) {
 		if err != nil {
 			t.Fatalf("raw GET %s: %v", keys.Build(id), err)
 		}
-		if buildstatus.ETagOf(raw) != acked[id].ETag {
+		if buildstatus.ETagOf(raw) != acked[id].ETag() {
 			t.Fatalf("Redis holds %s\nwant %s", raw, acked[id].JSON)
 		}
 		if ttl := client.TTL(ctx, keys.Build(id)).Val(); ttl <= 0 || ttl > time.Hour {

@@ -138,13 +138,13 @@ func (s *Store) apply(ctx context.Context, id string, p pendingWrite, local, cur
 		if primaryWins(updatedAtOf(cur), &buildstatus.DateTime{Time: p.deletedAt}) {
 			return outcomeSuperseded, nil
 		}
-		err := s.call(ctx, func() error { return s.primary.Delete(ctx, id, cur.ETag) })
+		err := s.call(ctx, func() error { return s.primary.Delete(ctx, id, cur.ETag()) })
 		if redstate.IsCode(err, redstate.ENOTFOUND) { // deleted meanwhile: the tombstone's goal
 			return outcomeWritten, nil
 		}
 		return classify(err)
 	}
-	if cur != nil && cur.ETag == local.ETag {
+	if cur != nil && cur.ETag() == local.ETag() {
 		return outcomeWritten, nil
 	}
 	localDoc, err := local.Doc()
@@ -156,7 +156,7 @@ func (s *Store) apply(ctx context.Context, id string, p pendingWrite, local, cur
 		if primaryWins(updatedAtOf(cur), localDoc.UpdatedAt) {
 			return outcomeSuperseded, nil
 		}
-		opts = buildstatus.SaveOptions{IfMatch: cur.ETag}
+		opts = buildstatus.SaveOptions{IfMatch: cur.ETag()}
 	}
 	err = s.call(ctx, func() error { _, err := s.primary.Save(ctx, localDoc, opts); return err })
 	return classify(err)

@@ -25,16 +25,16 @@ func (s suite) testIfMatchCurrent(t *testing.T) {
 	first := mustSave(t, st, SampleDoc(id, "p"))
 	doc := SampleDoc(id, "p")
 	doc.Status = "SUCCESS"
-	second, err := st.Save(t.Context(), doc, buildstatus.SaveOptions{IfMatch: first.ETag})
+	second, err := st.Save(t.Context(), doc, buildstatus.SaveOptions{IfMatch: first.ETag()})
 	if err != nil {
 		t.Fatalf("Save with current ETag: %v", err)
 	}
 	checkBuild(t, second)
-	if second.ETag == first.ETag {
-		t.Fatalf("ETag did not change with the value (%s)", second.ETag)
+	if second.ETag() == first.ETag() {
+		t.Fatalf("ETag did not change with the value (%s)", second.ETag())
 	}
-	if got := mustGet(t, st, id); got.ETag != second.ETag || got.MustDoc().Status != "SUCCESS" {
-		t.Fatalf("Get after conditional save: ETag %s status %s; want %s SUCCESS", got.ETag, got.MustDoc().Status, second.ETag)
+	if got := mustGet(t, st, id); got.ETag() != second.ETag() || got.MustDoc().Status != "SUCCESS" {
+		t.Fatalf("Get after conditional save: ETag %s status %s; want %s SUCCESS", got.ETag(), got.MustDoc().Status, second.ETag())
 	}
 }
 
@@ -46,7 +46,7 @@ func (s suite) testIfMatchStale(t *testing.T) {
 	doc.Status = "SUCCESS"
 	current := mustSave(t, st, doc)
 	doc.Status = "FAILED"
-	_, err := st.Save(t.Context(), doc, buildstatus.SaveOptions{IfMatch: first.ETag})
+	_, err := st.Save(t.Context(), doc, buildstatus.SaveOptions{IfMatch: first.ETag()})
 	wantCode(t, err, redstate.EPRECONDITION)
 	_, err = st.Save(t.Context(), doc, buildstatus.SaveOptions{IfMatch: "not-an-etag"})
 	wantCode(t, err, redstate.EPRECONDITION)
@@ -76,7 +76,7 @@ func (s suite) testIfNoneMatch(t *testing.T) {
 	doc.Status = "SUCCESS"
 	_, err = st.Save(t.Context(), doc, buildstatus.SaveOptions{IfNoneMatch: true})
 	wantCode(t, err, redstate.EPRECONDITION)
-	if got := mustGet(t, st, id); got.ETag != created.ETag {
+	if got := mustGet(t, st, id); got.ETag() != created.ETag() {
 		t.Fatalf("failed IfNoneMatch save changed the value: %s", got.JSON)
 	}
 }
@@ -89,17 +89,17 @@ func (s suite) testDeleteIfMatch(t *testing.T) {
 	doc := SampleDoc(id, "p")
 	doc.Status = "SUCCESS"
 	current := mustSave(t, st, doc)
-	wantCode(t, st.Delete(ctx, id, first.ETag), redstate.EPRECONDITION)
+	wantCode(t, st.Delete(ctx, id, first.ETag()), redstate.EPRECONDITION)
 	if ok, _ := st.Exists(ctx, id); !ok {
 		t.Fatal("Delete with a stale ETag removed the build")
 	}
-	if err := st.Delete(ctx, id, current.ETag); err != nil {
+	if err := st.Delete(ctx, id, current.ETag()); err != nil {
 		t.Fatalf("Delete with the current ETag: %v", err)
 	}
 	if ok, _ := st.Exists(ctx, id); ok {
 		t.Fatal("build exists after Delete")
 	}
-	wantCode(t, st.Delete(ctx, id, current.ETag), redstate.ENOTFOUND)
+	wantCode(t, st.Delete(ctx, id, current.ETag()), redstate.ENOTFOUND)
 }
 
 func (s suite) testProjectIDNeverChanges(t *testing.T) {
@@ -109,9 +109,9 @@ func (s suite) testProjectIDNeverChanges(t *testing.T) {
 	first := mustSave(t, st, SampleDoc(id, "alpha"))
 	_, err := st.Save(ctx, SampleDoc(id, "beta"), buildstatus.SaveOptions{})
 	wantCode(t, err, redstate.ECONFLICT)
-	_, err = st.Save(ctx, SampleDoc(id, "beta"), buildstatus.SaveOptions{IfMatch: first.ETag})
+	_, err = st.Save(ctx, SampleDoc(id, "beta"), buildstatus.SaveOptions{IfMatch: first.ETag()})
 	wantCode(t, err, redstate.ECONFLICT)
-	if got := mustGet(t, st, id); got.ETag != first.ETag {
+	if got := mustGet(t, st, id); got.ETag() != first.ETag() {
 		t.Fatalf("conflicting save changed the value: %s", got.JSON)
 	}
 	page, err := st.ListProject(ctx, "beta", "", 10)

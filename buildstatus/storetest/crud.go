@@ -33,8 +33,8 @@ func (s suite) testSampleRoundTrip(t *testing.T) {
 	if !bytes.Equal(got.JSON, want) {
 		t.Fatalf("Get returned JSON\n %s\nwant\n %s", got.JSON, want)
 	}
-	if got.ETag != saved.ETag {
-		t.Fatalf("Get ETag %q, Save ETag %q", got.ETag, saved.ETag)
+	if got.ETag() != saved.ETag() {
+		t.Fatalf("Get ETag %q, Save ETag %q", got.ETag(), saved.ETag())
 	}
 	for _, frag := range []string{`"logUrl":null`, `"completedAt":null`, `"createdAt":"2025-11-09T10:30:00"`, `"updatedAt":"2025-11-09T10:33:00"`} {
 		if !bytes.Contains(got.JSON, []byte(frag)) {

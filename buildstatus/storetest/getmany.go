@@ -40,7 +40,7 @@ func (s suite) testGetManyMixed(t *testing.T) {
 			t.Fatalf("GetMany lacks %s", id)
 		}
 		checkBuild(t, b)
-		if !bytes.Equal(b.JSON, want.JSON) || b.ETag != want.ETag {
+		if !bytes.Equal(b.JSON, want.JSON) || b.ETag() != want.ETag() {
 			t.Fatalf("GetMany[%s] = %s, want %s", id, b.JSON, want.JSON)
 		}
 	}

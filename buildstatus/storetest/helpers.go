@@ -102,8 +102,8 @@ func checkBuild(t *testing.T, b *buildstatus.Build) {
 	if b == nil || b.MustDoc() == nil {
 		t.Fatalf("returned build or its Doc is nil: %+v", b)
 	}
-	if got := buildstatus.ETagOf(b.JSON); b.ETag != got {
-		t.Errorf("build %s: ETag %q, want ETagOf(JSON) %q", b.MustDoc().BuildID, b.ETag, got)
+	if got := buildstatus.ETagOf(b.JSON); b.ETag() != got {
+		t.Errorf("build %s: ETag %q, want ETagOf(JSON) %q", b.MustDoc().BuildID, b.ETag(), got)
 	}
 	enc, err := buildstatus.Encode(b.MustDoc())
 	if err != nil {

@@ -62,7 +62,7 @@ func (s suite) testUpdatePlatformChangesOnlyThatPlatform(t *testing.T) {
 	if !slices.Equal(got.MustDoc().Platforms, []string{"android", "ios"}) {
 		t.Fatalf("platforms = %v, want unchanged [android ios]", got.MustDoc().Platforms)
 	}
-	if stored := mustGet(t, st, id); !bytes.Equal(stored.JSON, got.JSON) || stored.ETag != got.ETag {
+	if stored := mustGet(t, st, id); !bytes.Equal(stored.JSON, got.JSON) || stored.ETag() != got.ETag() {
 		t.Fatalf("Get after UpdatePlatform = %s, want %s", stored.JSON, got.JSON)
 	}
 }
@@ -73,7 +73,7 @@ func (s suite) testUpdatePlatformAddsPlatform(t *testing.T) {
 	prev := mustSave(t, st, SampleDoc(id, "p"))
 	result := &buildstatus.PlatformResult{Platform: "wechat-mp", Status: "QUEUED", Progress: ptr(0)}
 	before := time.Now()
-	got, err := st.UpdatePlatform(t.Context(), id, result, prev.ETag)
+	got, err := st.UpdatePlatform(t.Context(), id, result, prev.ETag())
 	if err != nil {
 		t.Fatalf("UpdatePlatform: %v", err)
 	}
@@ -120,7 +120,7 @@ func (s suite) testUpdatePlatformInvalid(t *testing.T) {
 			t.Errorf("%s: UpdatePlatform error = %v, want %s", name, err, redstate.EINVALID)
 		}
 	}
-	if got := mustGet(t, st, id); got.ETag != prev.ETag {
+	if got := mustGet(t, st, id); got.ETag() != prev.ETag() {
 		t.Fatalf("rejected updates changed the build: %s", got.JSON)
 	}
 }
@@ -129,16 +129,16 @@ func (s suite) testUpdatePlatformIfMatch(t *testing.T) {
 	st := s.store(t)
 	id := NewBuildID()
 	first := mustSave(t, st, SampleDoc(id, "p"))
-	second, err := st.UpdatePlatform(t.Context(), id, &buildstatus.PlatformResult{Platform: "ios", Status: "BUILDING", Progress: ptr(60)}, first.ETag)
+	second, err := st.UpdatePlatform(t.Context(), id, &buildstatus.PlatformResult{Platform: "ios", Status: "BUILDING", Progress: ptr(60)}, first.ETag())
 	if err != nil {
 		t.Fatalf("UpdatePlatform with the current ETag: %v", err)
 	}
-	if second.ETag == first.ETag {
+	if second.ETag() == first.ETag() {
 		t.Fatal("ETag unchanged by UpdatePlatform")
 	}
-	_, err = st.UpdatePlatform(t.Context(), id, &buildstatus.PlatformResult{Platform: "ios", Status: "FAILED"}, first.ETag)
+	_, err = st.UpdatePlatform(t.Context(), id, &buildstatus.PlatformResult{Platform: "ios", Status: "FAILED"}, first.ETag())
 	wantCode(t, err, redstate.EPRECONDITION)
-	if got := mustGet(t, st, id); got.ETag != second.ETag {
+	if got := mustGet(t, st, id); got.ETag() != second.ETag() {
 		t.Fatalf("stale UpdatePlatform changed the build: %s", got.JSON)
 	}
 }

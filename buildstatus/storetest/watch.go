@@ -36,8 +36,8 @@ func recv(t *testing.T, ch <-chan buildstatus.Event) buildstatus.Event {
 // wantSaved checks that ev announces b.
 func wantSaved(t *testing.T, ev buildstatus.Event, b *buildstatus.Build, what string) {
 	t.Helper()
-	if ev.Type != buildstatus.EventSaved || ev.BuildID != b.MustDoc().BuildID || ev.ETag != b.ETag || !bytes.Equal(ev.Build, b.JSON) {
-		t.Fatalf("event for %s = {%s %s %s %s}, want {saved %s %s %s}", what, ev.Type, ev.BuildID, ev.ETag, ev.Build, b.MustDoc().BuildID, b.ETag, b.JSON)
+	if ev.Type != buildstatus.EventSaved || ev.BuildID != b.MustDoc().BuildID || ev.ETag != b.ETag() || !bytes.Equal(ev.Build, b.JSON) {
+		t.Fatalf("event for %s = {%s %s %s %s}, want {saved %s %s %s}", what, ev.Type, ev.BuildID, ev.ETag, ev.Build, b.MustDoc().BuildID, b.ETag(), b.JSON)
 	}
 }
 
@@ -154,8 +154,8 @@ func (s suite) testWatchSlowSubscriber(t *testing.T) {
 			ev = e
 		case <-time.After(quiet):
 			if gapSinceSaved {
-				if b := mustGet(t, st, id); b.ETag != last.ETag {
-					t.Fatalf("re-read after the gap found ETag %s, want the last write's %s", b.ETag, last.ETag)
+				if b := mustGet(t, st, id); b.ETag() != last.ETag() {
+					t.Fatalf("re-read after the gap found ETag %s, want the last write's %s", b.ETag(), last.ETag())
 				}
 				return // the final changes were dropped and announced by a gap
 			}
@@ -179,7 +179,7 @@ func (s suite) testWatchSlowSubscriber(t *testing.T) {
 			}
 			prev, gapSinceSaved = n, false
 			saved++
-			if ev.ETag == last.ETag {
+			if ev.ETag == last.ETag() {
 				if n != writes-1 {
 					t.Fatalf("last ETag carried by change %d", n)
 				}
