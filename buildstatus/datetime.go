@@ -30,13 +30,35 @@ func NewLocalDateTime(t time.Time) *DateTime {
 
 // ParseDateTime parses an ISO-8601 date-time in LocalDateTime or RFC 3339 form.
 func ParseDateTime(s string) (DateTime, error) {
-	if t, err := time.Parse(localLayout, s); err == nil {
-		return DateTime{Time: t}, nil
+	if mayBeLocal(s) {
+		if t, err := time.Parse(localLayout, s); err == nil {
+			return DateTime{Time: t}, nil
+		}
 	}
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return DateTime{Time: t, Zoned: true}, nil
 	}
 	return DateTime{}, fmt.Errorf("%q is not an ISO-8601 date-time (want e.g. 2025-11-09T10:30:00)", s)
+}
+
+// mayBeLocal reports false when s certainly does not parse as localLayout, so that a zoned
+// value skips the failing (and allocating) local attempt. Text localLayout accepts is made only
+// of digits and the literals "-", "T", ":", "." or ",", with exactly two '-' (the year is
+// four unsigned digits): a 'Z', 'z' or '+', or a third '-' (an offset), rules it out.
+func mayBeLocal(s string) bool {
+	dashes := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case 'Z', 'z', '+':
+			return false
+		case '-':
+			dashes++
+			if dashes > 2 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // String formats d in the form it was parsed in.
@@ -47,13 +69,29 @@ func (d DateTime) String() string {
 	return d.Time.Format(localLayout)
 }
 
-// MarshalJSON implements json.Marshaler.
+// MarshalJSON implements json.Marshaler. The formatted text never needs JSON escaping (it is
+// made of digits, "-", "T", ":", ".", "+" and "Z"), so it is quoted directly.
 func (d DateTime) MarshalJSON() ([]byte, error) {
-	return json.Marshal(d.String())
+	layout := localLayout
+	if d.Zoned {
+		layout = time.RFC3339Nano
+	}
+	b := make([]byte, 0, len(time.RFC3339Nano)+8)
+	b = append(b, '"')
+	b = d.Time.AppendFormat(b, layout)
+	return append(b, '"'), nil
 }
 
 // UnmarshalJSON implements json.Unmarshaler. It rejects Jackson's array form explicitly.
 func (d *DateTime) UnmarshalJSON(b []byte) error {
+	if s, ok := plainJSONString(b); ok {
+		parsed, err := ParseDateTime(s)
+		if err != nil {
+			return err
+		}
+		*d = parsed
+		return nil
+	}
 	if bytes.HasPrefix(bytes.TrimSpace(b), []byte("[")) {
 		return fmt.Errorf("date-times must be ISO-8601 strings, not arrays (got %s)", b)
 	}
@@ -67,4 +105,21 @@ func (d *DateTime) UnmarshalJSON(b []byte) error {
 	}
 	*d = parsed
 	return nil
+}
+
+// plainJSONString returns the content of b when b is exactly a JSON string of printable ASCII
+// without escapes, which json.Unmarshal would decode to those same bytes. For anything else
+// (escapes, control or non-ASCII bytes, surrounding space, non-strings) ok is false and the
+// caller takes the general path.
+func plainJSONString(b []byte) (s string, ok bool) {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return "", false
+	}
+	body := b[1 : len(b)-1]
+	for _, c := range body {
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	return string(body), true
 }

@@ -1,7 +1,6 @@
 package buildstatus
 
 import (
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -26,14 +25,84 @@ const (
 	MaxTextBytes = 8192
 )
 
-var (
-	platformPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-	statusPattern   = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+// maxNameLen bounds platform and status names.
+const maxNameLen = 64
+
+// Byte classes of names, as bit sets: alnum is [A-Za-z0-9]; platform and status characters
+// add ". _ -" and "_ -".
+const (
+	classAlnum    = 1 << iota
+	classPlatform // [A-Za-z0-9._-]
+	classStatus   // [A-Za-z0-9_-]
 )
+
+var nameClass = func() (t [256]uint8) {
+	for c := 0; c < 256; c++ {
+		if 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' {
+			t[c] = classAlnum | classPlatform | classStatus
+		}
+	}
+	t['.'] = classPlatform
+	t['_'] = classPlatform | classStatus
+	t['-'] = classPlatform | classStatus
+	return t
+}()
+
+// validPlatform reports whether s matches ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$.
+func validPlatform(s string) bool {
+	if len(s) == 0 || len(s) > maxNameLen || nameClass[s[0]]&classAlnum == 0 {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if nameClass[s[i]]&classPlatform == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// validStatus reports whether s matches ^[A-Za-z0-9_-]{1,64}$.
+func validStatus(s string) bool {
+	if len(s) == 0 || len(s) > maxNameLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if nameClass[s[i]]&classStatus == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// IsCanonicalBuildID reports whether id is a UUID in canonical form: 36 characters, lowercase
+// hexadecimal digits in 8-4-4-4-12 groups separated by hyphens. Exactly for such ids
+// NormalizeBuildID returns id unchanged; the check does not allocate.
+func IsCanonicalBuildID(id string) bool {
+	if len(id) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		c := id[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+				return false
+			}
+		}
+	}
+	return true
+}
 
 // NormalizeBuildID validates a build id and returns its canonical form (lowercase, hyphenated
 // 36-character UUID). Anything else is an EINVALID error and never becomes a key.
 func NormalizeBuildID(id string) (string, error) {
+	if IsCanonicalBuildID(id) {
+		return id, nil
+	}
 	if len(id) != 36 {
 		return "", redstate.Errorf(redstate.EINVALID, "buildId must be a UUID like 550e8400-e29b-41d4-a716-446655440000, got %q", truncate(id))
 	}
@@ -65,7 +134,7 @@ func ValidateProjectID(projectID string) error {
 // ValidatePlatform checks a platform name: 1-64 characters of [A-Za-z0-9._-], starting with a
 // letter or digit ("android", "ios", "h5", "wechat-mp").
 func ValidatePlatform(platform string) error {
-	if !platformPattern.MatchString(platform) {
+	if !validPlatform(platform) {
 		return redstate.Errorf(redstate.EINVALID, "platform must be 1-64 characters of A-Z a-z 0-9 . _ - (got %q)", truncate(platform))
 	}
 	return nil
@@ -124,25 +193,33 @@ func ValidatePlatformResult(r *PlatformResult) error {
 	if err := ValidatePlatform(r.Platform); err != nil {
 		return err
 	}
-	if err := validateStatus("platformResults."+r.Platform+".status", r.Status); err != nil {
-		return err
+	if !validStatus(r.Status) {
+		return statusError("platformResults."+r.Platform+".status", r.Status)
 	}
 	if r.Progress != nil && (*r.Progress < 0 || *r.Progress > 100) {
 		return redstate.Errorf(redstate.EINVALID, "progress must be between 0 and 100, got %d", *r.Progress)
 	}
-	for field, v := range map[string]*string{"logUrl": r.LogURL, "downloadUrl": r.DownloadURL, "errorMessage": r.ErrorMessage} {
-		if v != nil && len(*v) > MaxTextBytes {
-			return redstate.Errorf(redstate.EINVALID, "%s is %d bytes, the limit is %d", field, len(*v), MaxTextBytes)
+	texts := [...]struct {
+		field string
+		v     *string
+	}{{"logUrl", r.LogURL}, {"downloadUrl", r.DownloadURL}, {"errorMessage", r.ErrorMessage}}
+	for _, t := range texts {
+		if t.v != nil && len(*t.v) > MaxTextBytes {
+			return redstate.Errorf(redstate.EINVALID, "%s is %d bytes, the limit is %d", t.field, len(*t.v), MaxTextBytes)
 		}
 	}
 	return nil
 }
 
 func validateStatus(field, status string) error {
-	if !statusPattern.MatchString(status) {
-		return redstate.Errorf(redstate.EINVALID, "%s must be 1-64 characters of A-Z a-z 0-9 _ - such as IN_PROGRESS (got %q)", field, truncate(status))
+	if !validStatus(status) {
+		return statusError(field, status)
 	}
 	return nil
+}
+
+func statusError(field, status string) error {
+	return redstate.Errorf(redstate.EINVALID, "%s must be 1-64 characters of A-Z a-z 0-9 _ - such as IN_PROGRESS (got %q)", field, truncate(status))
 }
 
 func truncate(s string) string {

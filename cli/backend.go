@@ -87,11 +87,12 @@ func openBuildBackend(ctx context.Context, cfg config.Config, m *metrics.Metrics
 	res, err := resilientstore.New(primary, fallback, bs.Resilience, m, log)
 	if err != nil {
 		_ = fallback.Close()
+		_ = rs.Close()
 		_ = client.Close()
 		return nil, fmt.Errorf("build-status resilience: %w", err)
 	}
 	b.store = res
-	b.closers = []func() error{res.Close, fallback.Close, client.Close}
+	b.closers = []func() error{res.Close, fallback.Close, rs.Close, client.Close}
 	b.ready = func(ctx context.Context) error { return redisconn.Ping(ctx, client) }
 	log.Info("build-status registry on redis", "redis", describe, "namespace", cfg.Namespace,
 		"key_prefix", buildstatus.NewKeys(cfg.Namespace, bs.KeyPrefix).Prefix, "ttl", ttl.String(),

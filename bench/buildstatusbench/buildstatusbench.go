@@ -91,6 +91,7 @@ func Run(ctx context.Context, opts Options) ([]bench.Comparison, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer store.Close()
 	if err := store.Ping(ctx); err != nil {
 		return nil, err
 	}

@@ -11,17 +11,18 @@ import (
 	"github.com/redstate/redstate/buildstatus"
 )
 
-// Get implements buildstatus.Store: one GET and a JSON decode.
+// Get implements buildstatus.Store: one GET, coalesced with concurrent Gets into one MGET (see
+// batch.go). The document is not decoded (Build.Doc decodes on demand).
 func (s *Store) Get(ctx context.Context, buildID string) (*buildstatus.Build, error) {
 	if err := checkID(buildID); err != nil {
 		return nil, err
 	}
-	raw, err := s.client.Get(ctx, s.keys.Build(buildID)).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return nil, redstate.Errorf(redstate.ENOTFOUND, "build %s does not exist", buildID)
-	}
+	raw, err := s.getValue(ctx, s.keys.Build(buildID))
 	if err != nil {
-		return nil, mapErr(err, "reading build "+buildID)
+		return nil, err
+	}
+	if raw == nil {
+		return nil, redstate.Errorf(redstate.ENOTFOUND, "build %s does not exist", buildID)
 	}
 	return buildstatus.NewBuild(raw), nil
 }

@@ -41,6 +41,7 @@ func mustNew(t *testing.T, client redis.UniversalClient, ttl time.Duration) *red
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
+	t.Cleanup(func() { _ = s.Close() })
 	return s
 }
 
@@ -68,6 +69,7 @@ func TestSave_StoresSeedJSONAtSeedKeyWithTTL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { _ = s.Close() })
 		doc := storetest.SampleDoc("", "")
 		b, err := s.Save(ctx, doc, buildstatus.SaveOptions{})
 		if err != nil {
@@ -498,6 +500,7 @@ func BenchmarkStandalone(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(func() { _ = s.Close() })
 	id := storetest.NewBuildID()
 	doc := storetest.SampleDoc(id, "bench")
 	raw, _ := buildstatus.Encode(doc)

@@ -14,8 +14,9 @@ import (
 // slack it could expire a moment before the newest build it must list.
 const directorySlack = time.Minute
 
-// Save implements buildstatus.Store. On standalone and Sentinel it is exactly one EVALSHA
-// (saveScript); on Cluster one more round trip first extends the project's shard directory.
+// Save implements buildstatus.Store. On standalone and Sentinel it is one EVALSHA (saveScript,
+// shared with the saves running concurrently, see batch.go); on Cluster one more round trip
+// first extends the project's shard directory.
 // doc itself is not modified; the returned Build.Doc is a shallow copy with a canonical id.
 func (s *Store) Save(ctx context.Context, doc *buildstatus.PublishResponse, opts buildstatus.SaveOptions) (*buildstatus.Build, error) {
 	if doc == nil {
@@ -60,32 +61,29 @@ func (s *Store) write(ctx context.Context, doc *buildstatus.PublishResponse, ifM
 	if err != nil {
 		return nil, "", nil, redstate.Wrap(redstate.EINTERNAL, err, "encoding build "+doc.BuildID)
 	}
-	etag := buildstatus.ETagOf(encoded)
 	id := doc.BuildID
-	reply, err := saveScript.Run(ctx, s.client,
-		[]string{s.keys.Build(id), s.indexKey(doc.ProjectID, id)},
-		encoded,
-		s.ttl.Milliseconds(),
-		ifMatch,
-		flag(ifNoneMatch),
-		doc.ProjectID,
-		projectPrefixLen(encoded),
-		buildstatus.ProjectScore(doc, s.now()),
-		id,
-		s.keys.Events(id),
-		etag,
-		flag(wantCurrent),
-	).Slice()
-	if err != nil {
-		return nil, "", nil, mapErr(err, "saving build "+id)
-	}
-	res, cur, err = parseResult(reply)
+	reply, err := s.runSave(ctx, saveReq{
+		buildKey: s.keys.Build(id),
+		indexKey: s.indexKey(doc.ProjectID, id),
+		args: []any{
+			encoded,
+			ifMatch,
+			flag(ifNoneMatch),
+			doc.ProjectID,
+			encoded[:projectPrefixLen(encoded)],
+			buildstatus.ProjectScore(doc, s.now()),
+			id,
+			s.keys.Events(id),
+			flag(wantCurrent),
+		},
+	})
 	if err != nil {
 		return nil, "", nil, err
 	}
-	if res != resOK {
-		return nil, res, cur, nil
+	if reply.code != resOK {
+		return nil, reply.code, reply.cur, nil
 	}
+	res = reply.code
 	return buildstatus.NewDecodedBuild(doc, encoded), res, nil, nil
 }
 

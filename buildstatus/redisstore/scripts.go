@@ -11,58 +11,85 @@ const (
 	resConflict     = "CONFLICT"
 )
 
-// saveScript stores a build document, indexes it and publishes the change, atomically.
+// saveScript stores build documents, indexes them and publishes the changes. It takes one or
+// more saves (a group commit: concurrent saves coalesced into one call, see batch.go); each
+// save is atomic on its own and independent of the others in the call.
 //
-//	KEYS[1]  build key (keys.Build)
-//	KEYS[2]  project index: keys.ProjectIndex on standalone, keys.ProjectShard (same slot as
-//	         KEYS[1]) on Cluster
-//	ARGV[1]  new JSON document
-//	ARGV[2]  TTL in milliseconds
-//	ARGV[3]  IfMatch ETag, "" for none
-//	ARGV[4]  "1" for IfNoneMatch, else "0"
-//	ARGV[5]  projectId of the new document
-//	ARGV[6]  n: ARGV[1]'s first n bytes are exactly {"buildId":…,"projectId":…, (0 = unknown);
-//	         a current value with the same n-byte prefix has the same project, skipping cjson
-//	ARGV[7]  index score (buildstatus.ProjectScore)
-//	ARGV[8]  build id (index member)
-//	ARGV[9]  events channel (keys.Events; a channel, not a key)
-//	ARGV[10] ETag of ARGV[1]
-//	ARGV[11] "1" to return the current value with a PRECONDITION result (CAS retries)
+//	ARGV[1]  TTL in milliseconds, for every save of the call
+//	then, for save i (1-based), KEYS[2i-1], KEYS[2i] and the saveArgs values from ARGV[a+1],
+//	a = 1 + saveArgs*(i-1):
+//	KEYS[2i-1]  build key (keys.Build)
+//	KEYS[2i]    project index: keys.ProjectIndex on standalone, keys.ProjectShard (same slot as
+//	            the build key) on Cluster
+//	a+1  new JSON document
+//	a+2  IfMatch ETag, "" for none
+//	a+3  "1" for IfNoneMatch, else "0"
+//	a+4  projectId of the new document
+//	a+5  identity prefix: the document's first bytes up to and including its projectId,
+//	     exactly {"buildId":"…","projectId":"…", ("" = unknown). A stored value that starts with
+//	     the same bytes is the same build of the same project; only the prefix is read
+//	     (GETRANGE), not the whole stored document
+//	a+6  index score (buildstatus.ProjectScore)
+//	a+7  build id (index member)
+//	a+8  events channel (keys.Events; a channel, not a key)
+//	a+9  "1" to return the current value with a PRECONDITION result (CAS retries)
 //
-// Returns {"OK"}; {"NOTFOUND"} (IfMatch on a missing build); {"PRECONDITION"} or
-// {"PRECONDITION", current} (ETag mismatch); {"EXISTS"} (IfNoneMatch on an existing build);
-// {"CONFLICT"} (the current value belongs to another project or is not a JSON document).
+// Returns one reply per save, in order: {"OK"}; {"NOTFOUND"} (IfMatch on a missing build);
+// {"PRECONDITION"} or {"PRECONDITION", current} (ETag mismatch); {"EXISTS"} (IfNoneMatch on an
+// existing build); {"CONFLICT"} (the current value belongs to another project or is not JSON).
 //
 // The index keeps the larger of its current TTL and the build's, so it never expires before
-// any build it lists. The event payload is "saved\n<etag>\n<json>" (see watch.go).
+// any build it lists. The event payload is the stored document itself (see watch.go). On
+// Cluster every save of one call has its keys in one slot (batch.go groups them by slot).
 var saveScript = redis.NewScript(`
-local cur = redis.call('GET', KEYS[1])
-if ARGV[3] ~= '' then
-  if not cur then return {'NOTFOUND'} end
-  if redis.sha1hex(cur) ~= ARGV[3] then
-    if ARGV[11] == '1' then return {'PRECONDITION', cur} end
-    return {'PRECONDITION'}
-  end
+local ttl = tonumber(ARGV[1])
+local function sameProject(cur, a)
+  local ok, old = pcall(cjson.decode, cur)
+  return ok and type(old) == 'table' and old['projectId'] == ARGV[a + 4]
 end
-if cur then
-  if ARGV[4] == '1' then return {'EXISTS'} end
-  local n = tonumber(ARGV[6])
-  if n == 0 or string.sub(cur, 1, n) ~= string.sub(ARGV[1], 1, n) then
-    local ok, old = pcall(cjson.decode, cur)
-    if not ok or type(old) ~= 'table' or old['projectId'] ~= ARGV[5] then
-      return {'CONFLICT'}
+local function save(bk, ik, a)
+  local doc = ARGV[a + 1]
+  local prefix = ARGV[a + 5]
+  if ARGV[a + 2] ~= '' then
+    local cur = redis.call('GET', bk)
+    if not cur then return {'NOTFOUND'} end
+    if redis.sha1hex(cur) ~= ARGV[a + 2] then
+      if ARGV[a + 9] == '1' then return {'PRECONDITION', cur} end
+      return {'PRECONDITION'}
+    end
+    if prefix == '' or string.sub(cur, 1, #prefix) ~= prefix then
+      if not sameProject(cur, a) then return {'CONFLICT'} end
+    end
+  else
+    local head = ''
+    if prefix ~= '' then head = redis.call('GETRANGE', bk, 0, #prefix - 1) end
+    if head ~= prefix or prefix == '' then
+      local cur = redis.call('GET', bk)
+      if cur then
+        if ARGV[a + 3] == '1' then return {'EXISTS'} end
+        if not sameProject(cur, a) then return {'CONFLICT'} end
+      end
+    elseif ARGV[a + 3] == '1' then
+      return {'EXISTS'}
     end
   end
+  redis.call('SET', bk, doc, 'PX', ttl)
+  redis.call('ZADD', ik, ARGV[a + 6], ARGV[a + 7])
+  if redis.call('PTTL', ik) < ttl then
+    redis.call('PEXPIRE', ik, ttl)
+  end
+  redis.call('PUBLISH', ARGV[a + 8], doc)
+  return {'OK'}
 end
-local ttl = tonumber(ARGV[2])
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
-redis.call('ZADD', KEYS[2], ARGV[7], ARGV[8])
-if redis.call('PTTL', KEYS[2]) < ttl then
-  redis.call('PEXPIRE', KEYS[2], ttl)
+local out = {}
+for i = 1, #KEYS / 2 do
+  out[i] = save(KEYS[2 * i - 1], KEYS[2 * i], 1 + 9 * (i - 1))
 end
-redis.call('PUBLISH', ARGV[9], 'saved\n' .. ARGV[10] .. '\n' .. ARGV[1])
-return {'OK'}
+return out
 `)
+
+// saveArgs is the number of ARGV values per save in saveScript.
+const saveArgs = 9
 
 // deleteScript removes a build and its index entry and publishes the deletion, atomically,
 // provided the build still has the expected ETag. The caller learns the project (hence
@@ -74,14 +101,14 @@ return {'OK'}
 //	ARGV[2] build id (index member)
 //	ARGV[3] events channel
 //
-// Returns {"OK"}, {"NOTFOUND"} or {"PRECONDITION"}. The event payload is "deleted\n\n".
+// Returns {"OK"}, {"NOTFOUND"} or {"PRECONDITION"}. The event payload is "deleted".
 var deleteScript = redis.NewScript(`
 local cur = redis.call('GET', KEYS[1])
 if not cur then return {'NOTFOUND'} end
 if redis.sha1hex(cur) ~= ARGV[1] then return {'PRECONDITION'} end
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[2])
-redis.call('PUBLISH', ARGV[3], 'deleted\n\n')
+redis.call('PUBLISH', ARGV[3], 'deleted')
 return {'OK'}
 `)
 

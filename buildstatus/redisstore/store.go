@@ -27,6 +27,7 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
+	"github.com/redstate/redstate/internal/coalesce"
 )
 
 var _ buildstatus.Store = (*Store)(nil)
@@ -42,6 +43,12 @@ type Options struct {
 	// Now is the clock used for updatedAt and for the project score of builds without
 	// createdAt. Nil: time.Now.
 	Now func() time.Time
+	// Batching tunes the coalescing of concurrent Gets and Saves (batch.go). Zero value:
+	// 4 batches in flight of at most 64 calls each.
+	Batching coalesce.Options
+	// DirectCalls sends every Get and Save as its own round trip instead of coalescing
+	// concurrent calls (for comparison benchmarks; slower under concurrency).
+	DirectCalls bool
 }
 
 // Store is the Redis implementation of buildstatus.Store. It is safe for concurrent use.
@@ -51,9 +58,10 @@ type Store struct {
 	keys    buildstatus.Keys
 	ttl     time.Duration
 	now     func() time.Time
+	batch   *batchers // nil with Options.DirectCalls
 }
 
-// New returns a Store on client, which may be a *redis.Client (standalone or Sentinel
+// New returns a Store on client (call Close when done with it), which may be a *redis.Client (standalone or Sentinel
 // failover) or a *redis.ClusterClient. A *redis.Ring is rejected: its keys are spread without
 // slots, so the scripts' multi-key atomicity could not hold. Errors: EINVALID.
 func New(client redis.UniversalClient, opts Options) (*Store, error) {
@@ -83,6 +91,9 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 	}
 	if c, ok := client.(*redis.ClusterClient); ok {
 		s.cluster = c
+	}
+	if !opts.DirectCalls {
+		s.startBatchers(opts.Batching)
 	}
 	return s, nil
 }

@@ -11,13 +11,10 @@ import (
 	"github.com/redstate/redstate/buildstatus"
 )
 
-// Event payloads. saveScript and deleteScript PUBLISH on keys.Events(id) a text payload of
-// three newline-separated parts, built inside Lua without re-encoding the document:
-//
-//	saved\n<etag>\n<stored JSON>
-//	deleted\n\n
-//
-// The build id is not repeated: it is the channel's. PUBLISH is not a key operation, so it
+// Event payloads. saveScript PUBLISHes on keys.Events(id) the stored document itself (a JSON
+// object, so it starts with '{'); the watcher computes its ETag. deleteScript publishes the
+// word "deleted". Nothing is concatenated or re-encoded inside Lua. The build id is not
+// repeated: it is the channel's. PUBLISH is not a key operation, so it
 // works from scripts on Cluster too, where it is broadcast to every node.
 
 // watchBuffer is how many events a slow watcher may lag behind before events are dropped and
@@ -113,16 +110,12 @@ func forwardEvents(ctx context.Context, ps *redis.PubSub, in <-chan buildstatus.
 
 // parseEvent decodes a payload written by saveScript or deleteScript.
 func parseEvent(payload, buildID string) (buildstatus.Event, bool) {
-	typ, rest, ok1 := strings.Cut(payload, "\n")
-	etag, doc, ok2 := strings.Cut(rest, "\n")
-	if !ok1 || !ok2 {
-		return buildstatus.Event{}, false
-	}
-	switch typ {
-	case buildstatus.EventSaved:
-		return buildstatus.Event{Type: typ, BuildID: buildID, ETag: etag, Build: []byte(doc)}, true
-	case buildstatus.EventDeleted:
-		return buildstatus.Event{Type: typ, BuildID: buildID}, true
+	switch {
+	case strings.HasPrefix(payload, "{"):
+		doc := []byte(payload)
+		return buildstatus.Event{Type: buildstatus.EventSaved, BuildID: buildID, ETag: buildstatus.ETagOf(doc), Build: doc}, true
+	case payload == buildstatus.EventDeleted:
+		return buildstatus.Event{Type: buildstatus.EventDeleted, BuildID: buildID}, true
 	}
 	return buildstatus.Event{}, false
 }

@@ -28,6 +28,7 @@ func TestFallback_RealRedisKilledAndRestarted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = primary.Close() })
 	fb := memstore.New(memstore.Options{TTL: time.Hour})
 	t.Cleanup(func() { _ = fb.Close() })
 	cfg := testConfig(config.PolicyFallback, 20*time.Millisecond)

@@ -1,0 +1,149 @@
+package redisstore
+
+import (
+	"context"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/coalesce"
+	"github.com/redstate/redstate/internal/keyspace"
+)
+
+// Group commit. Concurrent Gets and Saves are coalesced (internal/coalesce): the calls waiting
+// while every worker is busy leave together, Gets as one MGET (Cluster: one pipeline, one round
+// trip per node) and Saves as one saveScript call per slot. Each save stays atomic on its own;
+// a lone call still costs one round trip. Options.DirectCalls turns this off.
+
+// saveReq is one save: its two keys and its saveArgs script values.
+type saveReq struct {
+	buildKey, indexKey string
+	args               []any
+}
+
+// saveRes is one save's script reply: the result code and, for a PRECONDITION asked to,
+// the current value.
+type saveRes struct {
+	code string
+	cur  []byte
+}
+
+// batchers are the Store's coalescers; nil when Options.DirectCalls is set.
+type batchers struct {
+	gets  *coalesce.Batcher[string, []byte]
+	saves *coalesce.Batcher[saveReq, saveRes]
+}
+
+func (s *Store) startBatchers(opts coalesce.Options) {
+	s.batch = &batchers{
+		gets:  coalesce.New(opts, s.execGets),
+		saves: coalesce.New(opts, s.execSaves),
+	}
+}
+
+// Close stops the Store's background workers. Calls made after Close fail with EUNAVAILABLE.
+// The Redis client is the caller's and stays open.
+func (s *Store) Close() error {
+	if s.batch != nil {
+		s.batch.gets.Close()
+		s.batch.saves.Close()
+	}
+	return nil
+}
+
+// getValue returns the value at key, nil if missing.
+func (s *Store) getValue(ctx context.Context, key string) ([]byte, error) {
+	if s.batch == nil {
+		vals, err := s.fetch(ctx, []string{key})
+		if err != nil {
+			return nil, err
+		}
+		return vals[0], nil
+	}
+	v, err := s.batch.gets.Do(ctx, key)
+	return v, batchErr(err, "reading build")
+}
+
+func (s *Store) execGets(ctx context.Context, keys []string) []coalesce.Outcome[[]byte] {
+	out := make([]coalesce.Outcome[[]byte], len(keys))
+	vals, err := s.fetch(ctx, keys)
+	for i := range out {
+		if err != nil {
+			out[i].Err = err
+		} else {
+			out[i].Value = vals[i]
+		}
+	}
+	return out
+}
+
+// runSave runs one save through saveScript, coalesced with concurrent ones unless DirectCalls.
+func (s *Store) runSave(ctx context.Context, req saveReq) (saveRes, error) {
+	if s.batch == nil {
+		return s.execSaves(ctx, []saveReq{req})[0].Value, nil
+	}
+	res, err := s.batch.saves.Do(ctx, req)
+	return res, batchErr(err, "saving build")
+}
+
+// execSaves runs saves as one saveScript call per Cluster slot (one call in all on standalone
+// and Sentinel), all calls in one pipeline.
+func (s *Store) execSaves(ctx context.Context, reqs []saveReq) []coalesce.Outcome[saveRes] {
+	groups := [][]int{}
+	if s.cluster == nil {
+		all := make([]int, len(reqs))
+		for i := range all {
+			all[i] = i
+		}
+		groups = append(groups, all)
+	} else {
+		bySlot := map[int]int{}
+		for i, r := range reqs {
+			slot := keyspace.Slot(r.buildKey)
+			g, ok := bySlot[slot]
+			if !ok {
+				g = len(groups)
+				bySlot[slot] = g
+				groups = append(groups, nil)
+			}
+			groups[g] = append(groups[g], i)
+		}
+	}
+	calls := make([]scriptCall, len(groups))
+	ttl := s.ttl.Milliseconds()
+	for g, members := range groups {
+		keys := make([]string, 0, 2*len(members))
+		args := make([]any, 0, 1+saveArgs*len(members))
+		args = append(args, ttl)
+		for _, i := range members {
+			keys = append(keys, reqs[i].buildKey, reqs[i].indexKey)
+			args = append(args, reqs[i].args...)
+		}
+		calls[g] = scriptCall{keys: keys, args: args}
+	}
+	out := make([]coalesce.Outcome[saveRes], len(reqs))
+	for g, cmd := range s.runScripts(ctx, saveScript, calls) {
+		replies, err := cmd.Slice()
+		for k, i := range groups[g] {
+			if err != nil {
+				out[i].Err = mapErr(err, "saving build")
+				continue
+			}
+			if k >= len(replies) {
+				out[i].Err = redstate.Errorf(redstate.EINTERNAL, "redisstore: saveScript returned %d replies for %d saves", len(replies), len(groups[g]))
+				continue
+			}
+			item, _ := replies[k].([]any)
+			code, cur, perr := parseResult(item)
+			out[i] = coalesce.Outcome[saveRes]{Value: saveRes{code: code, cur: cur}, Err: perr}
+		}
+	}
+	return out
+}
+
+// batchErr maps a coalescer's own error (closed store) to the contract's codes; errors from
+// the batch itself are already mapped.
+func batchErr(err error, op string) error {
+	if err == coalesce.ErrClosed {
+		return unavailable(err, op+": store closed")
+	}
+	return err
+}
