@@ -30,6 +30,9 @@ func NewLocalDateTime(t time.Time) *DateTime {
 
 // ParseDateTime parses an ISO-8601 date-time in LocalDateTime or RFC 3339 form.
 func ParseDateTime(s string) (DateTime, error) {
+	if t, ok := parseLocalFast(s); ok {
+		return DateTime{Time: t}, nil
+	}
 	if mayBeLocal(s) {
 		if t, err := time.Parse(localLayout, s); err == nil {
 			return DateTime{Time: t}, nil
@@ -39,6 +42,62 @@ func ParseDateTime(s string) (DateTime, error) {
 		return DateTime{Time: t, Zoned: true}, nil
 	}
 	return DateTime{}, fmt.Errorf("%q is not an ISO-8601 date-time (want e.g. 2025-11-09T10:30:00)", s)
+}
+
+// parseLocalFast parses the common zone-less form "2025-11-09T10:30:00", optionally with '.'
+// and 1-9 fractional digits, giving exactly what time.Parse(localLayout, s) gives. ok is false
+// for any other text (including out-of-range fields), which the caller hands to time.Parse.
+func parseLocalFast(s string) (t time.Time, ok bool) {
+	if len(s) < 19 || len(s) == 20 || len(s) > 29 ||
+		s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+		return time.Time{}, false
+	}
+	year, month, day := digits(s[0:4]), digits(s[5:7]), digits(s[8:10])
+	hour, minute, sec := digits(s[11:13]), digits(s[14:16]), digits(s[17:19])
+	if year < 0 || month < 1 || month > 12 || day < 1 || day > daysIn(month, year) ||
+		hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
+		return time.Time{}, false
+	}
+	nsec := 0
+	if len(s) > 19 {
+		if s[19] != '.' {
+			return time.Time{}, false
+		}
+		if nsec = digits(s[20:]); nsec < 0 {
+			return time.Time{}, false
+		}
+		for n := len(s) - 20; n < 9; n++ {
+			nsec *= 10
+		}
+	}
+	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC), true
+}
+
+// digits returns the value of s, at most 9 decimal digits, or -1 if s holds anything else.
+func digits(s string) int {
+	v := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return -1
+		}
+		v = v*10 + int(c-'0')
+	}
+	return v
+}
+
+// daysIn returns the number of days of month in year (proleptic Gregorian, as package time).
+func daysIn(month, year int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
 }
 
 // mayBeLocal reports false when s certainly does not parse as localLayout, so that a zoned
@@ -72,14 +131,24 @@ func (d DateTime) String() string {
 // MarshalJSON implements json.Marshaler. The formatted text never needs JSON escaping (it is
 // made of digits, "-", "T", ":", ".", "+" and "Z"), so it is quoted directly.
 func (d DateTime) MarshalJSON() ([]byte, error) {
-	layout := localLayout
-	if d.Zoned {
-		layout = time.RFC3339Nano
-	}
 	b := make([]byte, 0, len(time.RFC3339Nano)+8)
 	b = append(b, '"')
-	b = d.Time.AppendFormat(b, layout)
+	if d.Zoned {
+		b = d.Time.AppendFormat(b, time.RFC3339Nano)
+	} else {
+		b = appendLocal(b, d.Time)
+	}
 	return append(b, '"'), nil
+}
+
+// appendLocal appends t.Format(localLayout): the wall clock of t in its location, formatted
+// through package time's fast RFC 3339 path (in UTC, so it ends in "Z", which is dropped). The
+// RFC 3339 layout is localLayout followed by the zone, so the rest is the same text.
+func appendLocal(b []byte, t time.Time) []byte {
+	_, offset := t.Zone()
+	wall := t.UTC().Add(time.Duration(offset) * time.Second)
+	b = wall.AppendFormat(b, time.RFC3339Nano)
+	return b[:len(b)-1]
 }
 
 // UnmarshalJSON implements json.Unmarshaler. It rejects Jackson's array form explicitly.

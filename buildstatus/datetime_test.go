@@ -82,11 +82,23 @@ func sameDateTime(t *rapid.T, what string, got DateTime, gotErr error, want Date
 // trailing fractional zeros, no "+00:00").
 func dateTextGen(canonical bool) *rapid.Generator[string] {
 	return rapid.Custom(func(t *rapid.T) string {
+		year := rapid.OneOf(rapid.IntRange(0, 9999), rapid.SampledFrom([]int{1900, 2000, 2024, 2025})).Draw(t, "year")
 		s := fmt.Sprintf("%04d-%02d-%02dT%02d:%02d:%02d",
-			rapid.IntRange(0, 9999).Draw(t, "year"), rapid.IntRange(1, 12).Draw(t, "month"),
+			year, rapid.IntRange(1, 12).Draw(t, "month"),
 			rapid.IntRange(1, 28).Draw(t, "day"), rapid.IntRange(0, 23).Draw(t, "hour"),
 			rapid.IntRange(0, 59).Draw(t, "min"), rapid.IntRange(0, 59).Draw(t, "sec"))
-		if n := rapid.IntRange(0, 9).Draw(t, "fracDigits"); n > 0 {
+		if !canonical && rapid.Bool().Draw(t, "edgeFields") {
+			// month ends, leap days and out-of-range fields
+			s = fmt.Sprintf("%04d-%02d-%02dT%02d:%02d:%02d",
+				year, rapid.IntRange(0, 13).Draw(t, "month"),
+				rapid.IntRange(0, 32).Draw(t, "day"), rapid.IntRange(0, 24).Draw(t, "hour"),
+				rapid.IntRange(0, 60).Draw(t, "min"), rapid.IntRange(0, 60).Draw(t, "sec"))
+		}
+		maxDigits := 9
+		if !canonical {
+			maxDigits = 12 // time.Parse takes any number of digits, truncating past 9
+		}
+		if n := rapid.IntRange(0, maxDigits).Draw(t, "fracDigits"); n > 0 {
 			frac := rapid.StringOfN(rapid.RuneFrom([]rune("0123456789")), n, n, -1).Draw(t, "frac")
 			if canonical && strings.HasSuffix(frac, "0") {
 				frac = frac[:n-1] + rapid.SampledFrom([]string{"1", "5", "9"}).Draw(t, "last")
@@ -155,6 +167,9 @@ func TestDateTime_MarshalJSONMatchesOld(t *testing.T) {
 		tm := time.Unix(0, rapid.Int64().Draw(t, "ns"))
 		if rapid.Bool().Draw(t, "farYear") {
 			tm = tm.AddDate(rapid.IntRange(-12000, 12000).Draw(t, "years"), 0, 0)
+		}
+		if rapid.Bool().Draw(t, "whole") {
+			tm = tm.Truncate(time.Second)
 		}
 		tm = tm.In(time.FixedZone(rapid.SampledFrom([]string{"", "CET", "<&>\""}).Draw(t, "zoneName"),
 			rapid.IntRange(-14*3600, 14*3600).Draw(t, "offset")))
@@ -330,5 +345,34 @@ func BenchmarkDateTimeJSON(b *testing.B) {
 				_, _ = oldUnmarshalJSON(in.json)
 			}
 		})
+	}
+}
+
+// TestParseDateTime_CalendarEdges compares every month end, leap day and out-of-range field
+// with the old parser.
+func TestParseDateTime_CalendarEdges(t *testing.T) {
+	check := func(s string) {
+		got, gotErr := ParseDateTime(s)
+		want, wantErr := oldParseDateTime(s)
+		if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() ||
+			!got.Time.Equal(want.Time) || got.Zoned != want.Zoned || got.String() != want.String() {
+			t.Errorf("ParseDateTime(%q) = %v, %v; before: %v, %v", s, got, gotErr, want, wantErr)
+		}
+	}
+	for _, year := range []int{0, 4, 100, 400, 1900, 2000, 2023, 2024, 2100, 9999} {
+		for month := 0; month <= 13; month++ {
+			for day := 0; day <= 32; day++ {
+				check(fmt.Sprintf("%04d-%02d-%02dT10:30:00", year, month, day))
+			}
+		}
+	}
+	for hour := 0; hour <= 25; hour++ {
+		for _, ms := range []int{0, 59, 60, 99} {
+			check(fmt.Sprintf("2025-11-09T%02d:%02d:30", hour, ms))
+			check(fmt.Sprintf("2025-11-09T%02d:30:%02d", hour, ms))
+		}
+	}
+	for _, frac := range []string{".", ",", ".0", ".5", ",5", ".123456789", ".1234567890", ".x", "..5", ".5Z", " "} {
+		check("2025-11-09T10:30:00" + frac)
 	}
 }
