@@ -126,6 +126,9 @@ func (s *Store) indexKey(projectID, buildID string) string {
 
 // checkID returns EINVALID unless id is a canonical build id.
 func checkID(id string) error {
+	if buildstatus.IsCanonicalBuildID(id) {
+		return nil
+	}
 	norm, err := buildstatus.NormalizeBuildID(id)
 	if err != nil {
 		return err
