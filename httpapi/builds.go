@@ -109,13 +109,9 @@ func (s *server) putBuild(w http.ResponseWriter, r *http.Request) error {
 // getBuild returns the stored document byte for byte: GET /v1/builds/{buildId}. 200 with ETag,
 // 304 when If-None-Match matches, 404 when missing or expired.
 func (s *server) getBuild(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathBuildID(r)
+	_, b, err := s.pathBuild(r)
 	if err != nil {
 		return err
-	}
-	b, err := s.builds.Get(r.Context(), id)
-	if err != nil {
-		return buildErr(err)
 	}
 	setETag(w, b.ETag())
 	if inm := r.Header.Get("If-None-Match"); inm != "" && noneMatches(inm, b.ETag()) {
@@ -129,13 +125,9 @@ func (s *server) getBuild(w http.ResponseWriter, r *http.Request) error {
 // headBuild answers HEAD /v1/builds/{buildId}: 200 or 404 without body, with the ETag, the
 // document's Content-Length and Redstate-TTL-Seconds (seconds left, rounded up).
 func (s *server) headBuild(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathBuildID(r)
+	id, b, err := s.pathBuild(r)
 	if err != nil {
 		return err
-	}
-	b, err := s.builds.Get(r.Context(), id)
-	if err != nil {
-		return buildErr(err)
 	}
 	ttl, err := s.builds.TTL(r.Context(), id)
 	if err != nil {
@@ -148,6 +140,19 @@ func (s *server) headBuild(w http.ResponseWriter, r *http.Request) error {
 	h.Set("Content-Length", strconv.Itoa(len(b.JSON)))
 	w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// pathBuild reads the build named by the request path.
+func (s *server) pathBuild(r *http.Request) (string, *buildstatus.Build, error) {
+	id, err := pathBuildID(r)
+	if err != nil {
+		return "", nil, err
+	}
+	b, err := s.builds.Get(r.Context(), id)
+	if err != nil {
+		return "", nil, buildErr(err)
+	}
+	return id, b, nil
 }
 
 // deleteBuild removes a build: DELETE /v1/builds/{buildId}. 204; If-Match makes it
