@@ -97,6 +97,48 @@ func TestSave_StoresSeedJSONAtSeedKeyWithTTL(t *testing.T) {
 	})
 }
 
+// TestSave_ProjectIndexNeverExpiresBeforeItsBuilds saves through stores with different TTLs
+// sharing one keyspace: the index takes the first TTL, is extended by a longer one and never
+// shortened by a shorter one.
+func TestSave_ProjectIndexNeverExpiresBeforeItsBuilds(t *testing.T) {
+	topologies(t, func(t *testing.T, client redis.UniversalClient) {
+		ctx := t.Context()
+		keys := buildstatus.NewKeys(fmt.Sprintf("ttl%d-", namespaces.Add(1)), "")
+		storeWith := func(ttl time.Duration) *redisstore.Store {
+			s, err := redisstore.New(client, redisstore.Options{Keys: keys, TTL: ttl})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			return s
+		}
+		id := storetest.NewBuildID()
+		indexTTL := func() time.Duration {
+			t.Helper()
+			key := keys.ProjectIndex("p")
+			if _, ok := client.(*redis.ClusterClient); ok {
+				key = keys.ProjectShard("p", id)
+			}
+			d, err := client.PTTL(ctx, key).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d
+		}
+		for _, step := range []struct {
+			ttl       time.Duration
+			wantAbout time.Duration
+		}{{time.Hour, time.Hour}, {2 * time.Hour, 2 * time.Hour}, {10 * time.Minute, 2 * time.Hour}} {
+			if _, err := storeWith(step.ttl).Save(ctx, storetest.SampleDoc(id, "p"), buildstatus.SaveOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if got := indexTTL(); got > step.wantAbout || got < step.wantAbout-time.Minute {
+				t.Fatalf("after a save with TTL %s the index TTL is %s, want about %s", step.ttl, got, step.wantAbout)
+			}
+		}
+	})
+}
+
 func TestSave_ClusterShardInBuildKeySlot(t *testing.T) {
 	client := redistest.SharedCluster(t).Client(t)
 	ctx := t.Context()

@@ -39,7 +39,9 @@ const (
 // existing build); {"CONFLICT"} (the current value belongs to another project or is not JSON).
 //
 // The index keeps the larger of its current TTL and the build's, so it never expires before
-// any build it lists. The event payload is the stored document itself (see watch.go). On
+// any build it lists: PEXPIRE GT extends it (one call in the common case), PEXPIRE NX gives a
+// freshly created index its first TTL. The event payload is the stored document itself (see
+// watch.go). On
 // Cluster every save of one call has its keys in one slot (batch.go groups them by slot).
 var saveScript = redis.NewScript(`
 local ttl = tonumber(ARGV[1])
@@ -75,8 +77,8 @@ local function save(bk, ik, a)
   end
   redis.call('SET', bk, doc, 'PX', ttl)
   redis.call('ZADD', ik, ARGV[a + 6], ARGV[a + 7])
-  if redis.call('PTTL', ik) < ttl then
-    redis.call('PEXPIRE', ik, ttl)
+  if redis.call('PEXPIRE', ik, ttl, 'GT') == 0 then
+    redis.call('PEXPIRE', ik, ttl, 'NX')
   end
   redis.call('PUBLISH', ARGV[a + 8], doc)
   return {'OK'}
