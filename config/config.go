@@ -133,6 +133,12 @@ type Resilience struct {
 	SlidingWindowSize int `koanf:"sliding-window-size"`
 	// WriteBackInterval is how often pending fallback writes are retried (default 1s).
 	WriteBackInterval time.Duration `koanf:"write-back-interval"`
+	// Journal is the path of the fallback journal, a write-ahead log on local disk (default ""
+	// = off). With it, every write accepted by the fallback policy is appended and fsync'ed
+	// before it is acknowledged, and replayed at startup, so it survives a crash or kill of the
+	// process while Redis is down. Without it, fallback writes live only in memory until
+	// written back. Its directory is created if missing; one process at a time may use a path.
+	Journal string `koanf:"journal"`
 }
 
 // Resilience policies.

@@ -3,11 +3,15 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode"
 )
@@ -237,5 +241,42 @@ func (r Resilience) validate(v *validator, p string) {
 	}
 	if r.WriteBackInterval <= 0 {
 		v.addf(p+"write-back-interval", "must be positive, got %s", r.WriteBackInterval)
+	}
+	if r.Journal != "" {
+		v.journalPath(p+"journal", r.Journal)
+	}
+}
+
+// journalPath checks a file path the server will create: it must name a file (not a
+// directory), and its directory must exist or be creatable (its nearest existing ancestor is a
+// directory). Whether the process may write there is only known when it opens the file.
+func (v *validator) journalPath(key, path string) {
+	if strings.HasSuffix(path, "/") || strings.HasSuffix(path, string(filepath.Separator)) {
+		v.addf(key, "%q ends with a separator; name a file, e.g. %q", path, filepath.Join(path, "fallback.journal"))
+		return
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		v.addf(key, "%q is a directory; name a file inside it, e.g. %q", path, filepath.Join(path, "fallback.journal"))
+		return
+	}
+	dir := filepath.Dir(path)
+	for d := dir; ; {
+		fi, err := os.Stat(d)
+		switch {
+		case err == nil && !fi.IsDir():
+			v.addf(key, "directory %q cannot be created: %q is not a directory", dir, d)
+			return
+		case err == nil:
+			return // d exists: dir exists or can be created below it
+		case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR): // ENOTDIR: an ancestor is a file
+			v.addf(key, "directory %q cannot be checked: %v", dir, err)
+			return
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			v.addf(key, "directory %q cannot be created: no part of it exists", dir)
+			return
+		}
+		d = parent
 	}
 }

@@ -51,7 +51,17 @@
 // appendonly yes and appendfsync everysec (the recommended production setting) at most about one
 // second of acknowledged writes can be lost on a Redis crash; with appendfsync always none; with
 // persistence off, everything is lost on restart. A write acknowledged in fallback mode lives
-// ONLY in this process's memory until it is written back: if the process dies (crash, deploy,
-// OOM kill) while Redis is down, those writes are lost, and other processes never see them until
-// they are written back. The pending count is exported as redstate_fallback_writes_pending.
+// in this process's memory until it is written back; other processes see it only after that.
+//
+// Without a journal (Resilience.Journal empty, the default), if the process dies (crash,
+// deploy, OOM kill) while Redis is down, those writes are lost; New logs a Warn saying so.
+//
+// With a journal, every change of the pending set is appended to a local file as a
+// length-prefixed, CRC-32C-checksummed JSON record and fsync'ed before the write is
+// acknowledged (concurrent writers share one fsync). New replays it (last record per id wins; a
+// torn tail from a crash mid-append is truncated), so acknowledged fallback writes survive a
+// crash or kill of the process and are lost only with the local disk. The journal is truncated
+// when nothing is pending, compacted while an outage lasts, and locked against a second process.
+// Close makes one last write-back attempt (bounded by 2 s) and leaves what is still pending in
+// the journal. The pending count is exported as redstate_fallback_writes_pending.
 package resilientstore

@@ -3,7 +3,9 @@ package resilientstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -32,6 +34,10 @@ type Store struct {
 	pending map[string]*pendingWrite
 	gen     uint64 // last generation handed out
 
+	// j is the fallback journal (nil: off). Every change of pending is appended to it under mu
+	// and fsync'ed before the write is acknowledged.
+	j *journal
+
 	roundMu   sync.Mutex // one write-back round at a time
 	closeOnce sync.Once
 	stop      chan struct{}
@@ -49,10 +55,18 @@ type pendingWrite struct {
 
 var _ buildstatus.Store = (*Store)(nil)
 
+// closeFlushTimeout bounds Close's last write-back attempt.
+const closeFlushTimeout = 2 * time.Second
+
 // New returns a Store guarding primary with a breaker configured from cfg (zero fields take
 // config.DefaultResilience's values). With the fallback policy, fallback is the memory store
 // that holds pending writes (required; New does not take ownership: close it after Close), and a
-// write-back loop runs until Close. m and log may be nil.
+// write-back loop runs until Close. With cfg.Journal set, the fallback journal at that path is
+// opened (and locked) and replayed into fallback and the pending set before New returns; its
+// records are written back by the loop. m and log may be nil.
+//
+// Under the fail-fast policy the journal is not used, but New refuses to start if it still
+// holds pending writes (a fallback run ended with Redis down): they would be silently ignored.
 func New(primary buildstatus.Store, fallback *memstore.Store, cfg config.Resilience, m *metrics.Metrics, log *slog.Logger) (*Store, error) {
 	if primary == nil {
 		return nil, errors.New("resilientstore: primary store is required")
@@ -85,20 +99,70 @@ func New(primary buildstatus.Store, fallback *memstore.Store, cfg config.Resilie
 		stopped:  make(chan struct{}),
 	}
 	m.SetPending(buildstatus.Block, 0)
-	if s.fallback {
-		go s.writeBackLoop()
-	} else {
+	switch {
+	case !s.fallback:
+		if err := checkUnusedJournal(cfg.Journal); err != nil {
+			return nil, err
+		}
 		close(s.stopped)
+		return s, nil
+	case cfg.Journal == "":
+		log.Warn("fallback writes are not durable across a process crash; set publish.build-status.resilience.journal to keep them on local disk until written back",
+			slog.String("policy", cfg.Policy))
+	default:
+		if err := s.openJournal(cfg.Journal); err != nil {
+			return nil, err
+		}
 	}
+	go s.writeBackLoop()
 	return s, nil
 }
 
-// Close stops the write-back loop and waits for a running round to end. Writes still pending
-// stay in the memory store (see Pending). Close is idempotent and returns nil.
+// checkUnusedJournal fails if path (may be "") holds journal records.
+func checkUnusedJournal(path string) error {
+	if path == "" {
+		return nil
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Size() == 0 {
+		return nil
+	}
+	return fmt.Errorf("resilientstore: the fallback journal %s holds writes that were never written back (%d bytes); start with policy %s to write them back, or remove the file to discard them",
+		path, fi.Size(), config.PolicyFallback)
+}
+
+// Close stops the write-back loop, waits for a running round to end and, if Redis is reachable,
+// makes one last write-back attempt bounded by closeFlushTimeout. Writes still pending then stay
+// in the memory store (see Pending) and, with a journal, in the journal, which is closed and
+// replayed by the next New on the same path; without a journal they are lost with the process.
+// Close is idempotent; it returns the error of closing the journal.
 func (s *Store) Close() error {
-	s.closeOnce.Do(func() { close(s.stop) })
+	var err error
+	s.closeOnce.Do(func() {
+		close(s.stop)
+		<-s.stopped
+		if !s.fallback {
+			return
+		}
+		if s.Pending() > 0 && s.br.Allow() {
+			ctx, cancel := context.WithTimeout(context.Background(), closeFlushTimeout)
+			s.writeBackRoundCtx(ctx)
+			cancel()
+		}
+		n := s.Pending()
+		switch {
+		case n > 0 && s.j != nil:
+			s.log.Warn("fallback writes still pending at shutdown are kept in the journal and written back after the next start",
+				slog.Int("pending", n), slog.String("journal", s.j.path))
+		case n > 0:
+			s.log.Error("fallback writes still pending at shutdown are lost (no journal configured)", slog.Int("pending", n))
+		}
+		if s.j != nil {
+			err = s.j.close()
+		}
+	})
 	<-s.stopped
-	return nil
+	return err
 }
 
 // Pending returns how many builds were written in fallback mode and not yet written back.
@@ -111,11 +175,44 @@ func (s *Store) Pending() int {
 // BreakerState returns the breaker's state: "closed", "half-open" or "open".
 func (s *Store) BreakerState() string { return s.br.State() }
 
-// markLocked records a local write of id (a tombstone if deleted). Callers hold s.mu.
-func (s *Store) markLocked(id string, deleted bool) {
+// markLocked records a local write of id (a tombstone if deleted) and appends it to the
+// journal, if any. It returns the journal sequence number to pass to durable once s.mu is
+// released. Callers hold s.mu and have applied the write to the memory store.
+func (s *Store) markLocked(ctx context.Context, id string, deleted bool) (uint64, error) {
 	s.gen++
-	s.pending[id] = &pendingWrite{deleted: deleted, deletedAt: s.now(), gen: s.gen}
+	p := &pendingWrite{deleted: deleted, deletedAt: s.now(), gen: s.gen}
+	s.pending[id] = p
 	s.m.SetPending(buildstatus.Block, len(s.pending))
+	if s.j == nil {
+		return 0, nil
+	}
+	rec, ok := s.recordLocked(ctx, id, p)
+	if !ok {
+		return 0, redstate.Errorf(redstate.EINTERNAL, "fallback write of build %s vanished from memory", id)
+	}
+	seq, err := s.j.append(rec)
+	if err != nil {
+		return 0, journalError(err)
+	}
+	return seq, nil
+}
+
+// durable waits until the journal record seq is on disk (no-op without a journal). Call it
+// without holding s.mu, before acknowledging a fallback write.
+func (s *Store) durable(seq uint64) error {
+	if s.j == nil {
+		return nil
+	}
+	if err := s.j.sync(seq); err != nil {
+		return journalError(err)
+	}
+	return nil
+}
+
+// journalError is the error of a fallback write the journal could not make durable. The write
+// stays in memory (and is written back if this process lives), but is not acknowledged.
+func journalError(err error) error {
+	return redstate.Wrap(redstate.EUNAVAILABLE, err, "redis is unavailable and the fallback journal could not record the write; retry later")
 }
 
 // pendingLocked returns id's pending write, nil if none. Callers hold s.mu.

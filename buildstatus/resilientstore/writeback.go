@@ -37,10 +37,9 @@ func (s *Store) writeBackLoop() {
 	}
 }
 
-// writeBackRound tries every pending id once, stopping early if Redis becomes unavailable.
+// writeBackRound tries every pending id once, stopping early if Redis becomes unavailable or
+// the store is closed.
 func (s *Store) writeBackRound() {
-	s.roundMu.Lock()
-	defer s.roundMu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -50,6 +49,14 @@ func (s *Store) writeBackRound() {
 		case <-ctx.Done():
 		}
 	}()
+	s.writeBackRoundCtx(ctx)
+}
+
+// writeBackRoundCtx is writeBackRound bounded by ctx.
+func (s *Store) writeBackRoundCtx(ctx context.Context) {
+	s.roundMu.Lock()
+	defer s.roundMu.Unlock()
+	defer s.maybeCompact()
 
 	s.mu.Lock()
 	ids := make([]string, 0, len(s.pending))
@@ -208,4 +215,5 @@ func (s *Store) dropLocked(id string, gen uint64, dropValue bool) {
 		_ = s.mem.Delete(context.Background(), id, "")
 	}
 	s.m.SetPending(buildstatus.Block, len(s.pending))
+	s.journalDroppedLocked(id)
 }

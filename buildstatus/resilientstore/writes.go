@@ -8,17 +8,22 @@ import (
 	"github.com/redstate/redstate/buildstatus"
 )
 
+// Every write accepted by the fallback is applied to the memory store and marked pending under
+// s.mu (markLocked, which also appends it to the journal, if any); the journal's fsync
+// (durable) runs after s.mu is released, and the caller gets success only after it.
+
 // Save implements buildstatus.Store (see the package comment for the fallback rules).
 func (s *Store) Save(ctx context.Context, doc *buildstatus.PublishResponse, opts buildstatus.SaveOptions) (*buildstatus.Build, error) {
 	if s.fallback && doc != nil {
 		s.mu.Lock()
 		if s.pendingLocked(doc.BuildID) != nil {
-			defer s.mu.Unlock()
 			b, err := s.mem.Save(ctx, doc, opts)
+			var seq uint64
 			if err == nil {
-				s.markLocked(doc.BuildID, false)
+				seq, err = s.markLocked(ctx, doc.BuildID, false)
 			}
-			return b, err
+			s.mu.Unlock()
+			return s.acked(b, err, seq)
 		}
 		s.mu.Unlock()
 	}
@@ -31,13 +36,25 @@ func (s *Store) Save(ctx context.Context, doc *buildstatus.PublishResponse, opts
 		return nil, notWritable(err, "a conditional save")
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	b, merr := s.mem.Save(ctx, doc, opts)
 	if merr != nil {
+		s.mu.Unlock()
 		return nil, merr
 	}
-	s.markLocked(doc.BuildID, false)
+	seq, jerr := s.markLocked(ctx, doc.BuildID, false)
+	s.mu.Unlock()
 	s.degraded(ctx, buildstatus.OpSave, doc.BuildID, err)
+	return s.acked(b, jerr, seq)
+}
+
+// acked returns b once the journal record seq is durable, or err.
+func (s *Store) acked(b *buildstatus.Build, err error, seq uint64) (*buildstatus.Build, error) {
+	if err == nil {
+		err = s.durable(seq)
+	}
+	if err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 
@@ -47,12 +64,13 @@ func (s *Store) UpdatePlatform(ctx context.Context, buildID string, result *buil
 	if s.fallback {
 		s.mu.Lock()
 		if p := s.pendingLocked(buildID); p != nil {
-			defer s.mu.Unlock()
 			b, err := s.mem.UpdatePlatform(ctx, buildID, result, ifMatch)
+			var seq uint64
 			if err == nil {
-				s.markLocked(buildID, false)
+				seq, err = s.markLocked(ctx, buildID, false)
 			}
-			return b, err
+			s.mu.Unlock()
+			return s.acked(b, err, seq)
 		}
 		s.mu.Unlock()
 	}
@@ -70,15 +88,10 @@ func (s *Store) Delete(ctx context.Context, buildID, ifMatch string) error {
 	if s.fallback {
 		s.mu.Lock()
 		if p := s.pendingLocked(buildID); p != nil {
-			defer s.mu.Unlock()
-			if p.deleted {
-				return redstate.Errorf(redstate.ENOTFOUND, "build %s not found", buildID)
-			}
-			if err := s.mem.Delete(ctx, buildID, ifMatch); err != nil {
-				return err
-			}
-			s.markLocked(buildID, true)
-			return nil
+			seq, err := s.deletePendingLocked(ctx, p, buildID, ifMatch, false)
+			s.mu.Unlock()
+			_, err = s.acked(nil, err, seq)
+			return err
 		}
 		s.mu.Unlock()
 	}
@@ -93,18 +106,31 @@ func (s *Store) Delete(ctx context.Context, buildID, ifMatch string) error {
 		return verr
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	var seq uint64
+	var jerr error
 	if p := s.pending[buildID]; p != nil { // became pending while we called Redis
-		if p.deleted {
-			return redstate.Errorf(redstate.ENOTFOUND, "build %s not found", buildID)
-		}
-		if merr := s.mem.Delete(ctx, buildID, ""); merr != nil && !redstate.IsCode(merr, redstate.ENOTFOUND) {
-			return merr
-		}
+		seq, jerr = s.deletePendingLocked(ctx, p, buildID, "", true)
+	} else {
+		seq, jerr = s.markLocked(ctx, buildID, true)
 	}
-	s.markLocked(buildID, true)
-	s.degraded(ctx, buildstatus.OpDelete, buildID, err)
-	return nil
+	s.mu.Unlock()
+	if jerr == nil {
+		s.degraded(ctx, buildstatus.OpDelete, buildID, err)
+	}
+	_, jerr = s.acked(nil, jerr, seq)
+	return jerr
+}
+
+// deletePendingLocked deletes pending build p from memory and records the tombstone; a memory
+// copy that is already gone is an ENOTFOUND unless ignoreMissing. Callers hold s.mu.
+func (s *Store) deletePendingLocked(ctx context.Context, p *pendingWrite, buildID, ifMatch string, ignoreMissing bool) (uint64, error) {
+	if p.deleted {
+		return 0, redstate.Errorf(redstate.ENOTFOUND, "build %s not found", buildID)
+	}
+	if err := s.mem.Delete(ctx, buildID, ifMatch); err != nil && !(ignoreMissing && redstate.IsCode(err, redstate.ENOTFOUND)) {
+		return 0, err
+	}
+	return s.markLocked(ctx, buildID, true)
 }
 
 // degraded logs a write accepted by the memory fallback.
