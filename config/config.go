@@ -67,6 +67,9 @@ type Redis struct {
 	Password string `koanf:"password"`
 	// TLS enables TLS for cluster and sentinel connections (rediss:// does it for URL).
 	TLS bool `koanf:"tls"`
+	// TLSCAFile is a PEM file of CA certificates that verify the server's certificate (for
+	// rediss:// and redis.tls); empty uses the system roots.
+	TLSCAFile string `koanf:"tls-ca-file"`
 	// DialTimeout bounds connecting (default 2s).
 	DialTimeout time.Duration `koanf:"dial-timeout"`
 	// ReadTimeout bounds reading a reply (default 1s).

@@ -131,11 +131,11 @@ func (a Auth) validate(v *validator) {
 
 // Configured reports whether any Redis topology is configured; without one every block uses
 // its embedded memory backend.
-func (r Redis) Configured() bool {
-	return r.URL != "" || len(r.ClusterAddrs) > 0 || r.Sentinel.MasterName != "" || len(r.Sentinel.Addrs) > 0
-}
+func (r Redis) Configured() bool { return len(r.Topologies()) > 0 }
 
-func (r Redis) validate(v *validator) {
+// Topologies returns the configuration keys of every Redis topology that is set ("redis.url",
+// "redis.cluster-addrs", "redis.sentinel"); at most one is valid, none means memory backends.
+func (r Redis) Topologies() []string {
 	var set []string
 	if r.URL != "" {
 		set = append(set, "redis.url")
@@ -146,6 +146,11 @@ func (r Redis) validate(v *validator) {
 	if r.Sentinel.MasterName != "" || len(r.Sentinel.Addrs) > 0 {
 		set = append(set, "redis.sentinel")
 	}
+	return set
+}
+
+func (r Redis) validate(v *validator) {
+	set := r.Topologies()
 	if len(set) > 1 {
 		v.addf("redis", "%s are all set; configure exactly one topology (url, cluster-addrs or sentinel), or none for the memory backend", strings.Join(set, " and "))
 	}
@@ -193,6 +198,11 @@ func (r Redis) validate(v *validator) {
 	}
 	if r.PoolSize < 0 {
 		v.addf("redis.pool-size", "must not be negative, got %d (0 means go-redis's default)", r.PoolSize)
+	}
+	if r.TLSCAFile != "" {
+		if st, err := os.Stat(r.TLSCAFile); err != nil || st.IsDir() {
+			v.addf("redis.tls-ca-file", "must be a readable PEM file, got %q", r.TLSCAFile)
+		}
 	}
 	if r.MaxRetries < 0 {
 		v.addf("redis.max-retries", "must not be negative, got %d (0 means no retries)", r.MaxRetries)

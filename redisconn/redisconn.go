@@ -7,10 +7,12 @@ package redisconn
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -55,6 +57,9 @@ func New(c config.Redis) (redis.UniversalClient, error) {
 		if c.TLS && opt.TLSConfig == nil {
 			opt.TLSConfig = tlsConfig(opt.Addr)
 		}
+		if err := trustCA(opt.TLSConfig, c.TLSCAFile); err != nil {
+			return nil, err
+		}
 		opt.ClientName = ClientName
 		applyTuning(c, tuning{&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolSize, &opt.MaxRetries, &opt.DialerRetries})
 		return redis.NewClient(opt), nil
@@ -67,6 +72,9 @@ func New(c config.Redis) (redis.UniversalClient, error) {
 		}
 		if c.TLS {
 			opt.TLSConfig = tlsConfig("")
+		}
+		if err := trustCA(opt.TLSConfig, c.TLSCAFile); err != nil {
+			return nil, err
 		}
 		applyTuning(c, tuning{&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolSize, &opt.MaxRetries, &opt.DialerRetries})
 		return redis.NewClusterClient(opt), nil
@@ -82,6 +90,9 @@ func New(c config.Redis) (redis.UniversalClient, error) {
 		if c.TLS {
 			opt.TLSConfig = tlsConfig("")
 		}
+		if err := trustCA(opt.TLSConfig, c.TLSCAFile); err != nil {
+			return nil, err
+		}
 		applyTuning(c, tuning{&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolSize, &opt.MaxRetries, &opt.DialerRetries})
 		return redis.NewFailoverClient(opt), nil
 	default:
@@ -91,21 +102,12 @@ func New(c config.Redis) (redis.UniversalClient, error) {
 
 // topology names the configured topology: "", "url", "cluster", "sentinel" or "multiple".
 func topology(c config.Redis) string {
-	var set []string
-	if c.URL != "" {
-		set = append(set, "url")
-	}
-	if len(c.ClusterAddrs) > 0 {
-		set = append(set, "cluster")
-	}
-	if c.Sentinel.MasterName != "" || len(c.Sentinel.Addrs) > 0 {
-		set = append(set, "sentinel")
-	}
+	set := c.Topologies()
 	switch len(set) {
 	case 0:
 		return ""
 	case 1:
-		return set[0]
+		return map[string]string{"redis.url": "url", "redis.cluster-addrs": "cluster", "redis.sentinel": "sentinel"}[set[0]]
 	default:
 		return "multiple"
 	}
@@ -150,6 +152,24 @@ func tlsConfig(addr string) *tls.Config {
 		cfg.ServerName = host
 	}
 	return cfg
+}
+
+// trustCA makes cfg verify servers against the CA certificates in the PEM file caFile
+// (nothing to do without TLS or without a file).
+func trustCA(cfg *tls.Config, caFile string) error {
+	if cfg == nil || caFile == "" {
+		return nil
+	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return fmt.Errorf("redisconn: redis.tls-ca-file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return fmt.Errorf("redisconn: redis.tls-ca-file %s holds no PEM certificate", caFile)
+	}
+	cfg.RootCAs = pool
+	return nil
 }
 
 // Describe returns a one-line description of c's topology and addresses for logs. It never
