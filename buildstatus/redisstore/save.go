@@ -10,9 +10,15 @@ import (
 )
 
 // directorySlack is added to the TTL of a project's shard directory on Cluster. The
-// directory is extended one round trip before the save script extends the build, so without
-// slack it could expire a moment before the newest build it must list.
+// directory is extended before the save script extends the build, so without slack it could
+// expire a moment before the newest build it must list.
 const directorySlack = time.Minute
+
+// directoryReuse is how long a process trusts its own last extension of a (project, slot)
+// directory entry and skips the extra round trip. It is well below directorySlack, so the
+// directory still outlives every build saved meanwhile by at least directorySlack -
+// directoryReuse.
+const directoryReuse = directorySlack / 2
 
 // Save implements buildstatus.Store. On standalone and Sentinel it is one EVALSHA (saveScript,
 // shared with the saves running concurrently, see batch.go); on Cluster one more round trip
@@ -44,14 +50,25 @@ func (s *Store) Save(ctx context.Context, doc *buildstatus.PublishResponse, opts
 
 // extendDirectory records, on Cluster only, the slot of buildID's key in the project's shard
 // directory (directoryScript). It must precede the save script, keeping the directory a
-// superset of the shards in use.
+// superset of the shards in use. A process that extended the same entry less than
+// directoryReuse ago skips the round trip (the directory cannot have expired since: only a
+// manual DEL or FLUSH removes it earlier). The memo holds one entry per (project, slot) seen.
 func (s *Store) extendDirectory(ctx context.Context, projectID, buildID string) error {
 	if s.cluster == nil {
 		return nil
 	}
+	slot := s.keys.SlotOfBuild(buildID)
+	entry := projectID + "\x00" + slot
+	now := time.Now()
+	if last, ok := s.directories.Load(entry); ok && now.Sub(last.(time.Time)) < directoryReuse {
+		return nil
+	}
 	ms := strconv.FormatInt((s.ttl + directorySlack).Milliseconds(), 10)
-	err := directoryScript.Run(ctx, s.client, []string{s.keys.ProjectShards(projectID)}, s.keys.SlotOfBuild(buildID), ms).Err()
-	return mapErr(err, "saving build "+buildID)
+	if err := directoryScript.Run(ctx, s.client, []string{s.keys.ProjectShards(projectID)}, slot, ms).Err(); err != nil {
+		return mapErr(err, "saving build "+buildID)
+	}
+	s.directories.Store(entry, now)
+	return nil
 }
 
 // write encodes a validated doc and runs saveScript (the caller has run extendDirectory). res is the script's result code; cur

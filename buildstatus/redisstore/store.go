@@ -21,6 +21,7 @@ package redisstore
 import (
 	"context"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -59,6 +60,10 @@ type Store struct {
 	ttl     time.Duration
 	now     func() time.Time
 	batch   *batchers // nil with Options.DirectCalls
+
+	// directories memoizes, on Cluster, when this process last extended a project's shard
+	// directory for a slot (key: projectID + "\x00" + slot; value: time.Time).
+	directories sync.Map
 }
 
 // New returns a Store on client (call Close when done with it), which may be a *redis.Client (standalone or Sentinel
