@@ -1,0 +1,170 @@
+package queue
+
+import (
+	"context"
+	"time"
+)
+
+// Broker is the queue's storage contract: named FIFO queues of jobs with per-consumer in-flight
+// sets, consumer leases, a retry schedule and a dead-letter list. The Redis backend
+// (redisqueue) and the memory backend (memqueue) implement it with identical semantics, checked
+// by the queuetest conformance suite. Implementations must be safe for concurrent use.
+//
+// Queue names and consumer ids must pass ValidateQueueName / ValidateConsumerID; a Broker returns
+// EINVALID for any other value and never turns it into a key. Every error is a *redstate.Error,
+// possibly wrapped; EUNAVAILABLE means the backend could not be reached and the call may be
+// retried.
+//
+// Life of a job: Enqueue/EnqueueRaw puts it on the pending list; Dequeue atomically moves it to
+// the dequeuing consumer's in-flight set; from there exactly one of Ack (done), Retry (into the
+// retry schedule, later moved back to pending by PromoteDue), Bury (onto the dead list) or
+// RecoverExpired (back to pending, because the consumer's lease expired) takes it out. A job is
+// therefore always in exactly one place, and is lost only if explicitly acked or purged.
+type Broker interface {
+	// Enqueue encodes msg (EncodeMessage) and appends it to the tail of queue's pending list in
+	// one round trip (Redis: LPUSH). Jobs are dequeued in enqueue order (FIFO).
+	// Errors: EINVALID (bad queue name, RecordID <= 0, RetryCount < 0), EUNAVAILABLE.
+	Enqueue(ctx context.Context, queue string, msg Message) error
+
+	// EnqueueRaw appends raw, verbatim, to the tail of queue's pending list: the legacy-producer
+	// path (a producer that LPUSHes its own JSON onto the list). raw need not be a valid Message;
+	// a malformed one is delivered with Delivery.DecodeErr set.
+	// Errors: EINVALID (bad queue name, empty raw), EUNAVAILABLE.
+	EnqueueRaw(ctx context.Context, queue, raw string) error
+
+	// Dequeue takes the job at the head of queue's pending list and, in the same atomic step,
+	// adds it to consumerID's in-flight set (Redis: BLMOVE pending → processing:<consumer>). If
+	// the list is empty it blocks until a job arrives, timeout passes or ctx ends, without
+	// polling; on timeout it returns (nil, nil). consumerID must hold a live lease (Heartbeat
+	// first). The returned Delivery carries the exact stored string and its decoding; a string
+	// that is not a valid Message is still delivered, with DecodeErr set, so that the caller can
+	// log it and Ack (drop) it.
+	// Errors: EINVALID (bad queue name or consumer id, timeout <= 0), ECONFLICT (consumerID holds
+	// no live lease), EUNAVAILABLE, or ctx.Err() when ctx ended.
+	Dequeue(ctx context.Context, queue, consumerID string, timeout time.Duration) (*Delivery, error)
+
+	// Heartbeat registers consumerID as alive on queue until now+lease (replacing any earlier
+	// deadline). Jobs in-flight at a consumer whose deadline has passed are recovered by
+	// RecoverExpired; a consumer renews its lease well before it expires (Worker: every lease/3).
+	// Errors: EINVALID (bad names, lease <= 0), EUNAVAILABLE.
+	Heartbeat(ctx context.Context, queue, consumerID string, lease time.Duration) error
+
+	// Ack removes the delivery from its consumer's in-flight set: the job is done.
+	// Errors: EINVALID (nil or incomplete delivery), ECONFLICT (the delivery is no longer
+	// in-flight at that consumer: its lease expired and the job was recovered), EUNAVAILABLE.
+	Ack(ctx context.Context, d *Delivery) error
+
+	// Retry atomically removes the delivery from its consumer's in-flight set and adds next
+	// (encoded) to queue's retry schedule, due at due (Redis: ZADD with the due time as score).
+	// Identical encoded messages collapse into one schedule entry (sorted-set semantics); jobs
+	// carrying a JobID never collide. Errors: EINVALID, ECONFLICT (as Ack), EUNAVAILABLE.
+	Retry(ctx context.Context, d *Delivery, next Message, due time.Time) error
+
+	// Bury atomically removes the delivery from its consumer's in-flight set and puts msg
+	// (encoded) at the head of queue's dead-letter list (Redis: LPUSH report:queue:dead).
+	// Errors: EINVALID, ECONFLICT (as Ack), EUNAVAILABLE.
+	Bury(ctx context.Context, d *Delivery, msg Message) error
+
+	// PromoteDue moves up to limit retry-schedule entries due at or before now, earliest due
+	// first, to the tail of queue's pending list, atomically per entry, and returns how many it
+	// moved. Entries not yet due stay. Errors: EINVALID (bad queue, limit <= 0), EUNAVAILABLE.
+	PromoteDue(ctx context.Context, queue string, now time.Time, limit int) (int, error)
+
+	// RecoverExpired moves every job in-flight at a consumer whose lease deadline has passed
+	// (by the backend's clock) back to the head of queue's pending list, so it is dequeued
+	// before jobs enqueued after it, and forgets that consumer. It returns the number of jobs
+	// moved. Safe to call concurrently from many processes; each job is moved once.
+	// Errors: EINVALID, EUNAVAILABLE.
+	RecoverExpired(ctx context.Context, queue string) (int, error)
+
+	// Stats counts queue's jobs in each place. Each count is O(1) or O(consumers).
+	// Errors: EINVALID, EUNAVAILABLE.
+	Stats(ctx context.Context, queue string) (Stats, error)
+
+	// DeadLetters returns up to count dead letters of queue starting at offset start, newest
+	// first. Errors: EINVALID (bad queue, start < 0, count outside 1..MaxListCount),
+	// EUNAVAILABLE.
+	DeadLetters(ctx context.Context, queue string, start, count int) ([]DeadLetter, error)
+
+	// RequeueDead atomically removes one dead letter whose stored string equals raw and appends
+	// it, unchanged, to the tail of queue's pending list. Its RetryCount is kept, so a job that
+	// had exhausted its retries gets exactly one more attempt (use Admin.Regenerate for a fresh
+	// start). Errors: EINVALID, ENOTFOUND (no such dead letter), EUNAVAILABLE.
+	RequeueDead(ctx context.Context, queue, raw string) error
+
+	// RequeueAllDead atomically moves every dead letter to the tail of queue's pending list,
+	// oldest first, and returns how many it moved. Errors: EINVALID, EUNAVAILABLE.
+	RequeueAllDead(ctx context.Context, queue string) (int, error)
+
+	// PurgeDead deletes every dead letter of queue and returns how many it deleted.
+	// Errors: EINVALID, EUNAVAILABLE.
+	PurgeDead(ctx context.Context, queue string) (int, error)
+
+	// HasJobFor reports whether a job for recordID is pending, in-flight at any consumer or
+	// waiting in the retry schedule (dead letters do not count). It decodes every entry, so it
+	// is O(queue length): meant for the reconciler, not for request paths. Malformed entries are
+	// skipped. Errors: EINVALID (bad queue, recordID <= 0), EUNAVAILABLE.
+	HasJobFor(ctx context.Context, queue string, recordID int64) (bool, error)
+}
+
+// MaxListCount is the largest page DeadLetters returns.
+const MaxListCount = 1000
+
+// Delivery is one job handed to one consumer by Dequeue.
+type Delivery struct {
+	// Queue is the queue the job was taken from.
+	Queue string
+	// ConsumerID is the consumer whose in-flight set holds the job.
+	ConsumerID string
+	// Raw is the exact stored string. It identifies the in-flight entry (legacy messages carry
+	// no JobID), so it must not be modified.
+	Raw string
+	// Message is Raw decoded; the zero Message when DecodeErr is set.
+	Message Message
+	// DecodeErr is non-nil when Raw is not a valid Message. The Worker logs such a delivery at
+	// Error level and Acks it (the seed: 记录 Error 日志,丢弃该消息).
+	DecodeErr error
+}
+
+// NewDelivery returns the Delivery of raw taken from queue by consumerID, decoding raw.
+// Backends use it so that every backend decodes alike.
+func NewDelivery(queue, consumerID, raw string) *Delivery {
+	d := &Delivery{Queue: queue, ConsumerID: consumerID, Raw: raw}
+	m, err := DecodeMessage([]byte(raw))
+	if err != nil {
+		d.DecodeErr = err
+	} else {
+		d.Message = m
+	}
+	return d
+}
+
+// Stats are the sizes of one queue's places.
+type Stats struct {
+	// Pending jobs wait on the pending list.
+	Pending int64 `json:"pending"`
+	// Running jobs are in-flight at some consumer (including consumers whose lease expired but
+	// whose jobs RecoverExpired has not moved yet).
+	Running int64 `json:"running"`
+	// Retrying jobs wait in the retry schedule for their due time.
+	Retrying int64 `json:"retrying"`
+	// Dead jobs are on the dead-letter list.
+	Dead int64 `json:"dead"`
+}
+
+// DeadLetter is one entry of a dead-letter list.
+type DeadLetter struct {
+	// Raw is the exact stored string; pass it to RequeueDead.
+	Raw string `json:"raw"`
+	// Message is Raw decoded, nil if Raw is not a valid Message.
+	Message *Message `json:"message,omitempty"`
+}
+
+// NewDeadLetter returns the DeadLetter of raw, decoding it.
+func NewDeadLetter(raw string) DeadLetter {
+	dl := DeadLetter{Raw: raw}
+	if m, err := DecodeMessage([]byte(raw)); err == nil {
+		dl.Message = &m
+	}
+	return dl
+}

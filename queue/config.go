@@ -1,0 +1,169 @@
+package queue
+
+import (
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"time"
+
+	"github.com/redstate/redstate"
+)
+
+// Worker defaults (the seed's constants where it has them).
+const (
+	// DefaultConcurrency: the seed consumes serially (单进程串行消费).
+	DefaultConcurrency = 1
+	// DefaultBlockTimeout is the seed's BrpopTimeout.
+	DefaultBlockTimeout = 30 * time.Second
+	// DefaultErrorDelay is the seed's ErrorRecoveryDelay.
+	DefaultErrorDelay = 5 * time.Second
+	// DefaultMaxRetries is the seed's MaxRetryCount.
+	DefaultMaxRetries = 3
+	// DefaultLease is how long a consumer's jobs stay its own without a heartbeat.
+	DefaultLease = 30 * time.Second
+	// DefaultPromoteInterval is how often due retries are promoted and expired leases recovered.
+	DefaultPromoteInterval = time.Second
+	// DefaultShutdownTimeout is how long running handlers may go on after shutdown begins.
+	DefaultShutdownTimeout = time.Minute
+)
+
+// DefaultRetryDelays returns the seed's RetryDelays: 10s, 30s, 60s.
+func DefaultRetryDelays() []time.Duration {
+	return []time.Duration{10 * time.Second, 30 * time.Second, 60 * time.Second}
+}
+
+// Config configures a Worker. Zero fields take the defaults stated on them.
+type Config struct {
+	// Queue is the queue to consume. Default DefaultQueue ("report:queue").
+	Queue string
+	// ConsumerID names this consumer in the broker (its in-flight set and lease). It must be
+	// unique among live consumers. Default "<hostname>-<pid>-<random>".
+	ConsumerID string
+	// Concurrency is how many jobs run at once. Default 1 (the seed's serial consumption).
+	Concurrency int
+	// BlockTimeout is how long one Dequeue blocks on an empty queue. Default 30s.
+	BlockTimeout time.Duration
+	// ErrorDelay is how long the worker waits after a broker error before resuming. Default 5s.
+	ErrorDelay time.Duration
+	// RetryDelays[i] is the wait before retry i+1; the last entry is reused when MaxRetries
+	// exceeds its length. Default DefaultRetryDelays (10s, 30s, 60s).
+	RetryDelays []time.Duration
+	// MaxRetries is how many times a failed job is retried before it is dead-lettered.
+	// Default 3; set NoRetries for none.
+	MaxRetries int
+	// NoRetries, when true, dead-letters a job on its first failure (MaxRetries is ignored).
+	NoRetries bool
+	// Lease is how long this consumer's in-flight jobs stay its own without a heartbeat; the
+	// worker heartbeats every Lease/3. After a crash its jobs are redelivered within about
+	// Lease + PromoteInterval. Default 30s.
+	Lease time.Duration
+	// PromoteInterval is how often due retries are promoted and expired leases recovered.
+	// Default 1s.
+	PromoteInterval time.Duration
+	// ShutdownTimeout is how long running handlers may continue after Run's ctx is canceled
+	// before their own ctx is canceled. Default 1m.
+	ShutdownTimeout time.Duration
+	// Logger receives the worker's logs. Default slog.Default().
+	Logger *slog.Logger
+	// Observer, if non-nil, receives every job outcome.
+	Observer Observer
+	// Now is the clock used for retry due times. Default time.Now.
+	Now func() time.Time
+}
+
+// withDefaults returns c with every zero field set to its default.
+func (c Config) withDefaults() Config {
+	if c.Queue == "" {
+		c.Queue = DefaultQueue
+	}
+	if c.ConsumerID == "" {
+		c.ConsumerID = DefaultConsumerID()
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = DefaultConcurrency
+	}
+	if c.BlockTimeout == 0 {
+		c.BlockTimeout = DefaultBlockTimeout
+	}
+	if c.ErrorDelay == 0 {
+		c.ErrorDelay = DefaultErrorDelay
+	}
+	if c.RetryDelays == nil {
+		c.RetryDelays = DefaultRetryDelays()
+	}
+	if c.NoRetries {
+		c.MaxRetries = 0
+	} else if c.MaxRetries == 0 {
+		c.MaxRetries = DefaultMaxRetries
+	}
+	if c.Lease == 0 {
+		c.Lease = DefaultLease
+	}
+	if c.PromoteInterval == 0 {
+		c.PromoteInterval = DefaultPromoteInterval
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+// validate checks a defaulted Config. Errors: EINVALID.
+func (c Config) validate() error {
+	if err := ValidateQueueName(c.Queue); err != nil {
+		return err
+	}
+	if err := ValidateConsumerID(c.ConsumerID); err != nil {
+		return err
+	}
+	switch {
+	case c.Concurrency < 1:
+		return redstate.Errorf(redstate.EINVALID, "queue worker: Concurrency must be >= 1, got %d", c.Concurrency)
+	case c.BlockTimeout < 0, c.ErrorDelay < 0, c.Lease < 0, c.PromoteInterval < 0, c.ShutdownTimeout < 0:
+		return redstate.Errorf(redstate.EINVALID, "queue worker: durations must be positive")
+	case c.MaxRetries < 0:
+		return redstate.Errorf(redstate.EINVALID, "queue worker: MaxRetries must be >= 0, got %d", c.MaxRetries)
+	case c.MaxRetries > 0 && len(c.RetryDelays) == 0:
+		return redstate.Errorf(redstate.EINVALID, "queue worker: RetryDelays must not be empty when MaxRetries > 0")
+	}
+	for _, d := range c.RetryDelays {
+		if d < 0 {
+			return redstate.Errorf(redstate.EINVALID, "queue worker: RetryDelays must not be negative")
+		}
+	}
+	return nil
+}
+
+// retryDelay returns the wait before the retry that follows attempt retryCount (0-based).
+func (c Config) retryDelay(retryCount int) time.Duration {
+	if retryCount < len(c.RetryDelays) {
+		return c.RetryDelays[retryCount]
+	}
+	return c.RetryDelays[len(c.RetryDelays)-1]
+}
+
+// DefaultConsumerID returns "<hostname>-<pid>-<random>", sanitized to ValidateConsumerID's
+// alphabet.
+func DefaultConsumerID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "host"
+	}
+	b := []byte(host)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 100 {
+		b = b[:100]
+	}
+	return fmt.Sprintf("%s-%d-%08x", b, os.Getpid(), rand.Uint32())
+}

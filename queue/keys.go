@@ -1,0 +1,117 @@
+package queue
+
+import (
+	"strconv"
+
+	"github.com/redstate/redstate"
+)
+
+// DefaultQueue is the seed's queue: pending list "report:queue", dead letters
+// "report:queue:dead".
+const DefaultQueue = "report:queue"
+
+// maxNameLen bounds queue names and consumer ids (they become parts of keys).
+const maxNameLen = 200
+
+// ValidateQueueName checks a queue name: 1..200 characters from [A-Za-z0-9:_.-]. Braces are
+// excluded so a name can never smuggle its own Cluster hash tag. Errors: EINVALID.
+func ValidateQueueName(name string) error { return validateName("queue name", name) }
+
+// ValidateConsumerID checks a consumer id by the same rule as queue names. Errors: EINVALID.
+func ValidateConsumerID(id string) error { return validateName("consumer id", id) }
+
+func validateName(what, s string) error {
+	if s == "" || len(s) > maxNameLen {
+		return redstate.Errorf(redstate.EINVALID, "%s must be 1..%d characters", what, maxNameLen)
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			c == ':' || c == '_' || c == '.' || c == '-') {
+			return redstate.Errorf(redstate.EINVALID, "%s %q: only letters, digits and :_.- are allowed", what, s)
+		}
+	}
+	return nil
+}
+
+// Keys are the Redis keys of one queue (see docs/queue.md). On a standalone or Sentinel server
+// the seed's names are used verbatim ("report:queue", "report:queue:dead") so that legacy
+// producers keep working; on Cluster every key of a queue carries the hash tag "{<queue>}" so
+// that one Lua script can touch them all.
+type Keys struct {
+	// Pending is the pending LIST (producers LPUSH, consumers BLMOVE RIGHT → LEFT).
+	Pending string
+	// Dead is the dead-letter LIST (LPUSH, newest first).
+	Dead string
+	// Retry is the retry-schedule ZSET (member: message, score: due time in Unix ms).
+	Retry string
+	// Consumers is the consumer-lease ZSET (member: consumer id, score: lease deadline in
+	// Unix ms); RecoverExpired reads the expired range.
+	Consumers string
+	// processingPrefix + consumer id is a consumer's in-flight LIST.
+	processingPrefix string
+}
+
+// NewKeys returns the keys of queue (which must pass ValidateQueueName).
+func NewKeys(queue string, cluster bool) Keys {
+	base := queue
+	if cluster {
+		base = "{" + queue + "}"
+	}
+	return Keys{
+		Pending:          base,
+		Dead:             base + ":dead",
+		Retry:            base + ":retry",
+		Consumers:        base + ":consumers",
+		processingPrefix: base + ":processing:",
+	}
+}
+
+// Processing returns the in-flight LIST of consumerID (which must pass ValidateConsumerID).
+func (k Keys) Processing(consumerID string) string { return k.processingPrefix + consumerID }
+
+// NewNamespacedKeys returns the keys of queue under namespace, a plain prefix put before every
+// key (e.g. "prod-" gives "prod-report:queue" on standalone and "prod-{report:queue}:dead" on
+// Cluster; "" gives NewKeys' names). The namespace must not contain '{' or '}' so that the
+// queue's own hash tag stays the key's tag; the backend validates it.
+func NewNamespacedKeys(namespace, queue string, cluster bool) Keys {
+	k := NewKeys(queue, cluster)
+	return Keys{
+		Pending:          namespace + k.Pending,
+		Dead:             namespace + k.Dead,
+		Retry:            namespace + k.Retry,
+		Consumers:        namespace + k.Consumers,
+		processingPrefix: namespace + k.processingPrefix,
+	}
+}
+
+// RecordKeys are the Redis keys of the job records (see docs/queue.md).
+//
+// Standalone/Sentinel:
+//
+//	<ns>report:record:<id>        HASH: status, answers, result, error, updatedAt; PEXPIRE retention
+//	<ns>report:records:generating ZSET: member id, score last write (Unix ms), records in status 3
+//
+// Cluster: every record key carries the one hash tag "{report:records}"
+// ("<ns>{report:records}:record:<id>", "<ns>{report:records}:generating"), so that a record's
+// hash and the generating index are updated by one atomic script. The price is that all
+// records live in one slot (one master); correctness of the index comes first.
+type RecordKeys struct {
+	record     string
+	generating string
+}
+
+// NewRecordKeys returns the record keys under namespace (no '{' or '}'; may be empty).
+func NewRecordKeys(namespace string, cluster bool) RecordKeys {
+	if cluster {
+		base := namespace + "{report:records}:"
+		return RecordKeys{record: base + "record:", generating: base + "generating"}
+	}
+	return RecordKeys{record: namespace + "report:record:", generating: namespace + "report:records:generating"}
+}
+
+// Record returns the HASH key of record id.
+func (k RecordKeys) Record(id int64) string { return k.record + strconv.FormatInt(id, 10) }
+
+// Generating returns the ZSET key indexing the records in status 3 (生成中) by last write.
+func (k RecordKeys) Generating() string { return k.generating }

@@ -1,0 +1,226 @@
+// Package memqueue is the embedded, in-memory queue backend: a queue.Broker and a
+// queue.RecordStore with the Redis backend's semantics, checked by the queuetest conformance
+// suites. Nothing survives the process, so it suits tests, single-process deployments and
+// development; crash safety across processes needs the Redis backend.
+//
+// Dequeue blocks on a per-queue broadcast channel (closed and replaced on every push), honoring
+// its ctx and timeout; it never polls. Lease deadlines and record retention follow an injectable
+// clock (Options.Now), so tests can expire leases without sleeping; blocking timeouts use real
+// time.
+package memqueue
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/queue"
+)
+
+// Options configure a Broker. The zero value is ready to use.
+type Options struct {
+	// Now is the clock for lease deadlines. Default time.Now.
+	Now func() time.Time
+}
+
+// Broker is the in-memory queue.Broker. It is safe for concurrent use.
+type Broker struct {
+	now func() time.Time
+
+	mu     sync.Mutex
+	queues map[string]*state
+}
+
+var _ queue.Broker = (*Broker)(nil)
+
+// state is one queue. Guarded by Broker.mu.
+type state struct {
+	pending  []string             // pending[0] is dequeued next (the Redis list's right end)
+	inflight map[string][]string  // consumer id → its in-flight entries, in dequeue order
+	leases   map[string]time.Time // consumer id → lease deadline
+	retry    map[string]time.Time // encoded message → due time (a sorted set's semantics)
+	dead     []string             // dead[0] is the newest dead letter
+	notify   chan struct{}        // closed and replaced whenever pending grows
+}
+
+// NewBroker returns an empty Broker.
+func NewBroker(opts Options) *Broker {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Broker{now: opts.Now, queues: make(map[string]*state)}
+}
+
+// q returns the state of name, creating it. b.mu must be held.
+func (b *Broker) q(name string) *state {
+	s := b.queues[name]
+	if s == nil {
+		s = &state{
+			inflight: make(map[string][]string),
+			leases:   make(map[string]time.Time),
+			retry:    make(map[string]time.Time),
+			notify:   make(chan struct{}),
+		}
+		b.queues[name] = s
+	}
+	return s
+}
+
+// push appends raws to the tail of the pending list and wakes blocked consumers.
+func (s *state) push(raws ...string) {
+	if len(raws) == 0 {
+		return
+	}
+	s.pending = append(s.pending, raws...)
+	s.wake()
+}
+
+// pushFront puts raws, in order, at the head of the pending list and wakes blocked consumers.
+func (s *state) pushFront(raws []string) {
+	if len(raws) == 0 {
+		return
+	}
+	s.pending = append(append(make([]string, 0, len(raws)+len(s.pending)), raws...), s.pending...)
+	s.wake()
+}
+
+func (s *state) wake() {
+	close(s.notify)
+	s.notify = make(chan struct{})
+}
+
+// Enqueue implements queue.Broker.
+func (b *Broker) Enqueue(ctx context.Context, name string, msg queue.Message) error {
+	if err := queue.ValidateQueueName(name); err != nil {
+		return err
+	}
+	raw, err := queue.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	return b.EnqueueRaw(ctx, name, string(raw))
+}
+
+// EnqueueRaw implements queue.Broker.
+func (b *Broker) EnqueueRaw(_ context.Context, name, raw string) error {
+	if err := queue.ValidateQueueName(name); err != nil {
+		return err
+	}
+	if raw == "" {
+		return redstate.Errorf(redstate.EINVALID, "empty message")
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.q(name).push(raw)
+	return nil
+}
+
+// Dequeue implements queue.Broker.
+func (b *Broker) Dequeue(ctx context.Context, name, consumerID string, timeout time.Duration) (*queue.Delivery, error) {
+	if err := validate(name, consumerID); err != nil {
+		return nil, err
+	}
+	if timeout <= 0 {
+		return nil, redstate.Errorf(redstate.EINVALID, "dequeue timeout must be > 0")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		b.mu.Lock()
+		s := b.q(name)
+		if deadline, ok := s.leases[consumerID]; !ok || !b.now().Before(deadline) {
+			b.mu.Unlock()
+			return nil, redstate.Errorf(redstate.ECONFLICT, "consumer %q holds no live lease on queue %q (heartbeat first)", consumerID, name)
+		}
+		if len(s.pending) > 0 {
+			raw := s.pending[0]
+			s.pending[0] = ""
+			s.pending = s.pending[1:]
+			s.inflight[consumerID] = append(s.inflight[consumerID], raw)
+			b.mu.Unlock()
+			return queue.NewDelivery(name, consumerID, raw), nil
+		}
+		wake := s.notify
+		b.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-timer.C:
+			return nil, nil
+		}
+	}
+}
+
+// HasJobFor implements queue.Broker.
+func (b *Broker) HasJobFor(_ context.Context, name string, recordID int64) (bool, error) {
+	if err := queue.ValidateQueueName(name); err != nil {
+		return false, err
+	}
+	if recordID <= 0 {
+		return false, redstate.Errorf(redstate.EINVALID, "record id must be > 0")
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.q(name)
+	match := func(raw string) bool {
+		m, err := queue.DecodeMessage([]byte(raw))
+		return err == nil && m.RecordID == recordID
+	}
+	for _, raw := range s.pending {
+		if match(raw) {
+			return true, nil
+		}
+	}
+	for _, list := range s.inflight {
+		for _, raw := range list {
+			if match(raw) {
+				return true, nil
+			}
+		}
+	}
+	for raw := range s.retry {
+		if match(raw) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// Stats implements queue.Broker.
+func (b *Broker) Stats(_ context.Context, name string) (queue.Stats, error) {
+	if err := queue.ValidateQueueName(name); err != nil {
+		return queue.Stats{}, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.q(name)
+	st := queue.Stats{Pending: int64(len(s.pending)), Retrying: int64(len(s.retry)), Dead: int64(len(s.dead))}
+	for _, list := range s.inflight {
+		st.Running += int64(len(list))
+	}
+	return st, nil
+}
+
+// validate checks a queue name and a consumer id.
+func validate(name, consumerID string) error {
+	if err := queue.ValidateQueueName(name); err != nil {
+		return err
+	}
+	return queue.ValidateConsumerID(consumerID)
+}
+
+// sortedKeys returns m's keys in ascending order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,123 @@
+package memqueue
+
+import (
+	"context"
+	"time"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/queue"
+)
+
+// take removes d from its consumer's in-flight entries. b.mu must be held. Errors: ECONFLICT.
+func (b *Broker) take(d *queue.Delivery) error {
+	s := b.q(d.Queue)
+	list := s.inflight[d.ConsumerID]
+	for i, raw := range list {
+		if raw == d.Raw {
+			list = append(list[:i:i], list[i+1:]...)
+			if len(list) == 0 {
+				delete(s.inflight, d.ConsumerID)
+			} else {
+				s.inflight[d.ConsumerID] = list
+			}
+			return nil
+		}
+	}
+	return redstate.Errorf(redstate.ECONFLICT, "job is no longer in flight at consumer %q (its lease expired and it was recovered)", d.ConsumerID)
+}
+
+// checkDelivery validates a delivery passed back by a consumer.
+func checkDelivery(d *queue.Delivery) error {
+	if d == nil || d.Raw == "" {
+		return redstate.Errorf(redstate.EINVALID, "nil or empty delivery")
+	}
+	return validate(d.Queue, d.ConsumerID)
+}
+
+// Ack implements queue.Broker.
+func (b *Broker) Ack(_ context.Context, d *queue.Delivery) error {
+	if err := checkDelivery(d); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.take(d)
+}
+
+// Retry implements queue.Broker.
+func (b *Broker) Retry(_ context.Context, d *queue.Delivery, next queue.Message, due time.Time) error {
+	if err := checkDelivery(d); err != nil {
+		return err
+	}
+	raw, err := queue.EncodeMessage(next)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.take(d); err != nil {
+		return err
+	}
+	b.q(d.Queue).retry[string(raw)] = due
+	return nil
+}
+
+// Bury implements queue.Broker.
+func (b *Broker) Bury(_ context.Context, d *queue.Delivery, msg queue.Message) error {
+	if err := checkDelivery(d); err != nil {
+		return err
+	}
+	raw, err := queue.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.take(d); err != nil {
+		return err
+	}
+	s := b.q(d.Queue)
+	s.dead = append([]string{string(raw)}, s.dead...)
+	return nil
+}
+
+// Heartbeat implements queue.Broker.
+func (b *Broker) Heartbeat(_ context.Context, name, consumerID string, lease time.Duration) error {
+	if err := validate(name, consumerID); err != nil {
+		return err
+	}
+	if lease <= 0 {
+		return redstate.Errorf(redstate.EINVALID, "lease must be > 0")
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.q(name).leases[consumerID] = b.now().Add(lease)
+	return nil
+}
+
+// RecoverExpired implements queue.Broker.
+func (b *Broker) RecoverExpired(_ context.Context, name string) (int, error) {
+	if err := queue.ValidateQueueName(name); err != nil {
+		return 0, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.q(name)
+	now := b.now()
+	var back []string
+	for _, c := range sortedKeys(s.inflight) {
+		if deadline, ok := s.leases[c]; ok && now.Before(deadline) {
+			continue
+		}
+		back = append(back, s.inflight[c]...)
+		delete(s.inflight, c)
+		delete(s.leases, c)
+	}
+	for c, deadline := range s.leases {
+		if !now.Before(deadline) {
+			delete(s.leases, c)
+		}
+	}
+	s.pushFront(back)
+	return len(back), nil
+}

@@ -1,0 +1,87 @@
+package memqueue_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/queue"
+	"github.com/redstate/redstate/queue/memqueue"
+	"github.com/redstate/redstate/queue/queuetest"
+)
+
+func newBroker(*testing.T) queue.Broker { return memqueue.NewBroker(memqueue.Options{}) }
+
+func newRecords(*testing.T) queue.RecordStore {
+	return memqueue.NewRecordStore(memqueue.RecordOptions{})
+}
+
+func TestBrokerSuite(t *testing.T) {
+	queuetest.RunBrokerSuite(t, newBroker, queuetest.Features{})
+}
+
+func TestRecordStoreSuite(t *testing.T) {
+	queuetest.RunRecordStoreSuite(t, newRecords, queuetest.Features{})
+}
+
+func TestWorkerSuite(t *testing.T) {
+	queuetest.RunWorkerSuite(t, newBroker, newRecords, queuetest.Features{})
+}
+
+// clock is a settable test clock.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func TestLease_ExpiresOnInjectedClock(t *testing.T) {
+	clk := &clock{now: time.Unix(1_700_000_000, 0)}
+	b := memqueue.NewBroker(memqueue.Options{Now: clk.Now})
+	ctx := context.Background()
+	if err := b.Heartbeat(ctx, "q", "c", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Enqueue(ctx, "q", queue.NewMessage(1, clk.Now(), nil)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Dequeue(ctx, "q", "c", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	clk.Add(59 * time.Second)
+	if n, _ := b.RecoverExpired(ctx, "q"); n != 0 {
+		t.Fatalf("recovered %d before expiry", n)
+	}
+	clk.Add(time.Second)
+	if n, _ := b.RecoverExpired(ctx, "q"); n != 1 {
+		t.Fatalf("recovered %d at expiry, want 1", n)
+	}
+	if st, _ := b.Stats(ctx, "q"); st != (queue.Stats{Pending: 1}) {
+		t.Fatalf("Stats = %+v", st)
+	}
+}
+
+func TestRecords_RetentionExpires(t *testing.T) {
+	clk := &clock{now: time.Unix(1_700_000_000, 0)}
+	rs := memqueue.NewRecordStore(memqueue.RecordOptions{Retention: time.Hour, Now: clk.Now})
+	ctx := context.Background()
+	if _, err := rs.Submit(ctx, 7, nil); err != nil {
+		t.Fatal(err)
+	}
+	clk.Add(59 * time.Minute)
+	if ids, _ := rs.ListGeneratingOlderThan(ctx, 30*time.Minute); len(ids) != 1 || ids[0] != 7 {
+		t.Fatalf("ListGeneratingOlderThan = %v", ids)
+	}
+	clk.Add(time.Minute)
+	if _, err := rs.Get(ctx, 7); !redstate.IsCode(err, redstate.ENOTFOUND) {
+		t.Fatalf("Get after retention = %v, want ENOTFOUND", err)
+	}
+}

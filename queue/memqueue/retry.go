@@ -1,0 +1,50 @@
+package memqueue
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/queue"
+)
+
+// PromoteDue implements queue.Broker.
+func (b *Broker) PromoteDue(_ context.Context, name string, now time.Time, limit int) (int, error) {
+	if err := queue.ValidateQueueName(name); err != nil {
+		return 0, err
+	}
+	if limit <= 0 {
+		return 0, redstate.Errorf(redstate.EINVALID, "limit must be > 0")
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.q(name)
+	type entry struct {
+		raw string
+		due time.Time
+	}
+	var due []entry
+	for raw, t := range s.retry {
+		if !t.After(now) {
+			due = append(due, entry{raw, t})
+		}
+	}
+	// Earliest first; ties by member, as a sorted set orders equal scores.
+	sort.Slice(due, func(i, j int) bool {
+		if !due[i].due.Equal(due[j].due) {
+			return due[i].due.Before(due[j].due)
+		}
+		return due[i].raw < due[j].raw
+	})
+	if len(due) > limit {
+		due = due[:limit]
+	}
+	raws := make([]string, len(due))
+	for i, e := range due {
+		delete(s.retry, e.raw)
+		raws[i] = e.raw
+	}
+	s.push(raws...)
+	return len(raws), nil
+}

@@ -1,0 +1,27 @@
+package queue
+
+import "time"
+
+// Observer receives the outcome of every job a Worker handles, for metrics. The metrics
+// package can implement it; this package does not depend on Prometheus. Implementations must
+// be safe for concurrent use and fast (they run on the worker's goroutines).
+type Observer interface {
+	// ObserveJob records one handled delivery of queue: its outcome (an Outcome constant) and
+	// how long the handler ran (0 for OutcomeDropped).
+	ObserveJob(queue, outcome string, d time.Duration)
+}
+
+// Job outcomes reported to an Observer.
+const (
+	// OutcomeAcked: the handler succeeded and the job was acked.
+	OutcomeAcked = "acked"
+	// OutcomeRetried: the handler failed and the job was scheduled for a retry.
+	OutcomeRetried = "retried"
+	// OutcomeDead: the handler failed after the last retry; the job was dead-lettered.
+	OutcomeDead = "dead"
+	// OutcomeDropped: the message was malformed and was dropped.
+	OutcomeDropped = "dropped"
+	// OutcomeLost: the job could not be settled (acked, retried or buried) because its lease
+	// had expired and it was recovered; it will be (or was) delivered again.
+	OutcomeLost = "lost"
+)

@@ -1,0 +1,193 @@
+package queuetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/queue"
+)
+
+// LegacyMessage is the seed's example message, as a legacy producer LPUSHes it.
+const LegacyMessage = `{"RecordId":12345,"RetryCount":0,"EnqueueTime":"2025-01-15T10:30:00"}`
+
+// brokerSuite carries the backend under test into the subtests.
+type brokerSuite struct {
+	newBroker NewBroker
+	features  Features
+}
+
+// RunBrokerSuite runs every Broker conformance test against the backend newBroker creates.
+func RunBrokerSuite(t *testing.T, newBroker NewBroker, f Features) {
+	s := brokerSuite{newBroker: newBroker, features: f}
+	runGroups(t, map[string][]namedTest{
+		"Enqueue":    s.enqueueTests(),
+		"Settle":     s.settleTests(),
+		"Lease":      s.leaseTests(),
+		"DeadLetter": s.deadTests(),
+		"Inspect":    s.inspectTests(),
+	})
+}
+
+// setup returns a broker, a fresh queue and a leased consumer.
+func (s brokerSuite) setup(t *testing.T) (queue.Broker, string, string) {
+	t.Helper()
+	b := s.newBroker(t)
+	q := NewQueueName()
+	mustLease(t, b, q, "c1")
+	return b, q, "c1"
+}
+
+func (s brokerSuite) enqueueTests() []namedTest {
+	return []namedTest{
+		{"FIFO", func(t *testing.T) {
+			b, q, c := s.setup(t)
+			ids := NewRecordIDs(5)
+			for _, id := range ids {
+				mustEnqueue(t, b, q, id)
+			}
+			wantStats(t, b, q, queue.Stats{Pending: 5})
+			for i, id := range ids {
+				d := mustDequeue(t, b, q, c)
+				if d.Message.RecordID != id || d.DecodeErr != nil {
+					t.Fatalf("dequeue %d: RecordID %d (err %v), want %d", i, d.Message.RecordID, d.DecodeErr, id)
+				}
+				if d.Queue != q || d.ConsumerID != c {
+					t.Fatalf("delivery queue/consumer = %q/%q", d.Queue, d.ConsumerID)
+				}
+			}
+			wantStats(t, b, q, queue.Stats{Running: 5})
+		}},
+		{"DequeueTimesOutEmpty", func(t *testing.T) {
+			b, q, c := s.setup(t)
+			start := time.Now()
+			d, err := b.Dequeue(context.Background(), q, c, 200*time.Millisecond)
+			if err != nil || d != nil {
+				t.Fatalf("Dequeue on empty queue = %v, %v; want nil, nil", d, err)
+			}
+			if el := time.Since(start); el < 150*time.Millisecond {
+				t.Fatalf("Dequeue returned after %v, before its timeout", el)
+			}
+		}},
+		{"DequeueWakesOnEnqueue", func(t *testing.T) {
+			b, q, c := s.setup(t)
+			id := NewRecordIDs(1)[0]
+			got := make(chan *queue.Delivery, 1)
+			go func() {
+				d, _ := b.Dequeue(context.Background(), q, c, 5*time.Second)
+				got <- d
+			}()
+			time.Sleep(50 * time.Millisecond) // let the consumer block (not needed for correctness)
+			start := time.Now()
+			mustEnqueue(t, b, q, id)
+			select {
+			case d := <-got:
+				if d == nil || d.Message.RecordID != id {
+					t.Fatalf("woken Dequeue = %+v", d)
+				}
+				if el := time.Since(start); el > 2*time.Second {
+					t.Fatalf("Dequeue woke %v after the enqueue", el)
+				}
+			case <-time.After(waitFor):
+				t.Fatal("Dequeue did not wake on enqueue")
+			}
+		}},
+		{"DequeueHonoursContext", func(t *testing.T) {
+			b, q, c := s.setup(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			d, err := b.Dequeue(ctx, q, c, 10*time.Second)
+			if d != nil || err == nil {
+				t.Fatalf("Dequeue with ended ctx = %v, %v; want an error", d, err)
+			}
+			if time.Since(start) > 3*time.Second {
+				t.Fatal("Dequeue ignored its ctx")
+			}
+		}},
+		{"DequeueRequiresLease", func(t *testing.T) {
+			b := s.newBroker(t)
+			q := NewQueueName()
+			mustEnqueue(t, b, q, NewRecordIDs(1)[0])
+			_, err := b.Dequeue(context.Background(), q, "nolease", 100*time.Millisecond)
+			wantCode(t, err, redstate.ECONFLICT)
+			wantStats(t, b, q, queue.Stats{Pending: 1})
+		}},
+		{"LegacyMessage", func(t *testing.T) {
+			b, q, c := s.setup(t)
+			if err := b.EnqueueRaw(context.Background(), q, LegacyMessage); err != nil {
+				t.Fatal(err)
+			}
+			d := mustDequeue(t, b, q, c)
+			want := queue.Message{RecordID: 12345, EnqueueTime: time.Date(2025, 1, 15, 10, 30, 0, 0, time.UTC)}
+			if d.DecodeErr != nil || d.Raw != LegacyMessage || !equalMessage(d.Message, want) {
+				t.Fatalf("legacy delivery = %+v", d)
+			}
+			if err := b.Ack(context.Background(), d); err != nil {
+				t.Fatalf("Ack legacy: %v", err)
+			}
+			wantStats(t, b, q, queue.Stats{})
+		}},
+		{"MalformedDeliveredWithDecodeErr", func(t *testing.T) {
+			b, q, c := s.setup(t)
+			if err := b.EnqueueRaw(context.Background(), q, "{not json"); err != nil {
+				t.Fatal(err)
+			}
+			d := mustDequeue(t, b, q, c)
+			if d.DecodeErr == nil || d.Raw != "{not json" {
+				t.Fatalf("malformed delivery = %+v", d)
+			}
+			if err := b.Ack(context.Background(), d); err != nil {
+				t.Fatalf("Ack malformed: %v", err)
+			}
+		}},
+		{"QueuesIsolated", func(t *testing.T) {
+			b, q1, c := s.setup(t)
+			q2 := NewQueueName()
+			mustLease(t, b, q2, c)
+			id := NewRecordIDs(1)[0]
+			mustEnqueue(t, b, q1, id)
+			d, err := b.Dequeue(context.Background(), q2, c, 100*time.Millisecond)
+			if err != nil || d != nil {
+				t.Fatalf("Dequeue other queue = %v, %v", d, err)
+			}
+			if has, _ := b.HasJobFor(context.Background(), q2, id); has {
+				t.Fatal("HasJobFor sees another queue's job")
+			}
+			wantStats(t, b, q2, queue.Stats{})
+			wantStats(t, b, q1, queue.Stats{Pending: 1})
+		}},
+		{"Validation", func(t *testing.T) {
+			b, q, c := s.setup(t)
+			ctx := context.Background()
+			wantCode(t, b.Enqueue(ctx, "bad name{", queue.NewMessage(1, time.Now(), nil)), redstate.EINVALID)
+			wantCode(t, b.Enqueue(ctx, q, queue.Message{RecordID: 0}), redstate.EINVALID)
+			wantCode(t, b.Enqueue(ctx, q, queue.Message{RecordID: 1, RetryCount: -1}), redstate.EINVALID)
+			wantCode(t, b.EnqueueRaw(ctx, q, ""), redstate.EINVALID)
+			_, err := b.Dequeue(ctx, q, "bad id{", time.Second)
+			wantCode(t, err, redstate.EINVALID)
+			_, err = b.Dequeue(ctx, q, c, 0)
+			wantCode(t, err, redstate.EINVALID)
+			wantCode(t, b.Heartbeat(ctx, q, c, 0), redstate.EINVALID)
+			_, err = b.PromoteDue(ctx, q, time.Now(), 0)
+			wantCode(t, err, redstate.EINVALID)
+			_, err = b.DeadLetters(ctx, q, -1, 10)
+			wantCode(t, err, redstate.EINVALID)
+			_, err = b.DeadLetters(ctx, q, 0, queue.MaxListCount+1)
+			wantCode(t, err, redstate.EINVALID)
+			_, err = b.HasJobFor(ctx, q, 0)
+			wantCode(t, err, redstate.EINVALID)
+			wantCode(t, b.Ack(ctx, nil), redstate.EINVALID)
+		}},
+	}
+}
+
+// equalMessage compares messages field by field (times with Equal, payloads as bytes).
+func equalMessage(a, b queue.Message) bool {
+	return a.RecordID == b.RecordID && a.RetryCount == b.RetryCount && a.EnqueueTime.Equal(b.EnqueueTime) &&
+		string(a.Payload) == string(b.Payload) && a.JobID == b.JobID
+}
+
+// EqualMessage reports whether two messages are equivalent (times compared as instants).
+func EqualMessage(a, b queue.Message) bool { return equalMessage(a, b) }

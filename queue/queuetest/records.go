@@ -1,0 +1,131 @@
+package queuetest
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/queue"
+)
+
+// RunRecordStoreSuite runs every RecordStore conformance test against the backend newRecords
+// creates. Retention is backend configuration and is tested by each backend.
+func RunRecordStoreSuite(t *testing.T, newRecords NewRecordStore, f Features) {
+	_ = f
+	ctx := context.Background()
+	answers := json.RawMessage(`{"q1":"A","q2":[1,2]}`)
+	result := json.RawMessage(`{"score":87,"level":"高"}`)
+	create := func(t *testing.T, rs queue.RecordStore, status int) int64 {
+		t.Helper()
+		id := NewRecordIDs(1)[0]
+		if _, err := rs.Create(ctx, id, status, answers); err != nil {
+			t.Fatalf("Create(status %d): %v", status, err)
+		}
+		return id
+	}
+	get := func(t *testing.T, rs queue.RecordStore, id int64) *queue.Record {
+		t.Helper()
+		r, err := rs.Get(ctx, id)
+		if err != nil {
+			t.Fatalf("Get(%d): %v", id, err)
+		}
+		return r
+	}
+	runGroups(t, map[string][]namedTest{"Records": {
+		{"CreateGet", func(t *testing.T) {
+			rs := newRecords(t)
+			for status := queue.StatusPending; status <= queue.StatusFailed; status++ {
+				id := create(t, rs, status)
+				r := get(t, rs, id)
+				if r.ID != id || r.Status != status || r.StatusText != queue.StatusText(status) || string(r.Answers) != string(answers) || r.UpdatedAt.IsZero() {
+					t.Fatalf("Get = %+v", r)
+				}
+			}
+		}},
+		{"Errors", func(t *testing.T) {
+			rs := newRecords(t)
+			id := create(t, rs, queue.StatusGenerating)
+			_, err := rs.Create(ctx, id, queue.StatusGenerating, nil)
+			wantCode(t, err, redstate.ECONFLICT)
+			_, err = rs.Create(ctx, NewRecordIDs(1)[0], 9, nil)
+			wantCode(t, err, redstate.EINVALID)
+			_, err = rs.Create(ctx, 0, 1, nil)
+			wantCode(t, err, redstate.EINVALID)
+			_, err = rs.Create(ctx, NewRecordIDs(1)[0], 1, json.RawMessage("{bad"))
+			wantCode(t, err, redstate.EINVALID)
+			missing := NewRecordIDs(1)[0]
+			_, err = rs.Get(ctx, missing)
+			wantCode(t, err, redstate.ENOTFOUND)
+			_, err = rs.SetResult(ctx, missing, result)
+			wantCode(t, err, redstate.ENOTFOUND)
+			_, err = rs.SetFailed(ctx, missing, "x")
+			wantCode(t, err, redstate.ENOTFOUND)
+			_, err = rs.ResetForRegeneration(ctx, missing)
+			wantCode(t, err, redstate.ENOTFOUND)
+			_, err = rs.ListGeneratingOlderThan(ctx, -1)
+			wantCode(t, err, redstate.EINVALID)
+		}},
+		{"Lifecycle", func(t *testing.T) {
+			rs := newRecords(t)
+			id := NewRecordIDs(1)[0]
+			r, err := rs.Submit(ctx, id, answers)
+			if err != nil || r.Status != queue.StatusGenerating {
+				t.Fatalf("Submit = %+v, %v", r, err)
+			}
+			if r, err = rs.SetResult(ctx, id, result); err != nil || r.Status != queue.StatusDone || string(r.Result) != string(result) {
+				t.Fatalf("SetResult = %+v, %v", r, err)
+			}
+			if r = get(t, rs, id); r.StatusText != "已完成" || string(r.Result) != string(result) {
+				t.Fatalf("after SetResult Get = %+v", r)
+			}
+			if r, err = rs.SetFailed(ctx, id, "boom"); err != nil || r.Status != queue.StatusFailed || r.Error != "boom" || r.Result != nil {
+				t.Fatalf("SetFailed = %+v, %v", r, err)
+			}
+			if r = get(t, rs, id); r.StatusText != "生成失败" {
+				t.Fatalf("StatusText = %q", r.StatusText)
+			}
+			if r, err = rs.ResetForRegeneration(ctx, id); err != nil || r.Status != queue.StatusGenerating || r.Error != "" || r.Result != nil {
+				t.Fatalf("ResetForRegeneration = %+v, %v", r, err)
+			}
+			if r, err = rs.Submit(ctx, id, answers); err != nil || r.Status != queue.StatusGenerating {
+				t.Fatalf("Submit over an existing record = %+v, %v", r, err)
+			}
+		}},
+		{"ResetGuardedByStatus", func(t *testing.T) {
+			rs := newRecords(t)
+			for _, status := range []int{queue.StatusPending, queue.StatusInProgress, queue.StatusDone} {
+				id := create(t, rs, status)
+				before := get(t, rs, id)
+				_, err := rs.ResetForRegeneration(ctx, id)
+				wantCode(t, err, redstate.ECONFLICT)
+				if after := get(t, rs, id); after.Status != before.Status || !after.UpdatedAt.Equal(before.UpdatedAt) {
+					t.Fatalf("rejected reset changed the record: %+v → %+v", before, after)
+				}
+			}
+		}},
+		{"ListGenerating", func(t *testing.T) {
+			rs := newRecords(t)
+			gen := create(t, rs, queue.StatusGenerating)
+			done := create(t, rs, queue.StatusDone)
+			ids, err := rs.ListGeneratingOlderThan(ctx, 0)
+			if err != nil || !slices.Contains(ids, gen) || slices.Contains(ids, done) || !slices.IsSorted(ids) {
+				t.Fatalf("ListGeneratingOlderThan(0) = %v, %v", ids, err)
+			}
+			ids, err = rs.ListGeneratingOlderThan(ctx, 1<<62)
+			if err != nil || slices.Contains(ids, gen) {
+				t.Fatalf("ListGeneratingOlderThan(huge) = %v, %v", ids, err)
+			}
+		}},
+		{"ReturnsCopies", func(t *testing.T) {
+			rs := newRecords(t)
+			id := create(t, rs, queue.StatusGenerating)
+			r := get(t, rs, id)
+			r.Answers[0] = 'X'
+			if r2 := get(t, rs, id); string(r2.Answers) != string(answers) {
+				t.Fatal("a returned record aliases the stored one")
+			}
+		}},
+	}})
+}

@@ -1,0 +1,172 @@
+// Package queuetest is the conformance suite of the queue block: every backend (memory, Redis
+// standalone, Redis Cluster) runs RunBrokerSuite and RunRecordStoreSuite from its tests, and
+// RunWorkerSuite and RunProperties on top, so that all backends keep the contracts documented
+// on queue.Broker and queue.RecordStore and the seed's correctness properties.
+//
+// Requirements on a backend under test:
+//
+//   - Subtests run in parallel and each uses its own random queue names and record ids, so one
+//     backend instance (one Redis database) may serve them all; never FLUSHALL.
+//   - Leases of a few hundred milliseconds must be honoured to within about a second: the suite
+//     waits for lease expiry by polling RecoverExpired with a deadline, never by fixed sleeps.
+package queuetest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"math/big"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/queue"
+)
+
+// Features declares what a backend guarantees beyond the contract. Nothing is optional yet;
+// the struct keeps the suites' signatures stable when something becomes optional.
+type Features struct{}
+
+// NewBroker returns a Broker under test. It may return the same instance every time (the suite
+// isolates by queue name) and should register cleanup with t.Cleanup.
+type NewBroker func(t *testing.T) queue.Broker
+
+// NewRecordStore returns a RecordStore under test (the same instance is fine: the suite uses
+// random ids) with the default retention.
+type NewRecordStore func(t *testing.T) queue.RecordStore
+
+// waitFor bounds every poll for a condition.
+const waitFor = 10 * time.Second
+
+// longLease is the lease of consumers that must not expire during a test.
+const longLease = time.Hour
+
+// namedTest is one subtest.
+type namedTest struct {
+	name string
+	run  func(t *testing.T)
+}
+
+// runGroups runs named groups of tests, each group and test in parallel.
+func runGroups(t *testing.T, groups map[string][]namedTest) {
+	for name, tests := range groups {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			for _, tc := range tests {
+				t.Run(tc.name, func(t *testing.T) {
+					t.Parallel()
+					tc.run(t)
+				})
+			}
+		})
+	}
+}
+
+// NewQueueName returns a random, valid queue name for one test.
+func NewQueueName() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "queuetest:" + hex.EncodeToString(b[:])
+}
+
+// idBase hands out disjoint record id ranges, starting at a random point so that runs sharing
+// a Redis database do not collide.
+var idBase atomic.Int64
+
+func init() {
+	n, _ := rand.Int(rand.Reader, big.NewInt(1<<50))
+	idBase.Store(n.Int64() + 1)
+}
+
+// NewRecordIDs returns n fresh record ids, unique within the process and very likely across
+// processes.
+func NewRecordIDs(n int) []int64 {
+	start := idBase.Add(int64(n)) - int64(n)
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = start + int64(i)
+	}
+	return ids
+}
+
+// ctxT returns a context canceled when the test ends or after waitFor.
+func ctxT(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// mustLease registers consumer with a long lease.
+func mustLease(t *testing.T, b queue.Broker, q, consumer string) {
+	t.Helper()
+	if err := b.Heartbeat(context.Background(), q, consumer, longLease); err != nil {
+		t.Fatalf("Heartbeat: %v", err)
+	}
+}
+
+// mustEnqueue enqueues a fresh message for recordID and returns it.
+func mustEnqueue(t *testing.T, b queue.Broker, q string, recordID int64) queue.Message {
+	t.Helper()
+	m := queue.NewMessage(recordID, time.Now(), nil)
+	if err := b.Enqueue(context.Background(), q, m); err != nil {
+		t.Fatalf("Enqueue: %v", err)
+	}
+	return m
+}
+
+// mustDequeue dequeues one job, failing the test if none arrives within a second.
+func mustDequeue(t *testing.T, b queue.Broker, q, consumer string) *queue.Delivery {
+	t.Helper()
+	d, err := b.Dequeue(context.Background(), q, consumer, time.Second)
+	if err != nil {
+		t.Fatalf("Dequeue: %v", err)
+	}
+	if d == nil {
+		t.Fatalf("Dequeue: no job within 1s")
+	}
+	return d
+}
+
+// mustStats returns the queue's stats.
+func mustStats(t *testing.T, b queue.Broker, q string) queue.Stats {
+	t.Helper()
+	st, err := b.Stats(context.Background(), q)
+	if err != nil {
+		t.Fatalf("Stats: %v", err)
+	}
+	return st
+}
+
+// wantStats fails unless the queue's stats equal want.
+func wantStats(t *testing.T, b queue.Broker, q string, want queue.Stats) {
+	t.Helper()
+	if got := mustStats(t, b, q); got != want {
+		t.Fatalf("Stats = %+v, want %+v", got, want)
+	}
+}
+
+// wantCode fails unless err carries code.
+func wantCode(t *testing.T, err error, code string) {
+	t.Helper()
+	if !redstate.IsCode(err, code) {
+		t.Fatalf("err = %v, want code %q", err, code)
+	}
+}
+
+// eventually polls cond every 10ms until it holds or waitFor passes.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitFor)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// errInjected is the failure of the fault-injecting wrappers.
+var errInjected = redstate.Wrap(redstate.EUNAVAILABLE, errors.New("injected failure"), "injected")

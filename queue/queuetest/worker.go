@@ -1,0 +1,310 @@
+package queuetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redstate/redstate/queue"
+)
+
+// FailingSetFailed wraps a RecordStore so that SetFailed always fails with EUNAVAILABLE.
+type FailingSetFailed struct{ queue.RecordStore }
+
+// SetFailed implements queue.RecordStore by failing.
+func (FailingSetFailed) SetFailed(context.Context, int64, string) (*queue.Record, error) {
+	return nil, errInjected
+}
+
+// FastConfig returns a worker Config for tests: tiny delays, a short block timeout and a quiet
+// logger.
+func FastConfig(q string) queue.Config {
+	return queue.Config{
+		Queue:           q,
+		BlockTimeout:    100 * time.Millisecond,
+		ErrorDelay:      10 * time.Millisecond,
+		RetryDelays:     []time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 30 * time.Millisecond},
+		Lease:           3 * time.Second,
+		PromoteInterval: 10 * time.Millisecond,
+		ShutdownTimeout: 5 * time.Second,
+		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+}
+
+// startWorker runs w until the test ends; stop cancels it and waits for Run to return.
+func startWorker(t *testing.T, w *queue.Worker) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := w.Run(ctx); err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case <-done:
+			case <-time.After(waitFor):
+				t.Error("Run did not return after cancel")
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// RunWorkerSuite runs the Worker tests (retries, dead-lettering, shutdown, concurrency) on the
+// backends newBroker and newRecords create.
+func RunWorkerSuite(t *testing.T, newBroker NewBroker, newRecords NewRecordStore, f Features) {
+	_ = f
+	ctx := context.Background()
+	newWorker := func(t *testing.T, b queue.Broker, rs queue.RecordStore, h queue.Handler, cfg queue.Config) *queue.Worker {
+		t.Helper()
+		w, err := queue.NewWorker(b, rs, h, cfg)
+		if err != nil {
+			t.Fatalf("NewWorker: %v", err)
+		}
+		return w
+	}
+	runGroups(t, map[string][]namedTest{"Worker": {
+		{"SuccessAcks", func(t *testing.T) {
+			b, rs, q := newBroker(t), newRecords(t), NewQueueName()
+			id := NewRecordIDs(1)[0]
+			if _, err := rs.Submit(ctx, id, nil); err != nil {
+				t.Fatal(err)
+			}
+			w := newWorker(t, b, rs, func(ctx context.Context, d *queue.Delivery) error {
+				_, err := rs.SetResult(ctx, d.Message.RecordID, json.RawMessage(`{"ok":true}`))
+				return err
+			}, FastConfig(q))
+			startWorker(t, w)
+			mustEnqueue(t, b, q, id)
+			eventually(t, "status 4", func() bool {
+				r, err := rs.Get(ctx, id)
+				return err == nil && r.Status == queue.StatusDone
+			})
+			eventually(t, "ack", func() bool { return mustStats(t, b, q) == queue.Stats{} })
+		}},
+		{"RetriesThenDeadLetters", func(t *testing.T) {
+			b, rs, q := newBroker(t), newRecords(t), NewQueueName()
+			id := NewRecordIDs(1)[0]
+			if _, err := rs.Submit(ctx, id, nil); err != nil {
+				t.Fatal(err)
+			}
+			var mu sync.Mutex
+			var seen []queue.Message
+			w := newWorker(t, b, rs, func(_ context.Context, d *queue.Delivery) error {
+				mu.Lock()
+				seen = append(seen, d.Message)
+				mu.Unlock()
+				return errors.New("generation failed")
+			}, FastConfig(q))
+			startWorker(t, w)
+			m := mustEnqueue(t, b, q, id)
+			eventually(t, "status 5", func() bool {
+				r, err := rs.Get(ctx, id)
+				return err == nil && r.Status == queue.StatusFailed
+			})
+			wantStats(t, b, q, queue.Stats{Dead: 1})
+			mu.Lock()
+			defer mu.Unlock()
+			if len(seen) != queue.DefaultMaxRetries+1 {
+				t.Fatalf("handler ran %d times, want %d", len(seen), queue.DefaultMaxRetries+1)
+			}
+			for i, got := range seen {
+				want := m
+				want.RetryCount = i
+				if !equalMessage(got, want) {
+					t.Fatalf("attempt %d got %+v, want %+v", i, got, want)
+				}
+			}
+			dl, err := b.DeadLetters(ctx, q, 0, 1)
+			if err != nil || len(dl) != 1 || dl[0].Message.RetryCount != queue.DefaultMaxRetries {
+				t.Fatalf("dead letter = %+v, %v", dl, err)
+			}
+			if r, _ := rs.Get(ctx, id); r.Error != "generation failed" {
+				t.Fatalf("record error = %q", r.Error)
+			}
+		}},
+		{"DeadLettersEvenIfStatusUpdateFails", func(t *testing.T) {
+			b, rs, q := newBroker(t), newRecords(t), NewQueueName()
+			id := NewRecordIDs(1)[0]
+			if _, err := rs.Submit(ctx, id, nil); err != nil {
+				t.Fatal(err)
+			}
+			cfg := FastConfig(q)
+			cfg.NoRetries = true
+			w := newWorker(t, b, FailingSetFailed{rs}, func(context.Context, *queue.Delivery) error {
+				return errors.New("fail")
+			}, cfg)
+			startWorker(t, w)
+			mustEnqueue(t, b, q, id)
+			eventually(t, "dead letter", func() bool { return mustStats(t, b, q) == queue.Stats{Dead: 1} })
+			if r, _ := rs.Get(ctx, id); r.Status != queue.StatusGenerating {
+				t.Fatalf("status = %d, want 3 (the update failed)", r.Status)
+			}
+		}},
+		{"MalformedDroppedLegacyConsumed", func(t *testing.T) {
+			b, q := newBroker(t), NewQueueName()
+			got := make(chan queue.Message, 4)
+			w := newWorker(t, b, nil, func(_ context.Context, d *queue.Delivery) error {
+				got <- d.Message
+				return nil
+			}, FastConfig(q))
+			startWorker(t, w)
+			if err := b.EnqueueRaw(ctx, q, `{"RecordId":"nope"`); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.EnqueueRaw(ctx, q, LegacyMessage); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case m := <-got:
+				if m.RecordID != 12345 {
+					t.Fatalf("handled %+v, want the legacy message", m)
+				}
+			case <-time.After(waitFor):
+				t.Fatal("legacy message not handled")
+			}
+			eventually(t, "queue empty", func() bool { return mustStats(t, b, q) == queue.Stats{} })
+		}},
+		{"GracefulShutdownFinishesRunningJob", func(t *testing.T) {
+			b, q := newBroker(t), NewQueueName()
+			started, release := make(chan struct{}), make(chan struct{})
+			handlerCtxErr := make(chan error, 1)
+			w := newWorker(t, b, nil, func(ctx context.Context, _ *queue.Delivery) error {
+				close(started)
+				<-release
+				handlerCtxErr <- ctx.Err()
+				return nil
+			}, FastConfig(q))
+			stop := startWorker(t, w)
+			mustEnqueue(t, b, q, NewRecordIDs(1)[0])
+			<-started
+			stopped := make(chan struct{})
+			go func() { stop(); close(stopped) }()
+			select {
+			case <-stopped:
+				t.Fatal("Run returned while a job was running")
+			case <-time.After(200 * time.Millisecond):
+			}
+			mustEnqueue(t, b, q, NewRecordIDs(1)[0]) // must not be taken after shutdown began
+			close(release)
+			<-stopped
+			if err := <-handlerCtxErr; err != nil {
+				t.Fatalf("handler ctx was canceled during graceful shutdown: %v", err)
+			}
+			wantStats(t, b, q, queue.Stats{Pending: 1})
+		}},
+		{"Concurrency", func(t *testing.T) {
+			b, q := newBroker(t), NewQueueName()
+			const n = 3
+			var running, peak atomic.Int32
+			all := make(chan struct{})
+			var once sync.Once
+			cfg := FastConfig(q)
+			cfg.Concurrency = n
+			w := newWorker(t, b, nil, func(ctx context.Context, _ *queue.Delivery) error {
+				if r := running.Add(1); r >= n {
+					once.Do(func() { close(all) })
+				}
+				defer running.Add(-1)
+				for {
+					if r := running.Load(); r > peak.Load() {
+						peak.Store(r)
+					}
+					select {
+					case <-all:
+						return nil
+					case <-ctx.Done():
+						return ctx.Err()
+					case <-time.After(10 * time.Millisecond):
+					}
+				}
+			}, cfg)
+			startWorker(t, w)
+			for _, id := range NewRecordIDs(n) {
+				mustEnqueue(t, b, q, id)
+			}
+			select {
+			case <-all:
+			case <-time.After(waitFor):
+				t.Fatalf("only %d jobs ran at once, want %d", peak.Load(), n)
+			}
+			eventually(t, "all acked", func() bool { return mustStats(t, b, q) == queue.Stats{} })
+		}},
+		{"ResumesAfterBrokerError", func(t *testing.T) {
+			fb := &FlakyBroker{Broker: newBroker(t)}
+			fb.FailDequeue.Store(3)
+			q := NewQueueName()
+			done := make(chan struct{})
+			w := newWorker(t, fb, nil, func(context.Context, *queue.Delivery) error { close(done); return nil }, FastConfig(q))
+			startWorker(t, w)
+			mustEnqueue(t, fb, q, NewRecordIDs(1)[0])
+			select {
+			case <-done:
+			case <-time.After(waitFor):
+				t.Fatal("worker did not resume after dequeue errors")
+			}
+			if fb.FailDequeue.Load() > 0 {
+				t.Fatal("injected failures were not hit")
+			}
+		}},
+		{"CrashedConsumerJobRedelivered", func(t *testing.T) {
+			b, q := newBroker(t), NewQueueName()
+			// A consumer that dequeues and then "dies": it never acks nor heartbeats again.
+			if err := b.Heartbeat(ctx, q, "crashed", 200*time.Millisecond); err != nil {
+				t.Fatal(err)
+			}
+			m := mustEnqueue(t, b, q, NewRecordIDs(1)[0])
+			mustDequeue(t, b, q, "crashed")
+			got := make(chan queue.Message, 1)
+			w := newWorker(t, b, nil, func(_ context.Context, d *queue.Delivery) error { got <- d.Message; return nil }, FastConfig(q))
+			startWorker(t, w)
+			select {
+			case g := <-got:
+				if !equalMessage(g, m) {
+					t.Fatalf("redelivered %+v, want %+v", g, m)
+				}
+			case <-time.After(waitFor):
+				t.Fatal("crashed consumer's job was not redelivered")
+			}
+		}},
+	}})
+}
+
+// FlakyBroker wraps a Broker; while FailDequeue > 0 each Dequeue decrements it and fails with
+// EUNAVAILABLE, and while FailEnqueue > 0 each Enqueue does the same.
+type FlakyBroker struct {
+	queue.Broker
+	// FailDequeue is how many Dequeue calls fail next.
+	FailDequeue atomic.Int32
+	// FailEnqueue is how many Enqueue calls fail next.
+	FailEnqueue atomic.Int32
+}
+
+// Dequeue implements queue.Broker, failing while FailDequeue > 0.
+func (f *FlakyBroker) Dequeue(ctx context.Context, q, c string, timeout time.Duration) (*queue.Delivery, error) {
+	if f.FailDequeue.Add(-1) >= 0 {
+		return nil, errInjected
+	}
+	return f.Broker.Dequeue(ctx, q, c, timeout)
+}
+
+// Enqueue implements queue.Broker, failing while FailEnqueue > 0.
+func (f *FlakyBroker) Enqueue(ctx context.Context, q string, m queue.Message) error {
+	if f.FailEnqueue.Add(-1) >= 0 {
+		return errInjected
+	}
+	return f.Broker.Enqueue(ctx, q, m)
+}

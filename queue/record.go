@@ -1,0 +1,109 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Record statuses of the seed's assessment records (Assessment_Record.Status).
+const (
+	// StatusPending: 待测评, the assessment has not started.
+	StatusPending = 1
+	// StatusInProgress: 测评中, the user is answering.
+	StatusInProgress = 2
+	// StatusGenerating: 生成中, answers submitted, the report job is queued or running.
+	StatusGenerating = 3
+	// StatusDone: 已完成, the report was generated (set by the handler).
+	StatusDone = 4
+	// StatusFailed: 生成失败, the job exhausted its retries and was dead-lettered.
+	StatusFailed = 5
+)
+
+// FailedResultText is the seed's result description for a record in StatusFailed.
+const FailedResultText = "报告生成失败,请联系客服"
+
+// DefaultRecordRetention is how long a record is kept after its last write, by default.
+const DefaultRecordRetention = 30 * 24 * time.Hour
+
+// StatusText returns the seed's name of status (e.g. "生成失败" for 5), or "" for an unknown
+// status.
+func StatusText(status int) string {
+	switch status {
+	case StatusPending:
+		return "待测评"
+	case StatusInProgress:
+		return "测评中"
+	case StatusGenerating:
+		return "生成中"
+	case StatusDone:
+		return "已完成"
+	case StatusFailed:
+		return "生成失败"
+	}
+	return ""
+}
+
+// ValidStatus reports whether status is one of the five record statuses.
+func ValidStatus(status int) bool { return status >= StatusPending && status <= StatusFailed }
+
+// Regenerable reports whether a record in status may be regenerated: 生成中 (3) or 生成失败 (5).
+func Regenerable(status int) bool { return status == StatusGenerating || status == StatusFailed }
+
+// Record is one job record: the seed's assessment record as far as the queue is concerned.
+type Record struct {
+	// ID is the business record id (the seed's RecordId), > 0.
+	ID int64 `json:"id"`
+	// Status is one of the Status constants.
+	Status int `json:"status"`
+	// StatusText is StatusText(Status), filled by the store on every read.
+	StatusText string `json:"statusText"`
+	// Answers is the submitted input of the job (opaque JSON), if any.
+	Answers json.RawMessage `json:"answers,omitempty"`
+	// Result is the generated report (opaque JSON); present only in StatusDone.
+	Result json.RawMessage `json:"result,omitempty"`
+	// Error is the last failure reason; set in StatusFailed, cleared by a reset or a result.
+	Error string `json:"error,omitempty"`
+	// UpdatedAt is the time of the last write, by the store's clock.
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// RecordStore keeps job records. The Redis backend and memqueue implement it with identical
+// semantics, checked by queuetest.RunRecordStoreSuite. Implementations must be safe for
+// concurrent use. A record expires a backend-configured retention (default
+// DefaultRecordRetention) after its last write; an expired record is ENOTFOUND.
+//
+// Every error is a *redstate.Error, possibly wrapped. Ids must be > 0 (EINVALID otherwise).
+// Business errors (1001, 2005, 3241) are not produced here: the Admin maps store codes to them.
+type RecordStore interface {
+	// Create stores a new record with the given status and answers.
+	// Errors: EINVALID (id <= 0, unknown status, answers not valid JSON), ECONFLICT (the id
+	// exists), EUNAVAILABLE.
+	Create(ctx context.Context, id int64, status int, answers json.RawMessage) (*Record, error)
+
+	// Submit records submitted answers: it creates the record or updates it, setting status 3
+	// (生成中), storing answers and clearing Result and Error, in one atomic step. The caller
+	// then enqueues the job. Errors: EINVALID, EUNAVAILABLE.
+	Submit(ctx context.Context, id int64, answers json.RawMessage) (*Record, error)
+
+	// Get returns the record. Errors: EINVALID, ENOTFOUND (missing or expired), EUNAVAILABLE.
+	Get(ctx context.Context, id int64) (*Record, error)
+
+	// SetResult stores the generated report and sets status 4 (已完成), clearing Error.
+	// Errors: EINVALID (result not valid JSON), ENOTFOUND, EUNAVAILABLE.
+	SetResult(ctx context.Context, id int64, result json.RawMessage) (*Record, error)
+
+	// SetFailed sets status 5 (生成失败) and Error = reason, clearing Result.
+	// Errors: EINVALID, ENOTFOUND, EUNAVAILABLE.
+	SetFailed(ctx context.Context, id int64, reason string) (*Record, error)
+
+	// ResetForRegeneration atomically checks that the record's status is 3 or 5 and, if so,
+	// sets status 3, clears Result and Error and returns the updated record. Otherwise nothing
+	// changes. Errors: EINVALID, ENOTFOUND, ECONFLICT (status not 3 or 5), EUNAVAILABLE.
+	ResetForRegeneration(ctx context.Context, id int64) (*Record, error)
+
+	// ListGeneratingOlderThan returns the ids, ascending, of records in status 3 whose last
+	// write is at least age ago (by the store's clock): the reconciler's candidates.
+	// Errors: EINVALID (age < 0), EUNAVAILABLE.
+	ListGeneratingOlderThan(ctx context.Context, age time.Duration) ([]int64, error)
+}
