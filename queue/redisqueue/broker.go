@@ -1,0 +1,186 @@
+// Package redisqueue is the Redis backend of the queue block: a queue.Broker (Broker) and a
+// queue.RecordStore (Records) with the semantics checked by the queuetest conformance suites.
+// The same code runs on a standalone server, behind Sentinel (a failover *redis.Client) and on
+// Redis Cluster.
+//
+// Layout of one queue (names from queue.NewNamespacedKeys; "report:queue" is the seed's
+// queue, standalone/Sentinel names shown, on Cluster every key carries the hash tag
+// "{report:queue}" instead so that every script's keys share one slot):
+//
+//	report:queue                        LIST pending: producers LPUSH (tail), consumers take the right end
+//	report:queue:processing:<consumer>  LIST a consumer's in-flight jobs (BLMOVE pending RIGHT → LEFT)
+//	report:queue:consumers              ZSET consumer leases: member consumer id, score deadline (Unix ms)
+//	report:queue:retry                  ZSET retry schedule: member encoded message, score due (Unix ms)
+//	report:queue:dead                   LIST dead letters, newest at the left (LPUSH)
+//
+// A legacy producer that runs `LPUSH report:queue '{"RecordId":…}'` is served as is.
+//
+// Round trips: Enqueue, EnqueueRaw, Ack, Retry, Bury, Heartbeat, PromoteDue, DeadLetters,
+// RequeueDead, RequeueAllDead and PurgeDead are one round trip each; Dequeue is one when a
+// job is waiting and otherwise adds one blocking BLMOVE per wait (see dequeue.go);
+// RecoverExpired is two (list the expired consumers, then one pipeline of one script per
+// consumer); Stats is two; HasJobFor is two for queues below scanChunk entries per place.
+//
+// Lease deadlines follow the Redis server clock (TIME inside the scripts) unless Options.Now
+// is set, so many hosts agree on expiry without synchronized clocks.
+package redisqueue
+
+import (
+	"context"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/queue"
+)
+
+var _ queue.Broker = (*Broker)(nil)
+
+// Options configure a Broker. The zero value is ready to use.
+type Options struct {
+	// Namespace is prepended to every key (e.g. "prod-"); default "" (the seed's names
+	// verbatim). At most 100 characters from [A-Za-z0-9:_.-].
+	Namespace string
+	// Now, if set, is the clock for lease deadlines (Heartbeat, Dequeue's lease check,
+	// RecoverExpired), as in memqueue. Nil (the default, and the right choice in production):
+	// the Redis server clock, which every host shares. Retry due times and PromoteDue's now
+	// are passed explicitly by the caller and never read a clock.
+	Now func() time.Time
+}
+
+// Broker is the Redis queue.Broker. It is safe for concurrent use.
+type Broker struct {
+	client  redis.UniversalClient
+	single  *redis.Client        // the client unless Cluster
+	cluster *redis.ClusterClient // nil unless Cluster
+	ns      string
+	now     func() time.Time // nil: server clock
+}
+
+// New returns a Broker on client, which may be a *redis.Client (standalone or Sentinel
+// failover) or a *redis.ClusterClient (detected by type, which selects the hash-tagged key
+// names). Other clients, such as *redis.Ring, are rejected: a Ring spreads keys without slots,
+// so the scripts' multi-key atomicity could not hold. Errors: EINVALID.
+func New(client redis.UniversalClient, opts Options) (*Broker, error) {
+	b := &Broker{client: client, now: opts.Now}
+	switch c := client.(type) {
+	case *redis.Client:
+		b.single = c
+	case *redis.ClusterClient:
+		b.cluster = c
+	case nil:
+		return nil, redstate.Errorf(redstate.EINVALID, "redisqueue: a Redis client is required")
+	default:
+		return nil, redstate.Errorf(redstate.EINVALID, "redisqueue: %T is not supported; use a standalone, Sentinel or Cluster client", client)
+	}
+	if err := validateNamespace(opts.Namespace); err != nil {
+		return nil, err
+	}
+	b.ns = opts.Namespace
+	return b, nil
+}
+
+// validateNamespace checks a key namespace: empty, or up to 100 characters from
+// [A-Za-z0-9:_.-] (no braces, so it never sets a Cluster hash tag). Errors: EINVALID.
+func validateNamespace(ns string) error {
+	if ns == "" {
+		return nil
+	}
+	if len(ns) > 100 {
+		return redstate.Errorf(redstate.EINVALID, "redisqueue: namespace must be at most 100 characters")
+	}
+	if err := queue.ValidateQueueName(ns); err != nil {
+		return redstate.Errorf(redstate.EINVALID, "redisqueue: namespace %q: only letters, digits and :_.- are allowed", ns)
+	}
+	return nil
+}
+
+// keys returns the keys of queue name (already validated).
+func (b *Broker) keys(name string) queue.Keys {
+	return queue.NewNamespacedKeys(b.ns, name, b.cluster != nil)
+}
+
+// nowArg is the "now" ARGV of the lease scripts: Options.Now in Unix ms, or "" for the
+// server clock.
+func (b *Broker) nowArg() string {
+	if b.now == nil {
+		return ""
+	}
+	return formatInt(b.now().UnixMilli())
+}
+
+// node returns the client of the server holding key: the client itself unless Cluster, else
+// the master serving key's slot. Dequeue needs it for a dedicated connection.
+func (b *Broker) node(ctx context.Context, key string) (*redis.Client, error) {
+	if b.cluster == nil {
+		return b.single, nil
+	}
+	n, err := b.cluster.MasterForKey(ctx, key)
+	if err != nil {
+		return nil, mapErr(err, "locate queue node")
+	}
+	return n, nil
+}
+
+// reloadOnMoved refreshes the Cluster slot map after a redirect met on a node connection.
+func (b *Broker) reloadOnMoved(ctx context.Context, err error) {
+	if b.cluster != nil && isMoved(err) {
+		b.cluster.ReloadState(ctx)
+	}
+}
+
+// validate checks a queue name and a consumer id.
+func validate(name, consumerID string) error {
+	if err := queue.ValidateQueueName(name); err != nil {
+		return err
+	}
+	return queue.ValidateConsumerID(consumerID)
+}
+
+// checkDelivery validates a delivery passed back by a consumer.
+func checkDelivery(d *queue.Delivery) error {
+	if d == nil || d.Raw == "" {
+		return redstate.Errorf(redstate.EINVALID, "nil or empty delivery")
+	}
+	return validate(d.Queue, d.ConsumerID)
+}
+
+// notInFlight is the ECONFLICT of Ack, Retry and Bury.
+func notInFlight(d *queue.Delivery) error {
+	return redstate.Errorf(redstate.ECONFLICT, "job is no longer in flight at consumer %q (its lease expired and it was recovered)", d.ConsumerID)
+}
+
+// runScripts runs script once per call in one pipeline (one round trip per node), by EVALSHA,
+// re-sending by EVAL only the calls that met NOSCRIPT. Each command carries its own error.
+func runScripts(ctx context.Context, c redis.UniversalClient, script *redis.Script, calls []scriptCall) []*redis.Cmd {
+	if len(calls) == 1 {
+		return []*redis.Cmd{script.Run(ctx, c, calls[0].keys, calls[0].args...)}
+	}
+	cmds := make([]*redis.Cmd, len(calls))
+	pipe := c.Pipeline()
+	for i, call := range calls {
+		cmds[i] = script.EvalSha(ctx, pipe, call.keys, call.args...)
+	}
+	_, _ = pipe.Exec(ctx)
+	var retry []int
+	for i, cmd := range cmds {
+		if err := cmd.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			retry = append(retry, i)
+		}
+	}
+	if len(retry) > 0 {
+		pipe = c.Pipeline()
+		for _, i := range retry {
+			cmds[i] = script.Eval(ctx, pipe, calls[i].keys, calls[i].args...)
+		}
+		_, _ = pipe.Exec(ctx)
+	}
+	return cmds
+}
+
+// scriptCall is one script invocation of a runScripts pipeline.
+type scriptCall struct {
+	keys []string
+	args []any
+}

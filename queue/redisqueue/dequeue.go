@@ -1,0 +1,206 @@
+package redisqueue
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/queue"
+)
+
+// unblockTimeout bounds the CLIENT UNBLOCK that ends a blocking BLMOVE early.
+const unblockTimeout = 2 * time.Second
+
+// unblockRetry is the pause between CLIENT UNBLOCK attempts that found the connection not
+// (yet) blocked.
+const unblockRetry = 5 * time.Millisecond
+
+// Dequeue implements queue.Broker.
+//
+// It runs on a dedicated connection to the node holding the queue. Each step first runs
+// dequeueScript (check the lease, then a non-blocking LMOVE pending → processing:<consumer>):
+// when a job is waiting that is the only round trip (pipelined with CLIENT ID on the first
+// step). Otherwise it blocks in BLMOVE pending processing:<consumer> RIGHT LEFT for at most
+// min(time left, half the lease left), then checks the lease again: no polling, a job that
+// arrives is taken at once.
+//
+// go-redis does not interrupt a blocked command when its ctx ends (ContextTimeoutEnabled
+// covers deadlines only, and closing the connection could lose a job the server has just
+// moved). So the wait is ended from the server side: when ctx ends, or when a timeout that is
+// not a whole number of seconds (BLMOVE here takes whole seconds) runs out, another
+// connection sends CLIENT UNBLOCK <id> TIMEOUT. The server then either has already moved a
+// job (it is returned: the job is delivered, not lost) or answers as on a timeout.
+//
+// Lease window: the lease is checked by the script and the BLMOVE may serve a job up to one
+// block later. Blocks last at most half the lease left, so the job reaches the processing list
+// before the lease deadline (unless the BLMOVE takes longer than half the lease to arrive),
+// and RecoverExpired, which re-checks the deadline atomically, sees it. A consumer that loses
+// its lease meanwhile costs at most a duplicate delivery (at-least-once), never a lost job.
+func (b *Broker) Dequeue(ctx context.Context, name, consumerID string, timeout time.Duration) (*queue.Delivery, error) {
+	if err := validate(name, consumerID); err != nil {
+		return nil, err
+	}
+	if timeout <= 0 {
+		return nil, redstate.Errorf(redstate.EINVALID, "dequeue timeout must be > 0")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	k := b.keys(name)
+	proc := k.Processing(consumerID)
+	keys := []string{k.Consumers, k.Pending, proc}
+	node, err := b.node(ctx, k.Pending)
+	if err != nil {
+		return nil, err
+	}
+	conn := node.Conn()
+	defer conn.Close()
+
+	end := time.Now().Add(timeout)
+	connID := int64(-1)
+	for {
+		res, err := b.tryDequeue(ctx, conn, &connID, keys, consumerID)
+		if err != nil {
+			b.reloadOnMoved(ctx, err)
+			return nil, ctxOrMapErr(ctx, err, "dequeue")
+		}
+		if res.conflict {
+			return nil, redstate.Errorf(redstate.ECONFLICT, "consumer %q holds no live lease on queue %q (heartbeat first)", consumerID, name)
+		}
+		if res.ok {
+			return queue.NewDelivery(name, consumerID, res.raw), nil
+		}
+		wait := time.Until(end)
+		if wait <= 0 {
+			return nil, nil
+		}
+		if half := res.leaseLeft / 2; half < wait {
+			wait = max(half, time.Millisecond)
+		}
+		raw, ok, err := block(ctx, node, conn, connID, k.Pending, proc, wait)
+		if err != nil {
+			b.reloadOnMoved(ctx, err)
+			return nil, ctxOrMapErr(ctx, err, "dequeue")
+		}
+		if ok {
+			return queue.NewDelivery(name, consumerID, raw), nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// dequeueResult is the outcome of dequeueScript.
+type dequeueResult struct {
+	conflict  bool          // no live lease
+	leaseLeft time.Duration // time to the lease deadline
+	ok        bool          // raw was moved
+	raw       string
+}
+
+// tryDequeue runs dequeueScript on conn. When *connID < 0 it fetches the connection's CLIENT
+// ID in the same round trip and stores it.
+func (b *Broker) tryDequeue(ctx context.Context, conn *redis.Conn, connID *int64, keys []string, consumerID string) (dequeueResult, error) {
+	args := []any{consumerID, b.nowArg()}
+	var cmd *redis.Cmd
+	if *connID < 0 {
+		var idCmd *redis.IntCmd
+		_, _ = conn.Pipelined(ctx, func(p redis.Pipeliner) error {
+			idCmd = p.ClientID(ctx)
+			cmd = dequeueScript.EvalSha(ctx, p, keys, args...)
+			return nil
+		})
+		id, err := idCmd.Result()
+		if err != nil {
+			return dequeueResult{}, err
+		}
+		*connID = id
+		if err := cmd.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			cmd = dequeueScript.Eval(ctx, conn, keys, args...)
+		}
+	} else {
+		cmd = dequeueScript.Run(ctx, conn, keys, args...)
+	}
+	v, err := cmd.Slice()
+	if err != nil {
+		return dequeueResult{}, err
+	}
+	if len(v) == 0 || v[0] != "OK" {
+		return dequeueResult{conflict: true}, nil
+	}
+	var r dequeueResult
+	if len(v) > 1 {
+		left, _ := v[1].(int64)
+		r.leaseLeft = time.Duration(left) * time.Millisecond
+	}
+	if len(v) > 2 {
+		r.raw, r.ok = v[2].(string)
+	}
+	return r, nil
+}
+
+// block runs BLMOVE src dst RIGHT LEFT on conn (whose CLIENT ID is connID) for at most wait
+// and returns the moved string, if any. BLMOVE is sent with wait rounded up to whole seconds;
+// when ctx ends or a fractional wait runs out, CLIENT UNBLOCK connID (TIMEOUT mode) is sent
+// through node, so the call returns as on a timeout unless the server has already moved a
+// job, which is then returned.
+func block(ctx context.Context, node *redis.Client, conn *redis.Conn, connID int64, src, dst string, wait time.Duration) (string, bool, error) {
+	secs := (wait + time.Second - 1) / time.Second * time.Second
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		var expire <-chan time.Time
+		if secs != wait {
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			expire = t.C
+		}
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+		case <-expire:
+		}
+		unblock(context.WithoutCancel(ctx), node, connID, done)
+	}()
+	raw, err := conn.BLMove(context.WithoutCancel(ctx), src, dst, "RIGHT", "LEFT", secs).Result()
+	close(done)
+	<-finished
+	if errors.Is(err, redis.Nil) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return raw, true, nil
+}
+
+// unblock sends CLIENT UNBLOCK connID until it unblocks the connection, done is closed (the
+// BLMOVE returned by itself), or unblockTimeout passes. A reply of 0 means the BLMOVE has not
+// reached the server yet (or already returned), so it is retried shortly.
+func unblock(ctx context.Context, node *redis.Client, connID int64, done <-chan struct{}) {
+	ctx, cancel := context.WithTimeout(ctx, unblockTimeout)
+	defer cancel()
+	for {
+		n, err := node.ClientUnblock(ctx, connID).Result()
+		if err != nil || n == 1 {
+			return
+		}
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		case <-time.After(unblockRetry):
+		}
+	}
+}
+
+// formatInt formats n in decimal.
+func formatInt(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,82 @@
+package redisqueue
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/queue"
+)
+
+// Heartbeat implements queue.Broker: one script, ZADD consumers <now+lease> <consumer>, "now"
+// being the Redis server clock (or Options.Now).
+func (b *Broker) Heartbeat(ctx context.Context, name, consumerID string, lease time.Duration) error {
+	if err := validate(name, consumerID); err != nil {
+		return err
+	}
+	if lease <= 0 {
+		return redstate.Errorf(redstate.EINVALID, "lease must be > 0")
+	}
+	ms := max(lease.Milliseconds(), 1)
+	err := heartbeatScript.Run(ctx, b.client, []string{b.keys(name).Consumers}, consumerID, ms, b.nowArg()).Err()
+	return mapErr(err, "heartbeat")
+}
+
+// Ack implements queue.Broker: one LREM processing:<consumer> 1 raw.
+func (b *Broker) Ack(ctx context.Context, d *queue.Delivery) error {
+	if err := checkDelivery(d); err != nil {
+		return err
+	}
+	n, err := b.client.LRem(ctx, b.keys(d.Queue).Processing(d.ConsumerID), 1, d.Raw).Result()
+	if err != nil {
+		return mapErr(err, "ack")
+	}
+	if n == 0 {
+		return notInFlight(d)
+	}
+	return nil
+}
+
+// RecoverExpired implements queue.Broker in two round trips: expiredScript lists the consumers
+// whose deadline has passed, then one pipeline runs recoverScript per consumer (its
+// processing list must be in KEYS, so it cannot be found inside one script). recoverScript
+// re-checks the deadline atomically, so concurrent recoverers move each job once and a
+// consumer that renewed its lease in between keeps its jobs. Consumers are recovered in
+// descending id order, so the jobs of the smallest id end up dequeued first (memqueue's
+// order); each consumer's jobs keep their dequeue order.
+func (b *Broker) RecoverExpired(ctx context.Context, name string) (int, error) {
+	if err := queue.ValidateQueueName(name); err != nil {
+		return 0, err
+	}
+	k := b.keys(name)
+	now := b.nowArg()
+	ids, err := expiredScript.Run(ctx, b.client, []string{k.Consumers}, now).StringSlice()
+	if err != nil {
+		return 0, mapErr(err, "recover expired")
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(ids)))
+	calls := make([]scriptCall, len(ids))
+	for i, id := range ids {
+		calls[i] = scriptCall{keys: []string{k.Consumers, k.Pending, k.Processing(id)}, args: []any{id, now}}
+	}
+	total := 0
+	var firstErr error
+	for _, cmd := range runScripts(ctx, b.client, recoverScript, calls) {
+		n, err := cmd.Int()
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		total += n
+	}
+	if firstErr != nil {
+		return total, mapErr(firstErr, "recover expired")
+	}
+	return total, nil
+}

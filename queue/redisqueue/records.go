@@ -1,0 +1,304 @@
+package redisqueue
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/queue"
+)
+
+var _ queue.RecordStore = (*Records)(nil)
+
+// RecordOptions configure a Records store. The zero value is ready to use.
+type RecordOptions struct {
+	// Namespace is prepended to every key (e.g. "prod-"); default "". Same rules as
+	// Options.Namespace.
+	Namespace string
+	// Retention is how long a record is kept after its last write (PEXPIRE on every write).
+	// Default queue.DefaultRecordRetention; at least 1ms.
+	Retention time.Duration
+	// Now is the clock for UpdatedAt and ListGeneratingOlderThan. Default time.Now.
+	Now func() time.Time
+}
+
+// Records is the Redis queue.RecordStore. It is safe for concurrent use.
+//
+// A record is the HASH queue.RecordKeys.Record(id) with fields status, answers, result, error
+// and updatedAt (RFC 3339, nanoseconds), expiring Retention after its last write. The ZSET
+// RecordKeys.Generating() indexes the records in status 3 (member id, score last write in Unix
+// ms) for ListGeneratingOlderThan. Every write updates the hash and the index in one script,
+// so the index is exact except for records that expired, which ListGeneratingOlderThan
+// skips and sweeps. On Cluster both carry the hash tag "{report:records}": all records share
+// one slot (one master) so that this stays atomic; see queue.RecordKeys.
+//
+// Round trips: Create, Submit, Get, SetResult, SetFailed and ResetForRegeneration are one
+// each; ListGeneratingOlderThan is two (ZRANGEBYSCORE, then one pipeline of HMGETs), plus one
+// pipeline of sweeps when expired entries were found.
+type Records struct {
+	client    redis.UniversalClient
+	keys      queue.RecordKeys
+	retention time.Duration
+	now       func() time.Time
+}
+
+// NewRecords returns a Records store on client: a *redis.Client (standalone or Sentinel) or a
+// *redis.ClusterClient (detected by type). Errors: EINVALID.
+func NewRecords(client redis.UniversalClient, opts RecordOptions) (*Records, error) {
+	cluster := false
+	switch client.(type) {
+	case *redis.Client:
+	case *redis.ClusterClient:
+		cluster = true
+	case nil:
+		return nil, redstate.Errorf(redstate.EINVALID, "redisqueue: a Redis client is required")
+	default:
+		return nil, redstate.Errorf(redstate.EINVALID, "redisqueue: %T is not supported; use a standalone, Sentinel or Cluster client", client)
+	}
+	if err := validateNamespace(opts.Namespace); err != nil {
+		return nil, err
+	}
+	if opts.Retention == 0 {
+		opts.Retention = queue.DefaultRecordRetention
+	}
+	if opts.Retention < time.Millisecond {
+		return nil, redstate.Errorf(redstate.EINVALID, "redisqueue: record retention must be at least 1ms, got %s", opts.Retention)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Records{
+		client:    client,
+		keys:      queue.NewRecordKeys(opts.Namespace, cluster),
+		retention: opts.Retention,
+		now:       opts.Now,
+	}, nil
+}
+
+// stamp returns the store's current time as stored (RFC 3339 with nanoseconds, UTC), that
+// time parsed back (so that writes and reads return identical values) and its Unix ms.
+func (s *Records) stamp() (string, time.Time, int64) {
+	now := s.now().UTC()
+	str := now.Format(time.RFC3339Nano)
+	t, _ := time.Parse(time.RFC3339Nano, str)
+	return str, t, now.UnixMilli()
+}
+
+// Create implements queue.RecordStore.
+func (s *Records) Create(ctx context.Context, id int64, status int, answers json.RawMessage) (*queue.Record, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	if !queue.ValidStatus(status) {
+		return nil, redstate.Errorf(redstate.EINVALID, "unknown record status %d", status)
+	}
+	if err := checkJSON("answers", answers); err != nil {
+		return nil, err
+	}
+	return s.put(ctx, "create", id, status, answers)
+}
+
+// Submit implements queue.RecordStore.
+func (s *Records) Submit(ctx context.Context, id int64, answers json.RawMessage) (*queue.Record, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	if err := checkJSON("answers", answers); err != nil {
+		return nil, err
+	}
+	return s.put(ctx, "submit", id, queue.StatusGenerating, answers)
+}
+
+// put runs recordPutScript.
+func (s *Records) put(ctx context.Context, mode string, id int64, status int, answers json.RawMessage) (*queue.Record, error) {
+	str, t, ms := s.stamp()
+	res, err := recordPutScript.Run(ctx, s.client, []string{s.keys.Record(id), s.keys.Generating()},
+		id, mode, status, string(answers), str, ms, s.retention.Milliseconds()).Text()
+	if err != nil {
+		return nil, mapErr(err, "record "+mode)
+	}
+	if res == "EXISTS" {
+		return nil, redstate.Errorf(redstate.ECONFLICT, "record %d exists", id)
+	}
+	return &queue.Record{ID: id, Status: status, StatusText: queue.StatusText(status), Answers: raw(string(answers)), UpdatedAt: t}, nil
+}
+
+// Get implements queue.RecordStore: one HMGET.
+func (s *Records) Get(ctx context.Context, id int64) (*queue.Record, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	v, err := s.client.HMGet(ctx, s.keys.Record(id), "status", "answers", "result", "error", "updatedAt").Result()
+	if err != nil {
+		return nil, mapErr(err, "get record")
+	}
+	if v[0] == nil {
+		return nil, notFound(id)
+	}
+	str := func(x any) string { s, _ := x.(string); return s }
+	return decodeRecord(id, str(v[0]), str(v[1]), str(v[2]), str(v[3]), str(v[4]))
+}
+
+// SetResult implements queue.RecordStore.
+func (s *Records) SetResult(ctx context.Context, id int64, result json.RawMessage) (*queue.Record, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	if err := checkJSON("result", result); err != nil {
+		return nil, err
+	}
+	return s.update(ctx, "result", id, string(result))
+}
+
+// SetFailed implements queue.RecordStore.
+func (s *Records) SetFailed(ctx context.Context, id int64, reason string) (*queue.Record, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	return s.update(ctx, "failed", id, reason)
+}
+
+// ResetForRegeneration implements queue.RecordStore: one script that checks status ∈ {3, 5}
+// and resets the record atomically.
+func (s *Records) ResetForRegeneration(ctx context.Context, id int64) (*queue.Record, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	return s.update(ctx, "reset", id, "")
+}
+
+// update runs recordUpdateScript.
+func (s *Records) update(ctx context.Context, mode string, id int64, value string) (*queue.Record, error) {
+	str, _, ms := s.stamp()
+	v, err := recordUpdateScript.Run(ctx, s.client, []string{s.keys.Record(id), s.keys.Generating()},
+		id, mode, value, str, ms, s.retention.Milliseconds()).StringSlice()
+	if err != nil {
+		return nil, mapErr(err, "update record")
+	}
+	switch {
+	case len(v) == 6 && v[0] == "OK":
+		return decodeRecord(id, v[1], v[2], v[3], v[4], v[5])
+	case len(v) >= 1 && v[0] == "NOTFOUND":
+		return nil, notFound(id)
+	case len(v) == 2 && v[0] == "CONFLICT":
+		st, _ := strconv.Atoi(v[1])
+		return nil, redstate.Errorf(redstate.ECONFLICT, "record %d has status %d (%s); only 3 or 5 may be regenerated", id, st, queue.StatusText(st))
+	}
+	return nil, redstate.Errorf(redstate.EINTERNAL, "update record %d: unexpected script reply %q", id, v)
+}
+
+// ListGeneratingOlderThan implements queue.RecordStore: ZRANGEBYSCORE on the generating index
+// up to the cutoff (in ms, rounded down, so no candidate is missed), then one pipeline of
+// HMGET status updatedAt to filter exactly (status 3, updatedAt <= cutoff). Index entries of
+// expired records are swept by recordSweepScript.
+func (s *Records) ListGeneratingOlderThan(ctx context.Context, age time.Duration) ([]int64, error) {
+	if age < 0 {
+		return nil, redstate.Errorf(redstate.EINVALID, "age must be >= 0")
+	}
+	cutoff := s.now().Add(-age)
+	members, err := s.client.ZRangeByScore(ctx, s.keys.Generating(), &redis.ZRangeBy{
+		Min: "-inf", Max: strconv.FormatInt(cutoff.UnixMilli(), 10),
+	}).Result()
+	if err != nil {
+		return nil, mapErr(err, "list generating records")
+	}
+	ids := []int64{}
+	if len(members) == 0 {
+		return ids, nil
+	}
+	var cands []int64
+	for _, m := range members {
+		if id, err := strconv.ParseInt(m, 10, 64); err == nil && id > 0 {
+			cands = append(cands, id)
+		}
+	}
+	cmds := make([]*redis.SliceCmd, len(cands))
+	_, _ = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range cands {
+			cmds[i] = p.HMGet(ctx, s.keys.Record(id), "status", "updatedAt")
+		}
+		return nil
+	})
+	var sweep []scriptCall
+	for i, cmd := range cmds {
+		v, err := cmd.Result()
+		if err != nil {
+			return nil, mapErr(err, "list generating records")
+		}
+		status, _ := v[0].(string)
+		updated, _ := v[1].(string)
+		if v[0] == nil {
+			sweep = append(sweep, scriptCall{keys: []string{s.keys.Record(cands[i]), s.keys.Generating()}, args: []any{cands[i]}})
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, updated)
+		if status == "3" && err == nil && !t.After(cutoff) {
+			ids = append(ids, cands[i])
+		}
+	}
+	if len(sweep) > 0 {
+		for _, cmd := range runScripts(ctx, s.client, recordSweepScript, sweep) {
+			if err := cmd.Err(); err != nil {
+				return nil, mapErr(err, "sweep generating index")
+			}
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids, nil
+}
+
+// decodeRecord builds a Record from its stored fields.
+func decodeRecord(id int64, status, answers, result, errText, updatedAt string) (*queue.Record, error) {
+	st, err := strconv.Atoi(status)
+	if err != nil {
+		return nil, redstate.Errorf(redstate.EINTERNAL, "record %d: bad stored status %q", id, status)
+	}
+	t, err := time.Parse(time.RFC3339Nano, updatedAt)
+	if err != nil {
+		return nil, redstate.Wrap(redstate.EINTERNAL, err, fmt.Sprintf("record %d: bad stored updatedAt", id))
+	}
+	return &queue.Record{
+		ID:         id,
+		Status:     st,
+		StatusText: queue.StatusText(st),
+		Answers:    raw(answers),
+		Result:     raw(result),
+		Error:      errText,
+		UpdatedAt:  t,
+	}, nil
+}
+
+// raw returns s as JSON, nil when empty.
+func raw(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	return json.RawMessage(s)
+}
+
+// notFound is the ENOTFOUND of a missing or expired record.
+func notFound(id int64) error {
+	return redstate.Errorf(redstate.ENOTFOUND, "record %d not found", id)
+}
+
+// checkID returns EINVALID unless id > 0.
+func checkID(id int64) error {
+	if id <= 0 {
+		return redstate.Errorf(redstate.EINVALID, "record id must be > 0, got %d", id)
+	}
+	return nil
+}
+
+// checkJSON returns EINVALID unless b is empty or valid JSON.
+func checkJSON(what string, b json.RawMessage) error {
+	if len(b) > 0 && !json.Valid(b) {
+		return redstate.Errorf(redstate.EINVALID, "%s is not valid JSON", what)
+	}
+	return nil
+}

@@ -1,0 +1,47 @@
+package redisqueue
+
+import (
+	"context"
+	"time"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/queue"
+)
+
+// Retry implements queue.Broker: one script, LREM processing:<consumer> 1 raw then ZADD retry
+// <due ms> <next>.
+func (b *Broker) Retry(ctx context.Context, d *queue.Delivery, next queue.Message, due time.Time) error {
+	if err := checkDelivery(d); err != nil {
+		return err
+	}
+	raw, err := queue.EncodeMessage(next)
+	if err != nil {
+		return err
+	}
+	k := b.keys(d.Queue)
+	n, err := retryScript.Run(ctx, b.client, []string{k.Processing(d.ConsumerID), k.Retry}, d.Raw, due.UnixMilli(), string(raw)).Int()
+	if err != nil {
+		return mapErr(err, "retry")
+	}
+	if n == 0 {
+		return notInFlight(d)
+	}
+	return nil
+}
+
+// PromoteDue implements queue.Broker: one script moving up to limit entries with due <= now
+// (in Unix ms), earliest first, from the retry ZSET to the tail of the pending list.
+func (b *Broker) PromoteDue(ctx context.Context, name string, now time.Time, limit int) (int, error) {
+	if err := queue.ValidateQueueName(name); err != nil {
+		return 0, err
+	}
+	if limit <= 0 {
+		return 0, redstate.Errorf(redstate.EINVALID, "limit must be > 0")
+	}
+	k := b.keys(name)
+	n, err := promoteScript.Run(ctx, b.client, []string{k.Retry, k.Pending}, now.UnixMilli(), limit).Int()
+	if err != nil {
+		return 0, mapErr(err, "promote due")
+	}
+	return n, nil
+}
