@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/redstate/redstate/buildstatus"
+	"github.com/redstate/redstate/buildstatus/redisstore"
+	"github.com/redstate/redstate/config"
+	"github.com/redstate/redstate/redisconn"
+)
+
+// newBuildsCommand returns `redstate builds`: admin commands that work on the build-status
+// registry's Redis data directly, with the same configuration as serve.
+func newBuildsCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "builds",
+		Short: "Inspect and manage build-status documents in Redis",
+		Long: `Admin commands for the build-status registry. They talk to the configured Redis
+directly (--redis, --redis-cluster, --redis-sentinel*, --config or REDSTATE_* variables),
+with the same namespace and key prefix as serve.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(
+		buildsSubcommand("get BUILD_ID", "Print one build's stored JSON document", cobra.ExactArgs(1), getBuildCmd),
+		buildsSubcommand("delete BUILD_ID", "Delete one build and its project-index entry", cobra.ExactArgs(1), deleteBuildCmd),
+		newBuildsListCommand(),
+	)
+	return cmd
+}
+
+// buildsSubcommand returns a builds subcommand running run on an opened Redis store.
+func buildsSubcommand(use, short string, args cobra.PositionalArgs, run func(ctx context.Context, s buildstatus.Store, out io.Writer, args []string) error) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  args,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withRedisBuilds(cmd, func(s buildstatus.Store) error {
+				return run(cmd.Context(), s, cmd.OutOrStdout(), args)
+			})
+		},
+	}
+	config.BindFlags(cmd.Flags())
+	return cmd
+}
+
+func getBuildCmd(ctx context.Context, s buildstatus.Store, out io.Writer, args []string) error {
+	id, err := buildstatus.NormalizeBuildID(args[0])
+	if err != nil {
+		return err
+	}
+	b, err := s.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(out, "%s\n", b.JSON)
+	return err
+}
+
+func deleteBuildCmd(ctx context.Context, s buildstatus.Store, out io.Writer, args []string) error {
+	id, err := buildstatus.NormalizeBuildID(args[0])
+	if err != nil {
+		return err
+	}
+	if err := s.Delete(ctx, id, ""); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(out, "deleted %s\n", id)
+	return err
+}
+
+// newBuildsListCommand returns `redstate builds list`: every build (SCAN) or one project's
+// builds, newest first, as one JSON document per line, with progress on stderr.
+func newBuildsListCommand() *cobra.Command {
+	var project string
+	var max int
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "Print builds as JSON lines (all builds, or --project's newest first)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withRedisBuilds(cmd, func(s buildstatus.Store) error {
+				return listBuilds(cmd.Context(), s, project, max, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			})
+		},
+	}
+	cmd.Flags().StringVar(&project, "project", "", "list only this project's builds, newest createdAt first")
+	cmd.Flags().IntVar(&max, "max", 0, "stop after this many builds (0 = all)")
+	config.BindFlags(cmd.Flags())
+	return cmd
+}
+
+// listBuilds walks a listing page by page, writing each build as a JSON line to out and a
+// progress line to progress once per second.
+func listBuilds(ctx context.Context, s buildstatus.Store, project string, max int, out, progress io.Writer) error {
+	w := bufio.NewWriter(out)
+	defer w.Flush()
+	var listed atomic.Int64
+	stop := reportProgress(progress, &listed)
+	defer stop()
+	cursor := ""
+	for {
+		var page *buildstatus.Page
+		var err error
+		if project != "" {
+			page, err = s.ListProject(ctx, project, cursor, buildstatus.MaxListLimit)
+		} else {
+			page, err = s.List(ctx, cursor, buildstatus.MaxListLimit)
+		}
+		if err != nil {
+			return err
+		}
+		for _, b := range page.Builds {
+			if max > 0 && listed.Load() >= int64(max) {
+				return nil
+			}
+			if _, err := fmt.Fprintf(w, "%s\n", b.JSON); err != nil {
+				return err
+			}
+			listed.Add(1)
+		}
+		if cursor = page.Cursor; cursor == "" {
+			return nil
+		}
+	}
+}
+
+// reportProgress prints the running count to w every second until stop is called, then the
+// final count.
+func reportProgress(w io.Writer, n *atomic.Int64) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				fmt.Fprintf(w, "listed %d builds\n", n.Load())
+				return
+			case <-t.C:
+				fmt.Fprintf(w, "listed %d builds so far...\n", n.Load())
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+// withRedisBuilds loads and validates the configuration, opens the Redis build-status store
+// (no fallback: admin commands must see Redis itself) and runs f.
+func withRedisBuilds(cmd *cobra.Command, f func(buildstatus.Store) error) error {
+	cfg, err := loadConfig(cmd.Flags())
+	if err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if !cfg.Redis.Configured() {
+		return errors.New("no Redis configured: pass --redis URL (or --redis-cluster, --redis-sentinel, --config); the memory backend of a one-off command is always empty")
+	}
+	client, err := redisconn.New(cfg.Redis)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	bs := cfg.Publish.BuildStatus
+	store, err := redisstore.New(client, redisstore.Options{
+		Keys:        buildstatus.NewKeys(cfg.Namespace, bs.KeyPrefix),
+		TTL:         bs.BuildStatusTTL(),
+		DirectCalls: true,
+	})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	return f(store)
+}
