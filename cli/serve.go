@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -38,10 +39,14 @@ Without Redis configured, serve runs on the embedded memory backend. With --redi
 at startup it still starts (loudly), the resilience policy (--policy) applies per request and
 /readyz answers 503.
 
+serve also runs the job queues of queue.queues (default: report:queue with the built-in
+report generator, the seed-004 report flow) on the same backend, one worker per queue.
+
 serve refuses a non-loopback --addr unless auth tokens are configured or --insecure is given.
 It logs "listening on ADDR" (field addr) once bound, so --addr 127.0.0.1:0 works.
 SIGTERM or SIGINT shuts down gracefully: no new connections, in-flight requests finish
-(server.shutdown-timeout), event streams are closed, stores and the Redis client are closed,
+(server.shutdown-timeout), event streams are closed, queue workers stop taking jobs and let running
+jobs finish (server.shutdown-timeout), stores and the Redis client are closed,
 and the exit code is 0.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -87,6 +92,16 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 		}
 	}()
 
+	queues, err := openQueueBackend(cfg, m, log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := queues.Close(); err != nil {
+			log.Warn("closing the queue backend", "error", err)
+		}
+	}()
+
 	reg := m.Registry()
 	handler, err := httpapi.New(httpapi.Config{
 		Tokens:       cfg.Auth.Tokens,
@@ -94,7 +109,7 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 		Logger:       log,
 		Registerer:   reg,
 		Gatherer:     reg,
-	}, httpapi.Deps{Builds: backend.store, Ready: backend.ready})
+	}, httpapi.Deps{Builds: backend.store, Ready: backend.ready, Reports: queues.reports, Queues: queues.admin})
 	if err != nil {
 		return err
 	}
@@ -103,6 +118,12 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Server.Addr, err)
 	}
+	// Queue workers stop taking jobs when ctx ends (SIGTERM); running jobs get
+	// server.shutdown-timeout to finish. stopQueues also runs on early returns.
+	qctx, qcancel := context.WithCancel(ctx)
+	waitQueues := queues.start(qctx)
+	stopQueues := sync.OnceFunc(func() { qcancel(); waitQueues() })
+	defer stopQueues()
 	streams := newStreamCloser()
 	srv := &http.Server{
 		Handler:           streams.Wrap(handler),
@@ -131,6 +152,10 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Warn("http server", "error", err)
+	}
+	stopQueues()
+	if err := queues.Close(); err != nil {
+		log.Warn("closing the queue backend", "error", err)
 	}
 	if err := backend.Close(); err != nil {
 		log.Warn("closing the build-status backend", "error", err)

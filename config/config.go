@@ -21,6 +21,10 @@ type Config struct {
 	Log Log `koanf:"log"`
 	// Publish holds the build-status registry's settings (seed 000).
 	Publish Publish `koanf:"publish"`
+	// Queue configures the job queue block (seed 004): queues, workers, records, reconciler.
+	Queue Queue `koanf:"queue"`
+	// Report configures the seed's report flow on top of the queue (seed 004).
+	Report Report `koanf:"report"`
 }
 
 // Server configures the HTTP listener.
@@ -150,6 +154,135 @@ const (
 	PolicyFallback = "fallback"
 )
 
+// Queue configures the job queue block (seed 004). Its Redis keys are the seed's names
+// ("report:queue", "report:queue:dead") after the global namespace.
+type Queue struct {
+	// RecordRetention is how long a job record is kept after its last write (default 720h).
+	RecordRetention time.Duration `koanf:"record-retention"`
+	// Queues are the queues serve consumes, each with its own worker (default: one queue,
+	// report:queue, with the built-in report generator). From the environment:
+	// REDSTATE_QUEUE_QUEUES as a YAML/JSON flow list, e.g. '[{name: report:queue, concurrency: 4}]'.
+	Queues []QueueSpec `koanf:"queues"`
+	// Reconciler re-enqueues records stranded in status 3.
+	Reconciler QueueReconciler `koanf:"reconciler"`
+}
+
+// QueueSpec configures one queue and its worker. Zero fields take the defaults stated on them
+// (the seed's constants), see Effective.
+type QueueSpec struct {
+	// Name is the queue name, e.g. "report:queue": 1..200 characters from [A-Za-z0-9:_.-].
+	Name string `koanf:"name"`
+	// Concurrency is the number of consumers (default 1, the seed's serial consumer).
+	Concurrency int `koanf:"concurrency"`
+	// BlockTimeout is the blocking dequeue timeout (default 30s, the seed's BRPOP timeout).
+	BlockTimeout time.Duration `koanf:"block-timeout"`
+	// ErrorDelay is the wait after a broker error (default 5s).
+	ErrorDelay time.Duration `koanf:"error-delay"`
+	// RetryDelays are the waits before retry 1, 2, ... (default [10s, 30s, 60s]).
+	RetryDelays []time.Duration `koanf:"retry-delays"`
+	// MaxRetries is the number of retries before dead-lettering (default 3; 0 = none).
+	MaxRetries *int `koanf:"max-retries"`
+	// Lease is the consumer lease; a crashed consumer's jobs are redelivered after it
+	// (default 30s).
+	Lease time.Duration `koanf:"lease"`
+	// Handler is "report" (the built-in report generator, the default) or "webhook".
+	Handler string `koanf:"handler"`
+	// Webhook is the endpoint of handler "webhook".
+	Webhook QueueWebhook `koanf:"webhook"`
+}
+
+// QueueWebhook is the HTTP endpoint a webhook queue POSTs each job to.
+type QueueWebhook struct {
+	// URL is the http(s) endpoint (required for handler "webhook").
+	URL string `koanf:"url"`
+	// Timeout bounds one call (default 30s).
+	Timeout time.Duration `koanf:"timeout"`
+}
+
+// QueueReconciler configures the reconciler of stranded records.
+type QueueReconciler struct {
+	// Enabled turns the reconciler on (default true).
+	Enabled bool `koanf:"enabled"`
+	// Age is how long a record stays in status 3 before it is checked (default 10m).
+	Age time.Duration `koanf:"age"`
+	// Interval is how often it runs (default 1m).
+	Interval time.Duration `koanf:"interval"`
+}
+
+// Report configures the seed's report flow (seed 004).
+type Report struct {
+	// Delay is the built-in generator's artificial work time (default 2s; the seed's real work
+	// takes ~30s; 0 = none).
+	Delay time.Duration `koanf:"delay"`
+}
+
+// Queue handlers.
+const (
+	// HandlerReport is the built-in report generator.
+	HandlerReport = "report"
+	// HandlerWebhook POSTs each job to QueueWebhook.URL.
+	HandlerWebhook = "webhook"
+)
+
+// DefaultQueueName is the seed's queue.
+const DefaultQueueName = "report:queue"
+
+// DefaultQueueSpec returns the seed's queue: report:queue, one consumer, BRPOP 30 s, error
+// delay 5 s, retries after 10/30/60 s, at most 3, lease 30 s, the built-in report generator.
+func DefaultQueueSpec() QueueSpec {
+	maxRetries := 3
+	return QueueSpec{
+		Name:         DefaultQueueName,
+		Concurrency:  1,
+		BlockTimeout: 30 * time.Second,
+		ErrorDelay:   5 * time.Second,
+		RetryDelays:  []time.Duration{10 * time.Second, 30 * time.Second, 60 * time.Second},
+		MaxRetries:   &maxRetries,
+		Lease:        30 * time.Second,
+		Handler:      HandlerReport,
+		Webhook:      QueueWebhook{Timeout: 30 * time.Second},
+	}
+}
+
+// Effective returns q with every zero field set to DefaultQueueSpec's value (the name and the
+// webhook URL excepted).
+func (q QueueSpec) Effective() QueueSpec {
+	d := DefaultQueueSpec()
+	if q.Concurrency == 0 {
+		q.Concurrency = d.Concurrency
+	}
+	if q.BlockTimeout == 0 {
+		q.BlockTimeout = d.BlockTimeout
+	}
+	if q.ErrorDelay == 0 {
+		q.ErrorDelay = d.ErrorDelay
+	}
+	if q.RetryDelays == nil {
+		q.RetryDelays = d.RetryDelays
+	}
+	if q.MaxRetries == nil {
+		q.MaxRetries = d.MaxRetries
+	}
+	if q.Lease == 0 {
+		q.Lease = d.Lease
+	}
+	if q.Handler == "" {
+		q.Handler = d.Handler
+	}
+	if q.Webhook.Timeout == 0 {
+		q.Webhook.Timeout = d.Webhook.Timeout
+	}
+	return q
+}
+
+// Retries returns the effective MaxRetries.
+func (q QueueSpec) Retries() int {
+	if q.MaxRetries == nil {
+		return *DefaultQueueSpec().MaxRetries
+	}
+	return *q.MaxRetries
+}
+
 // Default returns the configuration with every default filled in.
 func Default() Config {
 	return Config{
@@ -161,6 +294,12 @@ func Default() Config {
 			KeyPrefix:  "ingenio:publish:",
 			Resilience: DefaultResilience(),
 		}},
+		Queue: Queue{
+			RecordRetention: 30 * 24 * time.Hour,
+			Queues:          []QueueSpec{DefaultQueueSpec()},
+			Reconciler:      QueueReconciler{Enabled: true, Age: 10 * time.Minute, Interval: time.Minute},
+		},
+		Report: Report{Delay: 2 * time.Second},
 	}
 }
 

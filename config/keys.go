@@ -12,9 +12,10 @@ import (
 type keyKind int
 
 const (
-	kindScalar keyKind = iota // string, number, bool, duration
-	kindList                  // []string: comma separated in the environment
-	kindTokens                // []Token: "name:token:role+role,..." in the environment
+	kindScalar  keyKind = iota // string, number, bool, duration
+	kindList                   // []string: comma separated in the environment
+	kindTokens                 // []Token: "name:token:role+role,..." in the environment
+	kindStructs                // []struct (queue.queues): a YAML/JSON flow list in the environment
 )
 
 // keyInfo describes one leaf configuration key.
@@ -88,6 +89,8 @@ func collectKeys(t reflect.Type, prefix string) []keyInfo {
 			out = append(out, collectKeys(f.Type, key)...)
 		case f.Type.Kind() == reflect.Slice && f.Type.Elem() == tokenType:
 			out = append(out, keyInfo{Key: key, Env: EnvName(key), Kind: kindTokens, Type: f.Type})
+		case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct:
+			out = append(out, keyInfo{Key: key, Env: EnvName(key), Kind: kindStructs, Type: f.Type})
 		case f.Type.Kind() == reflect.Slice:
 			out = append(out, keyInfo{Key: key, Env: EnvName(key), Kind: kindList, Type: f.Type})
 		default:

@@ -124,6 +124,20 @@ func checkKeys(raw map[string]any, t reflect.Type, prefix string) error {
 					return err
 				}
 			}
+		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct:
+			list, ok := v.([]any)
+			if !ok {
+				return fmt.Errorf("key %q must be a list of mappings, got %T", full, v)
+			}
+			for i, item := range list {
+				m, ok := item.(map[string]any)
+				if !ok {
+					return fmt.Errorf("key %s[%d] must be a mapping, got %T", full, i, item)
+				}
+				if err := checkKeys(m, ft.Elem(), fmt.Sprintf("%s[%d]", full, i)); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil
@@ -139,7 +153,7 @@ func joinKey(prefix, name string) string {
 // unknownKeyError names the unknown key and, when one is close, the key that was probably meant.
 func unknownKeyError(key string) error {
 	best, bestDist := "", 4
-	for _, known := range append(Keys(), "auth.tokens[].name", "auth.tokens[].token", "auth.tokens[].roles") {
+	for _, known := range append(Keys(), append([]string{"auth.tokens[].name", "auth.tokens[].token", "auth.tokens[].roles"}, queueSpecKeys()...)...) {
 		if d := editDistance(stripIndex(key), known); d < bestDist {
 			best, bestDist = known, d
 		}
@@ -221,11 +235,50 @@ func readEnv(lookupEnv func(string) (string, bool)) (map[string]any, error) {
 				items[i] = map[string]any{"name": t.Name, "token": t.Token, "roles": roles}
 			}
 			flat[key.Key] = items
+		case kindStructs:
+			list, err := parseStructList(v)
+			if err != nil {
+				return nil, fmt.Errorf("environment %s: %w", key.Env, err)
+			}
+			for i, item := range list {
+				m, ok := item.(map[string]any)
+				if !ok {
+					return nil, fmt.Errorf("environment %s: item %d must be a mapping, got %T", key.Env, i, item)
+				}
+				if err := checkKeys(m, key.Type.Elem(), fmt.Sprintf("%s[%d]", key.Key, i)); err != nil {
+					return nil, fmt.Errorf("environment %s: %w", key.Env, err)
+				}
+			}
+			flat[key.Key] = list
 		default:
 			flat[key.Key] = v
 		}
 	}
 	return maps.Unflatten(flat, "."), nil
+}
+
+// parseStructList parses the environment form of a list of mappings (queue.queues): a YAML
+// flow (or JSON) list such as '[{name: report:queue, concurrency: 4}]'.
+func parseStructList(s string) ([]any, error) {
+	doc, err := yaml.Parser().Unmarshal([]byte("list: " + s))
+	if err != nil {
+		return nil, fmt.Errorf("must be a YAML or JSON list of mappings, e.g. '[{name: report:queue, concurrency: 4}]': %w", err)
+	}
+	list, ok := doc["list"].([]any)
+	if !ok {
+		return nil, fmt.Errorf("must be a YAML or JSON list of mappings, e.g. '[{name: report:queue, concurrency: 4}]'")
+	}
+	return list, nil
+}
+
+// queueSpecKeys returns the keys of a queue.queues element ("queue.queues[].name", ...), for
+// suggestions.
+func queueSpecKeys() []string {
+	var out []string
+	for _, k := range collectKeys(reflect.TypeOf(QueueSpec{}), "queue.queues[]") {
+		out = append(out, k.Key)
+	}
+	return out
 }
 
 // splitList splits a comma-separated list, trimming spaces and dropping empty items.

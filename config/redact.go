@@ -25,6 +25,14 @@ func (c Config) Redacted() Config {
 		out.Redis.Sentinel.Password = Redaction
 	}
 	out.Redis.URL = RedactURL(out.Redis.URL)
+	if c.Queue.Queues != nil {
+		out.Queue.Queues = make([]QueueSpec, len(c.Queue.Queues))
+		for i, q := range c.Queue.Queues {
+			q.RetryDelays = slices.Clone(q.RetryDelays)
+			q.Webhook.URL = RedactURL(q.Webhook.URL)
+			out.Queue.Queues[i] = q
+		}
+	}
 	out.Redis.ClusterAddrs = slices.Clone(c.Redis.ClusterAddrs)
 	out.Redis.Sentinel.Addrs = slices.Clone(c.Redis.Sentinel.Addrs)
 	if c.Auth.Tokens != nil {

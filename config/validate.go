@@ -14,6 +14,9 @@ import (
 	"syscall"
 	"time"
 	"unicode"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/queue"
 )
 
 // Roles a token can grant.
@@ -52,6 +55,8 @@ func (c Config) Validate() error {
 	c.Redis.validate(v)
 	c.Log.validate(v)
 	c.Publish.BuildStatus.validate(v)
+	c.Queue.validate(v)
+	c.Report.validate(v)
 	if len(v.problems) == 0 {
 		return nil
 	}
@@ -288,5 +293,75 @@ func (v *validator) journalPath(key, path string) {
 			return
 		}
 		d = parent
+	}
+}
+
+func (q Queue) validate(v *validator) {
+	if q.RecordRetention <= 0 {
+		v.addf("queue.record-retention", "must be positive, got %s", q.RecordRetention)
+	}
+	names := map[string]int{}
+	for i, spec := range q.Queues {
+		p := fmt.Sprintf("queue.queues[%d].", i)
+		if err := queue.ValidateQueueName(spec.Name); err != nil {
+			v.addf(p+"name", "%s", redstate.ErrorMessage(err))
+		} else if j, dup := names[spec.Name]; dup {
+			v.addf(p+"name", "%q is also the name of queue.queues[%d]; names must be unique", spec.Name, j)
+		} else {
+			names[spec.Name] = i
+		}
+		if spec.Concurrency < 0 {
+			v.addf(p+"concurrency", "must be at least 1, got %d", spec.Concurrency)
+		}
+		for _, d := range []struct {
+			key string
+			d   time.Duration
+		}{{"block-timeout", spec.BlockTimeout}, {"error-delay", spec.ErrorDelay}, {"lease", spec.Lease}, {"webhook.timeout", spec.Webhook.Timeout}} {
+			if d.d < 0 {
+				v.addf(p+d.key, "must be positive, got %s", d.d)
+			}
+		}
+		for j, d := range spec.RetryDelays {
+			if d <= 0 {
+				v.addf(fmt.Sprintf("%sretry-delays[%d]", p, j), "must be positive, got %s", d)
+			}
+		}
+		if spec.MaxRetries != nil && *spec.MaxRetries < 0 {
+			v.addf(p+"max-retries", "must not be negative, got %d (0 means no retries)", *spec.MaxRetries)
+		}
+		if eff := spec.Effective(); eff.Retries() > 0 && len(eff.RetryDelays) == 0 {
+			v.addf(p+"retry-delays", "must not be empty when max-retries is %d (set max-retries: 0 for no retries)", eff.Retries())
+		}
+		switch spec.Handler {
+		case "", HandlerReport:
+			if spec.Webhook.URL != "" {
+				v.addf(p+"webhook.url", "is set but handler is %q; set handler: webhook", HandlerReport)
+			}
+		case HandlerWebhook:
+			u, err := url.Parse(spec.Webhook.URL)
+			switch {
+			case spec.Webhook.URL == "":
+				v.addf(p+"webhook.url", "is required for handler webhook (e.g. http://127.0.0.1:9000/jobs)")
+			case err != nil:
+				v.addf(p+"webhook.url", "is not a URL: %v", errors.Unwrap(err))
+			case u.Scheme != "http" && u.Scheme != "https", u.Host == "":
+				v.addf(p+"webhook.url", "must be an http or https URL with a host, got %q", RedactURL(spec.Webhook.URL))
+			}
+		default:
+			v.addf(p+"handler", "%q is not one of %s, %s", spec.Handler, HandlerReport, HandlerWebhook)
+		}
+	}
+	r := q.Reconciler
+	if r.Age <= 0 {
+		v.addf("queue.reconciler.age", "must be positive, got %s", r.Age)
+	}
+	if r.Interval <= 0 {
+		v.addf("queue.reconciler.interval", "must be positive, got %s", r.Interval)
+	}
+}
+
+func (r Report) validate(v *validator) {
+	if r.Delay < 0 {
+		v.addf("report.delay", "must not be negative, got %s (0 means no artificial delay)", r.Delay)
 	}
 }

@@ -17,6 +17,15 @@
 //	GET    /v1/builds?ids=a,b,c                       [read]  → {"builds":{"<id>":<doc>,...},"missing":["<id>",...]}
 //	GET    /v1/builds?cursor=C&limit=N                [read]  → {"builds":[<doc>,...],"cursor":"<next or empty>"}
 //	GET    /v1/projects/{projectId}/builds?cursor=C&limit=N [read] → same page shape, newest first
+//	POST   /api/assessment/submit                     [write] {"recordId","answers"} → 202 {"id","status":3,"statusText"}
+//	GET    /api/assessment/{id}/result                [read]  → report.Status
+//	POST   /api/admin/assessmentRecord/regenerateReport      [admin] {"id"} → 200 {}
+//	POST   /api/admin/assessmentRecord/batchRegenerateReport [admin] {"ids"} → 200 {"SuccessCount","SkippedCount"}
+//	GET    /v1/queues/{queue}/stats                   [admin] → {"queue","pending","running","retrying","dead"}
+//	GET    /v1/queues/{queue}/dead?start=0&count=100  [admin] → {"queue","start","deadLetters":[...]}
+//	POST   /v1/queues/{queue}/dead/requeue            [admin] {"raw"} → {"queue","requeued":1}
+//	POST   /v1/queues/{queue}/dead/requeue-all        [admin] → {"queue","requeued":n}
+//	DELETE /v1/queues/{queue}/dead                    [admin] → {"queue","purged":n}
 //	GET    /healthz                                   [none]  → {"status":"ok"}
 //	GET    /readyz                                    [none]  → {"status":"ready"} or 503 unavailable
 //	GET    /metrics                                   [read]  → Prometheus text format
@@ -45,7 +54,8 @@
 //
 // # Errors
 //
-// Every error is JSON, {"code":"<code>","message":"<text>"}, with the status from one table:
+// Every error is JSON, {"code":"<code>","message":"<text>"}, with the status from one table
+// (the seed-004 business errors add "businessCode": 1001, 2005 or 3241; see docs/queue.md):
 //
 //	invalid                400   bad id, body, query parameter or header
 //	unauthorized           401   no or unknown bearer token (WWW-Authenticate: Bearer)

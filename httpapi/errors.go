@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/queue"
 )
 
 // Error codes that exist only in the HTTP layer: no store returns them. They complete the
@@ -39,6 +40,9 @@ var statusByCode = map[string]int{
 type errorBody struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// BusinessCode is the seed's numeric business code (1001, 2005, 3241) when the error is a
+	// *queue.BusinessError; omitted otherwise.
+	BusinessCode int `json:"businessCode,omitempty"`
 }
 
 // writeError answers a request with err as a JSON error body. The status comes from
@@ -71,5 +75,5 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	h.Del("ETag")
 	h.Del("Content-Length")
-	writeJSON(w, status, errorBody{Code: code, Message: msg})
+	writeJSON(w, status, errorBody{Code: code, Message: msg, BusinessCode: queue.BusinessCode(err)})
 }

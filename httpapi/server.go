@@ -13,6 +13,8 @@ import (
 
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/config"
+	"github.com/redstate/redstate/queue"
+	"github.com/redstate/redstate/report"
 )
 
 // Defaults applied by New to zero Config fields.
@@ -45,6 +47,12 @@ type Deps struct {
 	Builds buildstatus.Store
 	// Ready reports whether the backend can serve requests, for /readyz (nil: always ready).
 	Ready func(ctx context.Context) error
+	// Reports is the seed-004 report flow (/api/assessment/..., /api/admin/assessmentRecord/...);
+	// nil: those routes answer 404.
+	Reports *report.Service
+	// Queues returns the admin of a configured queue, or nil for an unknown name
+	// (/v1/queues/{queue}/...); nil: every queue is unknown (404).
+	Queues func(name string) *queue.Admin
 }
 
 // server is the API's http.Handler.
@@ -57,6 +65,8 @@ type server struct {
 	logger    *slog.Logger
 	maxBody   int64
 	heartbeat time.Duration
+	reports   *report.Service
+	queues    func(name string) *queue.Admin
 }
 
 // New returns the HTTP handler of the API. It applies cfg's defaults and validates it: an
@@ -100,6 +110,8 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 		logger:    cfg.Logger,
 		maxBody:   cfg.MaxBodyBytes,
 		heartbeat: cfg.HeartbeatInterval,
+		reports:   deps.Reports,
+		queues:    deps.Queues,
 	}
 	s.routes(promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{}))
 	return s, nil
@@ -116,6 +128,8 @@ func (s *server) routes(metricsHandler http.Handler) {
 	s.handle("GET /v1/builds/{buildId}/events", roleRead, s.buildEvents)
 	s.handle("GET /v1/builds", roleRead, s.listBuilds)
 	s.handle("GET /v1/projects/{projectId}/builds", roleRead, s.listProjectBuilds)
+	s.reportRoutes()
+	s.queueRoutes()
 	s.handle("GET /healthz", roleNone, s.healthz)
 	s.handle("GET /readyz", roleNone, s.readyz)
 	s.handle("GET /metrics", roleRead, func(w http.ResponseWriter, r *http.Request) error {

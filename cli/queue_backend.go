@@ -1,0 +1,169 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/redstate/redstate/config"
+	"github.com/redstate/redstate/internal/metrics"
+	"github.com/redstate/redstate/queue"
+	"github.com/redstate/redstate/queue/memqueue"
+	"github.com/redstate/redstate/queue/redisqueue"
+	"github.com/redstate/redstate/redisconn"
+	"github.com/redstate/redstate/report"
+)
+
+// queueBackend is the queue block (seed 004) as serve runs it: one broker and record store
+// (memory, or Redis when configured), a worker per configured queue, the reconciler of the
+// report queue, the report flow and one admin per queue for the HTTP API.
+type queueBackend struct {
+	// name is backendMemory or backendRedis.
+	name    string
+	broker  queue.Broker
+	records queue.RecordStore
+	// reports serves the report routes; nil when no queue has handler report.
+	reports *report.Service
+	// admins are the queue admins by queue name.
+	admins      map[string]*queue.Admin
+	handlers    map[string]string // queue name → config handler name, for logs
+	workers     []*queue.Worker
+	reconcilers []*queue.Reconciler
+	log         *slog.Logger
+	closers     []func() error
+}
+
+// openQueueBackend builds the queue block from cfg.Queue and cfg.Report: memqueue without
+// Redis, redisqueue (keys under cfg.Namespace) with it. Workers are created but not started
+// (see start). An unreachable Redis is not an error: workers log and retry.
+func openQueueBackend(cfg config.Config, m *metrics.Metrics, log *slog.Logger) (*queueBackend, error) {
+	qb := &queueBackend{admins: map[string]*queue.Admin{}, handlers: map[string]string{}, log: log}
+	retention := cfg.Queue.RecordRetention
+	if !cfg.Redis.Configured() {
+		qb.name = backendMemory
+		qb.broker = memqueue.NewBroker(memqueue.Options{})
+		qb.records = memqueue.NewRecordStore(memqueue.RecordOptions{Retention: retention})
+		if len(cfg.Queue.Queues) > 0 {
+			log.Info("job queues on the embedded memory backend: jobs and records live only as long as this process (configure Redis for crash safety)")
+		}
+	} else {
+		client, err := redisconn.New(cfg.Redis)
+		if err != nil {
+			return nil, err
+		}
+		qb.closers = append(qb.closers, client.Close)
+		b, err := redisqueue.New(client, redisqueue.Options{Namespace: cfg.Namespace})
+		if err != nil {
+			_ = qb.Close()
+			return nil, fmt.Errorf("queue redis broker: %w", err)
+		}
+		rs, err := redisqueue.NewRecords(client, redisqueue.RecordOptions{Namespace: cfg.Namespace, Retention: retention})
+		if err != nil {
+			_ = qb.Close()
+			return nil, fmt.Errorf("queue redis records: %w", err)
+		}
+		qb.name, qb.broker, qb.records = backendRedis, b, rs
+		log.Info("job queues on redis", "redis", redisconn.Describe(cfg.Redis), "namespace", cfg.Namespace)
+	}
+
+	qm := metrics.NewQueueMetrics(m)
+	for _, spec := range cfg.Queue.Queues {
+		spec = spec.Effective()
+		var h queue.Handler
+		var admin *queue.Admin
+		switch spec.Handler {
+		case config.HandlerReport:
+			delay := cfg.Report.Delay
+			if delay == 0 {
+				delay = -1 // none (report.Generator treats 0 as its default)
+			}
+			h = (&report.Generator{Records: qb.records, Delay: delay, Logger: log.With("queue", spec.Name)}).Handler()
+			if qb.reports == nil {
+				svc, err := report.NewService(qb.broker, qb.records, report.Options{Queue: spec.Name, Logger: log})
+				if err != nil {
+					_ = qb.Close()
+					return nil, err
+				}
+				qb.reports, admin = svc, svc.Admin()
+				if cfg.Queue.Reconciler.Enabled {
+					rc, err := queue.NewReconciler(qb.broker, qb.records, queue.ReconcilerConfig{
+						Queue: spec.Name, Age: cfg.Queue.Reconciler.Age, Interval: cfg.Queue.Reconciler.Interval, Logger: log,
+					})
+					if err != nil {
+						_ = qb.Close()
+						return nil, err
+					}
+					qb.reconcilers = append(qb.reconcilers, rc)
+				}
+			}
+		case config.HandlerWebhook:
+			h = queue.WebhookHandler(spec.Webhook.URL, spec.Webhook.Timeout, nil)
+		default:
+			_ = qb.Close()
+			return nil, fmt.Errorf("queue %s: unknown handler %q", spec.Name, spec.Handler)
+		}
+		if admin == nil {
+			a, err := queue.NewAdmin(qb.broker, qb.records, queue.AdminOptions{Queue: spec.Name, Logger: log})
+			if err != nil {
+				_ = qb.Close()
+				return nil, err
+			}
+			admin = a
+		}
+		w, err := queue.NewWorker(qb.broker, qb.records, h, queue.Config{
+			Queue:           spec.Name,
+			Concurrency:     spec.Concurrency,
+			BlockTimeout:    spec.BlockTimeout,
+			ErrorDelay:      spec.ErrorDelay,
+			RetryDelays:     spec.RetryDelays,
+			MaxRetries:      spec.Retries(),
+			NoRetries:       spec.Retries() == 0,
+			Lease:           spec.Lease,
+			ShutdownTimeout: cfg.Server.ShutdownTimeout,
+			Logger:          log,
+			Observer:        qm,
+		})
+		if err != nil {
+			_ = qb.Close()
+			return nil, fmt.Errorf("queue %s: %w", spec.Name, err)
+		}
+		qb.admins[spec.Name] = admin
+		qb.handlers[spec.Name] = spec.Handler
+		qb.workers = append(qb.workers, w)
+		qm.WatchDepth(spec.Name, admin.Stats)
+	}
+	return qb, nil
+}
+
+// admin returns the admin of a configured queue, or nil (httpapi.Deps.Queues).
+func (qb *queueBackend) admin(name string) *queue.Admin { return qb.admins[name] }
+
+// start runs every worker and reconciler until ctx ends. The returned wait blocks until all
+// of them returned: workers let their running jobs finish (within server.shutdown-timeout).
+func (qb *queueBackend) start(ctx context.Context) (wait func()) {
+	var wg sync.WaitGroup
+	for _, w := range qb.workers {
+		c := w.Config()
+		qb.log.Info("queue worker started", "queue", c.Queue, "concurrency", c.Concurrency, "handler", qb.handlers[c.Queue],
+			"consumer", w.ConsumerID(), "backend", qb.name, "max_retries", c.MaxRetries, "lease", c.Lease.String())
+		wg.Go(func() { _ = w.Run(ctx) })
+	}
+	for _, rc := range qb.reconcilers {
+		wg.Go(func() { _ = rc.Run(ctx) })
+	}
+	return wg.Wait
+}
+
+// Close releases the Redis client, if any.
+func (qb *queueBackend) Close() error {
+	var errs []error
+	for _, c := range qb.closers {
+		if err := c(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	qb.closers = nil
+	return errors.Join(errs...)
+}

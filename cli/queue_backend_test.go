@@ -1,0 +1,180 @@
+package cli
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redstate/redstate/redistest"
+)
+
+// writeConfig writes a YAML configuration file for serve.
+func writeConfig(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "redstate.yaml")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestServe_ReportFlowEndToEnd(t *testing.T) {
+	cfg := writeConfig(t, "report:\n  delay: 10ms\n")
+	base, logs, stop, done := startServe(t, "--config", cfg)
+
+	if !strings.Contains(logs.String(), `"msg":"queue worker started"`) || !strings.Contains(logs.String(), `"queue":"report:queue"`) {
+		t.Errorf("no queue start log:\n%s", logs)
+	}
+	status, body := request(t, http.MethodPost, base+"/api/assessment/submit", `{"recordId": 12345, "answers": {"a": [1, 2], "b": 3}}`)
+	if status != http.StatusAccepted || !strings.Contains(body, `"statusText":"生成中"`) {
+		t.Fatalf("submit = %d %s", status, body)
+	}
+	var st struct {
+		Status     int             `json:"status"`
+		StatusText string          `json:"statusText"`
+		Result     json.RawMessage `json:"result"`
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		status, body = request(t, http.MethodGet, base+"/api/assessment/12345/result", "")
+		if status != http.StatusOK {
+			t.Fatalf("result = %d %s", status, body)
+		}
+		if err := json.Unmarshal([]byte(body), &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Status == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("record still %d after 10s: %s\nlogs:\n%s", st.Status, body, logs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st.StatusText != "已完成" || !strings.Contains(string(st.Result), `"score":6`) {
+		t.Errorf("result = %s", body)
+	}
+
+	status, body = request(t, http.MethodPost, base+"/api/admin/assessmentRecord/regenerateReport", `{"id": 12345}`)
+	if status != http.StatusConflict || !strings.Contains(body, `"businessCode":2005`) {
+		t.Errorf("regenerate done record = %d %s", status, body)
+	}
+	status, body = request(t, http.MethodGet, base+"/v1/queues/report:queue/stats", "")
+	if status != http.StatusOK || !strings.Contains(body, `"pending":0`) {
+		t.Errorf("stats = %d %s", status, body)
+	}
+	status, body = request(t, http.MethodGet, base+"/metrics", "")
+	if status != http.StatusOK || !strings.Contains(body, `redstate_queue_jobs_total{outcome="acked",queue="report:queue"} 1`) ||
+		!strings.Contains(body, `redstate_queue_depth{place="pending",queue="report:queue"} 0`) {
+		t.Errorf("metrics lack queue series:\n%s", body)
+	}
+
+	stop()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve returned %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("serve did not stop\nlogs:\n%s", logs)
+	}
+	if !strings.Contains(logs.String(), `"msg":"queue worker stopped"`) {
+		t.Errorf("worker did not stop gracefully:\n%s", logs)
+	}
+}
+
+func TestServe_WebhookQueueAndShutdownWaitsForRunningJob(t *testing.T) {
+	cfg := writeConfig(t, `
+server:
+  shutdown-timeout: 5s
+queue:
+  queues:
+    - name: report:queue
+    - name: mail:queue
+      handler: webhook
+      webhook: {url: "http://127.0.0.1:1/jobs", timeout: 1s}
+report:
+  delay: 700ms
+`)
+	base, logs, stop, done := startServe(t, "--config", cfg)
+	if !strings.Contains(logs.String(), `"queue":"mail:queue"`) || !strings.Contains(logs.String(), `"handler":"webhook"`) {
+		t.Errorf("no webhook queue start log:\n%s", logs)
+	}
+	if status, body := request(t, http.MethodGet, base+"/v1/queues/mail%3Aqueue/stats", ""); status != http.StatusOK {
+		t.Errorf("mail stats = %d %s", status, body)
+	}
+	if status, body := request(t, http.MethodPost, base+"/api/assessment/submit", `{"recordId": 7, "answers": [1]}`); status != http.StatusAccepted {
+		t.Fatalf("submit = %d %s", status, body)
+	}
+	// Wait until the job runs, then stop: the running job must finish before serve returns.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, body := request(t, http.MethodGet, base+"/v1/queues/report:queue/stats", "")
+		if strings.Contains(body, `"running":1`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job never ran: %s", body)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	stop()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve returned %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	if !strings.Contains(logs.String(), `"msg":"queue job done"`) || !strings.Contains(logs.String(), `"recordId":7`) {
+		t.Errorf("running job did not finish during graceful shutdown:\n%s", logs)
+	}
+}
+
+func TestServe_ReportFlowOnRedis(t *testing.T) {
+	srv := redistest.StartStandalone(t)
+	cfg := writeConfig(t, "report:\n  delay: 10ms\n")
+	base, logs, stop, done := startServe(t, "--config", cfg, "--redis", srv.URL, "--namespace", "e2e-")
+	if !strings.Contains(logs.String(), `"msg":"job queues on redis"`) {
+		t.Errorf("queues not on redis:\n%s", logs)
+	}
+	if status, body := request(t, http.MethodPost, base+"/api/assessment/submit", `{"recordId": 42, "answers": {"q": 5}}`); status != http.StatusAccepted {
+		t.Fatalf("submit = %d %s", status, body)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, body := request(t, http.MethodGet, base+"/api/assessment/42/result", "")
+		if strings.Contains(body, `"status":4`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not done: %s\nlogs:\n%s", body, logs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The seed's key names, under the namespace: a legacy LPUSH lands where consumers listen.
+	c := srv.Client(t)
+	if err := c.LPush(t.Context(), "e2e-report:queue", `{"RecordId":42,"RetryCount":0,"EnqueueTime":"2025-01-15T10:30:00"}`).Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		_, body := request(t, http.MethodGet, base+"/v1/queues/report:queue/stats", "")
+		if strings.Contains(body, `"pending":0`) && strings.Contains(body, `"running":0`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("legacy message not consumed: %s", body)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("serve returned %v", err)
+	}
+}

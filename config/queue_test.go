@@ -1,0 +1,131 @@
+package config
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestQueue_Defaults(t *testing.T) {
+	d := Default()
+	if len(d.Queue.Queues) != 1 {
+		t.Fatalf("queues = %+v", d.Queue.Queues)
+	}
+	q := d.Queue.Queues[0]
+	if q.Name != "report:queue" || q.Concurrency != 1 || q.BlockTimeout != 30*time.Second || q.ErrorDelay != 5*time.Second ||
+		!reflect.DeepEqual(q.RetryDelays, []time.Duration{10 * time.Second, 30 * time.Second, 60 * time.Second}) ||
+		q.Retries() != 3 || q.Lease != 30*time.Second || q.Handler != HandlerReport {
+		t.Errorf("default queue = %+v", q)
+	}
+	if !d.Queue.Reconciler.Enabled || d.Queue.Reconciler.Age != 10*time.Minute || d.Report.Delay != 2*time.Second ||
+		d.Queue.RecordRetention != 720*time.Hour {
+		t.Errorf("defaults: %+v %+v", d.Queue, d.Report)
+	}
+}
+
+func TestQueue_FileElementsTakeDefaults(t *testing.T) {
+	path := writeFile(t, `
+queue:
+  queues:
+    - name: report:queue
+      concurrency: 4
+      max-retries: 0
+      retry-delays: []
+    - name: mail:queue
+      handler: webhook
+      webhook: {url: "http://127.0.0.1:9000/jobs"}
+report:
+  delay: 10ms
+`)
+	cfg, err := load(path, nil, envOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	a, b := cfg.Queue.Queues[0].Effective(), cfg.Queue.Queues[1].Effective()
+	if a.Concurrency != 4 || a.Retries() != 0 || a.BlockTimeout != 30*time.Second {
+		t.Errorf("first: %+v", a)
+	}
+	if b.Handler != HandlerWebhook || b.Webhook.Timeout != 30*time.Second || b.Retries() != 3 || len(b.RetryDelays) != 3 {
+		t.Errorf("second: %+v", b)
+	}
+	if cfg.Report.Delay != 10*time.Millisecond {
+		t.Errorf("delay = %s", cfg.Report.Delay)
+	}
+}
+
+func TestQueue_UnknownElementKey(t *testing.T) {
+	_, err := load(writeFile(t, "queue:\n  queues:\n    - name: q\n      concurency: 2\n"), nil, envOf(nil))
+	if err == nil || !strings.Contains(err.Error(), `queue.queues[0].concurency`) || !strings.Contains(err.Error(), "concurrency") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestQueue_Env(t *testing.T) {
+	cfg, err := load("", nil, envOf(map[string]string{
+		"REDSTATE_QUEUE_QUEUES":             `[{name: report:queue, concurrency: 2, retry-delays: [1s, 2s]}, {"name": "x", "handler": "webhook", "webhook": {"url": "https://h/j"}}]`,
+		"REDSTATE_QUEUE_RECONCILER_ENABLED": "false",
+		"REDSTATE_REPORT_DELAY":             "0",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	q := cfg.Queue.Queues
+	if len(q) != 2 || q[0].Concurrency != 2 || !reflect.DeepEqual(q[0].RetryDelays, []time.Duration{time.Second, 2 * time.Second}) ||
+		q[1].Webhook.URL != "https://h/j" || cfg.Queue.Reconciler.Enabled || cfg.Report.Delay != 0 {
+		t.Errorf("cfg = %+v %+v", cfg.Queue, cfg.Report)
+	}
+	for _, bad := range []string{`name: x`, `[1, 2]`, `[{nme: x}]`, `[{name: x`} {
+		if _, err := load("", nil, envOf(map[string]string{"REDSTATE_QUEUE_QUEUES": bad})); err == nil ||
+			!strings.Contains(err.Error(), "REDSTATE_QUEUE_QUEUES") {
+			t.Errorf("%q: err = %v", bad, err)
+		}
+	}
+}
+
+func TestQueue_Validation(t *testing.T) {
+	neg := -1
+	cfg := Default()
+	cfg.Queue.RecordRetention = 0
+	cfg.Queue.Queues = []QueueSpec{
+		{Name: "bad name"},
+		{Name: "a", Handler: HandlerWebhook},
+		{Name: "a", Handler: "cron"},
+		{Name: "b", BlockTimeout: -time.Second, RetryDelays: []time.Duration{}, MaxRetries: &neg},
+		{Name: "c", RetryDelays: []time.Duration{}},
+		{Name: "d", Handler: HandlerWebhook, Webhook: QueueWebhook{URL: "ftp://x/y"}},
+		{Name: "e", RetryDelays: []time.Duration{0}},
+	}
+	cfg.Queue.Reconciler.Age = 0
+	cfg.Report.Delay = -time.Second
+	err := cfg.Validate()
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{
+		"queue.record-retention:", "queue.queues[0].name:", "queue.queues[1].webhook.url: is required",
+		"queue.queues[2].name:", "queue.queues[2].handler:", "queue.queues[3].block-timeout:",
+		"queue.queues[3].max-retries:", "queue.queues[4].retry-delays: must not be empty",
+		"queue.queues[5].webhook.url: must be an http", "queue.queues[6].retry-delays[0]:",
+		"queue.reconciler.age:", "report.delay:",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%v", want, err)
+		}
+	}
+}
+
+func TestQueue_RedactsWebhookPassword(t *testing.T) {
+	cfg := Default()
+	cfg.Queue.Queues = append(cfg.Queue.Queues, QueueSpec{Name: "w", Handler: HandlerWebhook, Webhook: QueueWebhook{URL: "https://u:secret@h/j"}})
+	r := cfg.Redacted()
+	if strings.Contains(r.Queue.Queues[1].Webhook.URL, "secret") || !strings.Contains(cfg.Queue.Queues[1].Webhook.URL, "secret") {
+		t.Errorf("redacted %q, original %q", r.Queue.Queues[1].Webhook.URL, cfg.Queue.Queues[1].Webhook.URL)
+	}
+}

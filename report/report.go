@@ -1,0 +1,136 @@
+// Package report is the seed's assessment-report flow (seed 004) on top of the queue block:
+// Service submits answers (status 3 生成中, then enqueue; an enqueue failure is logged and the
+// submission still succeeds, leaving the record to the reconciler), reads a record's status
+// and result with the seed's texts, and regenerates reports (the admin operations with the
+// seed's business errors 1001 / 2005 / 3241); Generator is the built-in report generator, a
+// queue.Handler that computes a report from the answers and sets status 4 (已完成).
+package report
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/queue"
+)
+
+// Options configure a Service. The zero value is ready to use.
+type Options struct {
+	// Queue is the queue report jobs go to. Default queue.DefaultQueue ("report:queue").
+	Queue string
+	// Logger receives enqueue failures. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Service is the seed's AssessmentService (submit, result status) and AssessmentRecordService
+// (regenerate) as far as reports are concerned. It is safe for concurrent use.
+type Service struct {
+	records  queue.RecordStore
+	producer *queue.Producer
+	admin    *queue.Admin
+	queue    string
+	log      *slog.Logger
+}
+
+// NewService returns a Service enqueuing on b and keeping records in records.
+// Errors: EINVALID (nil broker or store, bad queue name).
+func NewService(b queue.Broker, records queue.RecordStore, opts Options) (*Service, error) {
+	if opts.Queue == "" {
+		opts.Queue = queue.DefaultQueue
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	admin, err := queue.NewAdmin(b, records, queue.AdminOptions{Queue: opts.Queue, Logger: opts.Logger})
+	if err != nil {
+		return nil, err
+	}
+	return &Service{
+		records:  records,
+		producer: queue.NewProducer(b, opts.Queue),
+		admin:    admin,
+		queue:    opts.Queue,
+		log:      opts.Logger.With("queue", opts.Queue),
+	}, nil
+}
+
+// Queue returns the name of the queue report jobs go to.
+func (s *Service) Queue() string { return s.queue }
+
+// Admin returns the queue admin of the report queue (dead letters, stats).
+func (s *Service) Admin() *queue.Admin { return s.admin }
+
+// Submit is the seed's SubmitAnswersAsync: it stores answers with status 3 (生成中) and
+// enqueues a report job, returning at once. An enqueue failure is logged and does not fail the
+// call: the record stays in status 3 and the reconciler enqueues it later.
+// Errors: EINVALID (id <= 0, answers missing or not JSON), EUNAVAILABLE (record store).
+func (s *Service) Submit(ctx context.Context, id int64, answers json.RawMessage) (*queue.Record, error) {
+	if id <= 0 {
+		return nil, redstate.Errorf(redstate.EINVALID, "recordId must be > 0, got %d", id)
+	}
+	if len(answers) == 0 || string(answers) == "null" {
+		return nil, redstate.Errorf(redstate.EINVALID, "answers are required")
+	}
+	if !json.Valid(answers) {
+		return nil, redstate.Errorf(redstate.EINVALID, "answers are not valid JSON")
+	}
+	return s.producer.Submit(ctx, s.records, id, answers, s.log)
+}
+
+// Status is a record's report status: the seed's GetResultStatusAsync answer.
+type Status struct {
+	// ID is the record id.
+	ID int64 `json:"id"`
+	// Status is 1..5 (3 生成中, 4 已完成, 5 生成失败).
+	Status int `json:"status"`
+	// StatusText is the seed's name of Status.
+	StatusText string `json:"statusText"`
+	// ResultText describes the result: for status 5 the seed's "报告生成失败,请联系客服",
+	// otherwise StatusText.
+	ResultText string `json:"resultText"`
+	// Result is the generated report; present only in status 4.
+	Result json.RawMessage `json:"result,omitempty"`
+	// UpdatedAt is the time of the record's last write.
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// StatusOf returns the Status document of r.
+func StatusOf(r *queue.Record) Status {
+	st := Status{
+		ID:         r.ID,
+		Status:     r.Status,
+		StatusText: queue.StatusText(r.Status),
+		ResultText: queue.StatusText(r.Status),
+		UpdatedAt:  r.UpdatedAt,
+	}
+	if r.Status == queue.StatusFailed {
+		st.ResultText = queue.FailedResultText
+	}
+	if r.Status == queue.StatusDone {
+		st.Result = r.Result
+	}
+	return st
+}
+
+// Status returns the record's report status. Errors: 3241 (unknown or expired id, a
+// *queue.BusinessError that maps to ENOTFOUND), EUNAVAILABLE.
+func (s *Service) Status(ctx context.Context, id int64) (*Status, error) {
+	r, err := s.admin.Record(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	st := StatusOf(r)
+	return &st, nil
+}
+
+// Regenerate is the seed's RegenerateReportAsync (see queue.Admin.Regenerate).
+// Errors: 3241, 2005, EUNAVAILABLE.
+func (s *Service) Regenerate(ctx context.Context, id int64) error { return s.admin.Regenerate(ctx, id) }
+
+// BatchRegenerate is the seed's BatchRegenerateReportAsync (see queue.Admin.BatchRegenerate).
+// Errors: 1001 (empty or oversized list).
+func (s *Service) BatchRegenerate(ctx context.Context, ids []int64) (queue.BatchRegenerateResult, error) {
+	return s.admin.BatchRegenerate(ctx, ids)
+}
