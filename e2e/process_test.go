@@ -56,7 +56,9 @@ type server struct {
 }
 
 // startServer runs the real binary with args (plus --addr 127.0.0.1:0) and waits until it logs
-// the address it listens on.
+// the address it listens on. Its output is captured losslessly, even across a SIGKILL: the
+// process writes into an io.Pipe that os/exec copies into (Wait waits for the copy), and done
+// closes only after the reader has consumed everything.
 func startServer(t *testing.T, args ...string) *server {
 	t.Helper()
 	if binary == "" {
@@ -65,18 +67,25 @@ func startServer(t *testing.T, args ...string) *server {
 	cmd := exec.Command(binary, append([]string{"serve", "--addr", "127.0.0.1:0", "--log-format", "json"}, args...)...)
 	cmd.Env = append(os.Environ(), "GORACE=halt_on_error=1")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout = cmd.Stderr
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	s := &server{cmd: cmd, done: make(chan struct{})}
 	addrCh := make(chan string, 1)
-	go s.readLogs(stderr, addrCh)
-	go func() { _ = cmd.Wait(); close(s.done) }()
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		s.readLogs(pr, addrCh)
+		_, _ = io.Copy(io.Discard, pr) // never block the writer, even after a scan error
+	}()
+	go func() {
+		_ = cmd.Wait()
+		_ = pw.Close()
+		<-read
+		close(s.done)
+	}()
 	t.Cleanup(func() { s.kill() })
 	select {
 	case addr := <-addrCh:

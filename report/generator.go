@@ -32,7 +32,8 @@ type Generator struct {
 	// OnRun, if set, is called once per execution (after the record was read, before the
 	// work), with the record id and the job's RetryCount: tests count executions per record.
 	OnRun func(id int64, attempt int)
-	// Logger receives skipped jobs. Default slog.Default().
+	// Logger receives skipped jobs, and at Debug level a "generating report" line (recordId,
+	// attempt, jobId) at the start of every execution. Default slog.Default().
 	Logger *slog.Logger
 }
 
@@ -57,6 +58,7 @@ func (g *Generator) Handle(ctx context.Context, job *queue.Delivery) error {
 	case queue.StatusPending, queue.StatusInProgress:
 		return fmt.Errorf("report generator: record %d has no submitted answers (status %d %s)", m.RecordID, rec.Status, queue.StatusText(rec.Status))
 	}
+	g.logger().Debug("generating report", "recordId", m.RecordID, "attempt", m.RetryCount, "jobId", m.JobID)
 	if g.OnRun != nil {
 		g.OnRun(m.RecordID, m.RetryCount)
 	}

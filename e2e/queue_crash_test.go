@@ -1,0 +1,241 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate/queue"
+	"github.com/redstate/redstate/redistest"
+)
+
+// Crash test parameters (issue 3, "Proof"): 5,000 jobs, the worker process is SIGKILLed
+// mid-run and a new one takes over.
+const (
+	crashJobs       = 5000
+	crashFirstID    = 100001 // record ids crashFirstID .. crashFirstID+crashJobs-1
+	crashSubmitters = 8
+	// crashKillAfter is how many records must be done (status 4) before the kill.
+	crashKillAfter = crashJobs / 5
+)
+
+// TestQueueCrash_WorkerKilledMidRunRedeliversEveryJob runs the report flow on a real Redis
+// (AOF, fsync always) with the real race-built binary: 5,000 records are submitted over HTTP;
+// once some reports are done and others are still pending and running, the server is killed
+// with SIGKILL and a new server process with the same configuration is started. Every record
+// must end in status 4 (已完成). Each execution of the report generator logs "generating
+// report" (Debug); counting those lines in both processes' logs shows that every job ran at
+// least once, and that only jobs in flight at the kill ran twice (at-least-once delivery:
+// the dead consumer's lease expires and its in-flight jobs are redelivered).
+func TestQueueCrash_WorkerKilledMidRunRedeliversEveryJob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test with real processes: not under -short")
+	}
+	start := time.Now()
+	rds := redistest.StartStandalone(t, redistest.WithAppendOnly(true))
+	rc := rds.Client(t)
+	ctx := context.Background()
+
+	// A 20ms report keeps 8 consumers below ~400 jobs/s, so a backlog builds up while the
+	// records are submitted and the kill finds jobs both pending and running. A 2s lease makes
+	// the redelivery after the kill quick.
+	t.Setenv("REDSTATE_REPORT_DELAY", "20ms")
+	t.Setenv("REDSTATE_QUEUE_QUEUES", "[{name: report:queue, concurrency: 8, lease: 2s, block-timeout: 1s}]")
+	t.Setenv("REDSTATE_QUEUE_RECONCILER_ENABLED", "false") // redelivery must come from the lease alone
+	args := []string{"--redis", rds.URL, "--log-level", "debug"}
+
+	s1 := startServer(t, args...)
+	submitAll(t, s1)
+	t.Logf("submitted %d records over HTTP in %s", crashJobs, time.Since(start).Round(time.Millisecond))
+
+	keys := queue.NewKeys(queue.DefaultQueue, false)
+	recKeys := queue.NewRecordKeys("", false)
+	done := func() int64 { return crashJobs - rc.ZCard(ctx, recKeys.Generating()).Val() }
+	eventually(t, time.Minute, fmt.Sprintf("%d reports done before the kill", crashKillAfter), func() bool {
+		return done() >= crashKillAfter
+	})
+	pendingBefore := rc.LLen(ctx, keys.Pending).Val()
+	if pendingBefore == 0 {
+		t.Fatalf("every job was dequeued before the kill (done %d); the test needs a backlog", done())
+	}
+	s1.kill()
+	killedAt := time.Now()
+
+	// What the dead process left behind: its in-flight jobs (they must be redelivered).
+	pending := rc.LLen(ctx, keys.Pending).Val()
+	inFlight := map[int64]bool{}
+	procKeys, err := rc.Keys(ctx, keys.Processing("*")).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range procKeys {
+		for _, raw := range rc.LRange(ctx, k, 0, -1).Val() {
+			m, err := queue.DecodeMessage([]byte(raw))
+			if err != nil {
+				t.Fatalf("in-flight message %q: %v", raw, err)
+			}
+			inFlight[m.RecordID] = true
+		}
+	}
+	doneAtKill := done()
+	t.Logf("SIGKILL after %s: %d done, %d pending, %d in flight (%d consumer lists)",
+		time.Since(start).Round(time.Millisecond), doneAtKill, pending, len(inFlight), len(procKeys))
+	if len(inFlight) == 0 || pending == 0 {
+		t.Fatalf("the kill found %d jobs in flight and %d pending; want both > 0", len(inFlight), pending)
+	}
+
+	s2 := startServer(t, args...)
+	eventually(t, 3*time.Minute, "every record in status 4", func() bool {
+		return rc.ZCard(ctx, recKeys.Generating()).Val() == 0
+	})
+	t.Logf("all records left status 3 %s after the kill", time.Since(killedAt).Round(time.Millisecond))
+
+	// Every record is in status 4: one pipeline of HGETs.
+	cmds, err := rc.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i := range crashJobs {
+			p.HGet(ctx, recKeys.Record(int64(crashFirstID+i)), "status")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notDone := 0
+	for i, c := range cmds {
+		if st := c.(*redis.StringCmd).Val(); st != "4" {
+			if notDone < 10 {
+				t.Errorf("record %d: status %q, want 4", crashFirstID+i, st)
+			}
+			notDone++
+		}
+	}
+	if notDone > 0 {
+		t.Fatalf("%d of %d records are not in status 4", notDone, crashJobs)
+	}
+	if n := rc.LLen(ctx, keys.Dead).Val(); n != 0 {
+		t.Fatalf("%d jobs were dead-lettered", n)
+	}
+	if n := rc.LLen(ctx, keys.Pending).Val(); n != 0 {
+		t.Fatalf("%d jobs still pending after every record is done", n)
+	}
+	s2.stop(t)
+
+	// Runs per record, from both processes' "generating report" lines.
+	runs1, runs2 := countRuns(t, s1.Logs()), countRuns(t, s2.Logs())
+	twice, zero, maxRuns := 0, 0, 0
+	for i := range crashJobs {
+		id := int64(crashFirstID + i)
+		n := runs1[id] + runs2[id]
+		maxRuns = max(maxRuns, n)
+		switch {
+		case n == 0:
+			if zero < 10 {
+				t.Errorf("record %d is in status 4 but its report never ran", id)
+			}
+			zero++
+		case n > 1:
+			twice++
+			if !inFlight[id] {
+				t.Errorf("record %d ran %d times but was not in flight at the kill", id, n)
+			}
+		}
+	}
+	if len(runs1)+len(runs2) == 0 {
+		t.Fatal(`no "generating report" log lines: is the per-run Debug line gone?`)
+	}
+	if zero > 0 {
+		t.Fatalf("%d of %d jobs never ran", zero, crashJobs)
+	}
+	total1, total2 := sum(runs1), sum(runs2)
+	t.Logf("runs: %d in the killed process, %d in the new one (%d in all, max %d per record)",
+		total1, total2, total1+total2, maxRuns)
+	t.Logf("%d of %d jobs ran twice (at-least-once: %d were in flight at the SIGKILL)", twice, crashJobs, len(inFlight))
+	t.Logf("total test time %s", time.Since(start).Round(time.Millisecond))
+}
+
+// submitAll POSTs crashJobs records to /api/assessment/submit from crashSubmitters goroutines.
+func submitAll(t *testing.T, s *server) {
+	t.Helper()
+	client := &http.Client{
+		Timeout:   10 * time.Second,
+		Transport: &http.Transport{MaxIdleConnsPerHost: crashSubmitters},
+	}
+	defer client.CloseIdleConnections()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, crashSubmitters)
+	for range crashSubmitters {
+		wg.Go(func() {
+			for {
+				i := next.Add(1) - 1
+				if i >= crashJobs {
+					return
+				}
+				id := crashFirstID + i
+				body := fmt.Sprintf(`{"recordId":%d,"answers":{"mood":[%d,%d,3],"focus":{"q1":%d,"q2":true}}}`, id, i%5+1, i%3+1, i%4+1)
+				resp, err := client.Post(s.Base+"/api/assessment/submit", "application/json", strings.NewReader(body))
+				if err != nil {
+					errs <- fmt.Errorf("submit %d: %w", id, err)
+					return
+				}
+				b, _ := io.ReadAll(resp.Body)
+				_ = resp.Body.Close()
+				if resp.StatusCode != http.StatusAccepted {
+					errs <- fmt.Errorf("submit %d: %d %s", id, resp.StatusCode, b)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("%v\nserver logs (tail):\n%s", err, tail(s.Logs(), 4000))
+	}
+}
+
+// countRuns returns, per record id, how many "generating report" lines logs contains.
+func countRuns(t *testing.T, logs string) map[int64]int {
+	t.Helper()
+	runs := map[int64]int{}
+	for line := range strings.Lines(logs) {
+		if !strings.Contains(line, `"generating report"`) {
+			continue
+		}
+		var e struct {
+			Msg      string `json:"msg"`
+			RecordID int64  `json:"recordId"`
+		}
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if e.Msg == "generating report" {
+			runs[e.RecordID]++
+		}
+	}
+	return runs
+}
+
+func sum(m map[int64]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
+}
