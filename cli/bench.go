@@ -24,6 +24,8 @@ func NewBenchCommand() *cobra.Command {
 		Short: "Benchmark a block's Redis store against raw Redis commands",
 	}
 	cmd.AddCommand(newBenchBuildStatusCommand())
+	cmd.AddCommand(newBenchQueueCommand())
+	cmd.AddCommand(newBenchExecutorCommands()...)
 	return cmd
 }
 

@@ -1,0 +1,25 @@
+package executor
+
+import "github.com/redstate/redstate"
+
+// MaxIDLength is the longest task, plan, tenant or owner id accepted.
+const MaxIDLength = 128
+
+// ValidateID returns EINVALID unless id is 1..MaxIDLength bytes of [A-Za-z0-9._:-]. kind names
+// the id in the message ("taskId", "tenantId", …). Every store checks every id with it before
+// the id reaches a key, so no id can carry a hash-tag brace, a glob metacharacter or
+// whitespace into the keyspace.
+func ValidateID(kind, id string) error {
+	if len(id) == 0 || len(id) > MaxIDLength {
+		return redstate.Errorf(redstate.EINVALID, "%s must be 1..%d characters, got %d", kind, MaxIDLength, len(id))
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			c == '.' || c == '_' || c == ':' || c == '-' {
+			continue
+		}
+		return redstate.Errorf(redstate.EINVALID, "%s %q contains %q; allowed are A-Z a-z 0-9 . _ : -", kind, id, c)
+	}
+	return nil
+}

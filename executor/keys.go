@@ -1,0 +1,80 @@
+package executor
+
+import (
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/keyspace"
+)
+
+// Keys builds every Redis key of the executor's state. It is the only place that does.
+//
+// Layout (N = namespace, "executor" by default; ids validated by ValidateID):
+//
+//	N:ckpt:<taskId>                         String, checkpoint JSON (version first), 7 d
+//	N:task:<taskId>                         Hash, task projection, 30 d
+//	N:plan:<planId>                         Hash, plan projection, 30 d
+//	N:index:tenant:<tenantId>               String, the tenant's current taskId, 30 d
+//	N:lock:tenant:<tenantId>                String, the lock holder's token, lease TTL
+//	N:fence:{<tag>}:tenant:<tenantId>       String, the tenant's fencing counter, no TTL
+//
+// The seed's key names are kept verbatim on every topology. The lock and its fencing counter
+// are written by one script, so on Redis Cluster they must share a slot; the lock key carries
+// no hash tag (its name is the seed's), so the fence key carries tag = keyspace.SlotTag of the
+// lock key's slot, which puts it in exactly that slot. The fence lives under its own ":fence:"
+// segment, never as a suffix of the lock key: ids may contain ':', so a suffix scheme
+// ("N:lock:tenant:<t>:fence") would collide with the lock of tenant "<t>:fence".
+type Keys struct {
+	ns string
+}
+
+// NewKeys returns the key builder of a namespace (DefaultNamespace when empty). The namespace
+// follows the id rules (no braces, so no hash tag can sneak in). Errors: EINVALID.
+func NewKeys(namespace string) (Keys, error) {
+	if namespace == "" {
+		namespace = DefaultNamespace
+	}
+	if err := ValidateID("namespace", namespace); err != nil {
+		return Keys{}, redstate.Wrap(redstate.EINVALID, err, "executor keys")
+	}
+	return Keys{ns: namespace}, nil
+}
+
+// MustKeys is NewKeys that panics on an invalid namespace (for constants and tests).
+func MustKeys(namespace string) Keys {
+	k, err := NewKeys(namespace)
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+
+// Namespace returns the namespace (with defaults applied; "" for the zero Keys).
+func (k Keys) Namespace() string { return k.ns }
+
+// IsZero reports whether k is the zero Keys (no namespace chosen yet).
+func (k Keys) IsZero() bool { return k.ns == "" }
+
+// Checkpoint returns "N:ckpt:<taskId>".
+func (k Keys) Checkpoint(taskID string) string { return k.ns + ":ckpt:" + taskID }
+
+// Task returns "N:task:<taskId>", the task projection hash.
+func (k Keys) Task(taskID string) string { return k.ns + ":task:" + taskID }
+
+// Plan returns "N:plan:<planId>", the plan projection hash.
+func (k Keys) Plan(planID string) string { return k.ns + ":plan:" + planID }
+
+// TenantIndex returns "N:index:tenant:<tenantId>".
+func (k Keys) TenantIndex(tenantID string) string { return k.ns + ":index:tenant:" + tenantID }
+
+// TenantLock returns "N:lock:tenant:<tenantId>".
+func (k Keys) TenantLock(tenantID string) string { return k.ns + ":lock:tenant:" + tenantID }
+
+// TenantFence returns the tenant's fencing-counter key, in the same Cluster slot as
+// TenantLock(tenantID): "N:fence:{<tag>}:tenant:<tenantId>".
+func (k Keys) TenantFence(tenantID string) string {
+	tag := keyspace.SlotTag(keyspace.Slot(k.TenantLock(tenantID)))
+	return k.ns + ":fence:{" + tag + "}:tenant:" + tenantID
+}
+
+// Pattern returns the SCAN MATCH pattern of every key of one kind ("ckpt", "task", "plan",
+// "index:tenant", "lock:tenant", "fence"), with the namespace glob-escaped.
+func (k Keys) Pattern(kind string) string { return keyspace.GlobEscape(k.ns+":"+kind+":") + "*" }
