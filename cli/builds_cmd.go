@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/redstate/redstate/buildstatus"
@@ -156,9 +157,28 @@ func reportProgress(w io.Writer, n *atomic.Int64) (stop func()) {
 	return func() { close(done); <-finished }
 }
 
-// withRedisBuilds loads and validates the configuration, opens the Redis build-status store
-// (no fallback: admin commands must see Redis itself) and runs f.
+// withRedisBuilds opens the Redis build-status store (no fallback: admin commands must see
+// Redis itself) and runs f.
 func withRedisBuilds(cmd *cobra.Command, f func(buildstatus.Store) error) error {
+	return withRedisClient(cmd, func(cfg config.Config, client redis.UniversalClient) error {
+		bs := cfg.Publish.BuildStatus
+		store, err := redisstore.New(client, redisstore.Options{
+			Keys:        buildstatus.NewKeys(cfg.Namespace, bs.KeyPrefix),
+			TTL:         bs.BuildStatusTTL(),
+			DirectCalls: true,
+		})
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		return f(store)
+	})
+}
+
+// withRedisClient loads and validates the configuration of cmd's flags, connects to the
+// configured Redis and runs f. Admin commands refuse the memory backend: a one-off process's
+// memory is always empty.
+func withRedisClient(cmd *cobra.Command, f func(config.Config, redis.UniversalClient) error) error {
 	cfg, err := loadConfig(cmd.Flags())
 	if err != nil {
 		return err
@@ -174,15 +194,5 @@ func withRedisBuilds(cmd *cobra.Command, f func(buildstatus.Store) error) error 
 		return err
 	}
 	defer client.Close()
-	bs := cfg.Publish.BuildStatus
-	store, err := redisstore.New(client, redisstore.Options{
-		Keys:        buildstatus.NewKeys(cfg.Namespace, bs.KeyPrefix),
-		TTL:         bs.BuildStatusTTL(),
-		DirectCalls: true,
-	})
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	return f(store)
+	return f(cfg, client)
 }

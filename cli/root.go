@@ -27,7 +27,7 @@ see docs/configuration.md.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
-	root.AddCommand(newServeCommand(), NewBenchCommand(), newBuildsCommand(), newConfigCommand(), newVersionCommand())
+	root.AddCommand(newServeCommand(), NewBenchCommand(), newBuildsCommand(), newQueueCommand(), newConfigCommand(), newVersionCommand())
 	return root
 }
 

@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
+
+	"github.com/redstate/redstate/config"
+	"github.com/redstate/redstate/queue"
+	"github.com/redstate/redstate/queue/redisqueue"
+)
+
+// newQueueCommand returns `redstate queue`: admin commands on a job queue's Redis data (seed
+// 004 sections 6-7): stats, dead letters (list, requeue one or all, purge) and regeneration.
+func newQueueCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "queue",
+		Short: "Inspect and manage job queues in Redis (stats, dead letters, regenerate)",
+		Long: `Admin commands for the job queue block. They talk to the configured Redis directly
+(--redis, --redis-cluster, --redis-sentinel*, --config or REDSTATE_* variables), with the
+same namespace as serve. --queue selects the queue (default report:queue, the seed's).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(
+		queueSubcommand("stats", "Print pending, running, retrying and dead counts as JSON", cobra.NoArgs, queueStats),
+		queueSubcommand("dead", "Print dead letters as JSON lines, newest first (--start, --count)", cobra.NoArgs, queueDead),
+		queueSubcommand("requeue [RAW]", "Move one dead letter (its raw JSON) or, with --all, every dead letter back to pending", cobra.MaximumNArgs(1), queueRequeue),
+		queueSubcommand("purge", "Delete every dead letter (needs --yes)", cobra.NoArgs, queuePurge),
+		queueSubcommand("regenerate ID...", "Regenerate the reports of records in status 3 or 5 (seed: batchRegenerateReport)", cobra.MinimumNArgs(1), queueRegenerate),
+	)
+	return cmd
+}
+
+// queueFlags are the flags every queue subcommand shares.
+type queueFlags struct {
+	queue        string
+	start, count int
+	all, yes     bool
+}
+
+// queueSubcommand returns a queue subcommand that runs run on an Admin for --queue.
+func queueSubcommand(use, short string, args cobra.PositionalArgs, run func(*cobra.Command, *queue.Admin, *queueFlags, []string) error) *cobra.Command {
+	f := &queueFlags{}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  args,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withRedisClient(cmd, func(cfg config.Config, client redis.UniversalClient) error {
+				admin, err := openQueueAdmin(cfg, client, f.queue)
+				if err != nil {
+					return err
+				}
+				return run(cmd, admin, f, args)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&f.queue, "queue", queue.DefaultQueue, "queue name")
+	cmd.Flags().IntVar(&f.start, "start", 0, "dead: offset of the first dead letter (0 = newest)")
+	cmd.Flags().IntVar(&f.count, "count", 100, "dead: how many dead letters to print (at most 1000)")
+	cmd.Flags().BoolVar(&f.all, "all", false, "requeue: move every dead letter back to pending")
+	cmd.Flags().BoolVar(&f.yes, "yes", false, "purge: confirm deleting every dead letter")
+	config.BindFlags(cmd.Flags())
+	return cmd
+}
+
+// openQueueAdmin returns the Admin of queueName on the configured Redis.
+func openQueueAdmin(cfg config.Config, client redis.UniversalClient, queueName string) (*queue.Admin, error) {
+	broker, err := redisqueue.New(client, redisqueue.Options{Namespace: cfg.Namespace})
+	if err != nil {
+		return nil, err
+	}
+	records, err := redisqueue.NewRecords(client, redisqueue.RecordOptions{Namespace: cfg.Namespace})
+	if err != nil {
+		return nil, err
+	}
+	return queue.NewAdmin(broker, records, queue.AdminOptions{Queue: queueName})
+}
+
+func queueStats(cmd *cobra.Command, a *queue.Admin, _ *queueFlags, _ []string) error {
+	st, err := a.Stats(cmd.Context())
+	if err != nil {
+		return err
+	}
+	return writeJSONLine(cmd.OutOrStdout(), st)
+}
+
+func queueDead(cmd *cobra.Command, a *queue.Admin, f *queueFlags, _ []string) error {
+	letters, err := a.DeadLetters(cmd.Context(), f.start, f.count)
+	if err != nil {
+		return err
+	}
+	for _, dl := range letters {
+		if err := writeJSONLine(cmd.OutOrStdout(), dl); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func queueRequeue(cmd *cobra.Command, a *queue.Admin, f *queueFlags, args []string) error {
+	switch {
+	case f.all && len(args) == 0:
+		n, err := a.RequeueAllDead(cmd.Context())
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(cmd.OutOrStdout(), "requeued %d dead letters\n", n)
+		return err
+	case !f.all && len(args) == 1:
+		if err := a.RequeueDead(cmd.Context(), args[0]); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintln(cmd.OutOrStdout(), "requeued 1 dead letter")
+		return err
+	}
+	return errors.New("give either one dead letter's raw JSON (as printed by `redstate queue dead`) or --all")
+}
+
+func queuePurge(cmd *cobra.Command, a *queue.Admin, f *queueFlags, _ []string) error {
+	if !f.yes {
+		return errors.New("purge deletes every dead letter of the queue; add --yes to confirm")
+	}
+	n, err := a.PurgeDead(cmd.Context())
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(cmd.OutOrStdout(), "purged %d dead letters\n", n)
+	return err
+}
+
+func queueRegenerate(cmd *cobra.Command, a *queue.Admin, _ *queueFlags, args []string) error {
+	ids := make([]int64, len(args))
+	for i, s := range args {
+		id, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || id <= 0 {
+			return fmt.Errorf("record id %q must be a positive integer", s)
+		}
+		ids[i] = id
+	}
+	res, err := a.BatchRegenerate(cmd.Context(), ids)
+	if err != nil {
+		return err
+	}
+	return writeJSONLine(cmd.OutOrStdout(), res)
+}
+
+func writeJSONLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
