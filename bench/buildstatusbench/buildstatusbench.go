@@ -100,7 +100,7 @@ func Run(ctx context.Context, opts Options) ([]bench.Comparison, error) {
 		defer func() {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 			defer cancel()
-			n, cerr := Cleanup(cctx, opts.Client, keys)
+			n, cerr := bench.UnlinkPrefix(cctx, opts.Client, keys.Prefix)
 			progressf(opts.Progress, "cleanup: unlinked %d keys under %s\n", n, keys.Prefix)
 			if cerr != nil {
 				progressf(opts.Progress, "cleanup failed: %v\n", cerr)

@@ -23,7 +23,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redstate/redstate/bench"
-	"github.com/redstate/redstate/bench/lockbench"
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/executor/redisstate"
 )
@@ -75,7 +74,7 @@ func Run(ctx context.Context, opts Options) ([]bench.Comparison, error) {
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
-		n, cerr := lockbench.Cleanup(cctx, opts.Client, prefix)
+		n, cerr := bench.UnlinkPrefix(cctx, opts.Client, prefix)
 		progressf(opts.Progress, "cleanup: unlinked %d keys under %s\n", n, prefix)
 		if cerr != nil {
 			progressf(opts.Progress, "cleanup failed: %v\n", cerr)

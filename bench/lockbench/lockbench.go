@@ -25,7 +25,6 @@ import (
 	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/executor/redisstate"
-	"github.com/redstate/redstate/internal/keyspace"
 )
 
 // Options configure a run. Zero values take the defaults noted.
@@ -98,7 +97,7 @@ func Run(ctx context.Context, opts Options) ([]Measurement, error) {
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
-		n, cerr := Cleanup(cctx, opts.Client, prefix)
+		n, cerr := bench.UnlinkPrefix(cctx, opts.Client, prefix)
 		progressf(opts.Progress, "cleanup: unlinked %d keys under %s\n", n, prefix)
 		if cerr != nil {
 			progressf(opts.Progress, "cleanup failed: %v\n", cerr)
@@ -191,51 +190,6 @@ func Run(ctx context.Context, opts Options) ([]Measurement, error) {
 		}
 	}
 	return out, nil
-}
-
-// Cleanup removes every key starting with prefix (SCAN MATCH with the prefix glob-escaped, then
-// UNLINK, pipelined), on every master of a Cluster, and returns how many it removed.
-func Cleanup(ctx context.Context, client redis.UniversalClient, prefix string) (int64, error) {
-	pattern := keyspace.GlobEscape(prefix) + "*"
-	var removed atomic.Int64
-	clean := func(ctx context.Context, c redis.Cmdable) error {
-		iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
-		var batch []string
-		flush := func() error {
-			if len(batch) == 0 {
-				return nil
-			}
-			cmds, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
-				for _, k := range batch {
-					p.Unlink(ctx, k)
-				}
-				return nil
-			})
-			for _, cmd := range cmds {
-				removed.Add(cmd.(*redis.IntCmd).Val())
-			}
-			batch = batch[:0]
-			return err
-		}
-		for iter.Next(ctx) {
-			if batch = append(batch, iter.Val()); len(batch) == 500 {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
-		}
-		if err := iter.Err(); err != nil {
-			return err
-		}
-		return flush()
-	}
-	var err error
-	if cc, ok := client.(*redis.ClusterClient); ok {
-		err = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return clean(ctx, c) })
-	} else {
-		err = clean(ctx, client)
-	}
-	return removed.Load(), err
 }
 
 func progressf(w io.Writer, format string, args ...any) {

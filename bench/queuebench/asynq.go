@@ -44,7 +44,7 @@ func (a *asynqBench) describe() string {
 // asynq:queues. The server's own keys (asynq:servers..., asynq:workers...) are removed by
 // Server.Shutdown.
 func (a *asynqBench) cleanup(ctx context.Context) (int64, error) {
-	n, err := unlinkMatching(ctx, a.opts.Client, "asynq:{"+keyspace.GlobEscape(a.queue)+"}:*")
+	n, err := bench.UnlinkMatching(ctx, a.opts.Client, "asynq:{"+keyspace.GlobEscape(a.queue)+"}:*")
 	if err != nil {
 		return n, err
 	}

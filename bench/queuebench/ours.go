@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/redstate/redstate/bench"
-	"github.com/redstate/redstate/internal/keyspace"
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/queue/redisqueue"
 )
@@ -39,7 +38,7 @@ func (o *ours) describe() string {
 
 // cleanup unlinks every key under the namespace.
 func (o *ours) cleanup(ctx context.Context) (int64, error) {
-	return unlinkMatching(ctx, o.opts.Client, keyspace.GlobEscape(o.ns)+"*")
+	return bench.UnlinkPrefix(ctx, o.opts.Client, o.ns)
 }
 
 // round enqueues opts.Jobs jobs, then drains them.

@@ -1,16 +1,25 @@
-package queuebench
+package bench
 
 import (
 	"context"
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate/internal/keyspace"
 )
 
-// unlinkMatching removes every key matching the SCAN glob pattern, on every master of a
+// UnlinkPrefix removes every key starting with prefix (the prefix glob-escaped) and returns how
+// many it removed. See UnlinkMatching.
+func UnlinkPrefix(ctx context.Context, client redis.UniversalClient, prefix string) (int64, error) {
+	return UnlinkMatching(ctx, client, keyspace.GlobEscape(prefix)+"*")
+}
+
+// UnlinkMatching removes every key matching the SCAN glob pattern, on every master of a
 // Cluster, with pipelined single-key UNLINKs (a multi-key UNLINK fails with CROSSSLOT on a
-// Cluster node whose keys span slots), and returns how many it removed.
-func unlinkMatching(ctx context.Context, client redis.UniversalClient, pattern string) (int64, error) {
+// Cluster node whose keys span slots), and returns how many it removed. Benchmarks use it to
+// leave no key behind.
+func UnlinkMatching(ctx context.Context, client redis.UniversalClient, pattern string) (int64, error) {
 	var removed atomic.Int64
 	clean := func(ctx context.Context, c redis.Cmdable) error {
 		iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
