@@ -3,11 +3,13 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime/pprof"
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/redstate/redstate/bench"
@@ -29,13 +31,68 @@ func NewBenchCommand() *cobra.Command {
 	return cmd
 }
 
+// benchConn registers the flags every bench shares (--redis / --redis-cluster, --cpuprofile)
+// and returns a setup function for RunE: it connects to Redis and starts the CPU profile;
+// done closes both.
+func benchConn(cmd *cobra.Command) (setup func() (client redis.UniversalClient, done func(), err error)) {
+	var redisURL, cluster, profile string
+	f := cmd.Flags()
+	f.StringVar(&redisURL, "redis", "", "Redis URL of a standalone server, e.g. redis://127.0.0.1:6390 (this or --redis-cluster is required)")
+	f.StringVar(&cluster, "redis-cluster", "", "comma-separated Redis Cluster seed addresses host:port")
+	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
+	cmd.MarkFlagsMutuallyExclusive("redis", "redis-cluster")
+	cmd.MarkFlagsOneRequired("redis", "redis-cluster")
+	return func() (redis.UniversalClient, func(), error) {
+		if (redisURL == "") == (cluster == "") {
+			return nil, nil, errors.New("give exactly one of --redis URL or --redis-cluster addr,addr")
+		}
+		rc := config.Redis{URL: redisURL}
+		if cluster != "" {
+			rc.ClusterAddrs = strings.Split(cluster, ",")
+		}
+		client, err := redisconn.New(rc)
+		if err != nil {
+			return nil, nil, err
+		}
+		if profile == "" {
+			return client, func() { _ = client.Close() }, nil
+		}
+		pf, err := os.Create(profile)
+		if err != nil {
+			_ = client.Close()
+			return nil, nil, err
+		}
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			_ = pf.Close()
+			_ = client.Close()
+			return nil, nil, err
+		}
+		return client, func() {
+			pprof.StopCPUProfile()
+			_ = pf.Close()
+			_ = client.Close()
+		}, nil
+	}
+}
+
+// printComparisons writes a bench's table and one RESULT line per comparison.
+func printComparisons(out io.Writer, cs []bench.Comparison, line func(i int) string) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	if err := bench.PrintTable(out, cs); err != nil {
+		return err
+	}
+	for i := range cs {
+		if _, err := fmt.Fprintln(out, line(i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func newBenchBuildStatusCommand() *cobra.Command {
-	var (
-		redisURL string
-		cluster  string
-		profile  string
-		opts     buildstatusbench.Options
-	)
+	var opts buildstatusbench.Options
 	cmd := &cobra.Command{
 		Use:   "buildstatus",
 		Short: "Benchmark the build-status store: get, save and batch-get, ours vs raw",
@@ -52,57 +109,29 @@ Progress goes to stderr. stdout gets a table, then one line per operation:
 
 The bench's keys are removed at the end (SCAN + UNLINK) unless --keep.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			rc := config.Redis{URL: redisURL}
-			if cluster != "" {
-				rc.ClusterAddrs = strings.Split(cluster, ",")
-			}
-			if (redisURL == "") == (cluster == "") {
-				return errors.New("give exactly one of --redis URL or --redis-cluster addr,addr")
-			}
-			client, err := redisconn.New(rc)
-			if err != nil {
-				return err
-			}
-			defer client.Close()
-			opts.Client = client
-			if profile != "" {
-				pf, err := os.Create(profile)
-				if err != nil {
-					return err
-				}
-				defer pf.Close()
-				if err := pprof.StartCPUProfile(pf); err != nil {
-					return err
-				}
-				defer pprof.StopCPUProfile()
-			}
-			opts.Progress = cmd.ErrOrStderr()
-			cs, runErr := buildstatusbench.Run(cmd.Context(), opts)
-			if len(cs) > 0 {
-				out := cmd.OutOrStdout()
-				if err := bench.PrintTable(out, cs); err != nil {
-					return err
-				}
-				for _, c := range cs {
-					fmt.Fprintln(out, bench.ResultLine(c))
-				}
-			}
-			return runErr
-		},
+	}
+	setup := benchConn(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		client, done, err := setup()
+		if err != nil {
+			return err
+		}
+		defer done()
+		opts.Client = client
+		opts.Progress = cmd.ErrOrStderr()
+		cs, runErr := buildstatusbench.Run(cmd.Context(), opts)
+		if err := printComparisons(cmd.OutOrStdout(), cs, func(i int) string { return bench.ResultLine(cs[i]) }); err != nil {
+			return err
+		}
+		return runErr
 	}
 	f := cmd.Flags()
-	f.StringVar(&redisURL, "redis", "", "Redis URL of a standalone server, e.g. redis://127.0.0.1:6390 (this or --redis-cluster is required)")
-	f.StringVar(&cluster, "redis-cluster", "", "comma-separated Redis Cluster seed addresses host:port")
 	f.IntVar(&opts.Clients, "clients", 16, "concurrent clients")
 	f.DurationVar(&opts.Duration, "duration", 10*time.Second, "measured time per operation and implementation")
 	f.IntVar(&opts.Batch, "batch", 1000, "ids per batch-get (at most 1000)")
 	f.IntVar(&opts.Size, "size", 2, "platforms per document (the seed's sample has 2)")
 	f.IntVar(&opts.Builds, "builds", 10000, "builds seeded before measuring")
 	f.StringSliceVar(&opts.Ops, "ops", nil, "operations to run: get, save, batch_get (default all)")
-	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	f.BoolVar(&opts.Keep, "keep", false, "keep the bench's keys in Redis")
-	cmd.MarkFlagsMutuallyExclusive("redis", "redis-cluster")
-	cmd.MarkFlagsOneRequired("redis", "redis-cluster")
 	return cmd
 }

@@ -1,45 +1,19 @@
 package cli
 
 import (
-	"errors"
-	"fmt"
-	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/bench/checkpointbench"
 	"github.com/redstate/redstate/bench/lockbench"
-	"github.com/redstate/redstate/config"
-	"github.com/redstate/redstate/redisconn"
 )
 
 // newBenchExecutorCommands returns `bench lock` and `bench checkpoint`, the executor state
 // layer's benchmarks.
 func newBenchExecutorCommands() []*cobra.Command {
 	return []*cobra.Command{newBenchLockCommand(), newBenchCheckpointCommand()}
-}
-
-// benchRedisFlags registers --redis / --redis-cluster and returns a connector for them.
-func benchRedisFlags(cmd *cobra.Command) func() (redis.UniversalClient, error) {
-	var redisURL, cluster string
-	f := cmd.Flags()
-	f.StringVar(&redisURL, "redis", "", "Redis URL of a standalone server, e.g. redis://127.0.0.1:6390 (this or --redis-cluster is required)")
-	f.StringVar(&cluster, "redis-cluster", "", "comma-separated Redis Cluster seed addresses host:port")
-	cmd.MarkFlagsMutuallyExclusive("redis", "redis-cluster")
-	cmd.MarkFlagsOneRequired("redis", "redis-cluster")
-	return func() (redis.UniversalClient, error) {
-		if (redisURL == "") == (cluster == "") {
-			return nil, errors.New("give exactly one of --redis URL or --redis-cluster addr,addr")
-		}
-		rc := config.Redis{URL: redisURL}
-		if cluster != "" {
-			rc.ClusterAddrs = strings.Split(cluster, ",")
-		}
-		return redisconn.New(rc)
-	}
 }
 
 func newBenchLockCommand() *cobra.Command {
@@ -63,28 +37,22 @@ stdout gets a table, then:
 The bench's keys (locks and fence counters) are removed at the end.`,
 		Args: cobra.NoArgs,
 	}
-	connect := benchRedisFlags(cmd)
+	setup := benchConn(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		client, err := connect()
+		client, done, err := setup()
 		if err != nil {
 			return err
 		}
-		defer client.Close()
+		defer done()
 		opts.Client = client
 		opts.Progress = cmd.ErrOrStderr()
 		ms, runErr := lockbench.Run(cmd.Context(), opts)
-		if len(ms) > 0 {
-			out := cmd.OutOrStdout()
-			cs := make([]bench.Comparison, len(ms))
-			for i, m := range ms {
-				cs[i] = m.Comparison
-			}
-			if err := bench.PrintTable(out, cs); err != nil {
-				return err
-			}
-			for _, m := range ms {
-				fmt.Fprintln(out, m.ResultLine())
-			}
+		cs := make([]bench.Comparison, len(ms))
+		for i, m := range ms {
+			cs[i] = m.Comparison
+		}
+		if err := printComparisons(cmd.OutOrStdout(), cs, func(i int) string { return ms[i].ResultLine() }); err != nil {
+			return err
 		}
 		return runErr
 	}
@@ -111,24 +79,18 @@ stdout gets a table, then one line per operation:
   RESULT checkpoint.<op> ours=<ops/s> baseline=<ops/s> ratio=<ours/baseline> p99_ms=<ours> baseline_p99_ms=<raw>`,
 		Args: cobra.NoArgs,
 	}
-	connect := benchRedisFlags(cmd)
+	setup := benchConn(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		client, err := connect()
+		client, done, err := setup()
 		if err != nil {
 			return err
 		}
-		defer client.Close()
+		defer done()
 		opts.Client = client
 		opts.Progress = cmd.ErrOrStderr()
 		cs, runErr := checkpointbench.Run(cmd.Context(), opts)
-		if len(cs) > 0 {
-			out := cmd.OutOrStdout()
-			if err := bench.PrintTable(out, cs); err != nil {
-				return err
-			}
-			for _, c := range cs {
-				fmt.Fprintln(out, bench.ResultLine(c))
-			}
+		if err := printComparisons(cmd.OutOrStdout(), cs, func(i int) string { return bench.ResultLine(cs[i]) }); err != nil {
+			return err
 		}
 		return runErr
 	}

@@ -1,27 +1,16 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"runtime/pprof"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/redstate/redstate/bench/queuebench"
-	"github.com/redstate/redstate/config"
-	"github.com/redstate/redstate/redisconn"
 )
 
 func newBenchQueueCommand() *cobra.Command {
-	var (
-		redisURL string
-		cluster  string
-		profile  string
-		opts     queuebench.Options
-	)
+	var opts queuebench.Options
 	cmd := &cobra.Command{
 		Use:   "queue",
 		Short: "Benchmark the job queue against hibiken/asynq: enqueue, then drain with no-op handlers",
@@ -42,48 +31,29 @@ Progress goes to stderr. stdout gets a table, then:
 
 Every key both created is removed at the end (SCAN + UNLINK) unless --keep.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			rc := config.Redis{URL: redisURL}
-			if cluster != "" {
-				rc.ClusterAddrs = strings.Split(cluster, ",")
-			}
-			if (redisURL == "") == (cluster == "") {
-				return errors.New("give exactly one of --redis URL or --redis-cluster addr,addr")
-			}
-			client, err := redisconn.New(rc)
-			if err != nil {
+	}
+	setup := benchConn(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		client, done, err := setup()
+		if err != nil {
+			return err
+		}
+		defer done()
+		opts.Client = client
+		opts.Progress = cmd.ErrOrStderr()
+		rep, runErr := queuebench.Run(cmd.Context(), opts)
+		if rep != nil && runErr == nil {
+			out := cmd.OutOrStdout()
+			if err := queuebench.PrintTable(out, rep); err != nil {
 				return err
 			}
-			defer client.Close()
-			opts.Client = client
-			if profile != "" {
-				pf, err := os.Create(profile)
-				if err != nil {
-					return err
-				}
-				defer pf.Close()
-				if err := pprof.StartCPUProfile(pf); err != nil {
-					return err
-				}
-				defer pprof.StopCPUProfile()
+			for _, l := range rep.ResultLines() {
+				fmt.Fprintln(out, l)
 			}
-			opts.Progress = cmd.ErrOrStderr()
-			rep, runErr := queuebench.Run(cmd.Context(), opts)
-			if rep != nil && runErr == nil {
-				out := cmd.OutOrStdout()
-				if err := queuebench.PrintTable(out, rep); err != nil {
-					return err
-				}
-				for _, l := range rep.ResultLines() {
-					fmt.Fprintln(out, l)
-				}
-			}
-			return runErr
-		},
+		}
+		return runErr
 	}
 	f := cmd.Flags()
-	f.StringVar(&redisURL, "redis", "", "Redis URL of a standalone server, e.g. redis://127.0.0.1:6390 (this or --redis-cluster is required)")
-	f.StringVar(&cluster, "redis-cluster", "", "comma-separated Redis Cluster seed addresses host:port")
 	f.IntVar(&opts.Jobs, "jobs", 100000, "jobs enqueued and processed per implementation and round")
 	f.IntVar(&opts.Concurrency, "concurrency", 10, "jobs processed at once (our workers' total Concurrency, asynq's Concurrency)")
 	f.IntVar(&opts.Clients, "clients", 10, "concurrent producers while enqueuing")
@@ -91,9 +61,6 @@ Every key both created is removed at the end (SCAN + UNLINK) unless --keep.`,
 	f.IntVar(&opts.Rounds, "rounds", 1, "rounds, alternating which implementation goes first")
 	f.DurationVar(&opts.BlockTimeout, "block-timeout", time.Second, "our workers' Dequeue blocking timeout")
 	f.DurationVar(&opts.PromoteInterval, "promote-interval", time.Second, "our workers' retry-promotion / lease-recovery interval")
-	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	f.BoolVar(&opts.Keep, "keep", false, "keep the bench's keys in Redis")
-	cmd.MarkFlagsMutuallyExclusive("redis", "redis-cluster")
-	cmd.MarkFlagsOneRequired("redis", "redis-cluster")
 	return cmd
 }
