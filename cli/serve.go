@@ -102,6 +102,16 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 		}
 	}()
 
+	exec, err := openExecutorBackend(ctx, cfg, m, log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := exec.Close(); err != nil {
+			log.Warn("closing the executor backend", "error", err)
+		}
+	}()
+
 	reg := m.Registry()
 	handler, err := httpapi.New(httpapi.Config{
 		Tokens:       cfg.Auth.Tokens,
@@ -109,7 +119,7 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 		Logger:       log,
 		Registerer:   reg,
 		Gatherer:     reg,
-	}, httpapi.Deps{Builds: backend.store, Ready: backend.ready, Reports: queues.reports, Queues: queues.admin})
+	}, httpapi.Deps{Builds: backend.store, Ready: backend.ready, Reports: queues.reports, Queues: queues.admin, Executor: exec.runner})
 	if err != nil {
 		return err
 	}
@@ -124,6 +134,12 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 	waitQueues := queues.start(qctx)
 	stopQueues := sync.OnceFunc(func() { qcancel(); waitQueues() })
 	defer stopQueues()
+	// The executor stops starting tasks when ctx ends; running stages get
+	// server.shutdown-timeout to finish.
+	ectx, ecancel := context.WithCancel(ctx)
+	waitExec := exec.start(ectx)
+	stopExec := sync.OnceFunc(func() { ecancel(); waitExec() })
+	defer stopExec()
 	streams := newStreamCloser()
 	srv := &http.Server{
 		Handler:           streams.Wrap(handler),
@@ -154,6 +170,10 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 		log.Warn("http server", "error", err)
 	}
 	stopQueues()
+	stopExec()
+	if err := exec.Close(); err != nil {
+		log.Warn("closing the executor backend", "error", err)
+	}
 	if err := queues.Close(); err != nil {
 		log.Warn("closing the queue backend", "error", err)
 	}

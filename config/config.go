@@ -5,7 +5,11 @@
 // give one (publish.build-status.ttl-days). docs/configuration.md lists every key.
 package config
 
-import "time"
+import (
+	"time"
+
+	"github.com/redstate/redstate/executor"
+)
 
 // Config is the whole configuration of the redstate server.
 type Config struct {
@@ -25,7 +29,55 @@ type Config struct {
 	Queue Queue `koanf:"queue"`
 	// Report configures the seed's report flow on top of the queue (seed 004).
 	Report Report `koanf:"report"`
+	// Executor configures the multi-tenant stage executor (seed 002).
+	Executor Executor `koanf:"executor"`
 }
+
+// Executor configures the stage executor (seed 002): its state store, its timers and the
+// webhook stage handlers serve offers.
+type Executor struct {
+	// Persistence selects and tunes the state store (seed 6.3 / 7.4).
+	Persistence ExecutorPersistence `koanf:"persistence"`
+	// HeartbeatInterval is the TaskProgressEvent period of running tasks (default 10s).
+	HeartbeatInterval time.Duration `koanf:"heartbeat-interval"`
+	// OrphanScanInterval is how often RUNNING tasks are checked for an expired tenant lock
+	// (default 30s).
+	OrphanScanInterval time.Duration `koanf:"orphan-scan-interval"`
+	// MetricsInterval is how often the executor keyspace is inspected for the key, lock and
+	// leak gauges (default 30s).
+	MetricsInterval time.Duration `koanf:"metrics-interval"`
+	// Handlers are the webhook stage handlers plans may name (default none).
+	Handlers []ExecutorHandler `koanf:"handlers"`
+}
+
+// ExecutorPersistence is the seed's executor.persistence block.
+type ExecutorPersistence struct {
+	// StoreType is "redis" or "memory" ("" = redis when Redis is configured, else memory).
+	StoreType string `koanf:"store-type"`
+	// OnRedisUnavailable is what serve does when Redis does not answer at startup: "memory"
+	// (degrade to the memory store with a loud warning and a metric, the seed's 7.4) or "fail".
+	OnRedisUnavailable string `koanf:"on-redis-unavailable"`
+	// Redis holds namespace and TTLs (executor.persistence.redis.*).
+	Redis executor.PersistenceConfig `koanf:"redis"`
+}
+
+// ExecutorHandler is one webhook stage handler: each stage of a task naming it is POSTed to URL.
+type ExecutorHandler struct {
+	// Name is what plans put in a task's "handler".
+	Name string `koanf:"name"`
+	// URL is the http(s) endpoint.
+	URL string `koanf:"url"`
+	// Timeout bounds one call (default 30s).
+	Timeout time.Duration `koanf:"timeout"`
+}
+
+// Executor store types and startup policies.
+const (
+	ExecutorStoreRedis  = "redis"
+	ExecutorStoreMemory = "memory"
+	ExecutorDegrade     = "memory"
+	ExecutorFail        = "fail"
+)
 
 // Server configures the HTTP listener.
 type Server struct {
@@ -300,6 +352,16 @@ func Default() Config {
 			Reconciler:      QueueReconciler{Enabled: true, Age: 10 * time.Minute, Interval: time.Minute},
 		},
 		Report: Report{Delay: 2 * time.Second},
+		Executor: Executor{
+			Persistence: ExecutorPersistence{
+				OnRedisUnavailable: ExecutorDegrade,
+				Redis:              executor.PersistenceConfig{}.WithDefaults(),
+			},
+			HeartbeatInterval:  10 * time.Second,
+			OrphanScanInterval: 30 * time.Second,
+			MetricsInterval:    30 * time.Second,
+			Handlers:           []ExecutorHandler{},
+		},
 	}
 }
 

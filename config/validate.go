@@ -16,6 +16,7 @@ import (
 	"unicode"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/queue"
 )
 
@@ -57,6 +58,7 @@ func (c Config) Validate() error {
 	c.Publish.BuildStatus.validate(v)
 	c.Queue.validate(v)
 	c.Report.validate(v)
+	c.Executor.validate(v, c.Redis.Configured())
 	if len(v.problems) == 0 {
 		return nil
 	}
@@ -363,5 +365,68 @@ func (q Queue) validate(v *validator) {
 func (r Report) validate(v *validator) {
 	if r.Delay < 0 {
 		v.addf("report.delay", "must not be negative, got %s (0 means no artificial delay)", r.Delay)
+	}
+}
+
+func (e Executor) validate(v *validator, redisConfigured bool) {
+	p := e.Persistence
+	switch p.StoreType {
+	case "", ExecutorStoreMemory:
+	case ExecutorStoreRedis:
+		if !redisConfigured {
+			v.addf("executor.persistence.store-type", "is redis but no Redis is configured (set redis.url, redis.cluster-addrs or redis.sentinel, or use memory)")
+		}
+	default:
+		v.addf("executor.persistence.store-type", "must be redis or memory, got %q", p.StoreType)
+	}
+	if p.OnRedisUnavailable != ExecutorDegrade && p.OnRedisUnavailable != ExecutorFail {
+		v.addf("executor.persistence.on-redis-unavailable", "must be memory (degrade) or fail, got %q", p.OnRedisUnavailable)
+	}
+	if p.Redis.Namespace != "" {
+		if err := executor.ValidateID("namespace", p.Redis.Namespace); err != nil {
+			v.addf("executor.persistence.redis.namespace", "%s", redstate.ErrorMessage(err))
+		}
+	}
+	for _, t := range []struct {
+		key string
+		d   time.Duration
+	}{
+		{"executor.persistence.redis.ttl.checkpoint", p.Redis.TTL.Checkpoint},
+		{"executor.persistence.redis.ttl.projection", p.Redis.TTL.Projection},
+		{"executor.persistence.redis.ttl.lock", p.Redis.TTL.Lock},
+	} {
+		if t.d != 0 && t.d < time.Second {
+			v.addf(t.key, "must be at least 1s (or 0 for the default), got %s", t.d)
+		}
+	}
+	for _, t := range []struct {
+		key string
+		d   time.Duration
+	}{
+		{"executor.heartbeat-interval", e.HeartbeatInterval},
+		{"executor.orphan-scan-interval", e.OrphanScanInterval},
+		{"executor.metrics-interval", e.MetricsInterval},
+	} {
+		if t.d <= 0 {
+			v.addf(t.key, "must be positive, got %s", t.d)
+		}
+	}
+	names := map[string]int{}
+	for i, h := range e.Handlers {
+		key := fmt.Sprintf("executor.handlers[%d]", i)
+		if h.Name == "" {
+			v.addf(key+".name", "must not be empty")
+		} else if j, dup := names[h.Name]; dup {
+			v.addf(key+".name", "%q is also the name of executor.handlers[%d]", h.Name, j)
+		} else {
+			names[h.Name] = i
+		}
+		u, err := url.Parse(h.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			v.addf(key+".url", "must be an http(s) URL, got %q", h.URL)
+		}
+		if h.Timeout < 0 {
+			v.addf(key+".timeout", "must not be negative, got %s", h.Timeout)
+		}
 	}
 }

@@ -78,3 +78,11 @@ func (k Keys) TenantFence(tenantID string) string {
 // Pattern returns the SCAN MATCH pattern of every key of one kind ("ckpt", "task", "plan",
 // "index:tenant", "lock:tenant", "fence"), with the namespace glob-escaped.
 func (k Keys) Pattern(kind string) string { return keyspace.GlobEscape(k.ns+":"+kind+":") + "*" }
+
+// Spec returns "N:spec:<taskId>", the task spec (String, JSON; runtime addition, see
+// TaskRegistry).
+func (k Keys) Spec(taskID string) string { return k.ns + ":spec:" + taskID }
+
+// Running returns "N:running", the Set of the ids of tasks whose projection is RUNNING
+// (runtime addition, see TaskRegistry; the orphan scan reads it instead of SCANning).
+func (k Keys) Running() string { return k.ns + ":running" }

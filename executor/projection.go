@@ -18,10 +18,14 @@ const (
 	TaskPaused    TaskStatus = "PAUSED"
 	TaskCompleted TaskStatus = "COMPLETED"
 	TaskFailed    TaskStatus = "FAILED"
+	// TaskCancelled is the runtime's addition: a task cancelled by a user (final, no retry).
+	TaskCancelled TaskStatus = "CANCELLED"
 )
 
-// Terminal reports whether s is COMPLETED or FAILED.
-func (s TaskStatus) Terminal() bool { return s == TaskCompleted || s == TaskFailed }
+// Terminal reports whether s is COMPLETED, FAILED or CANCELLED.
+func (s TaskStatus) Terminal() bool {
+	return s == TaskCompleted || s == TaskFailed || s == TaskCancelled
+}
 
 // PlanStatus is a plan's lifecycle state as the projection shows it.
 type PlanStatus string
@@ -49,6 +53,8 @@ const (
 	EventTaskCompleted      TaskEventType = "TaskCompleted"
 	EventTaskFailed         TaskEventType = "TaskFailed"
 	EventTaskStageCompleted TaskEventType = "TaskStageCompleted"
+	// EventTaskCancelled is the runtime's addition (seed 6.4 names TaskCancelled).
+	EventTaskCancelled TaskEventType = "TaskCancelled"
 )
 
 // Status returns the status an event of type t sets, or "" for StageCompleted (which sets
@@ -65,6 +71,8 @@ func (t TaskEventType) Status() TaskStatus {
 		return TaskCompleted
 	case EventTaskFailed:
 		return TaskFailed
+	case EventTaskCancelled:
+		return TaskCancelled
 	}
 	return ""
 }

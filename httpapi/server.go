@@ -13,6 +13,7 @@ import (
 
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/config"
+	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/report"
 )
@@ -53,6 +54,8 @@ type Deps struct {
 	// Queues returns the admin of a configured queue, or nil for an unknown name
 	// (/v1/queues/{queue}/...); nil: every queue is unknown (404).
 	Queues func(name string) *queue.Admin
+	// Executor is the stage executor of seed 002 (/v1/executor/...); nil: those routes answer 404.
+	Executor *executor.Runner
 }
 
 // server is the API's http.Handler.
@@ -67,6 +70,7 @@ type server struct {
 	heartbeat time.Duration
 	reports   *report.Service
 	queues    func(name string) *queue.Admin
+	executor  *executor.Runner
 }
 
 // New returns the HTTP handler of the API. It applies cfg's defaults and validates it: an
@@ -112,6 +116,7 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 		heartbeat: cfg.HeartbeatInterval,
 		reports:   deps.Reports,
 		queues:    deps.Queues,
+		executor:  deps.Executor,
 	}
 	s.routes(promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{}))
 	return s, nil
@@ -130,6 +135,7 @@ func (s *server) routes(metricsHandler http.Handler) {
 	s.handle("GET /v1/projects/{projectId}/builds", roleRead, s.listProjectBuilds)
 	s.reportRoutes()
 	s.queueRoutes()
+	s.executorRoutes()
 	s.handle("GET /healthz", roleNone, s.healthz)
 	s.handle("GET /readyz", roleNone, s.readyz)
 	s.handle("GET /metrics", roleRead, func(w http.ResponseWriter, r *http.Request) error {

@@ -1,0 +1,153 @@
+package memstate
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/executor"
+)
+
+var _ executor.TaskRegistry = (*Registry)(nil)
+
+// Registry is the memory executor.TaskRegistry (task specs and the running set). Safe for
+// concurrent use.
+type Registry struct {
+	opts    Options
+	mu      sync.Mutex
+	specs   map[string]entry[executor.TaskSpec]
+	running map[string]struct{}
+}
+
+// NewRegistry returns an empty registry (spec TTL default executor.DefaultProjectionTTL).
+func NewRegistry(opts Options) *Registry {
+	return &Registry{opts: opts.withDefaults(executor.DefaultProjectionTTL), specs: map[string]entry[executor.TaskSpec]{}, running: map[string]struct{}{}}
+}
+
+// PutSpec implements executor.TaskRegistry.
+func (r *Registry) PutSpec(_ context.Context, spec executor.TaskSpec) error {
+	if err := executor.ValidateSpec(spec); err != nil {
+		return err
+	}
+	b, err := executor.EncodeSpec(spec) // deep copy through JSON, as Redis stores it
+	if err != nil {
+		return err
+	}
+	cp, _ := executor.DecodeSpec(b)
+	now := r.opts.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.specs[spec.TaskID] = entry[executor.TaskSpec]{val: cp, expires: now.Add(r.opts.TTL)}
+	return nil
+}
+
+// GetSpec implements executor.TaskRegistry.
+func (r *Registry) GetSpec(_ context.Context, taskID string) (executor.TaskSpec, error) {
+	if err := executor.ValidateID("taskId", taskID); err != nil {
+		return executor.TaskSpec{}, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.specs[taskID]
+	if !ok || e.expired(r.opts.Now()) {
+		delete(r.specs, taskID)
+		return executor.TaskSpec{}, redstate.Errorf(redstate.ENOTFOUND, "task spec %s not found", taskID)
+	}
+	b, _ := executor.EncodeSpec(e.val)
+	return executor.DecodeSpec(b)
+}
+
+// MarkRunning implements executor.TaskRegistry.
+func (r *Registry) MarkRunning(_ context.Context, taskID string) error {
+	if err := executor.ValidateID("taskId", taskID); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.running[taskID] = struct{}{}
+	r.mu.Unlock()
+	return nil
+}
+
+// ClearRunning implements executor.TaskRegistry.
+func (r *Registry) ClearRunning(_ context.Context, taskID string) error {
+	if err := executor.ValidateID("taskId", taskID); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	delete(r.running, taskID)
+	r.mu.Unlock()
+	return nil
+}
+
+// RunningTasks implements executor.TaskRegistry.
+func (r *Registry) RunningTasks(context.Context) ([]string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, 0, len(r.running))
+	for id := range r.running {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// Inspector is the memory executor.Inspector over a set of memory stores (nil fields count 0).
+type Inspector struct {
+	Checkpoints *Checkpoints
+	Projections *Projections
+	Index       *TenantIndex
+	Locks       *Locks
+	Registry    *Registry
+}
+
+// Inspect implements executor.Inspector.
+func (in Inspector) Inspect(context.Context) (executor.StateStats, error) {
+	st := executor.StateStats{Keys: map[string]int64{}, Locks: map[string]string{}}
+	if s := in.Checkpoints; s != nil {
+		s.mu.Lock()
+		st.Keys["ckpt"] = live(s.m, s.opts.Now())
+		s.mu.Unlock()
+	}
+	if s := in.Projections; s != nil {
+		s.mu.Lock()
+		st.Keys["task"] = live(s.tasks, s.opts.Now())
+		st.Keys["plan"] = live(s.plans, s.opts.Now())
+		s.mu.Unlock()
+	}
+	if s := in.Index; s != nil {
+		s.mu.Lock()
+		st.Keys["index"] = live(s.m, s.opts.Now())
+		s.mu.Unlock()
+	}
+	if s := in.Registry; s != nil {
+		s.mu.Lock()
+		st.Keys["spec"] = live(s.specs, s.opts.Now())
+		s.mu.Unlock()
+	}
+	if l := in.Locks; l != nil {
+		now := l.now()
+		l.mu.Lock()
+		for tenant, e := range l.held {
+			if !e.expired(now) {
+				owner, _, _ := strings.Cut(e.val, "#")
+				st.Locks[tenant] = owner
+			}
+		}
+		l.mu.Unlock()
+		st.Keys["lock"] = int64(len(st.Locks))
+	}
+	return st, nil
+}
+
+func live[V any](m map[string]entry[V], now time.Time) int64 {
+	var n int64
+	for _, e := range m {
+		if !e.expired(now) {
+			n++
+		}
+	}
+	return n
+}

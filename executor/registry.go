@@ -1,0 +1,124 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/redstate/redstate"
+)
+
+// RetryPolicy is a task's automatic retry policy: a failed stage is tried again (from the
+// task's checkpoint, without releasing the tenant lock) until MaxAttempts attempts failed.
+type RetryPolicy struct {
+	// MaxAttempts is the number of attempts of a run, at least 1 (1 = no automatic retry).
+	MaxAttempts int `json:"maxAttempts"`
+	// Backoff is the wait before the second attempt; it doubles per attempt up to MaxBackoff.
+	Backoff time.Duration `json:"backoff"`
+	// MaxBackoff caps the wait (0: no cap).
+	MaxBackoff time.Duration `json:"maxBackoff"`
+}
+
+// Delay returns the wait before attempt n+1 after n failed attempts (n >= 1).
+func (p RetryPolicy) Delay(n int) time.Duration {
+	d := p.Backoff
+	for i := 1; i < n && d > 0; i++ {
+		d *= 2
+		if p.MaxBackoff > 0 && d >= p.MaxBackoff {
+			break
+		}
+	}
+	if p.MaxBackoff > 0 && d > p.MaxBackoff {
+		d = p.MaxBackoff
+	}
+	return d
+}
+
+// TaskSpec is what the runtime needs to run a task again on any instance (after a restart the
+// aggregates are gone; the projection has no handler, context or retry policy). It is stored
+// as JSON at Keys.Spec(taskId) with the projection TTL. Runtime addition to the seed's keys.
+type TaskSpec struct {
+	TaskID   string   `json:"taskId"`
+	TenantID string   `json:"tenantId"`
+	PlanID   string   `json:"planId"`
+	Stages   []string `json:"stages"`
+	// Handler names the stage handler (a registered Go function or a configured webhook).
+	Handler string `json:"handler"`
+	// ContextData is the initial context of a run from the start.
+	ContextData map[string]string `json:"contextData,omitempty"`
+	Retry       RetryPolicy       `json:"retry"`
+	// Reason is why the task last failed or was cancelled ("interrupted" for an orphan).
+	Reason string `json:"reason,omitempty"`
+	// Attempts counts the attempts of the current run.
+	Attempts  int       `json:"attempts"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// EncodeSpec / DecodeSpec are the stored JSON of a TaskSpec.
+func EncodeSpec(s TaskSpec) ([]byte, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, redstate.Wrap(redstate.EINTERNAL, err, "encode task spec")
+	}
+	return b, nil
+}
+
+// DecodeSpec parses a stored TaskSpec. Errors: EINTERNAL.
+func DecodeSpec(b []byte) (TaskSpec, error) {
+	var s TaskSpec
+	if err := json.Unmarshal(b, &s); err != nil {
+		return TaskSpec{}, redstate.Wrap(redstate.EINTERNAL, err, "decode task spec")
+	}
+	return s, nil
+}
+
+// TaskRegistry is the runtime's addition to the state layer: the task specs and the set of
+// RUNNING task ids (Keys.Running) that the orphan scan reads instead of SCANning projections.
+// Implementations are safe for concurrent use.
+type TaskRegistry interface {
+	// PutSpec stores spec (TTL: the projection TTL). Errors: EINVALID, EUNAVAILABLE.
+	PutSpec(ctx context.Context, spec TaskSpec) error
+	// GetSpec returns a task's spec. Errors: EINVALID, ENOTFOUND, EUNAVAILABLE.
+	GetSpec(ctx context.Context, taskID string) (TaskSpec, error)
+	// MarkRunning adds taskID to the running set. Errors: EINVALID, EUNAVAILABLE.
+	MarkRunning(ctx context.Context, taskID string) error
+	// ClearRunning removes taskID from the running set. Errors: EINVALID, EUNAVAILABLE.
+	ClearRunning(ctx context.Context, taskID string) error
+	// RunningTasks returns the running set. Errors: EUNAVAILABLE.
+	RunningTasks(ctx context.Context) ([]string, error)
+}
+
+// StateStats is a snapshot of the executor's keyspace for monitoring (seed 6.6).
+type StateStats struct {
+	// Keys counts keys per type: "ckpt", "task", "plan", "index", "lock", "spec".
+	Keys map[string]int64
+	// Locks maps each locked tenant to the lock owner (a task id, or "orphan-scan").
+	Locks map[string]string
+}
+
+// Inspector takes a StateStats snapshot (Redis: SCAN per type; memory: map sizes).
+type Inspector interface {
+	Inspect(ctx context.Context) (StateStats, error)
+}
+
+// ValidateSpec returns EINVALID unless spec's ids are valid and it has stages and a handler.
+func ValidateSpec(spec TaskSpec) error {
+	if err := ValidateID("taskId", spec.TaskID); err != nil {
+		return err
+	}
+	if err := ValidateID("tenantId", spec.TenantID); err != nil {
+		return err
+	}
+	if spec.PlanID != "" {
+		if err := ValidateID("planId", spec.PlanID); err != nil {
+			return err
+		}
+	}
+	if len(spec.Stages) == 0 {
+		return redstate.Errorf(redstate.EINVALID, "task %s has no stages", spec.TaskID)
+	}
+	if spec.Handler == "" {
+		return redstate.Errorf(redstate.EINVALID, "task %s has no stage handler", spec.TaskID)
+	}
+	return nil
+}
