@@ -3,6 +3,8 @@ package queue
 import (
 	"context"
 	"time"
+
+	"github.com/redstate/redstate"
 )
 
 // Broker is the queue's storage contract: named FIFO queues of jobs with per-consumer in-flight
@@ -15,10 +17,11 @@ import (
 // possibly wrapped; EUNAVAILABLE means the backend could not be reached and the call may be
 // retried.
 //
-// Life of a job: Enqueue/EnqueueRaw puts it on the pending list; Dequeue atomically moves it to
-// the dequeuing consumer's in-flight set; from there exactly one of Ack (done), Retry (into the
-// retry schedule, later moved back to pending by PromoteDue), Bury (onto the dead list) or
-// RecoverExpired (back to pending, because the consumer's lease expired) takes it out. A job is
+// Life of a job: Enqueue/EnqueueRaw puts it on the pending list; Dequeue (or DequeueBatch)
+// atomically moves it to the dequeuing consumer's in-flight set; from there exactly one of Ack
+// or AckBatch (done), Retry (into the retry schedule, later moved back to pending by
+// PromoteDue), Bury (onto the dead list), Release (back to the head of pending, never started)
+// or RecoverExpired (back to pending, because the consumer's lease expired) takes it out. A job is
 // therefore always in exactly one place, and is lost only if explicitly acked or purged.
 type Broker interface {
 	// Enqueue encodes msg (EncodeMessage) and appends it to the tail of queue's pending list in
@@ -43,6 +46,25 @@ type Broker interface {
 	// no live lease), EUNAVAILABLE, or ctx.Err() when ctx ended.
 	Dequeue(ctx context.Context, queue, consumerID string, timeout time.Duration) (*Delivery, error)
 
+	// DequeueBatch is Dequeue for up to max jobs (prefetch): in one atomic step it checks
+	// consumerID's lease once and moves up to max jobs from the head of queue's pending list to
+	// consumerID's in-flight set, returning them in pending order (the first is the one Dequeue
+	// would have returned). The jobs are in-flight exactly as if dequeued one by one: each is
+	// settled separately, and all are recovered with the consumer's other jobs if its lease
+	// expires. If the pending list is empty it blocks like Dequeue until one job arrives and
+	// returns that one; on timeout it returns (nil, nil).
+	// Errors: as Dequeue, and EINVALID when max < 1.
+	DequeueBatch(ctx context.Context, queue, consumerID string, max int, timeout time.Duration) ([]*Delivery, error)
+
+	// Release gives back deliveries that were dequeued but never started (a prefetching
+	// consumer shutting down): in one atomic step it removes each of ds still in-flight at its
+	// consumer and puts them back at the head of their queue's pending list, in the order of ds,
+	// so that ds[0] is dequeued next, ahead of every job that was pending. Deliveries that are no
+	// longer in flight (recovered after a lease expiry) are skipped. It returns how many it
+	// moved. All of ds must share one queue and consumer.
+	// Errors: EINVALID (nil or incomplete delivery, mixed queues or consumers), EUNAVAILABLE.
+	Release(ctx context.Context, ds []*Delivery) (int, error)
+
 	// Heartbeat registers consumerID as alive on queue until now+lease (replacing any earlier
 	// deadline). Jobs in-flight at a consumer whose deadline has passed are recovered by
 	// RecoverExpired; a consumer renews its lease well before it expires (Worker: every lease/3).
@@ -53,6 +75,12 @@ type Broker interface {
 	// Errors: EINVALID (nil or incomplete delivery), ECONFLICT (the delivery is no longer
 	// in-flight at that consumer: its lease expired and the job was recovered), EUNAVAILABLE.
 	Ack(ctx context.Context, d *Delivery) error
+
+	// AckBatch acks every delivery of ds (any queues and consumers) as Ack does, in one round
+	// trip per Redis node, and returns one error per delivery, in order: nil (acked), EINVALID,
+	// ECONFLICT (as Ack) or EUNAVAILABLE (the outcome of that ack is unknown: it may or may not
+	// have been applied). Each ack is atomic on its own; the batch as a whole is not.
+	AckBatch(ctx context.Context, ds []*Delivery) []error
 
 	// Retry atomically removes the delivery from its consumer's in-flight set and adds next
 	// (encoded) to queue's retry schedule, due at due (Redis: ZADD with the due time as score).
@@ -167,4 +195,25 @@ func NewDeadLetter(raw string) DeadLetter {
 		dl.Message = &m
 	}
 	return dl
+}
+
+// CheckReleaseBatch checks the argument of Broker.Release: every delivery non-nil with a
+// non-empty Raw, valid names, and one queue and consumer for all. Backends use it so that
+// every backend validates alike. Errors: EINVALID.
+func CheckReleaseBatch(ds []*Delivery) error {
+	for _, d := range ds {
+		if d == nil || d.Raw == "" {
+			return redstate.Errorf(redstate.EINVALID, "nil or empty delivery")
+		}
+		if d.Queue != ds[0].Queue || d.ConsumerID != ds[0].ConsumerID {
+			return redstate.Errorf(redstate.EINVALID, "release: deliveries of more than one queue or consumer")
+		}
+	}
+	if len(ds) > 0 {
+		if err := ValidateQueueName(ds[0].Queue); err != nil {
+			return err
+		}
+		return ValidateConsumerID(ds[0].ConsumerID)
+	}
+	return nil
 }

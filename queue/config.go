@@ -42,6 +42,16 @@ type Config struct {
 	ConsumerID string
 	// Concurrency is how many jobs run at once. Default 1 (the seed's serial consumption).
 	Concurrency int
+	// Prefetch is how many jobs the worker may hold dequeued beyond the ones running: they wait
+	// in its in-flight list (recovered with it if it crashes) and in memory, so that a handler
+	// that finishes finds the next job without a round trip, and one DequeueBatch call serves
+	// several jobs. Jobs prefetched but not started at shutdown go back to the head of the
+	// pending list. Default Concurrency; set NoPrefetch for none (a worker then dequeues only
+	// for idle handlers: better for long jobs shared by several processes, where a prefetched
+	// job waits for a busy handler while another process may be idle).
+	Prefetch int
+	// NoPrefetch, when true, disables prefetching (Prefetch is ignored).
+	NoPrefetch bool
 	// BlockTimeout is how long one Dequeue blocks on an empty queue. Default 30s.
 	BlockTimeout time.Duration
 	// ErrorDelay is how long the worker waits after a broker error before resuming. Default 5s.
@@ -82,6 +92,11 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Concurrency == 0 {
 		c.Concurrency = DefaultConcurrency
+	}
+	if c.NoPrefetch {
+		c.Prefetch = 0
+	} else if c.Prefetch == 0 {
+		c.Prefetch = c.Concurrency
 	}
 	if c.BlockTimeout == 0 {
 		c.BlockTimeout = DefaultBlockTimeout
@@ -126,6 +141,8 @@ func (c Config) validate() error {
 	switch {
 	case c.Concurrency < 1:
 		return redstate.Errorf(redstate.EINVALID, "queue worker: Concurrency must be >= 1, got %d", c.Concurrency)
+	case c.Prefetch < 0:
+		return redstate.Errorf(redstate.EINVALID, "queue worker: Prefetch must be >= 0, got %d", c.Prefetch)
 	case c.BlockTimeout < 0, c.ErrorDelay < 0, c.Lease < 0, c.PromoteInterval < 0, c.ShutdownTimeout < 0:
 		return redstate.Errorf(redstate.EINVALID, "queue worker: durations must be positive")
 	case c.MaxRetries < 0:

@@ -2,12 +2,15 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/coalesce"
 )
 
 // Handler processes one job. A nil return acks the job; an error retries it (or dead-letters it
@@ -18,10 +21,14 @@ import (
 // is at least once. A panic is recovered and treated as an error.
 type Handler func(ctx context.Context, job *Delivery) error
 
-// Worker consumes one queue: Concurrency goroutines each block in Dequeue, run the Handler and
-// settle the job (Ack, Retry or Bury); a heartbeat goroutine renews the consumer's lease every
-// Lease/3; a maintenance goroutine promotes due retries and recovers jobs of crashed consumers
-// every PromoteInterval. See docs/queue.md for the delivery guarantee.
+// Worker consumes one queue: a dispatcher fetches jobs with DequeueBatch (prefetch: up to
+// Concurrency+Prefetch jobs held at once) and hands them, in order, to Concurrency handler
+// goroutines, which run the Handler and settle the job (Ack, Retry or Bury; acks of
+// concurrently finishing jobs are coalesced into one AckBatch round trip); a heartbeat
+// goroutine renews the consumer's lease every Lease/3; a maintenance goroutine promotes due
+// retries and recovers jobs of crashed consumers every PromoteInterval. Jobs prefetched but not
+// started when Run's ctx ends are given back to the head of the pending list (Release). See
+// docs/queue.md for the delivery guarantee.
 type Worker struct {
 	b       Broker
 	records RecordStore // may be nil: no status update on dead-lettering
@@ -51,10 +58,11 @@ func (w *Worker) ConsumerID() string { return w.cfg.ConsumerID }
 // Config returns the worker's effective configuration (defaults applied).
 func (w *Worker) Config() Config { return w.cfg }
 
-// Run consumes until ctx is canceled, then shuts down gracefully: it stops dequeuing, lets the
-// running handlers finish (canceling their ctx only after ShutdownTimeout), settles their jobs,
-// keeps heartbeating until then, and returns nil. Broker errors never end Run: each is logged,
-// and the failing loop resumes after ErrorDelay.
+// Run consumes until ctx is canceled, then shuts down gracefully: it stops dequeuing, gives
+// prefetched jobs that no handler started back to the head of the pending list (in order), lets
+// the running handlers finish (canceling their ctx only after ShutdownTimeout), settles their
+// jobs, keeps heartbeating until then, and returns nil. Broker errors never end Run: each is
+// logged, and the failing loop resumes after ErrorDelay.
 func (w *Worker) Run(ctx context.Context) error {
 	// Handlers and settlement outlive ctx by up to ShutdownTimeout.
 	hctx, hcancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -85,24 +93,152 @@ func (w *Worker) Run(ctx context.Context) error {
 	bg.Go(func() { w.heartbeatLoop(hbctx) })
 	bg.Go(func() { w.maintenanceLoop(ctx) })
 
-	var consumers sync.WaitGroup
-	for range w.cfg.Concurrency {
-		consumers.Go(func() { w.consumeLoop(ctx, hctx) })
+	ack := func(c context.Context, d *Delivery) error { return w.b.Ack(c, d) }
+	if w.cfg.Concurrency > 1 {
+		// Group commit: acks of concurrently finishing jobs leave in one AckBatch. Each caller
+		// gets its own outcome, after the broker answered.
+		acks := coalesce.New(coalesce.Options{Workers: ackRounds, MaxBatch: w.cfg.Concurrency},
+			func(c context.Context, ds []*Delivery) []coalesce.Outcome[struct{}] {
+				c, cancel := context.WithTimeout(c, w.cfg.BlockTimeout)
+				defer cancel()
+				errs := w.b.AckBatch(c, ds)
+				out := make([]coalesce.Outcome[struct{}], len(ds))
+				for i := range out {
+					if i < len(errs) {
+						out[i].Err = errs[i]
+					} else {
+						out[i].Err = redstate.Errorf(redstate.EINTERNAL, "queue: AckBatch returned %d results for %d acks", len(errs), len(ds))
+					}
+				}
+				return out
+			})
+		defer acks.Close()
+		ack = func(c context.Context, d *Delivery) error {
+			_, err := acks.Do(c, d)
+			if errors.Is(err, coalesce.ErrClosed) {
+				return w.b.Ack(c, d)
+			}
+			return err
+		}
 	}
-	consumers.Wait()
-	hbcancel() // running jobs are settled: the lease may lapse now
+
+	w.consume(ctx, hctx, ack)
+	hbcancel() // running jobs are settled and prefetched ones released: the lease may lapse now
 	bg.Wait()
 	w.log.Info("queue worker stopped")
 	return nil
 }
 
-// consumeLoop dequeues and handles jobs until ctx ends.
-func (w *Worker) consumeLoop(ctx, hctx context.Context) {
+// ackRounds is how many coalesced AckBatch round trips may be in flight at once.
+const ackRounds = 2
+
+// ackFunc acks one delivery.
+type ackFunc func(context.Context, *Delivery) error
+
+// prefetched is the FIFO of jobs the dispatcher fetched and no handler has started yet. A
+// handler takes a token from avail, then pops under mu unless the FIFO was stopped; stop takes
+// every remaining job under mu, so after it no handler can start one: the remaining jobs are
+// exactly the unstarted ones, in dispatch order.
+type prefetched struct {
+	avail chan struct{} // one token per pushed job
+	mu    sync.Mutex
+	jobs  []*Delivery
+	stop  bool
+}
+
+func (p *prefetched) len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.jobs)
+}
+
+// push appends ds and hands out one token each (never blocks: avail holds capacity tokens).
+func (p *prefetched) push(ds []*Delivery) {
+	p.mu.Lock()
+	p.jobs = append(p.jobs, ds...)
+	p.mu.Unlock()
+	for range ds {
+		p.avail <- struct{}{}
+	}
+}
+
+// pop takes the oldest job, or nil once stopped or when ctx has ended.
+func (p *prefetched) pop(ctx context.Context) *Delivery {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stop || ctx.Err() != nil || len(p.jobs) == 0 {
+		return nil
+	}
+	d := p.jobs[0]
+	p.jobs[0] = nil
+	p.jobs = p.jobs[1:]
+	return d
+}
+
+// stopAll stops the FIFO and returns the jobs left in it, oldest first.
+func (p *prefetched) stopAll() []*Delivery {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stop = true
+	rest := p.jobs
+	p.jobs = nil
+	return rest
+}
+
+// consume runs the dispatcher (in the calling goroutine) and the handler goroutines until ctx
+// ends, then releases the prefetched jobs no handler started and returns once every started job
+// is settled.
+//
+// The dispatcher holds at most Concurrency+Prefetch jobs (running or waiting). It asks
+// DequeueBatch for as many as are free whenever at most Prefetch/2 are waiting, so with jobs
+// pending the handlers find the next job already fetched, and one script call serves several
+// jobs.
+func (w *Worker) consume(ctx, hctx context.Context, ack ackFunc) {
+	capacity := w.cfg.Concurrency + w.cfg.Prefetch
+	q := &prefetched{avail: make(chan struct{}, capacity)} // len(avail) <= len(jobs) <= held <= capacity
+	wake := make(chan struct{}, 1)
+	signal := func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
+	var held atomic.Int64 // dequeued and not yet settled (running or waiting)
+
+	var handlers sync.WaitGroup
+	for range w.cfg.Concurrency {
+		handlers.Go(func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-q.avail:
+				}
+				d := q.pop(ctx)
+				if d == nil {
+					return // shutting down: the job stays for release
+				}
+				signal()
+				w.handle(hctx, d, ack)
+				held.Add(-1)
+				signal()
+			}
+		})
+	}
+
 	for ctx.Err() == nil {
-		d, err := w.b.Dequeue(ctx, w.cfg.Queue, w.cfg.ConsumerID, w.cfg.BlockTimeout)
+		free := int64(capacity) - held.Load()
+		if free < 1 || q.len() > w.cfg.Prefetch/2 {
+			select {
+			case <-wake:
+			case <-ctx.Done():
+			}
+			continue
+		}
+		ds, err := w.b.DequeueBatch(ctx, w.cfg.Queue, w.cfg.ConsumerID, int(free), w.cfg.BlockTimeout)
 		if err != nil {
 			if ctx.Err() != nil {
-				return
+				break
 			}
 			if redstate.IsCode(err, redstate.ECONFLICT) {
 				// Our lease lapsed (e.g. heartbeats failed); renew it and go on.
@@ -115,25 +251,50 @@ func (w *Worker) consumeLoop(ctx, hctx context.Context) {
 			sleep(ctx, w.cfg.ErrorDelay)
 			continue
 		}
-		if d == nil {
-			continue // blocking timeout: listen again
-		}
-		w.handle(hctx, d)
+		held.Add(int64(len(ds)))
+		q.push(ds)
 	}
+
+	// Shutdown: what no handler started goes back now, while the running jobs finish.
+	w.release(hctx, q.stopAll())
+	handlers.Wait()
+}
+
+// release gives prefetched jobs that no handler started back to the head of the pending list,
+// in order, retrying every ErrorDelay until it succeeds or ctx ends (then they stay in flight
+// and are recovered once the lease lapses).
+func (w *Worker) release(ctx context.Context, ds []*Delivery) {
+	if len(ds) == 0 {
+		return
+	}
+	var n int
+	if !w.settle(ctx, "release", func(c context.Context) (err error) {
+		n, err = w.b.Release(c, ds)
+		return err
+	}) {
+		return
+	}
+	if n < len(ds) {
+		w.log.Warn("queue released prefetched jobs; some were no longer in flight (recovered after a lease expiry)", "released", n, "prefetched", len(ds))
+		return
+	}
+	w.log.Info("queue released prefetched jobs to the head of the queue", "jobs", n)
 }
 
 // Process handles one delivery exactly as Run does: it drops a malformed message, runs the
 // handler, and acks, retries or dead-letters the job (setting the record's status 5 in the last
 // case). It is exported for callers that drive their own Dequeue loop, and for tests; it uses
 // no lease or maintenance goroutine. It returns when the job is settled or ctx ends.
-func (w *Worker) Process(ctx context.Context, d *Delivery) { w.handle(ctx, d) }
+func (w *Worker) Process(ctx context.Context, d *Delivery) {
+	w.handle(ctx, d, func(c context.Context, d *Delivery) error { return w.b.Ack(c, d) })
+}
 
-// handle runs the handler on d and settles the job.
-func (w *Worker) handle(ctx context.Context, d *Delivery) {
+// handle runs the handler on d and settles the job, acking with ack.
+func (w *Worker) handle(ctx context.Context, d *Delivery, ack ackFunc) {
 	log := w.log.With("raw", d.Raw)
 	if d.DecodeErr != nil {
 		log.Error("queue message malformed; dropping it", "err", d.DecodeErr)
-		if w.settle(ctx, "ack", func(c context.Context) error { return w.b.Ack(c, d) }) {
+		if w.settle(ctx, "ack", func(c context.Context) error { return ack(c, d) }) {
 			w.observe(OutcomeDropped, 0)
 		}
 		return
@@ -146,7 +307,7 @@ func (w *Worker) handle(ctx context.Context, d *Delivery) {
 
 	switch {
 	case err == nil:
-		if w.settle(ctx, "ack", func(c context.Context) error { return w.b.Ack(c, d) }) {
+		if w.settle(ctx, "ack", func(c context.Context) error { return ack(c, d) }) {
 			log.Info("queue job done", "duration", dur)
 			w.observe(OutcomeAcked, dur)
 		}

@@ -119,17 +119,28 @@ func (b *Broker) EnqueueRaw(_ context.Context, name, raw string) error {
 
 // Dequeue implements queue.Broker.
 func (b *Broker) Dequeue(ctx context.Context, name, consumerID string, timeout time.Duration) (*queue.Delivery, error) {
+	ds, err := b.DequeueBatch(ctx, name, consumerID, 1, timeout)
+	if err != nil || len(ds) == 0 {
+		return nil, err
+	}
+	return ds[0], nil
+}
+
+// DequeueBatch implements queue.Broker.
+func (b *Broker) DequeueBatch(ctx context.Context, name, consumerID string, maxJobs int, timeout time.Duration) ([]*queue.Delivery, error) {
 	if err := validate(name, consumerID); err != nil {
 		return nil, err
 	}
 	if timeout <= 0 {
 		return nil, redstate.Errorf(redstate.EINVALID, "dequeue timeout must be > 0")
 	}
+	if maxJobs < 1 {
+		return nil, redstate.Errorf(redstate.EINVALID, "dequeue max must be >= 1")
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
+	var timer *time.Timer
 	for {
 		b.mu.Lock()
 		s := b.q(name)
@@ -137,18 +148,29 @@ func (b *Broker) Dequeue(ctx context.Context, name, consumerID string, timeout t
 			b.mu.Unlock()
 			return nil, redstate.Errorf(redstate.ECONFLICT, "consumer %q holds no live lease on queue %q (heartbeat first)", consumerID, name)
 		}
-		if len(s.pending) > 0 {
-			raw := s.pending[0]
-			s.pending[0] = ""
-			s.pending = s.pending[1:]
-			s.inflight[consumerID] = append(s.inflight[consumerID], raw)
+		if n := min(maxJobs, len(s.pending)); n > 0 {
+			raws := make([]string, n)
+			copy(raws, s.pending[:n])
+			clear(s.pending[:n])
+			s.pending = s.pending[n:]
+			s.inflight[consumerID] = append(s.inflight[consumerID], raws...)
 			b.mu.Unlock()
-			return queue.NewDelivery(name, consumerID, raw), nil
+			ds := make([]*queue.Delivery, n)
+			for i, raw := range raws {
+				ds[i] = queue.NewDelivery(name, consumerID, raw)
+			}
+			return ds, nil
 		}
 		wake := s.notify
 		b.mu.Unlock()
+		if timer == nil {
+			timer = time.NewTimer(timeout)
+			defer timer.Stop()
+		}
 		select {
 		case <-wake:
+			// Like the Redis backend's blocking BLMOVE, a wait ends with at most one job.
+			maxJobs = 1
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-timer.C:

@@ -44,6 +44,39 @@ func (b *Broker) Ack(_ context.Context, d *queue.Delivery) error {
 	return b.take(d)
 }
 
+// AckBatch implements queue.Broker.
+func (b *Broker) AckBatch(_ context.Context, ds []*queue.Delivery) []error {
+	errs := make([]error, len(ds))
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i, d := range ds {
+		if errs[i] = checkDelivery(d); errs[i] == nil {
+			errs[i] = b.take(d)
+		}
+	}
+	return errs
+}
+
+// Release implements queue.Broker.
+func (b *Broker) Release(_ context.Context, ds []*queue.Delivery) (int, error) {
+	if err := queue.CheckReleaseBatch(ds); err != nil {
+		return 0, err
+	}
+	if len(ds) == 0 {
+		return 0, nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	back := make([]string, 0, len(ds))
+	for _, d := range ds {
+		if b.take(d) == nil {
+			back = append(back, d.Raw)
+		}
+	}
+	b.q(ds[0].Queue).pushFront(back)
+	return len(back), nil
+}
+
 // Retry implements queue.Broker.
 func (b *Broker) Retry(_ context.Context, d *queue.Delivery, next queue.Message, due time.Time) error {
 	if err := checkDelivery(d); err != nil {

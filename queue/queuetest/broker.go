@@ -27,6 +27,7 @@ func RunBrokerSuite(t *testing.T, newBroker NewBroker, f Features) {
 		"Lease":      s.leaseTests(),
 		"DeadLetter": s.deadTests(),
 		"Inspect":    s.inspectTests(),
+		"Batch":      s.batchTests(),
 	})
 }
 

@@ -76,7 +76,11 @@ func RunWorkerSuite(t *testing.T, newBroker NewBroker, newRecords NewRecordStore
 		}
 		return w
 	}
-	runGroups(t, map[string][]namedTest{"Worker": {
+	prefetchWorker := func(t *testing.T, b queue.Broker, h queue.Handler, cfg queue.Config) *queue.Worker {
+		t.Helper()
+		return newWorker(t, b, nil, h, cfg)
+	}
+	runGroups(t, map[string][]namedTest{"Prefetch": prefetchWorkerTests(newBroker, prefetchWorker), "Worker": {
 		{"SuccessAcks", func(t *testing.T) {
 			b, rs, q := newBroker(t), newRecords(t), NewQueueName()
 			id := NewRecordIDs(1)[0]
@@ -283,8 +287,8 @@ func RunWorkerSuite(t *testing.T, newBroker NewBroker, newRecords NewRecordStore
 	}})
 }
 
-// FlakyBroker wraps a Broker; while FailDequeue > 0 each Dequeue decrements it and fails with
-// EUNAVAILABLE, and while FailEnqueue > 0 each Enqueue does the same.
+// FlakyBroker wraps a Broker; while FailDequeue > 0 each Dequeue or DequeueBatch decrements it
+// and fails with EUNAVAILABLE, and while FailEnqueue > 0 each Enqueue does the same.
 type FlakyBroker struct {
 	queue.Broker
 	// FailDequeue is how many Dequeue calls fail next.
@@ -299,6 +303,14 @@ func (f *FlakyBroker) Dequeue(ctx context.Context, q, c string, timeout time.Dur
 		return nil, errInjected
 	}
 	return f.Broker.Dequeue(ctx, q, c, timeout)
+}
+
+// DequeueBatch implements queue.Broker, failing while FailDequeue > 0.
+func (f *FlakyBroker) DequeueBatch(ctx context.Context, q, c string, n int, timeout time.Duration) ([]*queue.Delivery, error) {
+	if f.FailDequeue.Add(-1) >= 0 {
+		return nil, errInjected
+	}
+	return f.Broker.DequeueBatch(ctx, q, c, n, timeout)
 }
 
 // Enqueue implements queue.Broker, failing while FailEnqueue > 0.

@@ -8,16 +8,18 @@
 // "{report:queue}" instead so that every script's keys share one slot):
 //
 //	report:queue                        LIST pending: producers LPUSH (tail), consumers take the right end
-//	report:queue:processing:<consumer>  LIST a consumer's in-flight jobs (BLMOVE pending RIGHT → LEFT)
+//	report:queue:processing:<consumer>  LIST a consumer's in-flight jobs (LMOVE/BLMOVE pending RIGHT → LEFT)
 //	report:queue:consumers              ZSET consumer leases: member consumer id, score deadline (Unix ms)
 //	report:queue:retry                  ZSET retry schedule: member encoded message, score due (Unix ms)
 //	report:queue:dead                   LIST dead letters, newest at the left (LPUSH)
 //
 // A legacy producer that runs `LPUSH report:queue '{"RecordId":…}'` is served as is.
 //
-// Round trips: Enqueue, EnqueueRaw, Ack, Retry, Bury, Heartbeat, PromoteDue, DeadLetters,
-// RequeueDead, RequeueAllDead and PurgeDead are one round trip each; Dequeue is one when a
-// job is waiting and otherwise adds one blocking BLMOVE per wait (see dequeue.go);
+// Round trips: Enqueue, EnqueueRaw, Ack, AckBatch (a pipeline), Release, Retry, Bury,
+// Heartbeat, PromoteDue, DeadLetters, RequeueDead, RequeueAllDead and PurgeDead are one round
+// trip each; Dequeue and DequeueBatch are one when a job is waiting (DequeueBatch: up to max
+// jobs in one script call) and otherwise add one CLIENT ID round trip and one blocking BLMOVE
+// per wait (see dequeue.go);
 // RecoverExpired is two (list the expired consumers, then one pipeline of one script per
 // consumer); Stats is two; HasJobFor is two for queues below scanChunk entries per place.
 //

@@ -7,7 +7,7 @@ import (
 	"github.com/redstate/redstate/queue"
 )
 
-// Bury implements queue.Broker: one script, LREM processing:<consumer> 1 raw then LPUSH dead
+// Bury implements queue.Broker: one script, LREM processing:<consumer> -1 raw then LPUSH dead
 // <msg>.
 func (b *Broker) Bury(ctx context.Context, d *queue.Delivery, msg queue.Message) error {
 	if err := checkDelivery(d); err != nil {

@@ -19,14 +19,28 @@ const unblockTimeout = 2 * time.Second
 // (yet) blocked.
 const unblockRetry = 5 * time.Millisecond
 
-// Dequeue implements queue.Broker.
+// Dequeue implements queue.Broker: DequeueBatch with max 1.
+func (b *Broker) Dequeue(ctx context.Context, name, consumerID string, timeout time.Duration) (*queue.Delivery, error) {
+	ds, err := b.DequeueBatch(ctx, name, consumerID, 1, timeout)
+	if err != nil || len(ds) == 0 {
+		return nil, err
+	}
+	return ds[0], nil
+}
+
+// DequeueBatch implements queue.Broker.
 //
-// It runs on a dedicated connection to the node holding the queue. Each step first runs
-// dequeueScript (check the lease, then a non-blocking LMOVE pending → processing:<consumer>):
-// when a job is waiting that is the only round trip (pipelined with CLIENT ID on the first
-// step). Otherwise it blocks in BLMOVE pending processing:<consumer> RIGHT LEFT for at most
-// min(time left, half the lease left), then checks the lease again: no polling, a job that
-// arrives is taken at once.
+// Fast path: one dequeueScript call on the shared client (check the lease, then up to max
+// non-blocking LMOVEs pending → processing:<consumer>). When a job is waiting that is the
+// only round trip, and one Lua call and one lease check serve up to max jobs.
+//
+// Otherwise it takes a dedicated connection to the node holding the queue, fetches its
+// CLIENT ID pipelined with a second dequeueScript (so a job that arrived meanwhile is taken
+// at once), and then blocks in BLMOVE pending processing:<consumer> RIGHT LEFT for at most
+// min(time left, half the lease left), checking the lease again after each block: no polling,
+// a job that arrives is taken at once. A block returns at most one job. The dedicated
+// connection and its CLIENT ID are needed only for a wait, so the fast path never pays for
+// them.
 //
 // go-redis does not interrupt a blocked command when its ctx ends (ContextTimeoutEnabled
 // covers deadlines only, and closing the connection could lose a job the server has just
@@ -40,12 +54,15 @@ const unblockRetry = 5 * time.Millisecond
 // before the lease deadline (unless the BLMOVE takes longer than half the lease to arrive),
 // and RecoverExpired, which re-checks the deadline atomically, sees it. A consumer that loses
 // its lease meanwhile costs at most a duplicate delivery (at-least-once), never a lost job.
-func (b *Broker) Dequeue(ctx context.Context, name, consumerID string, timeout time.Duration) (*queue.Delivery, error) {
+func (b *Broker) DequeueBatch(ctx context.Context, name, consumerID string, maxJobs int, timeout time.Duration) ([]*queue.Delivery, error) {
 	if err := validate(name, consumerID); err != nil {
 		return nil, err
 	}
 	if timeout <= 0 {
 		return nil, redstate.Errorf(redstate.EINVALID, "dequeue timeout must be > 0")
+	}
+	if maxJobs < 1 {
+		return nil, redstate.Errorf(redstate.EINVALID, "dequeue max must be >= 1")
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -53,17 +70,21 @@ func (b *Broker) Dequeue(ctx context.Context, name, consumerID string, timeout t
 	k := b.keys(name)
 	proc := k.Processing(consumerID)
 	keys := []string{k.Consumers, k.Pending, proc}
-	node, err := b.node(ctx, k.Pending)
-	if err != nil {
-		return nil, err
-	}
-	conn := node.Conn()
-	defer conn.Close()
+	args := []any{consumerID, b.nowArg(), maxJobs}
 
 	end := time.Now().Add(timeout)
-	connID := int64(-1)
+	var (
+		node   *redis.Client
+		conn   *redis.Conn // dedicated connection, taken before the first wait
+		connID = int64(-1)
+	)
+	defer func() {
+		if conn != nil {
+			_ = conn.Close()
+		}
+	}()
 	for {
-		res, err := b.tryDequeue(ctx, conn, &connID, keys, consumerID)
+		res, err := b.tryDequeue(ctx, conn, &connID, keys, args)
 		if err != nil {
 			b.reloadOnMoved(ctx, err)
 			return nil, ctxOrMapErr(ctx, err, "dequeue")
@@ -71,12 +92,25 @@ func (b *Broker) Dequeue(ctx context.Context, name, consumerID string, timeout t
 		if res.conflict {
 			return nil, redstate.Errorf(redstate.ECONFLICT, "consumer %q holds no live lease on queue %q (heartbeat first)", consumerID, name)
 		}
-		if res.ok {
-			return queue.NewDelivery(name, consumerID, res.raw), nil
+		if len(res.raws) > 0 {
+			ds := make([]*queue.Delivery, len(res.raws))
+			for i, raw := range res.raws {
+				ds[i] = queue.NewDelivery(name, consumerID, raw)
+			}
+			return ds, nil
 		}
 		wait := time.Until(end)
 		if wait <= 0 {
 			return nil, nil
+		}
+		if conn == nil {
+			// About to wait: take the dedicated connection; the next step fetches its
+			// CLIENT ID together with another dequeueScript.
+			if node, err = b.node(ctx, k.Pending); err != nil {
+				return nil, err
+			}
+			conn = node.Conn()
+			continue
 		}
 		if half := res.leaseLeft / 2; half < wait {
 			wait = max(half, time.Millisecond)
@@ -87,7 +121,7 @@ func (b *Broker) Dequeue(ctx context.Context, name, consumerID string, timeout t
 			return nil, ctxOrMapErr(ctx, err, "dequeue")
 		}
 		if ok {
-			return queue.NewDelivery(name, consumerID, raw), nil
+			return []*queue.Delivery{queue.NewDelivery(name, consumerID, raw)}, nil
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -99,16 +133,17 @@ func (b *Broker) Dequeue(ctx context.Context, name, consumerID string, timeout t
 type dequeueResult struct {
 	conflict  bool          // no live lease
 	leaseLeft time.Duration // time to the lease deadline
-	ok        bool          // raw was moved
-	raw       string
+	raws      []string      // the moved jobs, in pending order
 }
 
-// tryDequeue runs dequeueScript on conn. When *connID < 0 it fetches the connection's CLIENT
-// ID in the same round trip and stores it.
-func (b *Broker) tryDequeue(ctx context.Context, conn *redis.Conn, connID *int64, keys []string, consumerID string) (dequeueResult, error) {
-	args := []any{consumerID, b.nowArg()}
+// tryDequeue runs dequeueScript: on the shared client when conn is nil, else on conn; when
+// *connID < 0 it fetches conn's CLIENT ID in the same round trip and stores it.
+func (b *Broker) tryDequeue(ctx context.Context, conn *redis.Conn, connID *int64, keys []string, args []any) (dequeueResult, error) {
 	var cmd *redis.Cmd
-	if *connID < 0 {
+	switch {
+	case conn == nil:
+		cmd = dequeueScript.Run(ctx, b.client, keys, args...)
+	case *connID < 0:
 		var idCmd *redis.IntCmd
 		_, _ = conn.Pipelined(ctx, func(p redis.Pipeliner) error {
 			idCmd = p.ClientID(ctx)
@@ -123,23 +158,25 @@ func (b *Broker) tryDequeue(ctx context.Context, conn *redis.Conn, connID *int64
 		if err := cmd.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
 			cmd = dequeueScript.Eval(ctx, conn, keys, args...)
 		}
-	} else {
+	default:
 		cmd = dequeueScript.Run(ctx, conn, keys, args...)
 	}
 	v, err := cmd.Slice()
 	if err != nil {
 		return dequeueResult{}, err
 	}
-	if len(v) == 0 || v[0] != "OK" {
+	if len(v) < 2 || v[0] != "OK" {
 		return dequeueResult{conflict: true}, nil
 	}
-	var r dequeueResult
-	if len(v) > 1 {
-		left, _ := v[1].(int64)
-		r.leaseLeft = time.Duration(left) * time.Millisecond
-	}
+	left, _ := v[1].(int64)
+	r := dequeueResult{leaseLeft: time.Duration(left) * time.Millisecond}
 	if len(v) > 2 {
-		r.raw, r.ok = v[2].(string)
+		r.raws = make([]string, 0, len(v)-2)
+		for _, x := range v[2:] {
+			if raw, ok := x.(string); ok {
+				r.raws = append(r.raws, raw)
+			}
+		}
 	}
 	return r, nil
 }

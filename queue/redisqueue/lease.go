@@ -5,6 +5,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/queue"
 )
@@ -23,12 +25,13 @@ func (b *Broker) Heartbeat(ctx context.Context, name, consumerID string, lease t
 	return mapErr(err, "heartbeat")
 }
 
-// Ack implements queue.Broker: one LREM processing:<consumer> 1 raw.
+// Ack implements queue.Broker: one LREM processing:<consumer> -1 raw (scanning from the
+// oldest in-flight entry, the one most likely to finish first).
 func (b *Broker) Ack(ctx context.Context, d *queue.Delivery) error {
 	if err := checkDelivery(d); err != nil {
 		return err
 	}
-	n, err := b.client.LRem(ctx, b.keys(d.Queue).Processing(d.ConsumerID), 1, d.Raw).Result()
+	n, err := b.client.LRem(ctx, b.keys(d.Queue).Processing(d.ConsumerID), -1, d.Raw).Result()
 	if err != nil {
 		return mapErr(err, "ack")
 	}
@@ -36,6 +39,58 @@ func (b *Broker) Ack(ctx context.Context, d *queue.Delivery) error {
 		return notInFlight(d)
 	}
 	return nil
+}
+
+// AckBatch implements queue.Broker: one pipeline of LREM processing:<consumer> -1 raw, one
+// per delivery (a single Ack when there is one).
+func (b *Broker) AckBatch(ctx context.Context, ds []*queue.Delivery) []error {
+	errs := make([]error, len(ds))
+	if len(ds) == 1 {
+		errs[0] = b.Ack(ctx, ds[0])
+		return errs
+	}
+	cmds := make([]*redis.IntCmd, len(ds))
+	pipe := b.client.Pipeline()
+	for i, d := range ds {
+		if errs[i] = checkDelivery(d); errs[i] == nil {
+			cmds[i] = pipe.LRem(ctx, b.keys(d.Queue).Processing(d.ConsumerID), -1, d.Raw)
+		}
+	}
+	if pipe.Len() > 0 {
+		_, _ = pipe.Exec(ctx)
+	}
+	for i, cmd := range cmds {
+		if cmd == nil {
+			continue
+		}
+		switch n, err := cmd.Result(); {
+		case err != nil:
+			errs[i] = mapErr(err, "ack")
+		case n == 0:
+			errs[i] = notInFlight(ds[i])
+		}
+	}
+	return errs
+}
+
+// Release implements queue.Broker: one releaseScript call.
+func (b *Broker) Release(ctx context.Context, ds []*queue.Delivery) (int, error) {
+	if err := queue.CheckReleaseBatch(ds); err != nil {
+		return 0, err
+	}
+	if len(ds) == 0 {
+		return 0, nil
+	}
+	k := b.keys(ds[0].Queue)
+	args := make([]any, len(ds))
+	for i, d := range ds {
+		args[i] = d.Raw
+	}
+	n, err := releaseScript.Run(ctx, b.client, []string{k.Processing(ds[0].ConsumerID), k.Pending}, args...).Int()
+	if err != nil {
+		return 0, mapErr(err, "release")
+	}
+	return n, nil
 }
 
 // RecoverExpired implements queue.Broker in two round trips: expiredScript lists the consumers

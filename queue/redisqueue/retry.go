@@ -8,7 +8,7 @@ import (
 	"github.com/redstate/redstate/queue"
 )
 
-// Retry implements queue.Broker: one script, LREM processing:<consumer> 1 raw then ZADD retry
+// Retry implements queue.Broker: one script, LREM processing:<consumer> -1 raw then ZADD retry
 // <due ms> <next>.
 func (b *Broker) Retry(ctx context.Context, d *queue.Delivery, next queue.Message, due time.Time) error {
 	if err := checkDelivery(d); err != nil {

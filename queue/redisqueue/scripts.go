@@ -33,26 +33,52 @@ redis.call('ZADD', KEYS[1], deadline, ARGV[1])
 return deadline
 `)
 
-// dequeueScript checks the consumer's lease and, if it is live, moves the job at the head of
-// the pending list (its right end) to the left end of the consumer's in-flight list, without
-// blocking: Dequeue's fast path and its lease check before every blocking BLMOVE.
+// dequeueScript checks the consumer's lease and, if it is live, moves up to max jobs from the
+// head of the pending list (its right end) to the left end of the consumer's in-flight list,
+// one LMOVE each, without blocking: DequeueBatch's fast path (prefetch: one Lua call and one
+// lease check for up to max jobs) and its lease check before every blocking BLMOVE.
 //
 //	KEYS[1]  consumers ZSET
 //	KEYS[2]  pending LIST
 //	KEYS[3]  the consumer's processing LIST (Keys.Processing)
 //	ARGV[1]  consumer id
 //	ARGV[2]  now in Unix ms, or "" for the server clock
+//	ARGV[3]  max (>= 1)
 //
-// Returns {"CONFLICT"} (no live lease: nothing moved), {"OK", leaseLeftMs} (pending list empty)
-// or {"OK", leaseLeftMs, raw} (raw moved).
+// Returns {"CONFLICT"} (no live lease: nothing moved) or {"OK", leaseLeftMs, raw...} with the
+// moved jobs in pending order (none when the pending list is empty).
 var dequeueScript = redis.NewScript(luaNow + `
 local t = now(2)
 local deadline = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not deadline or tonumber(deadline) <= t then return {'CONFLICT'} end
-local left = tonumber(deadline) - t
-local raw = redis.call('LMOVE', KEYS[2], KEYS[3], 'RIGHT', 'LEFT')
-if raw then return {'OK', left, raw} end
-return {'OK', left}
+local out = {'OK', tonumber(deadline) - t}
+for _ = 1, tonumber(ARGV[3]) do
+  local raw = redis.call('LMOVE', KEYS[2], KEYS[3], 'RIGHT', 'LEFT')
+  if not raw then break end
+  out[#out + 1] = raw
+end
+return out
+`)
+
+// releaseScript puts prefetched, never started jobs back at the head of the pending list: for
+// each raw, last first, it removes one occurrence from the processing list (the oldest: LREM
+// scans from the right) and, if it was there, RPUSHes it onto the pending list's head, so that
+// ARGV[1] ends up dequeued first. Raws no longer in flight are skipped.
+//
+//	KEYS[1]  the consumer's processing LIST
+//	KEYS[2]  pending LIST
+//	ARGV     the raws, in delivery order
+//
+// Returns the number moved.
+var releaseScript = redis.NewScript(`
+local n = 0
+for i = #ARGV, 1, -1 do
+  if redis.call('LREM', KEYS[1], -1, ARGV[i]) == 1 then
+    redis.call('RPUSH', KEYS[2], ARGV[i])
+    n = n + 1
+  end
+end
+return n
 `)
 
 // expiredScript lists the consumers whose lease deadline has passed.
@@ -97,7 +123,7 @@ return n
 //
 // Returns 1, or 0 when raw was not in the processing list (nothing changed).
 var retryScript = redis.NewScript(`
-if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 then return 0 end
+if redis.call('LREM', KEYS[1], -1, ARGV[1]) == 0 then return 0 end
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
 return 1
 `)
@@ -112,7 +138,7 @@ return 1
 //
 // Returns 1, or 0 when raw was not in the processing list (nothing changed).
 var buryScript = redis.NewScript(`
-if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 then return 0 end
+if redis.call('LREM', KEYS[1], -1, ARGV[1]) == 0 then return 0 end
 redis.call('LPUSH', KEYS[2], ARGV[2])
 return 1
 `)
