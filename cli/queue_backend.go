@@ -121,6 +121,8 @@ func openQueueBackend(cfg config.Config, m *metrics.Metrics, log *slog.Logger) (
 			MaxRetries:      spec.Retries(),
 			NoRetries:       spec.Retries() == 0,
 			Lease:           spec.Lease,
+			Prefetch:        prefetchOf(spec),
+			NoPrefetch:      spec.Prefetch != nil && *spec.Prefetch == 0,
 			ShutdownTimeout: cfg.Server.ShutdownTimeout,
 			Logger:          log,
 			Observer:        qm,
@@ -166,4 +168,13 @@ func (qb *queueBackend) Close() error {
 	}
 	qb.closers = nil
 	return errors.Join(errs...)
+}
+
+// prefetchOf maps a queue's prefetch setting to queue.Config.Prefetch (0 = the worker's
+// default, Concurrency).
+func prefetchOf(spec config.QueueSpec) int {
+	if spec.Prefetch == nil {
+		return 0
+	}
+	return *spec.Prefetch
 }

@@ -237,6 +237,10 @@ type QueueSpec struct {
 	// Lease is the consumer lease; a crashed consumer's jobs are redelivered after it
 	// (default 30s).
 	Lease time.Duration `koanf:"lease"`
+	// Prefetch is how many jobs a worker may hold dequeued beyond the running ones (default:
+	// Concurrency; 0 = none). Prefetched jobs are in the worker's in-flight list, so a crash
+	// redelivers them after the lease; set 0 for long jobs spread over several processes.
+	Prefetch *int `koanf:"prefetch"`
 	// Handler is "report" (the built-in report generator, the default) or "webhook".
 	Handler string `koanf:"handler"`
 	// Webhook is the endpoint of handler "webhook".

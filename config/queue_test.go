@@ -97,7 +97,7 @@ func TestQueue_Validation(t *testing.T) {
 		{Name: "bad name"},
 		{Name: "a", Handler: HandlerWebhook},
 		{Name: "a", Handler: "cron"},
-		{Name: "b", BlockTimeout: -time.Second, RetryDelays: []time.Duration{}, MaxRetries: &neg},
+		{Name: "b", BlockTimeout: -time.Second, RetryDelays: []time.Duration{}, MaxRetries: &neg, Prefetch: &neg},
 		{Name: "c", RetryDelays: []time.Duration{}},
 		{Name: "d", Handler: HandlerWebhook, Webhook: QueueWebhook{URL: "ftp://x/y"}},
 		{Name: "e", RetryDelays: []time.Duration{0}},
@@ -111,7 +111,7 @@ func TestQueue_Validation(t *testing.T) {
 	for _, want := range []string{
 		"queue.record-retention:", "queue.queues[0].name:", "queue.queues[1].webhook.url: is required",
 		"queue.queues[2].name:", "queue.queues[2].handler:", "queue.queues[3].block-timeout:",
-		"queue.queues[3].max-retries:", "queue.queues[4].retry-delays: must not be empty",
+		"queue.queues[3].max-retries:", "queue.queues[3].prefetch:", "queue.queues[4].retry-delays: must not be empty",
 		"queue.queues[5].webhook.url: must be an http", "queue.queues[6].retry-delays[0]:",
 		"queue.reconciler.age:", "report.delay:",
 	} {

@@ -328,6 +328,9 @@ func (q Queue) validate(v *validator) {
 				v.addf(fmt.Sprintf("%sretry-delays[%d]", p, j), "must be positive, got %s", d)
 			}
 		}
+		if spec.Prefetch != nil && *spec.Prefetch < 0 {
+			v.addf(p+"prefetch", "must not be negative, got %d (0 means no prefetch)", *spec.Prefetch)
+		}
 		if spec.MaxRetries != nil && *spec.MaxRetries < 0 {
 			v.addf(p+"max-retries", "must not be negative, got %d (0 means no retries)", *spec.MaxRetries)
 		}
