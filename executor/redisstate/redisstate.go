@@ -8,14 +8,13 @@
 package redisstate
 
 import (
-	"errors"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/executor"
+	"github.com/redstate/redstate/internal/rediserr"
 )
 
 // Options configure a Redis store. The zero value is usable.
@@ -66,24 +65,7 @@ func newBase(client redis.UniversalClient, opts Options, defTTL time.Duration, w
 // mean "not now" (LOADING, CLUSTERDOWN, TRYAGAIN, MASTERDOWN, READONLY, BUSY, NOREPLICAS, OOM,
 // leftover MOVED/ASK) and every transport failure (dial, timeout, closed connection, cancelled
 // context, pool exhausted) are EUNAVAILABLE; any other error reply is EINTERNAL.
-func mapErr(err error, op string) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, redis.Nil) {
-		return redstate.Wrap(redstate.ENOTFOUND, err, op+": not found")
-	}
-	var reply redis.Error
-	if errors.As(err, &reply) {
-		for _, p := range []string{"LOADING", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "READONLY", "BUSY", "NOREPLICAS", "OOM", "MOVED", "ASK", "NOSCRIPT"} {
-			if strings.HasPrefix(reply.Error(), p) {
-				return redstate.Wrap(redstate.EUNAVAILABLE, err, op+": Redis is unavailable")
-			}
-		}
-		return redstate.Wrap(redstate.EINTERNAL, err, op+": unexpected Redis reply")
-	}
-	return redstate.Wrap(redstate.EUNAVAILABLE, err, op+": Redis is unavailable")
-}
+func mapErr(err error, op string) error { return rediserr.Map(err, op) }
 
 // ms formats d in whole milliseconds (at least 1) for PX/PEXPIRE arguments.
 func ms(d time.Duration) int64 { return max(int64(d/time.Millisecond), 1) }

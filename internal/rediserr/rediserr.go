@@ -1,0 +1,60 @@
+// Package rediserr maps go-redis errors onto redstate's error vocabulary, the same way for
+// every Redis backend.
+package rediserr
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate"
+)
+
+// notNow are the error-reply prefixes that mean "the server cannot serve this now" rather than
+// "never": loading, cluster reconfiguring or down, read-only replica, busy script, out of
+// memory, redirects left over after go-redis's own retries, a script cache flushed under us,
+// and a blocking command interrupted by CLIENT UNBLOCK ... ERROR.
+var notNow = []string{"LOADING", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "READONLY", "BUSY",
+	"NOREPLICAS", "OOM", "MOVED", "ASK", "NOSCRIPT", "UNBLOCKED"}
+
+// Map turns a go-redis error into a *redstate.Error, op naming what was attempted: nil stays
+// nil; an error that already carries a redstate code is returned as is; redis.Nil is
+// ENOTFOUND; the replies in notNow and every transport failure (dial, timeout, closed
+// connection, cancelled context, pool exhausted) are EUNAVAILABLE; any other error reply (a
+// script error, WRONGTYPE) is EINTERNAL.
+func Map(err error, op string) error {
+	if err == nil {
+		return nil
+	}
+	var re *redstate.Error
+	if errors.As(err, &re) {
+		return err
+	}
+	if errors.Is(err, redis.Nil) {
+		return redstate.Wrap(redstate.ENOTFOUND, err, op+": not found")
+	}
+	var reply redis.Error
+	if errors.As(err, &reply) {
+		if Retryable(reply.Error()) {
+			return Unavailable(err, op)
+		}
+		return redstate.Wrap(redstate.EINTERNAL, err, op+": unexpected Redis reply")
+	}
+	return Unavailable(err, op)
+}
+
+// Unavailable wraps err as EUNAVAILABLE.
+func Unavailable(err error, op string) error {
+	return redstate.Wrap(redstate.EUNAVAILABLE, err, op+": Redis is unavailable")
+}
+
+// Retryable reports whether an error reply means "not now" rather than "never".
+func Retryable(reply string) bool {
+	for _, p := range notNow {
+		if strings.HasPrefix(reply, p) {
+			return true
+		}
+	}
+	return false
+}

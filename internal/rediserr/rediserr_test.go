@@ -1,0 +1,42 @@
+package rediserr
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate"
+)
+
+// replyErr is an error reply as go-redis reports it (it implements redis.Error).
+type replyErr string
+
+func (e replyErr) Error() string { return string(e) }
+func (replyErr) RedisError()     {}
+
+func TestMap(t *testing.T) {
+	already := redstate.Errorf(redstate.ECONFLICT, "x")
+	cases := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"nil", nil, ""},
+		{"redis.Nil", redis.Nil, redstate.ENOTFOUND},
+		{"loading", replyErr("LOADING Redis is loading the dataset in memory"), redstate.EUNAVAILABLE},
+		{"clusterdown", replyErr("CLUSTERDOWN The cluster is down"), redstate.EUNAVAILABLE},
+		{"unblocked", replyErr("UNBLOCKED client unblocked via CLIENT UNBLOCK"), redstate.EUNAVAILABLE},
+		{"script error", replyErr("ERR user_script:1: bad"), redstate.EINTERNAL},
+		{"wrongtype", replyErr("WRONGTYPE Operation against a key holding the wrong kind of value"), redstate.EINTERNAL},
+		{"transport", errors.New("dial tcp 127.0.0.1:1: connect: connection refused"), redstate.EUNAVAILABLE},
+		{"context", context.DeadlineExceeded, redstate.EUNAVAILABLE},
+		{"already mapped", already, redstate.ECONFLICT},
+	}
+	for _, c := range cases {
+		if got := redstate.ErrorCode(Map(c.err, "op")); got != c.want {
+			t.Errorf("%s: code %q, want %q", c.name, got, c.want)
+		}
+	}
+}
