@@ -20,6 +20,7 @@ type Registry struct {
 	mu      sync.Mutex
 	specs   map[string]entry[executor.TaskSpec]
 	running map[string]struct{}
+	writes  int
 }
 
 // NewRegistry returns an empty registry (spec TTL default executor.DefaultProjectionTTL).
@@ -41,6 +42,9 @@ func (r *Registry) PutSpec(_ context.Context, spec executor.TaskSpec) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.specs[spec.TaskID] = entry[executor.TaskSpec]{val: cp, expires: now.Add(r.opts.TTL)}
+	if r.writes++; r.writes%sweepEvery == 0 {
+		sweep(r.specs, now)
+	}
 	return nil
 }
 
