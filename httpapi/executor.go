@@ -71,20 +71,7 @@ func (s *server) createPlan(w http.ResponseWriter, r *http.Request) error {
 
 // getPlan: GET /v1/executor/plans/{planId} → plan projection with its tasks (queryPlanStatus).
 func (s *server) getPlan(w http.ResponseWriter, r *http.Request) error {
-	ex, err := s.runner()
-	if err != nil {
-		return err
-	}
-	id, err := pathID(r, "planId")
-	if err != nil {
-		return err
-	}
-	st, err := ex.PlanStatus(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, st)
-	return nil
+	return readByPath(s, w, r, "planId", (*executor.Runner).PlanStatus)
 }
 
 // actionResult is one task's answer to a plan-wide action.
@@ -128,6 +115,25 @@ func (s *server) planAction(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// readByPath answers a read whose only input is the path id param: it resolves the runner and
+// the id, calls read and writes the result as JSON (200).
+func readByPath[T any](s *server, w http.ResponseWriter, r *http.Request, param string, read func(*executor.Runner, context.Context, string) (T, error)) error {
+	ex, err := s.runner()
+	if err != nil {
+		return err
+	}
+	id, err := pathID(r, param)
+	if err != nil {
+		return err
+	}
+	v, err := read(ex, r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
 func action(ex *executor.Runner, name string) (func(context.Context, string) error, error) {
 	switch name {
 	case "pause":
@@ -142,39 +148,13 @@ func action(ex *executor.Runner, name string) (func(context.Context, string) err
 
 // getTask: GET /v1/executor/tasks/{taskId} → task status.
 func (s *server) getTask(w http.ResponseWriter, r *http.Request) error {
-	ex, err := s.runner()
-	if err != nil {
-		return err
-	}
-	id, err := pathID(r, "taskId")
-	if err != nil {
-		return err
-	}
-	st, err := ex.TaskStatus(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, st)
-	return nil
+	return readByPath(s, w, r, "taskId", (*executor.Runner).TaskStatus)
 }
 
 // getTenantTask: GET /v1/executor/tenants/{tenantId}/task → the tenant's current task with
 // progress (queryTaskStatusByTenant).
 func (s *server) getTenantTask(w http.ResponseWriter, r *http.Request) error {
-	ex, err := s.runner()
-	if err != nil {
-		return err
-	}
-	id, err := pathID(r, "tenantId")
-	if err != nil {
-		return err
-	}
-	st, err := ex.TaskStatusByTenant(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, st)
-	return nil
+	return readByPath(s, w, r, "tenantId", (*executor.Runner).TaskStatusByTenant)
 }
 
 // getTenantCheckpoint: GET /v1/executor/tenants/{tenantId}/checkpoint →
