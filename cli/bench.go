@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -75,6 +76,20 @@ func benchConn(cmd *cobra.Command) (setup func() (client redis.UniversalClient, 
 	}
 }
 
+// withBench registers the shared bench flags on cmd and sets its RunE: connect, start the
+// profile, run with the client, the progress writer (stderr) and the output (stdout), clean up.
+func withBench(cmd *cobra.Command, run func(ctx context.Context, client redis.UniversalClient, progress, out io.Writer) error) {
+	setup := benchConn(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		client, done, err := setup()
+		if err != nil {
+			return err
+		}
+		defer done()
+		return run(cmd.Context(), client, cmd.ErrOrStderr(), cmd.OutOrStdout())
+	}
+}
+
 // printComparisons writes a bench's table and one RESULT line per comparison.
 func printComparisons(out io.Writer, cs []bench.Comparison, line func(i int) string) error {
 	if len(cs) == 0 {
@@ -110,21 +125,14 @@ Progress goes to stderr. stdout gets a table, then one line per operation:
 The bench's keys are removed at the end (SCAN + UNLINK) unless --keep.`,
 		Args: cobra.NoArgs,
 	}
-	setup := benchConn(cmd)
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		client, done, err := setup()
-		if err != nil {
-			return err
-		}
-		defer done()
-		opts.Client = client
-		opts.Progress = cmd.ErrOrStderr()
-		cs, runErr := buildstatusbench.Run(cmd.Context(), opts)
-		if err := printComparisons(cmd.OutOrStdout(), cs, func(i int) string { return bench.ResultLine(cs[i]) }); err != nil {
+	withBench(cmd, func(ctx context.Context, client redis.UniversalClient, progress, out io.Writer) error {
+		opts.Client, opts.Progress = client, progress
+		cs, runErr := buildstatusbench.Run(ctx, opts)
+		if err := printComparisons(out, cs, func(i int) string { return bench.ResultLine(cs[i]) }); err != nil {
 			return err
 		}
 		return runErr
-	}
+	})
 	f := cmd.Flags()
 	f.IntVar(&opts.Clients, "clients", 16, "concurrent clients")
 	f.DurationVar(&opts.Duration, "duration", 10*time.Second, "measured time per operation and implementation")

@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"context"
+	"io"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/redstate/redstate/bench"
@@ -37,25 +40,18 @@ stdout gets a table, then:
 The bench's keys (locks and fence counters) are removed at the end.`,
 		Args: cobra.NoArgs,
 	}
-	setup := benchConn(cmd)
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		client, done, err := setup()
-		if err != nil {
-			return err
-		}
-		defer done()
-		opts.Client = client
-		opts.Progress = cmd.ErrOrStderr()
-		ms, runErr := lockbench.Run(cmd.Context(), opts)
+	withBench(cmd, func(ctx context.Context, client redis.UniversalClient, progress, out io.Writer) error {
+		opts.Client, opts.Progress = client, progress
+		ms, runErr := lockbench.Run(ctx, opts)
 		cs := make([]bench.Comparison, len(ms))
 		for i, m := range ms {
 			cs[i] = m.Comparison
 		}
-		if err := printComparisons(cmd.OutOrStdout(), cs, func(i int) string { return ms[i].ResultLine() }); err != nil {
+		if err := printComparisons(out, cs, func(i int) string { return ms[i].ResultLine() }); err != nil {
 			return err
 		}
 		return runErr
-	}
+	})
 	f := cmd.Flags()
 	f.IntVar(&opts.Clients, "clients", 16, "concurrent clients")
 	f.DurationVar(&opts.Duration, "duration", 10*time.Second, "measured time per mode and implementation")
@@ -79,21 +75,14 @@ stdout gets a table, then one line per operation:
   RESULT checkpoint.<op> ours=<ops/s> baseline=<ops/s> ratio=<ours/baseline> p99_ms=<ours> baseline_p99_ms=<raw>`,
 		Args: cobra.NoArgs,
 	}
-	setup := benchConn(cmd)
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		client, done, err := setup()
-		if err != nil {
-			return err
-		}
-		defer done()
-		opts.Client = client
-		opts.Progress = cmd.ErrOrStderr()
-		cs, runErr := checkpointbench.Run(cmd.Context(), opts)
-		if err := printComparisons(cmd.OutOrStdout(), cs, func(i int) string { return bench.ResultLine(cs[i]) }); err != nil {
+	withBench(cmd, func(ctx context.Context, client redis.UniversalClient, progress, out io.Writer) error {
+		opts.Client, opts.Progress = client, progress
+		cs, runErr := checkpointbench.Run(ctx, opts)
+		if err := printComparisons(out, cs, func(i int) string { return bench.ResultLine(cs[i]) }); err != nil {
 			return err
 		}
 		return runErr
-	}
+	})
 	f := cmd.Flags()
 	f.IntVar(&opts.Clients, "clients", 16, "concurrent clients")
 	f.DurationVar(&opts.Duration, "duration", 10*time.Second, "measured time per operation and implementation")

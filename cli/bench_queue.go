@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/redstate/redstate/bench/queuebench"
@@ -32,18 +35,10 @@ Progress goes to stderr. stdout gets a table, then:
 Every key both created is removed at the end (SCAN + UNLINK) unless --keep.`,
 		Args: cobra.NoArgs,
 	}
-	setup := benchConn(cmd)
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		client, done, err := setup()
-		if err != nil {
-			return err
-		}
-		defer done()
-		opts.Client = client
-		opts.Progress = cmd.ErrOrStderr()
-		rep, runErr := queuebench.Run(cmd.Context(), opts)
+	withBench(cmd, func(ctx context.Context, client redis.UniversalClient, progress, out io.Writer) error {
+		opts.Client, opts.Progress = client, progress
+		rep, runErr := queuebench.Run(ctx, opts)
 		if rep != nil && runErr == nil {
-			out := cmd.OutOrStdout()
 			if err := queuebench.PrintTable(out, rep); err != nil {
 				return err
 			}
@@ -52,7 +47,7 @@ Every key both created is removed at the end (SCAN + UNLINK) unless --keep.`,
 			}
 		}
 		return runErr
-	}
+	})
 	f := cmd.Flags()
 	f.IntVar(&opts.Jobs, "jobs", 100000, "jobs enqueued and processed per implementation and round")
 	f.IntVar(&opts.Concurrency, "concurrency", 10, "jobs processed at once (our workers' total Concurrency, asynq's Concurrency)")
