@@ -83,11 +83,7 @@ type actionResult struct {
 
 // planAction: POST /v1/executor/plans/{planId}/{pause|resume|cancel} → 200 per-task results.
 func (s *server) planAction(w http.ResponseWriter, r *http.Request) error {
-	ex, err := s.runner()
-	if err != nil {
-		return err
-	}
-	id, err := pathID(r, "planId")
+	ex, id, err := s.runnerAndID(r, "planId")
 	if err != nil {
 		return err
 	}
@@ -115,14 +111,23 @@ func (s *server) planAction(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// runnerAndID returns the executor and the validated path id param of r.
+func (s *server) runnerAndID(r *http.Request, param string) (*executor.Runner, string, error) {
+	ex, err := s.runner()
+	if err != nil {
+		return nil, "", err
+	}
+	id, err := pathID(r, param)
+	if err != nil {
+		return nil, "", err
+	}
+	return ex, id, nil
+}
+
 // readByPath answers a read whose only input is the path id param: it resolves the runner and
 // the id, calls read and writes the result as JSON (200).
 func readByPath[T any](s *server, w http.ResponseWriter, r *http.Request, param string, read func(*executor.Runner, context.Context, string) (T, error)) error {
-	ex, err := s.runner()
-	if err != nil {
-		return err
-	}
-	id, err := pathID(r, param)
+	ex, id, err := s.runnerAndID(r, param)
 	if err != nil {
 		return err
 	}
@@ -160,11 +165,7 @@ func (s *server) getTenantTask(w http.ResponseWriter, r *http.Request) error {
 // getTenantCheckpoint: GET /v1/executor/tenants/{tenantId}/checkpoint →
 // {"tenantId","taskId","hasCheckpoint"} (hasCheckpoint).
 func (s *server) getTenantCheckpoint(w http.ResponseWriter, r *http.Request) error {
-	ex, err := s.runner()
-	if err != nil {
-		return err
-	}
-	id, err := pathID(r, "tenantId")
+	ex, id, err := s.runnerAndID(r, "tenantId")
 	if err != nil {
 		return err
 	}
@@ -184,11 +185,7 @@ type retryRequest struct {
 // retryTenant: POST /v1/executor/tenants/{tenantId}/retry {"fromCheckpoint":true} → 202
 // {"tenantId","taskId","fromCheckpoint"} (retryTaskByTenant; admin).
 func (s *server) retryTenant(w http.ResponseWriter, r *http.Request) error {
-	ex, err := s.runner()
-	if err != nil {
-		return err
-	}
-	id, err := pathID(r, "tenantId")
+	ex, id, err := s.runnerAndID(r, "tenantId")
 	if err != nil {
 		return err
 	}
@@ -207,11 +204,7 @@ func (s *server) retryTenant(w http.ResponseWriter, r *http.Request) error {
 // tenantAction: POST /v1/executor/tenants/{tenantId}/{pause|resume|cancel} → 202
 // {"tenantId","taskId","action"}.
 func (s *server) tenantAction(w http.ResponseWriter, r *http.Request) error {
-	ex, err := s.runner()
-	if err != nil {
-		return err
-	}
-	id, err := pathID(r, "tenantId")
+	ex, id, err := s.runnerAndID(r, "tenantId")
 	if err != nil {
 		return err
 	}
