@@ -28,6 +28,7 @@ func (r *Runner) Pause(ctx context.Context, taskID string) error {
 	case state == stateRunning:
 		t.pauseRequested = true
 		r.mu.Unlock()
+		t.poke()            // a run waiting out a stage's retry backoff pauses at once
 		r.heartbeat(ctx, t) // publishes pauseRequested=true
 		return nil
 	case status == TaskCreated:

@@ -413,7 +413,18 @@ func (r *Runner) execute(ctx context.Context, t *taskRun, lease Lease, fromCheck
 	}
 	renewCtx, stopRenew := context.WithCancel(ctx)
 	defer stopRenew()
-	lost := AutoRenew(renewCtx, r.st.Locks, lease, r.opts.LockTTL, r.opts.LockTTL/3)
+	renewals := AutoRenew(renewCtx, r.st.Locks, lease, r.opts.LockTTL, r.opts.LockTTL/3)
+	// lost receives the lease loss once; lockGone closes at the same moment so that the
+	// heartbeat stops at once: a holder that lost its lock must not publish RUNNING over the
+	// state of the task's next owner.
+	lost := make(chan error, 1)
+	lockGone := make(chan struct{})
+	go func() {
+		if err, ok := <-renewals; ok && err != nil {
+			lost <- err
+			close(lockGone)
+		}
+	}()
 	hbDone := make(chan struct{})
 	var hb sync.WaitGroup
 	hb.Go(func() {
@@ -422,6 +433,8 @@ func (r *Runner) execute(ctx context.Context, t *taskRun, lease Lease, fromCheck
 		for {
 			select {
 			case <-hbDone:
+				return
+			case <-lockGone:
 				return
 			case <-tk.C:
 				r.heartbeat(ctx, t)
@@ -435,10 +448,8 @@ func (r *Runner) execute(ctx context.Context, t *taskRun, lease Lease, fromCheck
 	for i := cp.LastCompletedStageIndex + 1; i < len(stages); {
 		// Stage boundary.
 		select {
-		case err, ok := <-lost:
-			if ok && err != nil {
-				return outcome{EventTaskFailed, "tenant lock lost: " + err.Error()}
-			}
+		case err := <-lost:
+			return outcome{EventTaskFailed, "tenant lock lost: " + err.Error()}
 		default:
 		}
 		r.mu.Lock()
@@ -456,6 +467,11 @@ func (r *Runner) execute(ctx context.Context, t *taskRun, lease Lease, fromCheck
 		sctx, scancel := context.WithCancel(r.stageBase)
 		r.mu.Lock()
 		t.stageCancel = scancel
+		if t.cancelled { // Cancel ran after the check above, before the stage could be cancelled
+			r.mu.Unlock()
+			scancel()
+			return outcome{EventTaskCancelled, "cancelled"}
+		}
 		r.mu.Unlock()
 		req := StageRequest{TaskID: id, TenantID: t.spec.TenantID, PlanID: t.spec.PlanID, Stage: stages[i], StageIndex: i,
 			ContextData: cloneMap(cp.ContextData), FencingToken: lease.Fence, Attempt: attempt}
