@@ -122,7 +122,8 @@ func (s *server) getBuild(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// headBuild answers HEAD /v1/builds/{buildId}: 200 or 404 without body, with the ETag, the
+// headBuild answers HEAD /v1/builds/{buildId}: 200, 304 (If-None-Match matches, as for GET) or
+// 404 without body, with the ETag, the
 // document's Content-Length and Redstate-TTL-Seconds (seconds left, rounded up).
 func (s *server) headBuild(w http.ResponseWriter, r *http.Request) error {
 	id, b, err := s.pathBuild(r)
@@ -136,6 +137,10 @@ func (s *server) headBuild(w http.ResponseWriter, r *http.Request) error {
 	h := w.Header()
 	setETag(w, b.ETag())
 	h.Set("Redstate-TTL-Seconds", strconv.FormatInt(int64(math.Ceil(ttl.Seconds())), 10))
+	if inm := r.Header.Get("If-None-Match"); inm != "" && noneMatches(inm, b.ETag()) {
+		w.WriteHeader(http.StatusNotModified) // like GET (RFC 9110 section 13.1.2)
+		return nil
+	}
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(b.JSON)))
 	w.WriteHeader(http.StatusOK)

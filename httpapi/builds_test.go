@@ -209,3 +209,20 @@ func TestPatchPlatform(t *testing.T) {
 	wantError(t, a.do("PATCH", "/v1/builds/"+buildA+"/platforms/i%20os", `{"status":"SUCCESS"}`), 400, "invalid")
 	wantError(t, a.do("PATCH", "/v1/builds/"+buildB+"/platforms/ios", `{"status":"SUCCESS"}`), 404, "not_found")
 }
+
+// TestHead_IfNoneMatchIsNotModified: a conditional HEAD answers like a conditional GET (RFC
+// 9110 section 13.1.2: 304 for GET and HEAD when If-None-Match matches).
+func TestHead_IfNoneMatchIsNotModified(t *testing.T) {
+	a := newTestAPI(t, nil)
+	etag := a.put(buildA, "p")
+	r := a.do("HEAD", "/v1/builds/"+buildA, "", `If-None-Match: "`+etag+`"`)
+	if r.status != http.StatusNotModified || len(r.body) != 0 {
+		t.Fatalf("conditional HEAD: %d %q, want 304", r.status, r.body)
+	}
+	if r.header.Get("ETag") != `"`+etag+`"` {
+		t.Errorf("ETag = %q", r.header.Get("ETag"))
+	}
+	if r := a.do("HEAD", "/v1/builds/"+buildA, "", `If-None-Match: "other"`); r.status != http.StatusOK {
+		t.Fatalf("HEAD with a non-matching If-None-Match: %d, want 200", r.status)
+	}
+}

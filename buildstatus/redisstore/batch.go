@@ -2,10 +2,12 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/internal/coalesce"
 	"github.com/redstate/redstate/internal/keyspace"
+	"github.com/redstate/redstate/internal/rediserr"
 )
 
 // Group commit. Concurrent Gets and Saves are coalesced (internal/coalesce): the calls waiting
@@ -133,17 +135,36 @@ func (s *Store) execSaves(ctx context.Context, reqs []saveReq) []coalesce.Outcom
 			}
 			item, _ := replies[k].([]any)
 			code, cur, perr := parseResult(item)
+			if perr == nil && code == resError {
+				out[i].Err = saveReplyErr(string(cur))
+				continue
+			}
 			out[i] = coalesce.Outcome[saveRes]{Value: saveRes{code: code, cur: cur}, Err: perr}
 		}
 	}
 	return out
 }
 
+// saveReplyErr maps the error reply one save met inside saveScript like any error reply: "not
+// now" replies (OOM, READONLY, BUSY, ...) are EUNAVAILABLE, so the breaker and the fallback see
+// them; anything else (WRONGTYPE on a foreign key) is EINTERNAL.
+func saveReplyErr(msg string) error {
+	if rediserr.Retryable(msg) {
+		return rediserr.Unavailable(errors.New(msg), "saving build")
+	}
+	return redstate.Errorf(redstate.EINTERNAL, "saving build: unexpected Redis reply: %s", msg)
+}
+
 // batchErr maps a coalescer's own error (closed store) to the contract's codes; errors from
 // the batch itself are already mapped.
 func batchErr(err error, op string) error {
-	if err == coalesce.ErrClosed {
+	switch {
+	case err == coalesce.ErrClosed:
 		return unavailable(err, op+": store closed")
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		// The caller's context ended while waiting (Do returns ctx.Err() as is): map it like
+		// a direct call's (rediserr.Map), so that every error is a *redstate.Error.
+		return unavailable(err, op)
 	}
 	return err
 }

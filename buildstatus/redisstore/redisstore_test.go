@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -569,3 +570,23 @@ func BenchmarkStandalone(b *testing.B) {
 }
 
 func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
+
+// TestStore_CanceledContextErrorIsRedstateError: the contract says every error is a
+// *redstate.Error; a caller's canceled context must not leak out of the coalescer as a bare
+// context.Canceled (which the HTTP layer would answer as 500 internal).
+func TestStore_CanceledContextErrorIsRedstateError(t *testing.T) {
+	client := redistest.SharedStandalone(t).Client(t)
+	s := mustNew(t, client, time.Hour)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	id := storetest.NewBuildID()
+	for range 200 {
+		var re *redstate.Error
+		if _, err := s.Get(ctx, id); err != nil && !errors.As(err, &re) {
+			t.Fatalf("Get with a canceled context: %T %v has no redstate code", err, err)
+		}
+		if _, err := s.Save(ctx, storetest.SampleDoc(id, "p"), buildstatus.SaveOptions{}); err != nil && !errors.As(err, &re) {
+			t.Fatalf("Save with a canceled context: %T %v has no redstate code", err, err)
+		}
+	}
+}

@@ -9,6 +9,10 @@ const (
 	resPrecondition = "PRECONDITION"
 	resExists       = "EXISTS"
 	resConflict     = "CONFLICT"
+	// resError: saveScript only; a Redis error (e.g. WRONGTYPE) hit by one save of a call,
+	// with its message. Lua does not roll back, so it is that save's reply alone: the saves
+	// before it in the call stay committed and report OK.
+	resError = "ERROR"
 )
 
 // saveScript stores build documents, indexes them and publishes the changes. It takes one or
@@ -36,7 +40,8 @@ const (
 //
 // Returns one reply per save, in order: {"OK"}; {"NOTFOUND"} (IfMatch on a missing build);
 // {"PRECONDITION"} or {"PRECONDITION", current} (ETag mismatch); {"EXISTS"} (IfNoneMatch on an
-// existing build); {"CONFLICT"} (the current value belongs to another project or is not JSON).
+// existing build, also with IfMatch); {"CONFLICT"} (the current value belongs to another project
+// or is not JSON); {"ERROR", message} (a Redis error hit by this save, see resError).
 //
 // The index keeps the larger of its current TTL and the build's, so it never expires before
 // any build it lists: PEXPIRE GT extends it (one call in the common case), PEXPIRE NX gives a
@@ -55,6 +60,7 @@ local function save(bk, ik, a)
   if ARGV[a + 2] ~= '' then
     local cur = redis.call('GET', bk)
     if not cur then return {'NOTFOUND'} end
+    if ARGV[a + 3] == '1' then return {'EXISTS'} end
     if redis.sha1hex(cur) ~= ARGV[a + 2] then
       if ARGV[a + 9] == '1' then return {'PRECONDITION', cur} end
       return {'PRECONDITION'}
@@ -85,7 +91,12 @@ local function save(bk, ik, a)
 end
 local out = {}
 for i = 1, #KEYS / 2 do
-  out[i] = save(KEYS[2 * i - 1], KEYS[2 * i], 1 + 9 * (i - 1))
+  local ok, res = pcall(save, KEYS[2 * i - 1], KEYS[2 * i], 1 + 9 * (i - 1))
+  if not ok then
+    if type(res) == 'table' then res = res.err end
+    res = {'ERROR', tostring(res)}
+  end
+  out[i] = res
 end
 return out
 `)

@@ -2,6 +2,7 @@ package resilientstore
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 
 	"github.com/redstate/redstate"
@@ -29,8 +30,8 @@ func (s *Store) Save(ctx context.Context, doc *buildstatus.PublishResponse, opts
 	}
 	var b *buildstatus.Build
 	err := s.call(ctx, func() (err error) { b, err = s.primary.Save(ctx, doc, opts); return err })
-	if err == nil || !s.fallback || !isUnavailable(err) {
-		return b, err
+	if err == nil || !s.fallback || !isUnavailable(err) || callerCanceled(ctx) {
+		return b, err // a caller that gave up did not meet an outage (nor does the breaker count it)
 	}
 	if opts.IfMatch != "" || opts.IfNoneMatch {
 		return nil, notWritable(err, "a conditional save")
@@ -96,14 +97,18 @@ func (s *Store) Delete(ctx context.Context, buildID, ifMatch string) error {
 		s.mu.Unlock()
 	}
 	err := s.call(ctx, func() error { return s.primary.Delete(ctx, buildID, ifMatch) })
-	if err == nil || !s.fallback || !isUnavailable(err) {
+	if err == nil || !s.fallback || !isUnavailable(err) || callerCanceled(ctx) {
 		return err
 	}
 	if ifMatch != "" {
 		return notWritable(err, "a conditional delete")
 	}
-	if _, verr := buildstatus.NormalizeBuildID(buildID); verr != nil {
+	// Only a canonical id may become a tombstone (the primary would reject any other at
+	// write-back, leaving it pending forever); the primary may not have checked it (breaker open).
+	if norm, verr := buildstatus.NormalizeBuildID(buildID); verr != nil {
 		return verr
+	} else if norm != buildID {
+		return redstate.Errorf(redstate.EINVALID, "buildId %q is not canonical (want %q)", buildID, norm)
 	}
 	s.mu.Lock()
 	var seq uint64
@@ -138,3 +143,7 @@ func (s *Store) degraded(ctx context.Context, op, buildID string, cause error) {
 	s.log.WarnContext(ctx, "redis unavailable; write kept in memory fallback until written back",
 		slog.String("operation", op), slog.String("buildId", buildID), slog.Any("err", cause))
 }
+
+// callerCanceled reports whether the caller canceled ctx: its call failing is then no sign of
+// an outage (the breaker does not count it either), so it is not taken by the fallback.
+func callerCanceled(ctx context.Context) bool { return errors.Is(ctx.Err(), context.Canceled) }

@@ -14,6 +14,7 @@ func (s suite) conditionalTests() []namedTest {
 		{"IfMatchStaleETagFails", s.testIfMatchStale},
 		{"IfMatchMissingBuildIsNotFound", s.testIfMatchMissing},
 		{"IfNoneMatch", s.testIfNoneMatch},
+		{"IfMatchAndIfNoneMatchOnExisting", s.testIfMatchAndIfNoneMatch},
 		{"DeleteIfMatch", s.testDeleteIfMatch},
 		{"ProjectIDNeverChanges", s.testProjectIDNeverChanges},
 	}
@@ -126,4 +127,19 @@ func (s suite) testProjectIDNeverChanges(t *testing.T) {
 		t.Fatalf("Delete: %v", err)
 	}
 	mustSave(t, st, SampleDoc(id, "beta"))
+}
+
+// testIfMatchAndIfNoneMatch: both conditions must hold. On an existing build IfNoneMatch fails
+// even when IfMatch names its current ETag.
+func (s suite) testIfMatchAndIfNoneMatch(t *testing.T) {
+	st := s.store(t)
+	id := NewBuildID()
+	first := mustSave(t, st, SampleDoc(id, "p"))
+	doc := SampleDoc(id, "p")
+	doc.Status = "SUCCESS"
+	_, err := st.Save(t.Context(), doc, buildstatus.SaveOptions{IfMatch: first.ETag(), IfNoneMatch: true})
+	wantCode(t, err, redstate.EPRECONDITION)
+	if got := mustGet(t, st, id); got.ETag() != first.ETag() {
+		t.Fatalf("failed IfMatch+IfNoneMatch save changed the value: %s", got.JSON)
+	}
 }
