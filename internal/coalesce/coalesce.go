@@ -11,6 +11,7 @@ package coalesce
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 )
 
@@ -127,6 +128,20 @@ func (b *Batcher[Req, Res]) Close() {
 	})
 }
 
+// run calls exec, turning a panic into an error for every call of the batch so that its callers
+// are answered and the worker survives.
+func (b *Batcher[Req, Res]) run(reqs []Req) (outs []Outcome[Res]) {
+	defer func() {
+		if p := recover(); p != nil {
+			outs = make([]Outcome[Res], len(reqs))
+			for i := range outs {
+				outs[i].Err = fmt.Errorf("coalesce: batch panicked: %v", p)
+			}
+		}
+	}()
+	return b.exec(b.ctx, reqs)
+}
+
 func (b *Batcher[Req, Res]) work() {
 	defer b.wg.Done()
 	batch := make([]*call[Req, Res], 0, b.maxBatch)
@@ -151,7 +166,7 @@ func (b *Batcher[Req, Res]) work() {
 		for _, c := range batch {
 			reqs = append(reqs, c.req)
 		}
-		outs := b.exec(b.ctx, reqs)
+		outs := b.run(reqs)
 		for i, c := range batch {
 			if i < len(outs) {
 				c.out = outs[i]

@@ -101,3 +101,21 @@ func TestBatcher_ClosedRejectsCalls(t *testing.T) {
 		t.Fatalf("Do after Close = %v, want ErrClosed", err)
 	}
 }
+
+func TestBatcher_PanickingExecAnswersItsCallersAndSurvives(t *testing.T) {
+	b := New(Options{Workers: 1, MaxBatch: 4}, func(ctx context.Context, reqs []int) []Outcome[int] {
+		if reqs[0] < 0 {
+			panic("boom")
+		}
+		return double(ctx, reqs)
+	})
+	defer b.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := b.Do(ctx, -1); err == nil || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Do on a panicking batch = %v, want the panic as an error", err)
+	}
+	if v, err := b.Do(ctx, 21); err != nil || v != 42 {
+		t.Fatalf("Do after a panic = %d, %v; the worker must survive", v, err)
+	}
+}
