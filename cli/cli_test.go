@@ -2,7 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"io"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -78,5 +80,15 @@ func TestRoot_ListsSubcommands(t *testing.T) {
 		if !names[want] {
 			t.Errorf("subcommand %q missing", want)
 		}
+	}
+}
+
+func TestRedisLogs_GoToTheServeLogger(t *testing.T) {
+	var buf bytes.Buffer
+	redisLogTarget.Store(slog.New(slog.NewJSONHandler(&buf, nil)))
+	t.Cleanup(func() { redisLogTarget.Store(nil) })
+	redisLogs{}.Printf(context.Background(), "pool: dial failed: %s\n", "connection refused")
+	if out := buf.String(); !strings.Contains(out, `"component":"go-redis"`) || !strings.Contains(out, "connection refused") || !strings.Contains(out, `"level":"WARN"`) {
+		t.Fatalf("go-redis log line = %s", out)
 	}
 }

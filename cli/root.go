@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 )
 
@@ -35,6 +36,8 @@ see docs/configuration.md.`,
 // (including a graceful shutdown after SIGTERM/SIGINT), 1 on any error, which is printed to
 // stderr.
 func Execute() int {
+	// Installed once, before any Redis client exists (go-redis's logger is a plain global).
+	redis.SetLogger(redisLogs{})
 	root := NewRootCommand()
 	if err := root.ExecuteContext(context.Background()); err != nil {
 		fmt.Fprintf(os.Stderr, "redstate: %v\n", err)

@@ -73,6 +73,7 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 	if err != nil {
 		return err
 	}
+	redisLogTarget.Store(log)
 	if err := checkExposure(cfg.Server, len(cfg.Auth.Tokens)); err != nil {
 		return err
 	}
