@@ -79,9 +79,14 @@ func (s *server) buildEvents(w http.ResponseWriter, r *http.Request) error {
 			}
 			switch ev.Type {
 			case buildstatus.EventSaved:
+				if ev.ETag == st.last {
+					continue // the change is already in the snapshot just sent (it was committed between Watch and Get)
+				}
 				st.event(buildstatus.EventSaved, ev.ETag, ev.Build)
+				st.last = ev.ETag
 			case buildstatus.EventDeleted:
 				st.event(buildstatus.EventDeleted, "", st.idJSON())
+				st.last = ""
 			case buildstatus.EventGap:
 				st.event(buildstatus.EventGap, "", st.idJSON())
 				b, err := s.builds.Get(ctx, id)
@@ -107,15 +112,19 @@ type sseWriter struct {
 	rc  *http.ResponseController
 	id  string
 	err error
+	// last is the ETag of the document the client has last been sent ("" when none).
+	last string
 }
 
 // state sends the current value: a snapshot of b, or missing when b is nil.
 func (s *sseWriter) state(b *buildstatus.Build) {
 	if b == nil {
 		s.event(sseMissing, "", s.idJSON())
+		s.last = ""
 		return
 	}
 	s.event(sseSnapshot, b.ETag(), b.JSON)
+	s.last = b.ETag()
 }
 
 // idJSON is the data of events without a document: {"buildId":"<id>"}.

@@ -183,3 +183,43 @@ func TestEvents_SurviveServerWriteTimeout(t *testing.T) {
 		t.Fatalf("event after the write timeout = %+v", ev)
 	}
 }
+
+// replayWatch is a Store whose Watch first delivers an event for the value already stored, as
+// happens when a write commits between the subscription and the snapshot read.
+type replayWatch struct{ buildstatus.Store }
+
+func (w replayWatch) Watch(ctx context.Context, id string) (<-chan buildstatus.Event, error) {
+	in, err := w.Store.Watch(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := w.Store.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan buildstatus.Event, 1)
+	out <- buildstatus.Event{Type: buildstatus.EventSaved, BuildID: id, ETag: cur.ETag(), Build: cur.JSON}
+	go func() {
+		defer close(out)
+		for ev := range in {
+			out <- ev
+		}
+	}()
+	return out, nil
+}
+
+func TestEvents_ChangeAlreadyInSnapshotIsNotRepeated(t *testing.T) {
+	a := newTestAPI(t, func(_ *Config, d *Deps) { d.Builds = replayWatch{d.Builds} })
+	etag := a.put(buildA, "p")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, events := a.openEvents(ctx, buildA)
+	if ev := next(t, events); ev.name != "snapshot" || ev.id != etag {
+		t.Fatalf("first event = %+v", ev)
+	}
+	changed := strings.Replace(docJSON(buildA, "p"), "IN_PROGRESS", "SUCCESS", 1)
+	put := a.do("PUT", "/v1/builds/"+buildA, changed)
+	if ev := next(t, events); ev.name != "saved" || `"`+ev.id+`"` != put.header.Get("ETag") {
+		t.Fatalf("after the snapshot the stream sent %+v; the snapshot's own change must not be repeated", ev)
+	}
+}
