@@ -217,3 +217,37 @@ func CheckReleaseBatch(ds []*Delivery) error {
 	}
 	return nil
 }
+
+// ValidateNames checks a queue name and a consumer id (ValidateQueueName, ValidateConsumerID).
+// Errors: EINVALID.
+func ValidateNames(queue, consumerID string) error {
+	if err := ValidateQueueName(queue); err != nil {
+		return err
+	}
+	return ValidateConsumerID(consumerID)
+}
+
+// CheckDequeueArgs checks the arguments of Broker.DequeueBatch (and Dequeue): valid names,
+// timeout > 0, maxJobs >= 1, and a ctx that has not ended (its error is returned as is).
+// Backends use it so that every backend validates alike. Errors: EINVALID or ctx.Err().
+func CheckDequeueArgs(ctx context.Context, queue, consumerID string, maxJobs int, timeout time.Duration) error {
+	if err := ValidateNames(queue, consumerID); err != nil {
+		return err
+	}
+	if timeout <= 0 {
+		return redstate.Errorf(redstate.EINVALID, "dequeue timeout must be > 0")
+	}
+	if maxJobs < 1 {
+		return redstate.Errorf(redstate.EINVALID, "dequeue max must be >= 1")
+	}
+	return ctx.Err()
+}
+
+// DequeueOne implements Broker.Dequeue on top of b.DequeueBatch with max 1.
+func DequeueOne(ctx context.Context, b Broker, queue, consumerID string, timeout time.Duration) (*Delivery, error) {
+	ds, err := b.DequeueBatch(ctx, queue, consumerID, 1, timeout)
+	if err != nil || len(ds) == 0 {
+		return nil, err
+	}
+	return ds[0], nil
+}

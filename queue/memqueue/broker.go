@@ -119,25 +119,12 @@ func (b *Broker) EnqueueRaw(_ context.Context, name, raw string) error {
 
 // Dequeue implements queue.Broker.
 func (b *Broker) Dequeue(ctx context.Context, name, consumerID string, timeout time.Duration) (*queue.Delivery, error) {
-	ds, err := b.DequeueBatch(ctx, name, consumerID, 1, timeout)
-	if err != nil || len(ds) == 0 {
-		return nil, err
-	}
-	return ds[0], nil
+	return queue.DequeueOne(ctx, b, name, consumerID, timeout)
 }
 
 // DequeueBatch implements queue.Broker.
 func (b *Broker) DequeueBatch(ctx context.Context, name, consumerID string, maxJobs int, timeout time.Duration) ([]*queue.Delivery, error) {
-	if err := validate(name, consumerID); err != nil {
-		return nil, err
-	}
-	if timeout <= 0 {
-		return nil, redstate.Errorf(redstate.EINVALID, "dequeue timeout must be > 0")
-	}
-	if maxJobs < 1 {
-		return nil, redstate.Errorf(redstate.EINVALID, "dequeue max must be >= 1")
-	}
-	if err := ctx.Err(); err != nil {
+	if err := queue.CheckDequeueArgs(ctx, name, consumerID, maxJobs, timeout); err != nil {
 		return nil, err
 	}
 	var timer *time.Timer
@@ -227,14 +214,6 @@ func (b *Broker) Stats(_ context.Context, name string) (queue.Stats, error) {
 		st.Running += int64(len(list))
 	}
 	return st, nil
-}
-
-// validate checks a queue name and a consumer id.
-func validate(name, consumerID string) error {
-	if err := queue.ValidateQueueName(name); err != nil {
-		return err
-	}
-	return queue.ValidateConsumerID(consumerID)
 }
 
 // sortedKeys returns m's keys in ascending order.

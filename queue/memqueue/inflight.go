@@ -31,7 +31,7 @@ func checkDelivery(d *queue.Delivery) error {
 	if d == nil || d.Raw == "" {
 		return redstate.Errorf(redstate.EINVALID, "nil or empty delivery")
 	}
-	return validate(d.Queue, d.ConsumerID)
+	return queue.ValidateNames(d.Queue, d.ConsumerID)
 }
 
 // Ack implements queue.Broker.
@@ -116,7 +116,7 @@ func (b *Broker) Bury(_ context.Context, d *queue.Delivery, msg queue.Message) e
 
 // Heartbeat implements queue.Broker.
 func (b *Broker) Heartbeat(_ context.Context, name, consumerID string, lease time.Duration) error {
-	if err := validate(name, consumerID); err != nil {
+	if err := queue.ValidateNames(name, consumerID); err != nil {
 		return err
 	}
 	if lease <= 0 {

@@ -132,20 +132,12 @@ func (b *Broker) reloadOnMoved(ctx context.Context, err error) {
 	}
 }
 
-// validate checks a queue name and a consumer id.
-func validate(name, consumerID string) error {
-	if err := queue.ValidateQueueName(name); err != nil {
-		return err
-	}
-	return queue.ValidateConsumerID(consumerID)
-}
-
 // checkDelivery validates a delivery passed back by a consumer.
 func checkDelivery(d *queue.Delivery) error {
 	if d == nil || d.Raw == "" {
 		return redstate.Errorf(redstate.EINVALID, "nil or empty delivery")
 	}
-	return validate(d.Queue, d.ConsumerID)
+	return queue.ValidateNames(d.Queue, d.ConsumerID)
 }
 
 // notInFlight is the ECONFLICT of Ack, Retry and Bury.

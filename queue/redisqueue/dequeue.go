@@ -21,11 +21,7 @@ const unblockRetry = 5 * time.Millisecond
 
 // Dequeue implements queue.Broker: DequeueBatch with max 1.
 func (b *Broker) Dequeue(ctx context.Context, name, consumerID string, timeout time.Duration) (*queue.Delivery, error) {
-	ds, err := b.DequeueBatch(ctx, name, consumerID, 1, timeout)
-	if err != nil || len(ds) == 0 {
-		return nil, err
-	}
-	return ds[0], nil
+	return queue.DequeueOne(ctx, b, name, consumerID, timeout)
 }
 
 // DequeueBatch implements queue.Broker.
@@ -55,16 +51,7 @@ func (b *Broker) Dequeue(ctx context.Context, name, consumerID string, timeout t
 // and RecoverExpired, which re-checks the deadline atomically, sees it. A consumer that loses
 // its lease meanwhile costs at most a duplicate delivery (at-least-once), never a lost job.
 func (b *Broker) DequeueBatch(ctx context.Context, name, consumerID string, maxJobs int, timeout time.Duration) ([]*queue.Delivery, error) {
-	if err := validate(name, consumerID); err != nil {
-		return nil, err
-	}
-	if timeout <= 0 {
-		return nil, redstate.Errorf(redstate.EINVALID, "dequeue timeout must be > 0")
-	}
-	if maxJobs < 1 {
-		return nil, redstate.Errorf(redstate.EINVALID, "dequeue max must be >= 1")
-	}
-	if err := ctx.Err(); err != nil {
+	if err := queue.CheckDequeueArgs(ctx, name, consumerID, maxJobs, timeout); err != nil {
 		return nil, err
 	}
 	k := b.keys(name)

@@ -14,7 +14,7 @@ import (
 // Heartbeat implements queue.Broker: one script, ZADD consumers <now+lease> <consumer>, "now"
 // being the Redis server clock (or Options.Now).
 func (b *Broker) Heartbeat(ctx context.Context, name, consumerID string, lease time.Duration) error {
-	if err := validate(name, consumerID); err != nil {
+	if err := queue.ValidateNames(name, consumerID); err != nil {
 		return err
 	}
 	if lease <= 0 {
