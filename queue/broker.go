@@ -210,10 +210,7 @@ func CheckReleaseBatch(ds []*Delivery) error {
 		}
 	}
 	if len(ds) > 0 {
-		if err := ValidateQueueName(ds[0].Queue); err != nil {
-			return err
-		}
-		return ValidateConsumerID(ds[0].ConsumerID)
+		return ValidateNames(ds[0].Queue, ds[0].ConsumerID)
 	}
 	return nil
 }
@@ -250,4 +247,13 @@ func DequeueOne(ctx context.Context, b Broker, queue, consumerID string, timeout
 		return nil, err
 	}
 	return ds[0], nil
+}
+
+// CheckDelivery validates a delivery a consumer passes back (Ack, Retry, Bury): non-nil, with
+// its stored string and valid names. Errors: EINVALID.
+func CheckDelivery(d *Delivery) error {
+	if d == nil || d.Raw == "" {
+		return redstate.Errorf(redstate.EINVALID, "nil or empty delivery")
+	}
+	return ValidateNames(d.Queue, d.ConsumerID)
 }

@@ -26,17 +26,9 @@ func (b *Broker) take(d *queue.Delivery) error {
 	return redstate.Errorf(redstate.ECONFLICT, "job is no longer in flight at consumer %q (its lease expired and it was recovered)", d.ConsumerID)
 }
 
-// checkDelivery validates a delivery passed back by a consumer.
-func checkDelivery(d *queue.Delivery) error {
-	if d == nil || d.Raw == "" {
-		return redstate.Errorf(redstate.EINVALID, "nil or empty delivery")
-	}
-	return queue.ValidateNames(d.Queue, d.ConsumerID)
-}
-
 // Ack implements queue.Broker.
 func (b *Broker) Ack(_ context.Context, d *queue.Delivery) error {
-	if err := checkDelivery(d); err != nil {
+	if err := queue.CheckDelivery(d); err != nil {
 		return err
 	}
 	b.mu.Lock()
@@ -50,7 +42,7 @@ func (b *Broker) AckBatch(_ context.Context, ds []*queue.Delivery) []error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for i, d := range ds {
-		if errs[i] = checkDelivery(d); errs[i] == nil {
+		if errs[i] = queue.CheckDelivery(d); errs[i] == nil {
 			errs[i] = b.take(d)
 		}
 	}
@@ -79,7 +71,7 @@ func (b *Broker) Release(_ context.Context, ds []*queue.Delivery) (int, error) {
 
 // Retry implements queue.Broker.
 func (b *Broker) Retry(_ context.Context, d *queue.Delivery, next queue.Message, due time.Time) error {
-	if err := checkDelivery(d); err != nil {
+	if err := queue.CheckDelivery(d); err != nil {
 		return err
 	}
 	raw, err := queue.EncodeMessage(next)
@@ -97,7 +89,7 @@ func (b *Broker) Retry(_ context.Context, d *queue.Delivery, next queue.Message,
 
 // Bury implements queue.Broker.
 func (b *Broker) Bury(_ context.Context, d *queue.Delivery, msg queue.Message) error {
-	if err := checkDelivery(d); err != nil {
+	if err := queue.CheckDelivery(d); err != nil {
 		return err
 	}
 	raw, err := queue.EncodeMessage(msg)

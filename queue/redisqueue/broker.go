@@ -132,14 +132,6 @@ func (b *Broker) reloadOnMoved(ctx context.Context, err error) {
 	}
 }
 
-// checkDelivery validates a delivery passed back by a consumer.
-func checkDelivery(d *queue.Delivery) error {
-	if d == nil || d.Raw == "" {
-		return redstate.Errorf(redstate.EINVALID, "nil or empty delivery")
-	}
-	return queue.ValidateNames(d.Queue, d.ConsumerID)
-}
-
 // notInFlight is the ECONFLICT of Ack, Retry and Bury.
 func notInFlight(d *queue.Delivery) error {
 	return redstate.Errorf(redstate.ECONFLICT, "job is no longer in flight at consumer %q (its lease expired and it was recovered)", d.ConsumerID)

@@ -10,7 +10,7 @@ import (
 // Bury implements queue.Broker: one script, LREM processing:<consumer> -1 raw then LPUSH dead
 // <msg>.
 func (b *Broker) Bury(ctx context.Context, d *queue.Delivery, msg queue.Message) error {
-	if err := checkDelivery(d); err != nil {
+	if err := queue.CheckDelivery(d); err != nil {
 		return err
 	}
 	raw, err := queue.EncodeMessage(msg)

@@ -28,7 +28,7 @@ func (b *Broker) Heartbeat(ctx context.Context, name, consumerID string, lease t
 // Ack implements queue.Broker: one LREM processing:<consumer> -1 raw (scanning from the
 // oldest in-flight entry, the one most likely to finish first).
 func (b *Broker) Ack(ctx context.Context, d *queue.Delivery) error {
-	if err := checkDelivery(d); err != nil {
+	if err := queue.CheckDelivery(d); err != nil {
 		return err
 	}
 	n, err := b.client.LRem(ctx, b.keys(d.Queue).Processing(d.ConsumerID), -1, d.Raw).Result()
@@ -52,7 +52,7 @@ func (b *Broker) AckBatch(ctx context.Context, ds []*queue.Delivery) []error {
 	cmds := make([]*redis.IntCmd, len(ds))
 	pipe := b.client.Pipeline()
 	for i, d := range ds {
-		if errs[i] = checkDelivery(d); errs[i] == nil {
+		if errs[i] = queue.CheckDelivery(d); errs[i] == nil {
 			cmds[i] = pipe.LRem(ctx, b.keys(d.Queue).Processing(d.ConsumerID), -1, d.Raw)
 		}
 	}

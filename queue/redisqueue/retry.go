@@ -11,7 +11,7 @@ import (
 // Retry implements queue.Broker: one script, LREM processing:<consumer> -1 raw then ZADD retry
 // <due ms> <next>.
 func (b *Broker) Retry(ctx context.Context, d *queue.Delivery, next queue.Message, due time.Time) error {
-	if err := checkDelivery(d); err != nil {
+	if err := queue.CheckDelivery(d); err != nil {
 		return err
 	}
 	raw, err := queue.EncodeMessage(next)
