@@ -16,17 +16,16 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/net/netutil"
 
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/httpapi"
 	"github.com/redstate/redstate/internal/metrics"
 )
 
-// HTTP server timeouts that are not configurable.
-const (
-	readHeaderTimeout = 10 * time.Second
-	idleTimeout       = 120 * time.Second
-)
+// readHeaderTimeout bounds reading request headers (server.read-timeout bounds the whole
+// request when shorter).
+const readHeaderTimeout = 10 * time.Second
 
 func newServeCommand() *cobra.Command {
 	cmd := &cobra.Command{
@@ -77,6 +76,9 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 	if err := checkExposure(cfg.Server, len(cfg.Auth.Tokens)); err != nil {
 		return err
 	}
+	if err := checkTokenStrength(cfg, log); err != nil {
+		return err
+	}
 	if cfg.Server.Insecure && len(cfg.Auth.Tokens) == 0 && !isLoopbackAddr(cfg.Server.Addr) {
 		log.Warn("INSECURE: serving a non-loopback address without auth tokens; anyone who can reach it can read and write builds",
 			"addr", cfg.Server.Addr)
@@ -115,11 +117,14 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 
 	reg := m.Registry()
 	handler, err := httpapi.New(httpapi.Config{
-		Tokens:       cfg.Auth.Tokens,
-		MaxBodyBytes: cfg.Server.MaxBodyBytes,
-		Logger:       log,
-		Registerer:   reg,
-		Gatherer:     reg,
+		Tokens:              cfg.Auth.Tokens,
+		MaxBodyBytes:        cfg.Server.MaxBodyBytes,
+		Logger:              log,
+		Registerer:          reg,
+		Gatherer:            reg,
+		AllowedHosts:        allowedHosts(cfg.Server),
+		CORSOrigins:         cfg.Server.CORS.AllowedOrigins,
+		FailedAuthPerMinute: cfg.Auth.FailedAttemptsPerMinute,
 	}, httpapi.Deps{Builds: backend.store, Ready: backend.ready, Reports: queues.reports, Queues: queues.admin, Executor: exec.runner})
 	if err != nil {
 		return err
@@ -129,6 +134,7 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Server.Addr, err)
 	}
+	ln = netutil.LimitListener(ln, cfg.Server.MaxConnections)
 	// Queue workers stop taking jobs when ctx ends (SIGTERM); running jobs get
 	// server.shutdown-timeout to finish. stopQueues also runs on early returns.
 	qctx, qcancel := context.WithCancel(ctx)
@@ -144,8 +150,10 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 	streams := newStreamCloser()
 	srv := &http.Server{
 		Handler:           streams.Wrap(handler),
-		ReadHeaderTimeout: readHeaderTimeout,
-		IdleTimeout:       idleTimeout,
+		ReadHeaderTimeout: min(readHeaderTimeout, cfg.Server.ReadTimeout),
+		ReadTimeout:       cfg.Server.ReadTimeout,
+		WriteTimeout:      cfg.Server.WriteTimeout,
+		IdleTimeout:       cfg.Server.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	addr := ln.Addr().String()
@@ -195,6 +203,32 @@ func checkExposure(s config.Server, tokens int) error {
 		"Fix one of: configure auth.tokens (e.g. REDSTATE_AUTH_TOKENS=\"ci:<secret>:write+read\"); "+
 		"listen on loopback (--addr 127.0.0.1:8080); or pass --insecure (server.insecure: true) if the network is trusted",
 		s.Addr)
+}
+
+// checkTokenStrength refuses tokens shorter than config.MinTokenLength on a non-loopback
+// listener and warns about them on loopback.
+func checkTokenStrength(cfg config.Config, log *slog.Logger) error {
+	for _, t := range cfg.Auth.Tokens {
+		if len(t.Token) >= config.MinTokenLength {
+			continue
+		}
+		if !isLoopbackAddr(cfg.Server.Addr) {
+			return fmt.Errorf("refusing to listen on %s: auth token %q has %d characters, fewer than the %d required off loopback; "+
+				"generate one with e.g. `openssl rand -hex 24`", cfg.Server.Addr, t.Name, len(t.Token), config.MinTokenLength)
+		}
+		log.Warn("weak auth token: fine on loopback, refused on any other address", "token", t.Name,
+			"length", len(t.Token), "minimum", config.MinTokenLength)
+	}
+	return nil
+}
+
+// allowedHosts returns the Host names a loopback listener answers (DNS-rebinding defence), or
+// nil (any Host) for other listeners.
+func allowedHosts(s config.Server) []string {
+	if !isLoopbackAddr(s.Addr) {
+		return nil
+	}
+	return httpapi.LoopbackHosts(s.Addr, s.AllowedHosts)
 }
 
 // isLoopbackAddr reports whether the host of a host:port listen address is a loopback address

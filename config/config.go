@@ -89,6 +89,29 @@ type Server struct {
 	Insecure bool `koanf:"insecure"`
 	// ShutdownTimeout bounds graceful shutdown (default 15s).
 	ShutdownTimeout time.Duration `koanf:"shutdown-timeout"`
+	// ReadTimeout bounds reading one whole request, headers and body (default 30s), so a body
+	// trickled or announced and never sent cannot hold a connection.
+	ReadTimeout time.Duration `koanf:"read-timeout"`
+	// WriteTimeout bounds writing one response (default 60s); event streams lift it.
+	WriteTimeout time.Duration `koanf:"write-timeout"`
+	// IdleTimeout closes keep-alive connections idle this long (default 120s).
+	IdleTimeout time.Duration `koanf:"idle-timeout"`
+	// MaxConnections caps concurrently open client connections (default 20000); further
+	// connections wait in the kernel's accept queue.
+	MaxConnections int `koanf:"max-connections"`
+	// AllowedHosts are extra host names accepted in the Host header of a loopback listener
+	// (localhost, 127.0.0.1, ::1 and the listen host always are); other names are refused to
+	// stop DNS rebinding. Not applied to non-loopback listeners.
+	AllowedHosts []string `koanf:"allowed-hosts"`
+	// CORS configures cross-origin access from browsers.
+	CORS CORS `koanf:"cors"`
+}
+
+// CORS configures which browser origins may call the API cross-origin.
+type CORS struct {
+	// AllowedOrigins are exact origins ("https://ops.example.com") allowed to call the API,
+	// state-changing requests included (default none: cross-origin writes are refused).
+	AllowedOrigins []string `koanf:"allowed-origins"`
 }
 
 // Auth configures bearer-token authentication. With no tokens, auth is off (loopback only).
@@ -96,7 +119,15 @@ type Auth struct {
 	// Tokens are the accepted tokens (default none). From the environment:
 	// REDSTATE_AUTH_TOKENS="name:token:role+role,name2:token2:role" (see ParseTokens).
 	Tokens []Token `koanf:"tokens"`
+	// FailedAttemptsPerMinute bounds failed authentication attempts per client address
+	// (default 30); past it the client is answered 429 until its budget refills.
+	FailedAttemptsPerMinute int `koanf:"failed-attempts-per-minute"`
 }
+
+// MinTokenLength is the shortest token accepted on a non-loopback listener (16 characters: at
+// least 64 bits from a random hex or base64 generator). Shorter tokens are refused at startup
+// there and logged as a warning on loopback.
+const MinTokenLength = 16
 
 // Token is one bearer token and the roles it grants.
 type Token struct {
@@ -342,9 +373,12 @@ func (q QueueSpec) Retries() int {
 // Default returns the configuration with every default filled in.
 func Default() Config {
 	return Config{
-		Server: Server{Addr: "127.0.0.1:8080", MaxBodyBytes: 1 << 20, ShutdownTimeout: 15 * time.Second},
-		Redis:  Redis{DialTimeout: 2 * time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: 1, DialRetries: 1},
-		Log:    Log{Level: "info", Format: "json"},
+		Server: Server{Addr: "127.0.0.1:8080", MaxBodyBytes: 1 << 20, ShutdownTimeout: 15 * time.Second,
+			ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second,
+			MaxConnections: 20000, AllowedHosts: []string{}, CORS: CORS{AllowedOrigins: []string{}}},
+		Auth:  Auth{FailedAttemptsPerMinute: 30},
+		Redis: Redis{DialTimeout: 2 * time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: 1, DialRetries: 1},
+		Log:   Log{Level: "info", Format: "json"},
 		Publish: Publish{BuildStatus: BuildStatus{
 			TTLDays:    30,
 			KeyPrefix:  "ingenio:publish:",

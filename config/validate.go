@@ -104,9 +104,32 @@ func (s Server) validate(v *validator) {
 	if s.ShutdownTimeout <= 0 {
 		v.addf("server.shutdown-timeout", "must be positive, got %s", s.ShutdownTimeout)
 	}
+	for key, d := range map[string]time.Duration{"server.read-timeout": s.ReadTimeout,
+		"server.write-timeout": s.WriteTimeout, "server.idle-timeout": s.IdleTimeout} {
+		if d <= 0 {
+			v.addf(key, "must be positive, got %s", d)
+		}
+	}
+	if s.MaxConnections <= 0 {
+		v.addf("server.max-connections", "must be positive, got %d", s.MaxConnections)
+	}
+	for i, h := range s.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, ":/ ") && net.ParseIP(strings.Trim(h, "[]")) == nil {
+			v.addf(fmt.Sprintf("server.allowed-hosts[%d]", i), "%q must be a bare host name or IP address (no port, scheme or path)", h)
+		}
+	}
+	for i, o := range s.CORS.AllowedOrigins {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			v.addf(fmt.Sprintf("server.cors.allowed-origins[%d]", i), "%q must be scheme://host[:port], e.g. https://ops.example.com", o)
+		}
+	}
 }
 
 func (a Auth) validate(v *validator) {
+	if a.FailedAttemptsPerMinute <= 0 {
+		v.addf("auth.failed-attempts-per-minute", "must be positive, got %d", a.FailedAttemptsPerMinute)
+	}
 	names := map[string]int{}
 	secrets := map[string]int{}
 	for i, t := range a.Tokens {

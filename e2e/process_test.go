@@ -160,8 +160,8 @@ func (s *server) do(t *testing.T, method, path, body string, headers ...string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
+	if body != "" || (method != http.MethodGet && method != http.MethodHead) {
+		req.Header.Set("Content-Type", "application/json") // the API requires it on state-changing requests
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])

@@ -79,6 +79,9 @@ func newAuthenticator(tokens []config.Token) (*authenticator, error) {
 	return a, nil
 }
 
+// enabled reports whether any token is configured (auth on).
+func (a *authenticator) enabled() bool { return len(a.creds) > 0 }
+
 // authorize checks that r carries a token with at least role need. It returns the token's name
 // ("" when auth is off or not needed). Errors: EUNAUTHORIZED (no or unknown token), EFORBIDDEN.
 func (a *authenticator) authorize(r *http.Request, need role) (string, error) {

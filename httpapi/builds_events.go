@@ -52,9 +52,7 @@ func (s *server) buildEvents(w http.ResponseWriter, r *http.Request) error {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	rc := http.NewResponseController(w)
-	if err := rc.SetWriteDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		s.logger.LogAttrs(ctx, slog.LevelWarn, "cannot clear write deadline for SSE", slog.Any("error", err))
-	}
+	liftDeadlines(ctx, rc, s.logger)
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodHead {
 		return nil
@@ -173,4 +171,17 @@ func (s *sseWriter) flush() error {
 		s.err = s.rc.Flush()
 	}
 	return s.err
+}
+
+// liftDeadlines clears the server's read and write deadlines for a long-lived response (an
+// event stream): server.read-timeout and server.write-timeout bound ordinary requests only.
+// The read deadline matters too: when it passes, net/http's background read fails and cancels
+// the request context.
+func liftDeadlines(ctx context.Context, rc *http.ResponseController, logger *slog.Logger) {
+	if err := rc.SetWriteDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		logger.LogAttrs(ctx, slog.LevelWarn, "cannot clear the write deadline of an event stream", slog.Any("error", err))
+	}
+	if err := rc.SetReadDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		logger.LogAttrs(ctx, slog.LevelWarn, "cannot clear the read deadline of an event stream", slog.Any("error", err))
+	}
 }

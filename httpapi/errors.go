@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/queue"
@@ -34,6 +37,9 @@ var statusByCode = map[string]int{
 	redstate.EINTERNAL:     http.StatusInternalServerError,
 	EMETHODNOTALLOWED:      http.StatusMethodNotAllowed,
 	EUNSUPPORTEDMEDIA:      http.StatusUnsupportedMediaType,
+	EFORBIDDENORIGIN:       http.StatusForbidden,
+	EHOSTNOTALLOWED:        http.StatusMisdirectedRequest,
+	ETOOMANYREQUESTS:       http.StatusTooManyRequests,
 }
 
 // errorBody is the JSON body of every error response.
@@ -72,6 +78,12 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		h.Set("WWW-Authenticate", "Bearer")
 	case redstate.EUNAVAILABLE:
 		h.Set("Retry-After", "1")
+	case ETOOMANYREQUESTS:
+		wait := time.Second
+		if d, ok := errors.AsType[retryAfter](err); ok {
+			wait = time.Duration(d)
+		}
+		h.Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 	}
 	h.Del("ETag")
 	h.Del("Content-Length")

@@ -34,12 +34,13 @@ func writeRawJSON(w http.ResponseWriter, status int, body []byte) {
 }
 
 // decodeBody reads the request body (at most s.maxBody bytes) into dst, strictly: the
-// Content-Type must be JSON when given, the body must be one JSON object with no unknown fields
-// and nothing after it. Errors: EUNSUPPORTEDMEDIA, ETOOLARGE, EINVALID, each with a message
-// naming the problem.
+// Content-Type must be JSON (checked by the middleware for every state-changing request), the
+// body must be one JSON object with no unknown fields, no member named twice in one object, no
+// member name that matches a field only when case is ignored, and nothing after it. Errors:
+// EUNSUPPORTEDMEDIA, ETOOLARGE, EINVALID, each with a message naming the problem.
 func (s *server) decodeBody(w http.ResponseWriter, r *http.Request, dst any) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSONMediaType(ct) {
-		return redstate.Errorf(EUNSUPPORTEDMEDIA, "Content-Type must be application/json, got %q", ct)
+	if ct := r.Header.Get("Content-Type"); !isJSONMediaType(ct) {
+		return unsupportedMedia(ct)
 	}
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
 	if err != nil {
@@ -55,6 +56,12 @@ func (s *server) decodeBody(w http.ResponseWriter, r *http.Request, dst any) err
 	if trimmed[0] != '{' {
 		return redstate.Errorf(redstate.EINVALID, "request body must be a JSON object")
 	}
+	if err := checkDuplicateKeys(trimmed); err != nil {
+		return redstate.Errorf(redstate.EINVALID, "%s", err.Error())
+	}
+	if err := checkMemberCase(trimmed, reflect.TypeOf(dst), "$"); err != nil {
+		return redstate.Errorf(redstate.EINVALID, "%s", err.Error())
+	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
@@ -64,6 +71,14 @@ func (s *server) decodeBody(w http.ResponseWriter, r *http.Request, dst any) err
 		return redstate.Errorf(redstate.EINVALID, "request body must hold a single JSON object; found data after it")
 	}
 	return nil
+}
+
+// unsupportedMedia is the error for a request body that is not declared as JSON.
+func unsupportedMedia(ct string) error {
+	if ct == "" {
+		return redstate.Errorf(EUNSUPPORTEDMEDIA, "Content-Type must be application/json (none was sent)")
+	}
+	return redstate.Errorf(EUNSUPPORTEDMEDIA, "Content-Type must be application/json, got %q", truncate(ct))
 }
 
 // isJSONMediaType reports whether a Content-Type is application/json or a +json type.

@@ -12,6 +12,10 @@ import (
 // stays bounded: it is always a registered mux pattern or this value, never a raw path.
 const routeUnmatched = "unmatched"
 
+// routeGuarded is the route label of requests the guard refused before routing (foreign Host,
+// cross-origin, non-JSON state-changing request).
+const routeGuarded = "guarded"
+
 // httpMetrics are the API's Prometheus metrics. A nil *httpMetrics records nothing.
 type httpMetrics struct {
 	requests *prometheus.CounterVec

@@ -43,6 +43,15 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec.req = r
 	defer s.finish(rec, r, start)
 	defer s.recoverPanic(rec, r)
+	done, err := s.guard.check(rec, r)
+	switch {
+	case done:
+		return
+	case err != nil:
+		info.route = routeGuarded
+		s.writeError(rec, r, err)
+		return
+	}
 	s.mux.ServeHTTP(rec, r)
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/executor"
@@ -40,6 +41,16 @@ type Config struct {
 	Gatherer prometheus.Gatherer
 	// HeartbeatInterval is the SSE keep-alive comment interval (default 15s).
 	HeartbeatInterval time.Duration
+	// AllowedHosts, when not empty, are the only host names accepted in the Host header (any
+	// port); others are answered 421. Serve sets it for loopback listeners (see LoopbackHosts)
+	// to defeat DNS rebinding.
+	AllowedHosts []string
+	// CORSOrigins are browser origins ("https://ops.example.com") allowed to call the API
+	// cross-origin, state-changing requests included; default none.
+	CORSOrigins []string
+	// FailedAuthPerMinute bounds failed authentication attempts per client address (default
+	// DefaultFailedAuthPerMinute); past it requests are answered 429 until the budget refills.
+	FailedAuthPerMinute int
 }
 
 // Deps are the services the API serves.
@@ -64,6 +75,8 @@ type server struct {
 	builds    buildstatus.Store
 	ready     func(ctx context.Context) error
 	auth      *authenticator
+	throttle  *authThrottle
+	guard     *guard
 	metrics   *httpMetrics
 	logger    *slog.Logger
 	maxBody   int64
@@ -97,7 +110,17 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 	if cfg.Gatherer == nil {
 		cfg.Gatherer = prometheus.DefaultGatherer
 	}
+	if cfg.FailedAuthPerMinute < 0 {
+		return nil, fmt.Errorf("httpapi: FailedAuthPerMinute must not be negative, got %d", cfg.FailedAuthPerMinute)
+	}
+	if cfg.FailedAuthPerMinute == 0 {
+		cfg.FailedAuthPerMinute = DefaultFailedAuthPerMinute
+	}
 	auth, err := newAuthenticator(cfg.Tokens)
+	if err != nil {
+		return nil, err
+	}
+	g, err := newGuard(cfg.AllowedHosts, cfg.CORSOrigins)
 	if err != nil {
 		return nil, err
 	}
@@ -110,6 +133,8 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 		builds:    deps.Builds,
 		ready:     deps.Ready,
 		auth:      auth,
+		throttle:  newAuthThrottle(cfg.FailedAuthPerMinute),
+		guard:     g,
 		metrics:   metrics,
 		logger:    cfg.Logger,
 		maxBody:   cfg.MaxBodyBytes,
@@ -144,6 +169,28 @@ func (s *server) routes(metricsHandler http.Handler) {
 	})
 }
 
+// authorize checks r's token for role need, throttling clients that keep failing. A refused
+// request's connection is closed after the answer, so its body is never drained (a client
+// cannot hold the connection by announcing a body it does not send). Errors: EUNAUTHORIZED,
+// EFORBIDDEN, ETOOMANYREQUESTS.
+func (s *server) authorize(w http.ResponseWriter, r *http.Request, need role) (string, error) {
+	if need == roleNone || !s.auth.enabled() {
+		return "", nil
+	}
+	if err := s.throttle.blocked(r); err != nil {
+		w.Header().Set("Connection", "close")
+		return "", err
+	}
+	name, err := s.auth.authorize(r, need)
+	if err != nil {
+		w.Header().Set("Connection", "close")
+		if redstate.IsCode(err, redstate.EUNAUTHORIZED) {
+			s.throttle.failed(r)
+		}
+	}
+	return name, err
+}
+
 // handlerFunc is a route handler. An error it returns is written as a JSON error response,
 // unless the handler has already started its response.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
@@ -154,8 +201,11 @@ func (s *server) handle(pattern string, need role, h handlerFunc) {
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		info := requestInfoOf(r.Context())
 		info.route = r.Pattern
-		name, err := s.auth.authorize(r, need)
+		name, err := s.authorize(w, r, need)
 		info.token = name
+		if err == nil {
+			err = checkContentType(r)
+		}
 		if err == nil {
 			err = h(w, r)
 		}

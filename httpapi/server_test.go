@@ -60,8 +60,8 @@ type response struct {
 	body   []byte
 }
 
-// do sends a request; headers are "Name: value" strings. A string body gets Content-Type
-// application/json unless a header sets another.
+// do sends a request; headers are "Name: value" strings. A body or a state-changing method gets
+// Content-Type application/json unless a header sets another.
 func (a *testAPI) do(method, path, body string, headers ...string) response {
 	a.t.Helper()
 	var rd io.Reader
@@ -72,14 +72,18 @@ func (a *testAPI) do(method, path, body string, headers ...string) response {
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
+	if body != "" || (method != http.MethodGet && method != http.MethodHead) {
+		req.Header.Set("Content-Type", "application/json") // the API requires it on state-changing requests
 	}
 	if a.token != "" {
 		req.Header.Set("Authorization", "Bearer "+a.token)
 	}
 	for _, h := range headers {
 		name, value, _ := strings.Cut(h, ":")
+		if strings.EqualFold(name, "Host") {
+			req.Host = strings.TrimSpace(value)
+			continue
+		}
 		req.Header.Set(name, strings.TrimSpace(value))
 	}
 	res, err := a.srv.Client().Do(req)
