@@ -1,0 +1,181 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+)
+
+// The API's JSON is stricter than encoding/json's defaults, which accept an object that names
+// the same member twice (the last one wins) and match member names to struct fields without
+// regard to case. Both hide client bugs and let two parsers of one document disagree, so
+// decodeBody runs these checks before decoding.
+
+// jsonFrame is one open object or array while checkDuplicateKeys walks a document.
+type jsonFrame struct {
+	object    bool
+	expectKey bool
+	keys      map[string]struct{}
+	path      string
+	index     int
+}
+
+// valueDone records that the container received one complete value.
+func (f *jsonFrame) valueDone() {
+	if f.object {
+		f.expectKey = true
+	} else {
+		f.index++
+	}
+}
+
+// checkDuplicateKeys reports the first object member name that occurs twice in one object, with
+// the JSON path of that object. A syntax error ends the check without an error: the decoder
+// that runs next reports it precisely.
+func checkDuplicateKeys(raw []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var stack []*jsonFrame
+	done := func() {
+		if len(stack) > 0 {
+			stack[len(stack)-1].valueDone()
+		}
+	}
+	path := "$"
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // io.EOF, or a syntax error left to the decoder
+		}
+		var top *jsonFrame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.object && top.expectKey {
+			if tok == json.Delim('}') {
+				stack = stack[:len(stack)-1]
+				done()
+				continue
+			}
+			key, _ := tok.(string)
+			if _, dup := top.keys[key]; dup {
+				return fmt.Errorf("duplicate member %q in the object at %s; each name may occur only once",
+					truncate(key), top.path)
+			}
+			top.keys[key] = struct{}{}
+			top.expectKey = false
+			path = top.path + "." + key
+			continue
+		}
+		if top != nil && !top.object {
+			path = fmt.Sprintf("%s[%d]", top.path, top.index)
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &jsonFrame{object: true, expectKey: true, keys: map[string]struct{}{}, path: path})
+		case json.Delim('['):
+			stack = append(stack, &jsonFrame{path: path})
+		case json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			done()
+		default:
+			done()
+		}
+	}
+}
+
+var jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// checkMemberCase reports an object member whose name matches a field of t only when case is
+// ignored (encoding/json would accept "ProjectId" for "projectId"). It follows t into nested
+// structs, slices, arrays and maps; types with their own UnmarshalJSON are left to it. Members
+// that match no field at all are left to DisallowUnknownFields, and malformed input to the
+// decoder.
+func checkMemberCase(raw []byte, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(jsonUnmarshalerType) || t.Implements(jsonUnmarshalerType) {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		var members map[string]json.RawMessage
+		if json.Unmarshal(raw, &members) != nil {
+			return nil
+		}
+		fields := jsonFieldTypes(t)
+		for name, value := range members {
+			if ft, ok := fields[name]; ok {
+				if err := checkMemberCase(value, ft, path+"."+name); err != nil {
+					return err
+				}
+				continue
+			}
+			for field := range fields {
+				if strings.EqualFold(field, name) {
+					return fmt.Errorf("unknown field %q at %s: field names are case-sensitive (did you mean %q?)",
+						truncate(name), path, field)
+				}
+			}
+		}
+	case reflect.Map:
+		var members map[string]json.RawMessage
+		if json.Unmarshal(raw, &members) != nil {
+			return nil
+		}
+		for name, value := range members {
+			if err := checkMemberCase(value, t.Elem(), path+"."+name); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			return nil
+		}
+		for i, item := range items {
+			if err := checkMemberCase(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// jsonFieldTypes maps the JSON member names of struct t (as encoding/json names them, embedded
+// structs flattened) to their field types.
+func jsonFieldTypes(t reflect.Type) map[string]reflect.Type {
+	fields := make(map[string]reflect.Type)
+	for f := range t.Fields() {
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				for n, typ := range jsonFieldTypes(ft) {
+					if _, taken := fields[n]; !taken {
+						fields[n] = typ
+					}
+				}
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		fields[name] = f.Type
+	}
+	return fields
+}
