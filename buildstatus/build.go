@@ -13,6 +13,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+
+	"github.com/redstate/redstate"
 )
 
 // PublishResponse is one build's publish state, exactly the seed's section 3.2 model. Every
@@ -113,9 +115,23 @@ func ETagOf(stored []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Encode returns the JSON stored for doc.
+// MaxDocumentBytes bounds a stored build document (the encoded JSON), whether it comes from a
+// whole-document save or grows by platform updates; it equals the API's default body limit.
+const MaxDocumentBytes = 1 << 20
+
+// Encode returns the JSON stored for doc. A document whose JSON exceeds MaxDocumentBytes is
+// ETOOLARGE: it is never stored, so one build cannot grow without bound through repeated
+// platform updates.
 func Encode(doc *PublishResponse) ([]byte, error) {
-	return json.Marshal(doc)
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxDocumentBytes {
+		return nil, redstate.Errorf(redstate.ETOOLARGE,
+			"build document would be %d bytes, the limit is %d (trim errorMessage or platform results)", len(b), MaxDocumentBytes)
+	}
+	return b, nil
 }
 
 // Decode parses a stored JSON value into a Build, decoding the document eagerly so that an

@@ -1,7 +1,9 @@
 package buildstatus
 
 import (
+	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -207,6 +209,46 @@ func ValidatePlatformResult(r *PlatformResult) error {
 		if t.v != nil && len(*t.v) > MaxTextBytes {
 			return redstate.Errorf(redstate.EINVALID, "%s is %d bytes, the limit is %d", t.field, len(*t.v), MaxTextBytes)
 		}
+	}
+	for _, u := range texts[:2] {
+		if u.v != nil {
+			if err := validateLink(u.field, *u.v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// validateLink checks a logUrl or downloadUrl: a relative reference (the seed's
+// "550e8400.../android/app.apk") or an absolute http or https URL with a host. Other schemes
+// (javascript:, data:, file:), scheme-relative "//host" references, whitespace and control
+// characters are refused, so a stored link is safe to render as a link.
+func validateLink(field, v string) error {
+	if v == "" {
+		return nil
+	}
+	bad := func(why string) error {
+		return redstate.Errorf(redstate.EINVALID, "%s must be a relative path or an http(s) URL: %s (got %q)", field, why, truncate(v))
+	}
+	if strings.ContainsFunc(v, func(r rune) bool { return r <= ' ' || r == 0x7f || unicode.IsSpace(r) }) {
+		return bad("it contains whitespace or control characters")
+	}
+	if strings.HasPrefix(v, "//") || strings.HasPrefix(v, `\\`) || strings.HasPrefix(v, `/\`) {
+		return bad("a scheme-relative reference may point to any host")
+	}
+	// The scheme, when there is one, ends at a ':' before any '/', '?' or '#' (RFC 3986 4.2).
+	end := strings.IndexAny(v, ":/?#")
+	if end < 0 || v[end] != ':' {
+		return nil // a relative reference
+	}
+	scheme := v[:end]
+	if !strings.EqualFold(scheme, "http") && !strings.EqualFold(scheme, "https") {
+		return bad("scheme " + strconv.Quote(scheme) + " is not allowed")
+	}
+	rest, ok := strings.CutPrefix(v[end+1:], "//")
+	if host, _, _ := strings.Cut(rest, "/"); !ok || host == "" || host[0] == '?' || host[0] == '#' {
+		return bad("an absolute URL needs a host")
 	}
 	return nil
 }

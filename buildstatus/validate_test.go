@@ -230,3 +230,31 @@ func TestValidate_DoesNotAllocate(t *testing.T) {
 		t.Errorf("IsCanonicalBuildID allocates %v times", n)
 	}
 }
+
+func TestValidatePlatformResult_Links(t *testing.T) {
+	for _, ok := range []string{"", "550e8400.../android/app.apk", "/logs/1.txt", "logs/1.txt?x=1#y",
+		"https://cdn.example.com/app.apk", "http://10.0.0.1:8080/log"} {
+		v := ok
+		r := &PlatformResult{Platform: "ios", Status: "SUCCESS", LogURL: &v, DownloadURL: &v}
+		if err := ValidatePlatformResult(r); err != nil {
+			t.Errorf("%q refused: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"javascript:alert(1)", "JavaScript:alert(1)", "data:text/html,<b>x</b>",
+		"file:///etc/passwd", "//evil.example/x", `\\evil.example\x`, "https:///nohost", " javascript:alert(1)",
+		"java\tscript:alert(1)", "vbscript:x", "ftp://example.com/a"} {
+		for _, field := range []string{"logUrl", "downloadUrl"} {
+			v := bad
+			r := &PlatformResult{Platform: "ios", Status: "SUCCESS"}
+			if field == "logUrl" {
+				r.LogURL = &v
+			} else {
+				r.DownloadURL = &v
+			}
+			err := ValidatePlatformResult(r)
+			if !redstate.IsCode(err, redstate.EINVALID) || !strings.Contains(err.Error(), field) {
+				t.Errorf("%s %q: %v", field, bad, err)
+			}
+		}
+	}
+}

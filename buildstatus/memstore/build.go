@@ -21,6 +21,9 @@ func (s *Store) Save(_ context.Context, doc *buildstatus.PublishResponse, opts b
 	}
 	stored, err := buildstatus.Encode(doc)
 	if err != nil {
+		if redstate.IsCode(err, redstate.ETOOLARGE) {
+			return nil, err
+		}
 		return nil, redstate.Wrap(redstate.EINVALID, err, "document cannot be encoded as JSON")
 	}
 
@@ -191,6 +194,9 @@ func (s *Store) UpdatePlatform(_ context.Context, buildID string, result *builds
 	}
 	stored, err := buildstatus.Encode(doc)
 	if err != nil {
+		if redstate.IsCode(err, redstate.ETOOLARGE) {
+			return nil, err
+		}
 		return nil, redstate.Wrap(redstate.EINTERNAL, err, "updated build cannot be encoded as JSON")
 	}
 	e := s.write(cur, doc, stored, now)

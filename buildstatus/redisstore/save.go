@@ -76,6 +76,9 @@ func (s *Store) extendDirectory(ctx context.Context, projectID, buildID string) 
 func (s *Store) write(ctx context.Context, doc *buildstatus.PublishResponse, ifMatch string, ifNoneMatch, wantCurrent bool) (b *buildstatus.Build, res string, cur []byte, err error) {
 	encoded, err := buildstatus.Encode(doc)
 	if err != nil {
+		if redstate.IsCode(err, redstate.ETOOLARGE) {
+			return nil, "", nil, err
+		}
 		return nil, "", nil, redstate.Wrap(redstate.EINTERNAL, err, "encoding build "+doc.BuildID)
 	}
 	id := doc.BuildID

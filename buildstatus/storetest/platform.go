@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -20,7 +21,39 @@ func (s suite) updatePlatformTests() []namedTest {
 		{"RejectsInvalidResult", s.testUpdatePlatformInvalid},
 		{"IfMatch", s.testUpdatePlatformIfMatch},
 		{"ConcurrentUpdatesAreNotLost", s.testUpdatePlatformConcurrent},
+		{"CannotGrowPastMaxDocumentBytes", s.testUpdatePlatformSizeCap},
 	}
+}
+
+// testUpdatePlatformSizeCap grows one build by platform updates, each valid on its own, until
+// the document would pass buildstatus.MaxDocumentBytes: that update is ETOOLARGE and the
+// stored document stays as it was.
+func (s suite) testUpdatePlatformSizeCap(t *testing.T) {
+	st := s.store(t)
+	id := NewBuildID()
+	mustSave(t, st, SampleDoc(id, "p"))
+	text := strings.Repeat("x", buildstatus.MaxTextBytes)
+	var last *buildstatus.Build
+	for i := range buildstatus.MaxPlatforms {
+		result := &buildstatus.PlatformResult{Platform: fmt.Sprintf("p%02d", i), Status: "FAILED",
+			LogURL: ptr("logs/" + text[:buildstatus.MaxTextBytes-5]), DownloadURL: ptr(text), ErrorMessage: ptr(text)}
+		b, err := st.UpdatePlatform(t.Context(), id, result, "")
+		if err != nil {
+			wantCode(t, err, redstate.ETOOLARGE)
+			if last == nil {
+				t.Fatal("the first update was already too large")
+			}
+			if stored := mustGet(t, st, id); !bytes.Equal(stored.JSON, last.JSON) {
+				t.Fatal("a refused update changed the stored document")
+			}
+			return
+		}
+		if len(b.JSON) > buildstatus.MaxDocumentBytes {
+			t.Fatalf("stored a %d-byte document, over the %d limit", len(b.JSON), buildstatus.MaxDocumentBytes)
+		}
+		last = b
+	}
+	t.Fatalf("%d platform updates of 24 KB each never reached the size limit", buildstatus.MaxPlatforms)
 }
 
 // checkUpdated verifies got is prev with result applied and a fresh updatedAt.
