@@ -81,7 +81,7 @@ func New(opts Options) *Store {
 		now:      opts.Now,
 		builds:   make(map[string]*entry),
 		projects: make(map[string]*projectIdx),
-		watchers: watchers{subs: make(map[string]map[*subscriber]struct{})},
+		watchers: watchers{subs: make(map[string]map[*buildstatus.EventQueue]struct{})},
 		done:     make(chan struct{}),
 		swept:    make(chan struct{}),
 	}

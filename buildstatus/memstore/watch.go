@@ -9,22 +9,12 @@ import (
 
 // WatchBuffer is how many events a watcher may fall behind before events are dropped and an
 // EventGap is queued in their place.
-const WatchBuffer = 64
+const WatchBuffer = buildstatus.WatchBuffer
 
 // watchers is the registry of Watch subscribers, per build id.
 type watchers struct {
 	mu   sync.Mutex
-	subs map[string]map[*subscriber]struct{}
-}
-
-// subscriber is one Watch stream. Writers append to queue without ever blocking; a forwarding
-// goroutine moves queued events to the caller's channel.
-type subscriber struct {
-	mu     sync.Mutex
-	queue  []buildstatus.Event
-	gap    bool          // events were dropped; an EventGap is owed
-	wake   chan struct{} // capacity 1: something was queued
-	closed bool
+	subs map[string]map[*buildstatus.EventQueue]struct{}
 }
 
 // publish hands ev to every watcher of ev.BuildID. It never blocks. Callers hold Store.mu for
@@ -37,54 +27,8 @@ func (w *watchers) publish(ev buildstatus.Event) {
 		if ev.Build != nil {
 			own.Build = append([]byte(nil), ev.Build...)
 		}
-		sub.offer(own)
+		sub.Offer(own)
 	}
-}
-
-// offer queues ev, or drops it and owes an EventGap when the queue is full.
-func (sub *subscriber) offer(ev buildstatus.Event) {
-	sub.mu.Lock()
-	defer sub.mu.Unlock()
-	if sub.closed {
-		return
-	}
-	if sub.gap {
-		if len(sub.queue) >= WatchBuffer {
-			return
-		}
-		sub.queue = append(sub.queue, buildstatus.Event{Type: buildstatus.EventGap, BuildID: ev.BuildID})
-		sub.gap = false
-	}
-	if len(sub.queue) >= WatchBuffer {
-		sub.gap = true
-	} else {
-		sub.queue = append(sub.queue, ev)
-	}
-	select {
-	case sub.wake <- struct{}{}:
-	default:
-	}
-}
-
-// next returns the next event to deliver, turning an owed gap into an event once the queue
-// has drained.
-func (sub *subscriber) next(buildID string) (buildstatus.Event, bool) {
-	sub.mu.Lock()
-	defer sub.mu.Unlock()
-	if len(sub.queue) == 0 {
-		if !sub.gap {
-			return buildstatus.Event{}, false
-		}
-		sub.gap = false
-		return buildstatus.Event{Type: buildstatus.EventGap, BuildID: buildID}, true
-	}
-	ev := sub.queue[0]
-	sub.queue[0] = buildstatus.Event{}
-	sub.queue = sub.queue[1:]
-	if len(sub.queue) == 0 {
-		sub.queue = nil // let the backing array go
-	}
-	return ev, true
 }
 
 // Watch implements buildstatus.Store. The subscription is in place when Watch returns, so every
@@ -94,10 +38,10 @@ func (s *Store) Watch(ctx context.Context, buildID string) (<-chan buildstatus.E
 	if err := checkID(buildID); err != nil {
 		return nil, err
 	}
-	sub := &subscriber{wake: make(chan struct{}, 1)}
+	sub := buildstatus.NewEventQueue(WatchBuffer)
 	s.watchers.mu.Lock()
 	if s.watchers.subs[buildID] == nil {
-		s.watchers.subs[buildID] = make(map[*subscriber]struct{})
+		s.watchers.subs[buildID] = make(map[*buildstatus.EventQueue]struct{})
 	}
 	s.watchers.subs[buildID][sub] = struct{}{}
 	s.watchers.mu.Unlock()
@@ -109,14 +53,14 @@ func (s *Store) Watch(ctx context.Context, buildID string) (<-chan buildstatus.E
 
 // forward delivers sub's events to out until ctx ends or the store closes, then unregisters
 // sub and closes out.
-func (s *Store) forward(ctx context.Context, buildID string, sub *subscriber, out chan<- buildstatus.Event) {
+func (s *Store) forward(ctx context.Context, buildID string, sub *buildstatus.EventQueue, out chan<- buildstatus.Event) {
 	defer close(out)
 	defer s.watchers.unsubscribe(buildID, sub)
 	for {
-		ev, ok := sub.next(buildID)
+		ev, ok := sub.Next(buildID)
 		if !ok {
 			select {
-			case <-sub.wake:
+			case <-sub.Wake():
 				continue
 			case <-ctx.Done():
 				return
@@ -134,13 +78,11 @@ func (s *Store) forward(ctx context.Context, buildID string, sub *subscriber, ou
 	}
 }
 
-func (w *watchers) unsubscribe(buildID string, sub *subscriber) {
+// unsubscribe removes sub and drops what it still queued.
+func (w *watchers) unsubscribe(buildID string, sub *buildstatus.EventQueue) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	sub.mu.Lock()
-	sub.closed = true
-	sub.queue = nil
-	sub.mu.Unlock()
+	sub.Close()
 	delete(w.subs[buildID], sub)
 	if len(w.subs[buildID]) == 0 {
 		delete(w.subs, buildID)

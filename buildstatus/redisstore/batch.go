@@ -44,6 +44,7 @@ func (s *Store) startBatchers(opts coalesce.Options) {
 // Close stops the Store's background workers. Calls made after Close fail with EUNAVAILABLE.
 // The Redis client is the caller's and stays open.
 func (s *Store) Close() error {
+	s.hub.close()
 	if s.batch != nil {
 		s.batch.gets.Close()
 		s.batch.saves.Close()

@@ -60,6 +60,7 @@ type Store struct {
 	ttl     time.Duration
 	now     func() time.Time
 	batch   *batchers // nil with Options.DirectCalls
+	hub     *hub      // the one Pub/Sub connection shared by every Watch
 
 	// directories memoizes, on Cluster, when this process last extended a project's shard
 	// directory for a slot (key: projectID + "\x00" + slot; value: time.Time).
@@ -93,6 +94,7 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 		keys:   opts.Keys,
 		ttl:    opts.TTL,
 		now:    opts.Now,
+		hub:    newHub(client),
 	}
 	if c, ok := client.(*redis.ClusterClient); ok {
 		s.cluster = c

@@ -3,11 +3,7 @@ package redisstore
 import (
 	"context"
 	"strings"
-	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
 )
 
@@ -17,93 +13,49 @@ import (
 // repeated: it is the channel's. PUBLISH is not a key operation, so it
 // works from scripts on Cluster too, where it is broadcast to every node.
 
-// watchBuffer is how many events a slow watcher may lag behind before events are dropped and
-// an EventGap is queued in their place.
-const watchBuffer = 64
-
-// Watch implements buildstatus.Store. It SUBSCRIBEs to keys.Events(buildID) on a dedicated
-// connection and returns only once Redis has confirmed the subscription, so every change
-// committed after Watch returns is delivered. Two goroutines serve the stream: one reads
-// messages, one queues up to watchBuffer events for the caller. When the queue is full the
-// newest queued event becomes an EventGap and later events are dropped until the caller
-// catches up; a lost connection (messages may have been missed while go-redis reconnects and
-// resubscribes) also yields an EventGap. The channel closes when ctx ends.
+// Watch implements buildstatus.Store. Every watch of the Store shares one Pub/Sub connection
+// (hub.go). Watch returns only once Redis has confirmed the subscription to
+// keys.Events(buildID), so every change committed after Watch returns is delivered. Up to
+// buildstatus.WatchBuffer events queue for a slow caller; past that, events are dropped and an
+// EventGap stands in for them (buildstatus.EventQueue). A lost connection also yields an
+// EventGap. The channel closes when ctx ends or the Store is closed.
 func (s *Store) Watch(ctx context.Context, buildID string) (<-chan buildstatus.Event, error) {
 	if err := checkID(buildID); err != nil {
 		return nil, err
 	}
-	ps := s.client.Subscribe(ctx, s.keys.Events(buildID))
-	msg, err := ps.Receive(ctx)
-	if err != nil {
-		_ = ps.Close()
+	channel := s.keys.Events(buildID)
+	q := buildstatus.NewEventQueue(buildstatus.WatchBuffer)
+	if err := s.hub.add(ctx, channel, buildID, q); err != nil {
 		return nil, mapErr(err, "watching build "+buildID)
 	}
-	if _, ok := msg.(*redis.Subscription); !ok {
-		_ = ps.Close()
-		return nil, redstate.Errorf(redstate.EINTERNAL, "watching build %s: unexpected first reply %T", buildID, msg)
-	}
-	in := make(chan buildstatus.Event)
 	out := make(chan buildstatus.Event)
-	go readEvents(ctx, ps, buildID, in)
-	go forwardEvents(ctx, ps, in, out)
+	go s.forwardEvents(ctx, channel, buildID, q, out)
 	return out, nil
 }
 
-// readEvents turns Pub/Sub messages into Events and hands them to in until ctx ends.
-func readEvents(ctx context.Context, ps *redis.PubSub, buildID string, in chan<- buildstatus.Event) {
+// forwardEvents moves q's events to out until ctx ends or the Store closes, then unregisters
+// q and closes out.
+func (s *Store) forwardEvents(ctx context.Context, channel, buildID string, q *buildstatus.EventQueue, out chan<- buildstatus.Event) {
+	defer close(out)
+	defer s.hub.remove(channel, q)
 	for {
-		m, err := ps.ReceiveMessage(ctx)
-		var ev buildstatus.Event
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			// go-redis reconnects and resubscribes on the next receive; anything published
-			// meanwhile is lost.
-			ev = buildstatus.Event{Type: buildstatus.EventGap, BuildID: buildID}
+		ev, ok := q.Next(buildID)
+		if !ok {
 			select {
+			case <-q.Wake():
+				continue
 			case <-ctx.Done():
 				return
-			case <-time.After(100 * time.Millisecond):
-			}
-		} else {
-			var ok bool
-			if ev, ok = parseEvent(m.Payload, buildID); !ok {
-				continue
+			case <-s.hub.ctx.Done():
+				return
 			}
 		}
 		select {
-		case in <- ev:
+		case out <- ev:
 		case <-ctx.Done():
 			return
-		}
-	}
-}
-
-// forwardEvents queues events from in for out, replacing overflow with an EventGap, and
-// closes out and the subscription when ctx ends.
-func forwardEvents(ctx context.Context, ps *redis.PubSub, in <-chan buildstatus.Event, out chan<- buildstatus.Event) {
-	defer close(out)
-	defer ps.Close()
-	var queue []buildstatus.Event
-	for {
-		var send chan<- buildstatus.Event
-		var next buildstatus.Event
-		if len(queue) > 0 {
-			send, next = out, queue[0]
-		}
-		select {
-		case <-ctx.Done():
+		case <-s.hub.ctx.Done():
 			return
-		case ev := <-in:
-			switch {
-			case len(queue) < watchBuffer:
-				queue = append(queue, ev)
-			case queue[len(queue)-1].Type != buildstatus.EventGap:
-				queue[len(queue)-1] = buildstatus.Event{Type: buildstatus.EventGap, BuildID: ev.BuildID}
-			}
-		case send <- next:
-			queue = queue[1:]
 		}
 	}
 }
