@@ -117,14 +117,16 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 
 	reg := m.Registry()
 	handler, err := httpapi.New(httpapi.Config{
-		Tokens:              cfg.Auth.Tokens,
-		MaxBodyBytes:        cfg.Server.MaxBodyBytes,
-		Logger:              log,
-		Registerer:          reg,
-		Gatherer:            reg,
-		AllowedHosts:        allowedHosts(cfg.Server),
-		CORSOrigins:         cfg.Server.CORS.AllowedOrigins,
-		FailedAuthPerMinute: cfg.Auth.FailedAttemptsPerMinute,
+		Tokens:                   cfg.Auth.Tokens,
+		MaxBodyBytes:             cfg.Server.MaxBodyBytes,
+		Logger:                   log,
+		Registerer:               reg,
+		Gatherer:                 reg,
+		AllowedHosts:             allowedHosts(cfg.Server),
+		CORSOrigins:              cfg.Server.CORS.AllowedOrigins,
+		FailedAuthPerMinute:      cfg.Auth.FailedAttemptsPerMinute,
+		MaxEventStreams:          cfg.Server.MaxEventStreams,
+		MaxEventStreamsPerClient: cfg.Server.MaxEventStreamsPerClient,
 	}, httpapi.Deps{Builds: backend.store, Ready: backend.ready, Reports: queues.reports, Queues: queues.admin, Executor: exec.runner})
 	if err != nil {
 		return err

@@ -99,6 +99,11 @@ type Server struct {
 	// MaxConnections caps concurrently open client connections (default 20000); further
 	// connections wait in the kernel's accept queue.
 	MaxConnections int `koanf:"max-connections"`
+	// MaxEventStreams bounds the event streams (SSE) open at once (default 10000).
+	MaxEventStreams int `koanf:"max-event-streams"`
+	// MaxEventStreamsPerClient bounds one token's (without auth: one address's) open event
+	// streams (default 1000).
+	MaxEventStreamsPerClient int `koanf:"max-event-streams-per-client"`
 	// AllowedHosts are extra host names accepted in the Host header of a loopback listener
 	// (localhost, 127.0.0.1, ::1 and the listen host always are); other names are refused to
 	// stop DNS rebinding. Not applied to non-loopback listeners.
@@ -375,7 +380,7 @@ func Default() Config {
 	return Config{
 		Server: Server{Addr: "127.0.0.1:8080", MaxBodyBytes: 1 << 20, ShutdownTimeout: 15 * time.Second,
 			ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second,
-			MaxConnections: 20000, AllowedHosts: []string{}, CORS: CORS{AllowedOrigins: []string{}}},
+			MaxConnections: 20000, MaxEventStreams: 10000, MaxEventStreamsPerClient: 1000, AllowedHosts: []string{}, CORS: CORS{AllowedOrigins: []string{}}},
 		Auth:  Auth{FailedAttemptsPerMinute: 30},
 		Redis: Redis{DialTimeout: 2 * time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: 1, DialRetries: 1},
 		Log:   Log{Level: "info", Format: "json"},

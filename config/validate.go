@@ -113,6 +113,12 @@ func (s Server) validate(v *validator) {
 	if s.MaxConnections <= 0 {
 		v.addf("server.max-connections", "must be positive, got %d", s.MaxConnections)
 	}
+	if s.MaxEventStreams <= 0 {
+		v.addf("server.max-event-streams", "must be positive, got %d", s.MaxEventStreams)
+	}
+	if s.MaxEventStreamsPerClient <= 0 {
+		v.addf("server.max-event-streams-per-client", "must be positive, got %d", s.MaxEventStreamsPerClient)
+	}
 	for i, h := range s.AllowedHosts {
 		if h == "" || strings.ContainsAny(h, ":/ ") && net.ParseIP(strings.Trim(h, "[]")) == nil {
 			v.addf(fmt.Sprintf("server.allowed-hosts[%d]", i), "%q must be a bare host name or IP address (no port, scheme or path)", h)

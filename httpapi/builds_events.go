@@ -36,6 +36,11 @@ func (s *server) buildEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	release, err := s.streams.acquire(streamClient(r))
+	if err != nil {
+		return err
+	}
+	defer release()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	events, err := s.builds.Watch(ctx, id)

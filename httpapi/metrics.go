@@ -20,6 +20,7 @@ const routeGuarded = "guarded"
 type httpMetrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	streams  prometheus.Gauge
 }
 
 // newHTTPMetrics registers the metrics with reg (nil: no metrics). Registering twice with the
@@ -37,14 +38,21 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 		Help:    "HTTP request duration (until the handler returns; SSE streams count their whole life), by route pattern and method.",
 		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 	}, []string{"route", "method"})
+	streams := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "redstate_http_event_streams",
+		Help: "Event streams (SSE) open now.",
+	})
 	var err error
 	if requests, err = register(reg, requests); err != nil {
+		return nil, err
+	}
+	if streams, err = register(reg, streams); err != nil {
 		return nil, err
 	}
 	if duration, err = register(reg, duration); err != nil {
 		return nil, err
 	}
-	return &httpMetrics{requests: requests, duration: duration}, nil
+	return &httpMetrics{requests: requests, duration: duration, streams: streams}, nil
 }
 
 // register registers c, or returns the equal collector already registered.
@@ -58,6 +66,14 @@ func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error)
 		return c, err
 	}
 	return c, nil
+}
+
+// streamGauge returns the open-streams gauge, nil without metrics.
+func (m *httpMetrics) streamGauge() prometheus.Gauge {
+	if m == nil {
+		return nil
+	}
+	return m.streams
 }
 
 // observe records one finished request.

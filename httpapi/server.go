@@ -48,6 +48,12 @@ type Config struct {
 	// CORSOrigins are browser origins ("https://ops.example.com") allowed to call the API
 	// cross-origin, state-changing requests included; default none.
 	CORSOrigins []string
+	// MaxEventStreams bounds the event streams open at once (default DefaultMaxEventStreams);
+	// past it a new stream is 429.
+	MaxEventStreams int
+	// MaxEventStreamsPerClient bounds one token's (without auth: one address's) open event
+	// streams (default DefaultMaxEventStreamsPerClient); past it a new stream is 429.
+	MaxEventStreamsPerClient int
 	// FailedAuthPerMinute bounds failed authentication attempts per client address (default
 	// DefaultFailedAuthPerMinute); past it requests are answered 429 until the budget refills.
 	FailedAuthPerMinute int
@@ -76,6 +82,7 @@ type server struct {
 	ready     func(ctx context.Context) error
 	auth      *authenticator
 	throttle  *authThrottle
+	streams   *streamLimiter
 	guard     *guard
 	metrics   *httpMetrics
 	logger    *slog.Logger
@@ -116,6 +123,15 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 	if cfg.FailedAuthPerMinute == 0 {
 		cfg.FailedAuthPerMinute = DefaultFailedAuthPerMinute
 	}
+	if cfg.MaxEventStreams < 0 || cfg.MaxEventStreamsPerClient < 0 {
+		return nil, fmt.Errorf("httpapi: event stream bounds must not be negative")
+	}
+	if cfg.MaxEventStreams == 0 {
+		cfg.MaxEventStreams = DefaultMaxEventStreams
+	}
+	if cfg.MaxEventStreamsPerClient == 0 {
+		cfg.MaxEventStreamsPerClient = DefaultMaxEventStreamsPerClient
+	}
 	auth, err := newAuthenticator(cfg.Tokens)
 	if err != nil {
 		return nil, err
@@ -134,6 +150,7 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 		ready:     deps.Ready,
 		auth:      auth,
 		throttle:  newAuthThrottle(cfg.FailedAuthPerMinute),
+		streams:   newStreamLimiter(cfg.MaxEventStreams, cfg.MaxEventStreamsPerClient, metrics.streamGauge()),
 		guard:     g,
 		metrics:   metrics,
 		logger:    cfg.Logger,

@@ -66,3 +66,22 @@ func TestNew_FallbackNeedsMemoryStore(t *testing.T) {
 		t.Fatal("New accepted the fallback policy without a memory store")
 	}
 }
+
+// TestFailFast_WatchFailuresDoNotOpenTheBreaker: a flood of failing subscriptions (for example
+// a Redis client limit reached by event streams) must not open the breaker and so fail writes.
+func TestFailFast_WatchFailuresDoNotOpenTheBreaker(t *testing.T) {
+	f := newFixture(t, testConfig(config.PolicyFailFast, time.Hour))
+	f.flaky.down.Store(true)
+	for range 30 {
+		if _, err := f.s.Watch(t.Context(), newID()); !redstate.IsCode(err, redstate.EUNAVAILABLE) {
+			t.Fatalf("Watch while down = %v, want EUNAVAILABLE", err)
+		}
+	}
+	if f.s.BreakerState() != "closed" {
+		t.Fatalf("breaker = %s after 30 failed subscriptions, want closed", f.s.BreakerState())
+	}
+	f.flaky.down.Store(false)
+	if _, err := f.s.Save(t.Context(), doc(newID(), nil), buildstatus.SaveOptions{}); err != nil {
+		t.Fatalf("Save after failed subscriptions: %v", err)
+	}
+}

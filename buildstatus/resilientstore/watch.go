@@ -10,11 +10,14 @@ import (
 // Watch implements buildstatus.Store. With the fallback policy it merges the memory stream
 // (fallback writes) with the Redis stream, resubscribing to Redis while it is unavailable; an
 // EventGap marks every Redis (re)subscription after the first.
+//
+// Watch never goes through the circuit breaker: a stream is long-lived, its subscription
+// failures say nothing about the health of reads and writes, and many failing subscriptions
+// (a client reconnecting in a loop, a subscription limit) must not open the breaker and fail
+// every write.
 func (s *Store) Watch(ctx context.Context, buildID string) (<-chan buildstatus.Event, error) {
 	if !s.fallback {
-		var ch <-chan buildstatus.Event
-		err := s.call(ctx, func() (err error) { ch, err = s.primary.Watch(ctx, buildID); return err })
-		return ch, err
+		return s.primary.Watch(ctx, buildID)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	memCh, err := s.mem.Watch(ctx, buildID)
@@ -22,8 +25,7 @@ func (s *Store) Watch(ctx context.Context, buildID string) (<-chan buildstatus.E
 		cancel()
 		return nil, err
 	}
-	var primCh <-chan buildstatus.Event
-	err = s.call(ctx, func() (err error) { primCh, err = s.primary.Watch(ctx, buildID); return err })
+	primCh, err := s.primary.Watch(ctx, buildID)
 	if err != nil && !isUnavailable(err) {
 		cancel()
 		return nil, err
@@ -71,8 +73,7 @@ func (s *Store) merge(ctx context.Context, cancel context.CancelFunc, buildID st
 			}
 		case <-retry:
 			retry = nil
-			var ch <-chan buildstatus.Event
-			err := s.call(ctx, func() (err error) { ch, err = s.primary.Watch(ctx, buildID); return err })
+			ch, err := s.primary.Watch(ctx, buildID)
 			if err != nil {
 				retry = time.After(s.interval)
 				continue
