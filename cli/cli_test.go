@@ -5,6 +5,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -90,5 +92,31 @@ func TestRedisLogs_GoToTheServeLogger(t *testing.T) {
 	redisLogs{}.Printf(context.Background(), "pool: dial failed: %s\n", "connection refused")
 	if out := buf.String(); !strings.Contains(out, `"component":"go-redis"`) || !strings.Contains(out, "connection refused") || !strings.Contains(out, `"level":"WARN"`) {
 		t.Fatalf("go-redis log line = %s", out)
+	}
+}
+
+// TestConfigPrint_OutputFedBackRefusesRedactionMarker: docs call `config print` output a valid
+// config file; fed back, its "***" must not become a working token or password.
+func TestConfigPrint_OutputFedBackRefusesRedactionMarker(t *testing.T) {
+	t.Setenv("REDSTATE_REDIS_PASSWORD", "hunter2")
+	t.Setenv("REDSTATE_AUTH_TOKENS", "ci:t0ps3cret-0123456789:write")
+	out, err := run(t, "config", "print", "--redis", "redis://app:urlsecret@127.0.0.1:6379/1")
+	if err != nil {
+		t.Fatalf("config print: %v", err)
+	}
+	_ = os.Unsetenv("REDSTATE_REDIS_PASSWORD") // t.Setenv restores them after the test
+	_ = os.Unsetenv("REDSTATE_AUTH_TOKENS")
+	path := filepath.Join(t.TempDir(), "printed.yaml")
+	if err := os.WriteFile(path, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = run(t, "config", "print", "--config", path)
+	if err == nil {
+		t.Fatal("a printed config with redacted secrets was accepted")
+	}
+	for _, key := range []string{"auth.tokens[0].token", "redis.password", "redis.url (password)"} {
+		if !strings.Contains(err.Error(), key+`: is "***"`) {
+			t.Errorf("error does not name %s:\n%v", key, err)
+		}
 	}
 }

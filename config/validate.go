@@ -133,6 +133,9 @@ func (s Server) validate(v *validator) {
 }
 
 func (a Auth) validate(v *validator) {
+	for i, t := range a.Tokens {
+		v.notRedacted(fmt.Sprintf("auth.tokens[%d].token", i), t.Token)
+	}
 	if a.FailedAttemptsPerMinute <= 0 {
 		v.addf("auth.failed-attempts-per-minute", "must be positive, got %d", a.FailedAttemptsPerMinute)
 	}
@@ -185,7 +188,27 @@ func (r Redis) Topologies() []string {
 	return set
 }
 
+// notRedacted reports a secret that is the redaction marker `config print` writes in its place:
+// a printed configuration fed back as a file must not make "***" a working token or password.
+func (v *validator) notRedacted(key, secret string) {
+	if secret == Redaction {
+		v.addf(key, "is %q, the marker `config print` shows in place of a secret; put the real secret here (or in its REDSTATE_* variable)", Redaction)
+	}
+}
+
+// urlNotRedacted applies notRedacted to the password inside a URL.
+func (v *validator) urlNotRedacted(key, raw string) {
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		if pw, ok := u.User.Password(); ok {
+			v.notRedacted(key+" (password)", pw)
+		}
+	}
+}
+
 func (r Redis) validate(v *validator) {
+	v.notRedacted("redis.password", r.Password)
+	v.notRedacted("redis.sentinel.password", r.Sentinel.Password)
+	v.urlNotRedacted("redis.url", r.URL)
 	set := r.Topologies()
 	if len(set) > 1 {
 		v.addf("redis", "%s are all set; configure exactly one topology (url, cluster-addrs or sentinel), or none for the memory backend", strings.Join(set, " and "))
@@ -366,6 +389,7 @@ func (q Queue) validate(v *validator) {
 		if eff := spec.Effective(); eff.Retries() > 0 && len(eff.RetryDelays) == 0 {
 			v.addf(p+"retry-delays", "must not be empty when max-retries is %d (set max-retries: 0 for no retries)", eff.Retries())
 		}
+		v.urlNotRedacted(p+"webhook.url", spec.Webhook.URL)
 		switch spec.Handler {
 		case "", HandlerReport:
 			if spec.Webhook.URL != "" {
