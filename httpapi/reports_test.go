@@ -217,3 +217,26 @@ func TestReports_NotWired(t *testing.T) {
 	wantError(t, a.do("POST", "/api/admin/assessmentRecord/regenerateReport", `{"id": 1}`), 404, "not_found")
 	wantError(t, a.do("GET", "/v1/queues/report:queue/stats", ""), 404, "not_found")
 }
+
+// TestSubmit_FinishedReportCannotBeOverwritten: a write token re-submitting answers for a
+// record past status 2 gets 409 with the seed's 2005 and the stored report stays (only the
+// admin-only regenerate may reset a report).
+func TestSubmit_FinishedReportCannotBeOverwritten(t *testing.T) {
+	ra := newReportAPI(t, false)
+	if _, err := ra.records.Create(t.Context(), 77, queue.StatusPending, nil); err != nil {
+		t.Fatal(err)
+	}
+	if r := ra.do("POST", "/api/assessment/submit", `{"recordId": 77, "answers": {"q": 1}}`); r.status != http.StatusAccepted {
+		t.Fatalf("first submit: %d %s", r.status, r.body)
+	}
+	if _, err := ra.records.SetResult(t.Context(), 77, json.RawMessage(`{"score":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	e := wantError(t, ra.do("POST", "/api/assessment/submit", `{"recordId": 77, "answers": {"q": 2}}`), http.StatusConflict, "conflict")
+	if e.BusinessCode != queue.CodeInvalidOperation {
+		t.Fatalf("businessCode = %d, want 2005", e.BusinessCode)
+	}
+	if rec, _ := ra.records.Get(t.Context(), 77); rec.Status != queue.StatusDone || string(rec.Result) != `{"score":1}` {
+		t.Fatalf("record after a refused submit: %+v", rec)
+	}
+}

@@ -23,6 +23,9 @@ const (
 	MsgEmptyIDs = "记录ID列表不能为空"
 	// MsgStatusNotRegenerable is the message of CodeInvalidOperation for Regenerate.
 	MsgStatusNotRegenerable = "当前状态不允许重新生成"
+	// MsgStatusNotSubmittable is the message of CodeInvalidOperation for a submit on a record
+	// past status 2 (the seed's wording for a forbidden operation, applied to submit).
+	MsgStatusNotSubmittable = "当前状态不允许提交答案"
 	// MsgRecordNotFound is the message of CodeRecordNotFound.
 	MsgRecordNotFound = "测评记录不存在"
 )

@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -81,9 +82,11 @@ type RecordStore interface {
 	// exists), EUNAVAILABLE.
 	Create(ctx context.Context, id int64, status int, answers json.RawMessage) (*Record, error)
 
-	// Submit records submitted answers: it creates the record or updates it, setting status 3
-	// (生成中), storing answers and clearing Result and Error, in one atomic step. The caller
-	// then enqueues the job. Errors: EINVALID, EUNAVAILABLE.
+	// Submit records submitted answers: it creates the record, or updates one in status 1
+	// (待测评) or 2 (测评中), setting status 3 (生成中), storing answers and clearing Result and
+	// Error, in one atomic step. The caller then enqueues the job. A record in status 3, 4 or 5
+	// is not changed: answers are submitted once, and only an admin regenerates a report.
+	// Errors: EINVALID, ECONFLICT (status 3, 4 or 5; see SubmitConflict), EUNAVAILABLE.
 	Submit(ctx context.Context, id int64, answers json.RawMessage) (*Record, error)
 
 	// Get returns the record. Errors: EINVALID, ENOTFOUND (missing or expired), EUNAVAILABLE.
@@ -106,4 +109,15 @@ type RecordStore interface {
 	// write is at least age ago (by the store's clock): the reconciler's candidates.
 	// Errors: EINVALID (age < 0), EUNAVAILABLE.
 	ListGeneratingOlderThan(ctx context.Context, age time.Duration) ([]int64, error)
+}
+
+// Submittable reports whether answers may be submitted for a record in status: 1 (待测评) or
+// 2 (测评中). A missing record may always be submitted.
+func Submittable(status int) bool { return status == StatusPending || status == StatusInProgress }
+
+// SubmitConflict is RecordStore.Submit's error for a record whose status forbids a submit: a
+// BusinessError 2005 (an ECONFLICT, HTTP 409) naming the status.
+func SubmitConflict(id int64, status int) error {
+	return &BusinessError{Code: CodeInvalidOperation, Message: MsgStatusNotSubmittable,
+		Err: fmt.Errorf("record %d is in status %d (%s); answers can be submitted in status 1 or 2 only", id, status, StatusText(status))}
 }

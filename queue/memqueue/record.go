@@ -97,6 +97,9 @@ func (s *RecordStore) Submit(_ context.Context, id int64, answers json.RawMessag
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if cur, err := s.mustLive(id); err == nil && !queue.Submittable(cur.Status) {
+		return nil, queue.SubmitConflict(id, cur.Status)
+	}
 	r := &queue.Record{ID: id, Status: queue.StatusGenerating, Answers: clone(answers), UpdatedAt: s.now()}
 	s.records[id] = r
 	return copyRecord(r), nil

@@ -89,8 +89,28 @@ func RunRecordStoreSuite(t *testing.T, newRecords NewRecordStore, f Features) {
 			if r, err = rs.ResetForRegeneration(ctx, id); err != nil || r.Status != queue.StatusGenerating || r.Error != "" || r.Result != nil {
 				t.Fatalf("ResetForRegeneration = %+v, %v", r, err)
 			}
-			if r, err = rs.Submit(ctx, id, answers); err != nil || r.Status != queue.StatusGenerating {
-				t.Fatalf("Submit over an existing record = %+v, %v", r, err)
+			if r, err = rs.Submit(ctx, id, answers); !redstate.IsCode(err, redstate.ECONFLICT) || queue.BusinessCode(err) != queue.CodeInvalidOperation {
+				t.Fatalf("Submit over a record in status 3 = %+v, %v; want 2005 (ECONFLICT)", r, err)
+			}
+		}},
+		{"SubmitOnlyFromStatus1Or2", func(t *testing.T) {
+			rs := newRecords(t)
+			for _, status := range []int{queue.StatusPending, queue.StatusInProgress} {
+				id := create(t, rs, status)
+				if r, err := rs.Submit(t.Context(), id, json.RawMessage(`{"q":2}`)); err != nil || r.Status != queue.StatusGenerating {
+					t.Fatalf("Submit from status %d = %+v, %v", status, r, err)
+				}
+			}
+			for _, status := range []int{queue.StatusGenerating, queue.StatusDone, queue.StatusFailed} {
+				id := create(t, rs, status)
+				before := get(t, rs, id)
+				_, err := rs.Submit(t.Context(), id, json.RawMessage(`{"q":2}`))
+				if !redstate.IsCode(err, redstate.ECONFLICT) || queue.BusinessCode(err) != queue.CodeInvalidOperation {
+					t.Fatalf("Submit from status %d = %v; want 2005 (ECONFLICT)", status, err)
+				}
+				if after := get(t, rs, id); after.Status != before.Status || string(after.Answers) != string(before.Answers) {
+					t.Fatalf("a refused Submit changed the record: %+v -> %+v", before, after)
+				}
 			}
 		}},
 		{"ResetGuardedByStatus", func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -125,6 +126,10 @@ func (s *Records) put(ctx context.Context, mode string, id int64, status int, an
 	}
 	if res == "EXISTS" {
 		return nil, redstate.Errorf(redstate.ECONFLICT, "record %d exists", id)
+	}
+	if cur, ok := strings.CutPrefix(res, "STATUS:"); ok {
+		n, _ := strconv.Atoi(cur)
+		return nil, queue.SubmitConflict(id, n)
 	}
 	return &queue.Record{ID: id, Status: status, StatusText: queue.StatusText(status), Answers: raw(string(answers)), UpdatedAt: t}, nil
 }

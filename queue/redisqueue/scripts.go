@@ -205,16 +205,22 @@ return n
 //	KEYS[1]  record HASH (RecordKeys.Record)
 //	KEYS[2]  generating ZSET (RecordKeys.Generating)
 //	ARGV[1]  record id (index member)
-//	ARGV[2]  mode: "create" (fails if the record exists) or "submit" (replaces it)
+//	ARGV[2]  mode: "create" (fails if the record exists) or "submit" (replaces a record in
+//	         status 1 or 2; fails on any other status)
 //	ARGV[3]  status
 //	ARGV[4]  answers JSON, "" for none
 //	ARGV[5]  updatedAt (RFC 3339, stored verbatim)
 //	ARGV[6]  updatedAt in Unix ms (index score)
 //	ARGV[7]  retention in ms (PEXPIRE)
 //
-// Returns "OK" or "EXISTS" (create on an existing record; nothing changed).
+// Returns "OK", "EXISTS" (create on an existing record) or "STATUS:<n>" (submit on a record
+// in status n, not 1 or 2); nothing changes on the last two.
 var recordPutScript = redis.NewScript(`
 if ARGV[2] == 'create' and redis.call('EXISTS', KEYS[1]) == 1 then return 'EXISTS' end
+if ARGV[2] == 'submit' then
+  local cur = redis.call('HGET', KEYS[1], 'status')
+  if cur and cur ~= '1' and cur ~= '2' then return 'STATUS:' .. cur end
+end
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'status', ARGV[3], 'updatedAt', ARGV[5])
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'answers', ARGV[4]) end
