@@ -129,3 +129,34 @@ func TestQueue_RedactsWebhookPassword(t *testing.T) {
 		t.Errorf("redacted %q, original %q", r.Queue.Queues[1].Webhook.URL, cfg.Queue.Queues[1].Webhook.URL)
 	}
 }
+
+func TestValidate_QueueNamesMustNotShareKeys(t *testing.T) {
+	for _, names := range [][]string{
+		{"report:queue", "report:queue:dead"},
+		{"report:queue", "report:queue:retry"},
+		{"jobs", "jobs:processing:worker-1"},
+		{"executor:running"},
+		{"report:record:5"},
+		{"ingenio:publish:build:x"},
+	} {
+		cfg := Default()
+		cfg.Queue.Queues = nil
+		for _, n := range names {
+			cfg.Queue.Queues = append(cfg.Queue.Queues, QueueSpec{Name: n, Handler: HandlerReport})
+		}
+		err := cfg.Validate()
+		if err == nil || !(strings.Contains(err.Error(), "would share keys") || strings.Contains(err.Error(), "keeps its keys")) {
+			t.Errorf("queues %v accepted: %v", names, err)
+		}
+	}
+	for _, names := range [][]string{{"report:queue", "report:queue:v2"}, {"a", "b"}, {"emails", "emails-dead"}} {
+		cfg := Default()
+		cfg.Queue.Queues = nil
+		for _, n := range names {
+			cfg.Queue.Queues = append(cfg.Queue.Queues, QueueSpec{Name: n, Handler: HandlerReport})
+		}
+		if err := cfg.Validate(); err != nil && (strings.Contains(err.Error(), "share keys") || strings.Contains(err.Error(), "keeps its keys")) {
+			t.Errorf("queues %v refused: %v", names, err)
+		}
+	}
+}

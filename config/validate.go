@@ -59,10 +59,40 @@ func (c Config) Validate() error {
 	c.Queue.validate(v)
 	c.Report.validate(v)
 	c.Executor.validate(v, c.Redis.Configured())
+	c.checkQueueKeyspace(v)
 	if len(v.problems) == 0 {
 		return nil
 	}
 	return &ValidationError{Problems: v.problems}
+}
+
+// checkQueueKeyspace refuses queue names whose keys overlap another queue's or another
+// block's (the build-status prefix, the executor namespace, the report records' keys): every
+// block shares the global namespace, so a queue named "executor:running" would read and
+// write the executor's keys.
+func (c Config) checkQueueKeyspace(v *validator) {
+	reserved := []struct{ prefix, owner string }{
+		{c.Publish.BuildStatus.KeyPrefix, "the build-status registry (publish.build-status.key-prefix)"},
+		{c.Executor.Persistence.Redis.Namespace + ":", "the executor (executor.persistence.redis.namespace)"},
+		{"report:record:", "the report records"},
+		{"report:records:", "the report records"},
+		{"{", "hash-tagged keys"},
+	}
+	for i, spec := range c.Queue.Queues {
+		key := fmt.Sprintf("queue.queues[%d].name", i)
+		for _, r := range reserved {
+			if r.prefix != "" && r.prefix != ":" && strings.HasPrefix(spec.Name, r.prefix) {
+				v.addf(key, "%q starts with %q, where %s keeps its keys; choose another name", spec.Name, r.prefix, r.owner)
+			}
+		}
+		for j := range i {
+			other := c.Queue.Queues[j].Name
+			if other != spec.Name && queue.NamesCollide(spec.Name, other) {
+				v.addf(key, "%q and queue.queues[%d] %q would share keys (a queue's keys are NAME, NAME:dead, NAME:retry, NAME:consumers and NAME:processing:*); choose names that do not extend each other that way",
+					spec.Name, j, other)
+			}
+		}
+	}
 }
 
 type validator struct{ problems []string }

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/redstate/redstate"
 )
@@ -115,3 +116,26 @@ func (k RecordKeys) Record(id int64) string { return k.record + strconv.FormatIn
 
 // Generating returns the ZSET key indexing the records in status 3 (生成中) by last write.
 func (k RecordKeys) Generating() string { return k.generating }
+
+// NamesCollide reports whether two queues' keys would overlap: the same name, or one name
+// extending the other with a suffix that one of the other's own keys uses (":dead", ":retry",
+// ":consumers", ":processing" and its consumer lists). Such a pair must not be configured
+// together: with "report:queue" and "report:queue:dead", the second queue's workers would
+// consume the first one's dead letters.
+func NamesCollide(a, b string) bool {
+	if a == b {
+		return true
+	}
+	if len(b) < len(a) {
+		a, b = b, a
+	}
+	rest, ok := strings.CutPrefix(b, a+":")
+	if !ok {
+		return false
+	}
+	switch rest {
+	case "dead", "retry", "consumers", "processing":
+		return true
+	}
+	return strings.HasPrefix(rest, "processing:")
+}
