@@ -31,6 +31,12 @@ type Message struct {
 	// JobID optionally identifies the job (JSON "JobId"); NewMessage sets a random one so that
 	// equal jobs never collide. Omitted when empty.
 	JobID string `json:"JobId,omitempty"`
+	// LastError is the reason of the job's last failure (JSON "LastError"), set by the Worker
+	// on a dead letter; omitted when empty.
+	LastError string `json:"LastError,omitempty"`
+	// FailedAt is when the job last failed (JSON "FailedAt", zone-less UTC like EnqueueTime),
+	// set by the Worker on a dead letter; the zero time is omitted.
+	FailedAt time.Time `json:"FailedAt,omitzero"`
 }
 
 // NewMessage returns a new job for recordID with RetryCount 0, EnqueueTime now (UTC, whole
@@ -79,6 +85,8 @@ type wireMessage struct {
 	EnqueueTime string          `json:"EnqueueTime"`
 	Payload     json.RawMessage `json:"Payload,omitempty"`
 	JobID       string          `json:"JobId,omitempty"`
+	LastError   string          `json:"LastError,omitempty"`
+	FailedAt    string          `json:"FailedAt,omitempty"`
 }
 
 // MarshalJSON writes the seed's format, EnqueueTime zone-less in UTC.
@@ -88,6 +96,10 @@ func (m Message) MarshalJSON() ([]byte, error) {
 		RetryCount:  m.RetryCount,
 		EnqueueTime: m.EnqueueTime.UTC().Format(messageTimeLayout),
 		JobID:       m.JobID,
+		LastError:   m.LastError,
+	}
+	if !m.FailedAt.IsZero() {
+		w.FailedAt = m.FailedAt.UTC().Format(messageTimeLayout)
 	}
 	if len(m.Payload) > 0 {
 		w.Payload = m.Payload
@@ -106,7 +118,12 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return err
 	}
-	*m = Message{RecordID: w.RecordID, RetryCount: w.RetryCount, EnqueueTime: t, JobID: w.JobID}
+	failed, err := parseMessageTime(w.FailedAt)
+	if err != nil {
+		return err
+	}
+	*m = Message{RecordID: w.RecordID, RetryCount: w.RetryCount, EnqueueTime: t, JobID: w.JobID,
+		LastError: w.LastError, FailedAt: failed}
 	if len(w.Payload) > 0 && !bytes.Equal(w.Payload, []byte("null")) {
 		m.Payload = w.Payload
 	}

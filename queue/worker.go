@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/internal/coalesce"
@@ -311,7 +312,7 @@ func (w *Worker) handle(ctx context.Context, d *Delivery, ack ackFunc) {
 			log.Info("queue job done", "duration", dur)
 			w.observe(OutcomeAcked, dur)
 		}
-	case m.RetryCount < w.cfg.MaxRetries:
+	case m.RetryCount < w.cfg.MaxRetries && !IsPermanent(err):
 		next := m.NextRetry()
 		delay := w.cfg.retryDelay(m.RetryCount)
 		due := w.cfg.Now().Add(delay)
@@ -320,10 +321,17 @@ func (w *Worker) handle(ctx context.Context, d *Delivery, ack ackFunc) {
 			w.observe(OutcomeRetried, dur)
 		}
 	default:
-		if !w.settle(ctx, "bury", func(c context.Context) error { return w.b.Bury(c, d, m) }) {
+		dead := m
+		dead.LastError = truncateReason(err.Error())
+		dead.FailedAt = w.cfg.Now().UTC().Truncate(time.Second)
+		if !w.settle(ctx, "bury", func(c context.Context) error { return w.b.Bury(c, d, dead) }) {
 			return
 		}
-		log.Error("queue job failed after last retry; dead-lettered", "err", err)
+		if IsPermanent(err) {
+			log.Error("queue job failed permanently; dead-lettered without retrying", "err", err)
+		} else {
+			log.Error("queue job failed after last retry; dead-lettered", "err", err)
+		}
 		w.observe(OutcomeDead, dur)
 		if w.records != nil {
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.BlockTimeout)
@@ -334,6 +342,21 @@ func (w *Worker) handle(ctx context.Context, d *Delivery, ack ackFunc) {
 			}
 		}
 	}
+}
+
+// maxReasonBytes bounds the failure reason kept in a dead letter.
+const maxReasonBytes = 2048
+
+// truncateReason bounds a failure reason kept in a dead letter, at a UTF-8 boundary.
+func truncateReason(s string) string {
+	if len(s) <= maxReasonBytes {
+		return s
+	}
+	cut := maxReasonBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // call runs the handler, turning a panic into an error.

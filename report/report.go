@@ -76,6 +76,9 @@ func (s *Service) Submit(ctx context.Context, id int64, answers json.RawMessage)
 	if !json.Valid(answers) {
 		return nil, redstate.Errorf(redstate.EINVALID, "answers are not valid JSON")
 	}
+	if err := ValidateAnswers(answers); err != nil {
+		return nil, err
+	}
 	return s.producer.Submit(ctx, s.records, id, answers, s.log)
 }
 

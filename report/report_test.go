@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -206,13 +207,13 @@ func TestGenerator_SkipsDoneAndHonoursCtx(t *testing.T) {
 		raw, _ := queue.EncodeMessage(queue.NewMessage(id, time.Now(), nil))
 		return queue.NewDelivery(queue.DefaultQueue, "c", string(raw))
 	}
-	if err := g.Handle(ctx, job(1)); !redstate.IsCode(err, redstate.ENOTFOUND) {
-		t.Errorf("unknown record: %v", err)
+	if err := g.Handle(ctx, job(1)); !queue.IsPermanent(err) || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("unknown record: %v, want a permanent error (dead-lettered at once)", err)
 	}
 	if _, err := rs.Create(ctx, 2, queue.StatusPending, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := g.Handle(ctx, job(2)); err == nil {
+	if err := g.Handle(ctx, job(2)); !queue.IsPermanent(err) {
 		t.Error("status 1: no error")
 	}
 	if _, err := rs.Submit(ctx, 3, json.RawMessage(`[1,2]`)); err != nil {
@@ -258,5 +259,23 @@ func TestCompute(t *testing.T) {
 	}
 	if _, err := report.Compute(json.RawMessage(`{`)); !redstate.IsCode(err, redstate.EINVALID) {
 		t.Errorf("bad JSON: %v", err)
+	}
+}
+
+func TestValidateAnswers_RefusesWhatCannotBeScored(t *testing.T) {
+	for _, bad := range []string{`{"q":1e308,"r":1e308}`, `[1e308,1e308]`} {
+		if err := report.ValidateAnswers(json.RawMessage(bad)); !redstate.IsCode(err, redstate.EINVALID) {
+			t.Errorf("%s: %v, want EINVALID", bad, err)
+		}
+	}
+	if err := report.ValidateAnswers(json.RawMessage(`{"q":[1,2,3],"name":"x"}`)); err != nil {
+		t.Errorf("valid answers refused: %v", err)
+	}
+	svc, err := report.NewService(memqueue.NewBroker(memqueue.Options{}), memqueue.NewRecordStore(memqueue.RecordOptions{}), report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Submit(t.Context(), 5, json.RawMessage(`{"q":1e308,"r":1e308}`)); !redstate.IsCode(err, redstate.EINVALID) {
+		t.Fatalf("Submit of unscorable answers = %v, want EINVALID (400)", err)
 	}
 }

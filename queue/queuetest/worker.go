@@ -136,8 +136,38 @@ func RunWorkerSuite(t *testing.T, newBroker NewBroker, newRecords NewRecordStore
 			if err != nil || len(dl) != 1 || dl[0].Message.RetryCount != queue.DefaultMaxRetries {
 				t.Fatalf("dead letter = %+v, %v", dl, err)
 			}
+			if dl[0].Message.LastError != "generation failed" || dl[0].Message.FailedAt.IsZero() {
+				t.Fatalf("dead letter lacks its last error and failure time: %+v", dl[0].Message)
+			}
 			if r, _ := rs.Get(ctx, id); r.Error != "generation failed" {
 				t.Fatalf("record error = %q", r.Error)
+			}
+		}},
+		{"PermanentFailureDeadLettersAtOnce", func(t *testing.T) {
+			b, rs, q := newBroker(t), newRecords(t), NewQueueName()
+			id := NewRecordIDs(1)[0]
+			if _, err := rs.Submit(ctx, id, nil); err != nil {
+				t.Fatal(err)
+			}
+			var runs atomic.Int64
+			w := newWorker(t, b, rs, func(context.Context, *queue.Delivery) error {
+				runs.Add(1)
+				return queue.Permanent(errors.New("answers cannot be scored: number out of range"))
+			}, FastConfig(q))
+			startWorker(t, w)
+			mustEnqueue(t, b, q, id)
+			eventually(t, "status 5", func() bool {
+				r, err := rs.Get(ctx, id)
+				return err == nil && r.Status == queue.StatusFailed
+			})
+			wantStats(t, b, q, queue.Stats{Dead: 1})
+			if n := runs.Load(); n != 1 {
+				t.Fatalf("a permanent failure ran %d times, want 1 (no retries)", n)
+			}
+			dl, err := b.DeadLetters(ctx, q, 0, 1)
+			if err != nil || len(dl) != 1 || dl[0].Message.RetryCount != 0 ||
+				dl[0].Message.LastError != "answers cannot be scored: number out of range" || dl[0].Message.FailedAt.IsZero() {
+				t.Fatalf("dead letter = %+v, %v", dl, err)
 			}
 		}},
 		{"DeadLettersEvenIfStatusUpdateFails", func(t *testing.T) {
