@@ -36,6 +36,7 @@ type Worker struct {
 	h       Handler
 	cfg     Config
 	log     *slog.Logger
+	outage  *outageLog // one log line per backend state change
 }
 
 // NewWorker returns a Worker for cfg (defaults applied). records may be nil, in which case a
@@ -50,7 +51,7 @@ func NewWorker(b Broker, records RecordStore, h Handler, cfg Config) (*Worker, e
 		return nil, err
 	}
 	log := cfg.Logger.With("queue", cfg.Queue, "consumer", cfg.ConsumerID)
-	return &Worker{b: b, records: records, h: h, cfg: cfg, log: log}, nil
+	return &Worker{b: b, records: records, h: h, cfg: cfg, log: log, outage: newOutageLog(log, time.Now)}, nil
 }
 
 // ConsumerID returns the worker's consumer id.
@@ -78,12 +79,13 @@ func (w *Worker) Run(ctx context.Context) error {
 	for {
 		err := w.b.Heartbeat(ctx, w.cfg.Queue, w.cfg.ConsumerID, w.cfg.Lease)
 		if err == nil {
+			w.outage.ok()
 			break
 		}
 		if ctx.Err() != nil {
 			return nil
 		}
-		w.log.Error("queue heartbeat failed; retrying", "err", err, "delay", w.cfg.ErrorDelay)
+		w.outage.failed("heartbeat", err)
 		if !sleep(ctx, w.cfg.ErrorDelay) {
 			return nil
 		}
@@ -248,10 +250,11 @@ func (w *Worker) consume(ctx, hctx context.Context, ack ackFunc) {
 					continue
 				}
 			}
-			w.log.Error("queue dequeue failed; resuming after delay", "err", err, "delay", w.cfg.ErrorDelay)
+			w.outage.failed("dequeue", err)
 			sleep(ctx, w.cfg.ErrorDelay)
 			continue
 		}
+		w.outage.ok()
 		held.Add(int64(len(ds)))
 		q.push(ds)
 	}
@@ -404,7 +407,9 @@ func (w *Worker) heartbeatLoop(ctx context.Context) {
 		case <-t.C:
 		}
 		if err := w.b.Heartbeat(ctx, w.cfg.Queue, w.cfg.ConsumerID, w.cfg.Lease); err != nil && ctx.Err() == nil {
-			w.log.Error("queue heartbeat failed", "err", err)
+			w.outage.failed("heartbeat", err)
+		} else if err == nil {
+			w.outage.ok()
 		}
 	}
 }
@@ -433,7 +438,7 @@ func (w *Worker) maintain(ctx context.Context) {
 		n, err := w.b.PromoteDue(ctx, w.cfg.Queue, w.cfg.Now(), promoteBatch)
 		if err != nil {
 			if ctx.Err() == nil {
-				w.log.Error("queue promote of due retries failed", "err", err)
+				w.outage.failed("promote due retries", err)
 			}
 			break
 		}
@@ -444,7 +449,7 @@ func (w *Worker) maintain(ctx context.Context) {
 	n, err := w.b.RecoverExpired(ctx, w.cfg.Queue)
 	switch {
 	case err != nil && ctx.Err() == nil:
-		w.log.Error("queue recovery of expired jobs failed", "err", err)
+		w.outage.failed("recover expired leases", err)
 	case n > 0:
 		w.log.Warn("queue recovered jobs of consumers whose lease expired", "jobs", n)
 	}
