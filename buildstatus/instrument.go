@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/outagelog"
 )
 
 // Observer receives the duration and outcome of every store operation. *metrics.Metrics
@@ -41,7 +42,7 @@ func Instrument(s Store, backend string, obs Observer, log *slog.Logger) Store {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &instrumented{s: s, backend: backend, obs: obs, log: log}
+	return &instrumented{s: s, backend: backend, obs: obs, log: log, outage: outagelog.New(log, "build status "+backend+" store")}
 }
 
 type instrumented struct {
@@ -49,6 +50,7 @@ type instrumented struct {
 	backend string
 	obs     Observer
 	log     *slog.Logger
+	outage  *outagelog.Log // summarises EUNAVAILABLE failures
 }
 
 var _ Store = (*instrumented)(nil)
@@ -58,10 +60,19 @@ func (i *instrumented) done(ctx context.Context, op, buildID string, start time.
 	if i.obs != nil {
 		i.obs.ObserveOp(Block, op, i.backend, time.Since(start), err)
 	}
-	if code := redstate.ErrorCode(err); code == redstate.EUNAVAILABLE || code == redstate.EINTERNAL {
+	switch redstate.ErrorCode(err) {
+	case redstate.EINTERNAL:
 		i.log.ErrorContext(ctx, "build status store operation failed",
 			slog.String("operation", op), slog.String("buildId", buildID),
 			slog.String("backend", i.backend), slog.Any("err", err))
+	case redstate.EUNAVAILABLE:
+		// The seed logs every failed operation; during an outage that is one ERROR per
+		// request, so the first failure is an ERROR (the seed's line) and the rest of the
+		// outage is summarised (see internal/outagelog).
+		i.outage.Failed(ctx, "build status store operation failed", err,
+			slog.String("operation", op), slog.String("buildId", buildID), slog.String("backend", i.backend))
+	case "", redstate.ENOTFOUND:
+		i.outage.OK(ctx)
 	}
 }
 

@@ -80,3 +80,19 @@ func TestInstrument_TimesEveryCallAndLogsLikeTheSeed(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestInstrument_OutageLogsOnceNotPerCall: 100 failed calls during an outage log one ERROR
+// (the seed's line, for the first), not 100.
+func TestInstrument_OutageLogsOnceNotPerCall(t *testing.T) {
+	mem := memstore.New(memstore.Options{})
+	t.Cleanup(func() { _ = mem.Close() })
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	down := buildstatus.Instrument(downStore{mem}, "redis", nil, log)
+	for range 100 {
+		_, _ = down.Get(context.Background(), "550e8400-e29b-41d4-a716-446655440000")
+	}
+	if n := strings.Count(logs.String(), "level=ERROR"); n != 1 {
+		t.Fatalf("100 failures during one outage logged %d ERROR lines, want 1:\n%s", n, logs.String())
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/internal/coalesce"
+	"github.com/redstate/redstate/internal/outagelog"
 )
 
 // Handler processes one job. A nil return acks the job; an error retries it (or dead-letters it
@@ -36,7 +37,7 @@ type Worker struct {
 	h       Handler
 	cfg     Config
 	log     *slog.Logger
-	outage  *outageLog // one log line per backend state change
+	outage  *outagelog.Log // one log line per backend state change
 }
 
 // NewWorker returns a Worker for cfg (defaults applied). records may be nil, in which case a
@@ -51,7 +52,7 @@ func NewWorker(b Broker, records RecordStore, h Handler, cfg Config) (*Worker, e
 		return nil, err
 	}
 	log := cfg.Logger.With("queue", cfg.Queue, "consumer", cfg.ConsumerID)
-	return &Worker{b: b, records: records, h: h, cfg: cfg, log: log, outage: newOutageLog(log, time.Now)}, nil
+	return &Worker{b: b, records: records, h: h, cfg: cfg, log: log, outage: outagelog.New(log, "queue backend")}, nil
 }
 
 // ConsumerID returns the worker's consumer id.
@@ -79,13 +80,13 @@ func (w *Worker) Run(ctx context.Context) error {
 	for {
 		err := w.b.Heartbeat(ctx, w.cfg.Queue, w.cfg.ConsumerID, w.cfg.Lease)
 		if err == nil {
-			w.outage.ok()
+			w.outage.OK(ctx)
 			break
 		}
 		if ctx.Err() != nil {
 			return nil
 		}
-		w.outage.failed("heartbeat", err)
+		w.outage.Failed(ctx, "queue heartbeat failed", err)
 		if !sleep(ctx, w.cfg.ErrorDelay) {
 			return nil
 		}
@@ -250,11 +251,11 @@ func (w *Worker) consume(ctx, hctx context.Context, ack ackFunc) {
 					continue
 				}
 			}
-			w.outage.failed("dequeue", err)
+			w.outage.Failed(ctx, "queue dequeue failed", err)
 			sleep(ctx, w.cfg.ErrorDelay)
 			continue
 		}
-		w.outage.ok()
+		w.outage.OK(ctx)
 		held.Add(int64(len(ds)))
 		q.push(ds)
 	}
@@ -407,9 +408,9 @@ func (w *Worker) heartbeatLoop(ctx context.Context) {
 		case <-t.C:
 		}
 		if err := w.b.Heartbeat(ctx, w.cfg.Queue, w.cfg.ConsumerID, w.cfg.Lease); err != nil && ctx.Err() == nil {
-			w.outage.failed("heartbeat", err)
+			w.outage.Failed(ctx, "queue heartbeat failed", err)
 		} else if err == nil {
-			w.outage.ok()
+			w.outage.OK(ctx)
 		}
 	}
 }
@@ -438,7 +439,7 @@ func (w *Worker) maintain(ctx context.Context) {
 		n, err := w.b.PromoteDue(ctx, w.cfg.Queue, w.cfg.Now(), promoteBatch)
 		if err != nil {
 			if ctx.Err() == nil {
-				w.outage.failed("promote due retries", err)
+				w.outage.Failed(ctx, "queue promote due retries failed", err)
 			}
 			break
 		}
@@ -449,7 +450,7 @@ func (w *Worker) maintain(ctx context.Context) {
 	n, err := w.b.RecoverExpired(ctx, w.cfg.Queue)
 	switch {
 	case err != nil && ctx.Err() == nil:
-		w.outage.failed("recover expired leases", err)
+		w.outage.Failed(ctx, "queue recover expired leases failed", err)
 	case n > 0:
 		w.log.Warn("queue recovered jobs of consumers whose lease expired", "jobs", n)
 	}

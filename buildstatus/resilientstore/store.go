@@ -38,6 +38,11 @@ type Store struct {
 	// and fsync'ed before the write is acknowledged.
 	j *journal
 
+	// degradedMu guards the rate limit of the "writes kept in fallback" log line.
+	degradedMu     sync.Mutex
+	degradedLogged time.Time // last such line; zero: none in the current outage
+	degradedWrites int       // fallback writes since that line
+
 	roundMu   sync.Mutex // one write-back round at a time
 	closeOnce sync.Once
 	stop      chan struct{}

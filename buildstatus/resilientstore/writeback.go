@@ -88,6 +88,9 @@ func (s *Store) writeBackRoundCtx(ctx context.Context) {
 	s.m.AddWriteBack(buildstatus.Block, metrics.WriteBackSuperseded, superseded)
 	s.m.AddWriteBack(buildstatus.Block, metrics.WriteBackFailed, failed)
 	pending := s.Pending()
+	if pending == 0 {
+		s.recovered()
+	}
 	if written+superseded+failed > 0 {
 		s.log.Info("fallback write-back", slog.Int("written", written), slog.Int("superseded", superseded),
 			slog.Int("failed", failed), slog.Int("pending", pending))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"time"
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
@@ -138,10 +139,32 @@ func (s *Store) deletePendingLocked(ctx context.Context, p *pendingWrite, buildI
 	return s.markLocked(ctx, buildID, true)
 }
 
-// degraded logs a write accepted by the memory fallback.
+// degradedReminder is how often a continuing run of fallback writes is logged again.
+const degradedReminder = time.Minute
+
+// degraded logs writes accepted by the memory fallback: the first of an outage, then at most
+// once per degradedReminder with the count since (the breaker logs its own transitions, and the
+// write-back logs what it wrote), not one line per write.
 func (s *Store) degraded(ctx context.Context, op, buildID string, cause error) {
-	s.log.WarnContext(ctx, "redis unavailable; write kept in memory fallback until written back",
-		slog.String("operation", op), slog.String("buildId", buildID), slog.Any("err", cause))
+	s.degradedMu.Lock()
+	now := time.Now()
+	s.degradedWrites++
+	if !s.degradedLogged.IsZero() && now.Sub(s.degradedLogged) < degradedReminder {
+		s.degradedMu.Unlock()
+		return
+	}
+	n := s.degradedWrites
+	s.degradedLogged, s.degradedWrites = now, 0
+	s.degradedMu.Unlock()
+	s.log.WarnContext(ctx, "redis unavailable; writes kept in memory fallback until written back",
+		slog.String("operation", op), slog.String("buildId", buildID), slog.Int("writes", n), slog.Any("err", cause))
+}
+
+// recovered ends a run of fallback writes, so the next outage logs its first write again.
+func (s *Store) recovered() {
+	s.degradedMu.Lock()
+	s.degradedLogged, s.degradedWrites = time.Time{}, 0
+	s.degradedMu.Unlock()
 }
 
 // callerCanceled reports whether the caller canceled ctx: its call failing is then no sign of
