@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/executor/memstate"
@@ -19,82 +21,122 @@ import (
 
 // executorBackend is the stage executor (seed 002) as serve runs it: the runner on the
 // memory or Redis state store, with one webhook stage handler per executor.handlers entry.
+//
+// When Redis is the executor's store and unreachable at startup, with
+// on-redis-unavailable: memory the executor starts degraded: it has no runner and refuses work
+// (503) instead of keeping tenant locks in this process, where two instances could run one
+// tenant at once. It retries Redis every executorReconnectInterval and, once Redis answers,
+// builds the Redis runner and serves normally (degraded gauge back to 0, /readyz ready).
 type executorBackend struct {
 	// name is backendMemory or backendRedis.
-	name     string
-	degraded bool
-	runner   *executor.Runner
-	log      *slog.Logger
-	closers  []func() error
+	name    string
+	current atomic.Pointer[executor.Runner] // nil while degraded
+	since   time.Time                       // start of the degraded period
+	connect func() (*executor.Runner, error) // builds the Redis runner (degraded start only)
+	metrics *metrics.ExecutorMetrics
+	log     *slog.Logger
+	client  redis.UniversalClient // nil without Redis
+	closers []func() error
 }
 
-// executorStartupPing bounds the startup check of Redis.
-const executorStartupPing = 3 * time.Second
+// Executor backend timings.
+const (
+	// executorStartupPing bounds the startup check of Redis.
+	executorStartupPing = 3 * time.Second
+	// executorReconnectInterval is how often a degraded executor retries Redis.
+	executorReconnectInterval = time.Second
+)
 
 // openExecutorBackend builds the executor from cfg.Executor. With store-type redis (or Redis
-// configured and no store type) it pings Redis: unreachable means degrade to memory with a
-// loud error log and redstate_executor_degraded=1 (on-redis-unavailable: memory), or an error
-// (fail).
+// configured and no store type) it pings Redis: unreachable means start degraded (see
+// executorBackend; on-redis-unavailable: memory) or an error (fail).
 func openExecutorBackend(ctx context.Context, cfg config.Config, m *metrics.Metrics, log *slog.Logger) (*executorBackend, error) {
 	ec := cfg.Executor
 	pc := ec.Persistence.Redis.WithDefaults()
-	eb := &executorBackend{log: log}
-	em := metrics.NewExecutorMetrics(m)
+	eb := &executorBackend{log: log, metrics: metrics.NewExecutorMetrics(m)}
 	useRedis := ec.Persistence.StoreType == config.ExecutorStoreRedis ||
 		(ec.Persistence.StoreType == "" && cfg.Redis.Configured())
-	var stores executor.Stores
-	var client redis.UniversalClient
-	if useRedis {
-		var err error
-		client, err = redisconn.New(cfg.Redis)
-		if err != nil {
-			return nil, err
-		}
-		eb.closers = append(eb.closers, client.Close)
-		pctx, cancel := context.WithTimeout(ctx, executorStartupPing)
-		err = redisconn.Ping(pctx, client)
-		cancel()
-		if err != nil {
-			if ec.Persistence.OnRedisUnavailable == config.ExecutorFail {
-				_ = eb.Close()
-				return nil, fmt.Errorf("executor: Redis is unreachable at startup and executor.persistence.on-redis-unavailable is fail: %w", err)
-			}
-			log.Error("EXECUTOR DEGRADED TO MEMORY: Redis is unreachable at startup; the stage executor keeps checkpoints, projections and tenant locks in this process only (lost on restart, not shared with other instances). Restart once Redis is back.",
-				"redis", redisconn.Describe(cfg.Redis), "error", err)
-			_ = eb.Close()
-			useRedis, eb.degraded = false, true
-			em.SetDegraded(true)
-		}
-	}
-	if useRedis {
-		keys, err := executor.NewKeys(pc.Namespace)
-		if err != nil {
-			_ = eb.Close()
-			return nil, err
-		}
-		o := func(ttl time.Duration) redisstate.Options { return redisstate.Options{Keys: keys, TTL: ttl} }
-		ck, err1 := redisstate.NewCheckpoints(client, o(pc.TTL.Checkpoint))
-		pr, err2 := redisstate.NewProjections(client, o(pc.TTL.Projection))
-		ix, err3 := redisstate.NewTenantIndex(client, o(pc.TTL.Projection))
-		lk, err4 := redisstate.NewLocks(client, o(0))
-		rg, err5 := redisstate.NewRegistry(client, o(pc.TTL.Projection))
-		in, err6 := redisstate.NewInspector(client, o(0))
-		if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
-			_ = eb.Close()
-			return nil, err
-		}
-		stores = executor.Stores{Checkpoints: ck, Projections: pr, Index: ix, Locks: lk, Registry: rg, Inspector: in}
-		eb.name = backendRedis
-	} else {
+	if !useRedis {
 		ck := memstate.NewCheckpoints(memstate.Options{TTL: pc.TTL.Checkpoint})
 		pr := memstate.NewProjections(memstate.Options{TTL: pc.TTL.Projection})
 		ix := memstate.NewTenantIndex(memstate.Options{TTL: pc.TTL.Projection})
 		lk := memstate.NewLocks(memstate.Options{})
 		rg := memstate.NewRegistry(memstate.Options{TTL: pc.TTL.Projection})
-		stores = executor.Stores{Checkpoints: ck, Projections: pr, Index: ix, Locks: lk, Registry: rg,
+		stores := executor.Stores{Checkpoints: ck, Projections: pr, Index: ix, Locks: lk, Registry: rg,
 			Inspector: memstate.Inspector{Checkpoints: ck, Projections: pr, Index: ix, Locks: lk, Registry: rg}}
 		eb.name = backendMemory
+		r, err := eb.newRunner(cfg, stores)
+		if err != nil {
+			return nil, err
+		}
+		eb.current.Store(r)
+		eb.logReady(pc)
+		return eb, nil
 	}
+
+	client, err := redisconn.New(cfg.Redis)
+	if err != nil {
+		return nil, err
+	}
+	eb.client = client
+	eb.closers = append(eb.closers, client.Close)
+	eb.name = backendRedis
+	eb.connect = func() (*executor.Runner, error) {
+		stores, err := redisExecutorStores(client, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return eb.newRunner(cfg, stores)
+	}
+	pctx, cancel := context.WithTimeout(ctx, executorStartupPing)
+	err = redisconn.Ping(pctx, client)
+	cancel()
+	if err != nil {
+		if ec.Persistence.OnRedisUnavailable == config.ExecutorFail {
+			_ = eb.Close()
+			return nil, fmt.Errorf("executor: Redis is unreachable at startup and executor.persistence.on-redis-unavailable is fail: %w", err)
+		}
+		log.Error("EXECUTOR DEGRADED: Redis is unreachable at startup; the stage executor refuses work (503) until Redis answers, then starts on Redis. "+
+			"It does not run on memory meanwhile: tenant locks kept in one process would let two instances run the same tenant.",
+			"redis", redisconn.Describe(cfg.Redis), "error", err, "retry_every", executorReconnectInterval.String())
+		eb.since = time.Now()
+		eb.metrics.SetDegraded(true)
+		return eb, nil
+	}
+	r, err := eb.connect()
+	if err != nil {
+		_ = eb.Close()
+		return nil, err
+	}
+	eb.current.Store(r)
+	eb.logReady(pc)
+	return eb, nil
+}
+
+// redisExecutorStores returns the executor's Redis state stores.
+func redisExecutorStores(client redis.UniversalClient, cfg config.Config) (executor.Stores, error) {
+	pc := cfg.Executor.Persistence.Redis.WithDefaults()
+	keys, err := executor.NewKeys(pc.Namespace)
+	if err != nil {
+		return executor.Stores{}, err
+	}
+	o := func(ttl time.Duration) redisstate.Options { return redisstate.Options{Keys: keys, TTL: ttl} }
+	ck, err1 := redisstate.NewCheckpoints(client, o(pc.TTL.Checkpoint))
+	pr, err2 := redisstate.NewProjections(client, o(pc.TTL.Projection))
+	ix, err3 := redisstate.NewTenantIndex(client, o(pc.TTL.Projection))
+	lk, err4 := redisstate.NewLocks(client, o(0))
+	rg, err5 := redisstate.NewRegistry(client, o(pc.TTL.Projection))
+	in, err6 := redisstate.NewInspector(client, o(0))
+	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
+		return executor.Stores{}, err
+	}
+	return executor.Stores{Checkpoints: ck, Projections: pr, Index: ix, Locks: lk, Registry: rg, Inspector: in}, nil
+}
+
+// newRunner builds the runner on stores with cfg's settings and webhook handlers.
+func (eb *executorBackend) newRunner(cfg config.Config, stores executor.Stores) (*executor.Runner, error) {
+	ec := cfg.Executor
+	pc := ec.Persistence.Redis.WithDefaults()
 	r, err := executor.New(executor.Options{
 		Stores:             stores,
 		LockTTL:            pc.TTL.Lock,
@@ -102,28 +144,87 @@ func openExecutorBackend(ctx context.Context, cfg config.Config, m *metrics.Metr
 		OrphanScanInterval: ec.OrphanScanInterval,
 		StatsInterval:      ec.MetricsInterval,
 		ShutdownTimeout:    cfg.Server.ShutdownTimeout,
-		Observer:           em,
-		Logger:             log,
+		Observer:           eb.metrics,
+		Logger:             eb.log,
 	})
 	if err != nil {
-		_ = eb.Close()
 		return nil, err
 	}
 	for _, h := range ec.Handlers {
 		r.Handle(h.Name, executor.WebhookHandler(h.URL, h.Timeout, nil))
 	}
-	eb.runner = r
-	log.Info("stage executor ready", "backend", eb.name, "degraded", eb.degraded, "namespace", pc.Namespace,
-		"lock_ttl", pc.TTL.Lock.String(), "handlers", len(ec.Handlers))
-	return eb, nil
+	return r, nil
 }
 
-// start runs the executor (orphan scan, metrics pass) until ctx ends; wait blocks until its
-// running stages finished (within server.shutdown-timeout) and every task goroutine returned.
+// logReady logs that the executor serves.
+func (eb *executorBackend) logReady(pc executor.PersistenceConfig) {
+	eb.log.Info("stage executor ready", "backend", eb.name, "namespace", pc.Namespace, "lock_ttl", pc.TTL.Lock.String())
+}
+
+// runner returns the executor's runner, or EUNAVAILABLE while it is degraded (waiting for
+// Redis). It is httpapi.Deps.ExecutorRunner.
+func (eb *executorBackend) runner() (*executor.Runner, error) {
+	if r := eb.current.Load(); r != nil {
+		return r, nil
+	}
+	return nil, redstate.Errorf(redstate.EUNAVAILABLE,
+		"the stage executor is degraded: Redis was unreachable at startup and the executor refuses work until it answers (no tenant locks in memory)")
+}
+
+// degraded names the executor when it is degraded (for /readyz), else "".
+func (eb *executorBackend) degraded() string {
+	if eb.current.Load() == nil {
+		return "executor (waiting for Redis since " + eb.since.UTC().Format(time.RFC3339) + ")"
+	}
+	return ""
+}
+
+// start runs the executor (orphan scan, metrics pass) until ctx ends; a degraded executor
+// first waits for Redis. wait blocks until its running stages finished (within
+// server.shutdown-timeout) and every task goroutine returned.
 func (eb *executorBackend) start(ctx context.Context) (wait func()) {
 	done := make(chan struct{})
-	go func() { _ = eb.runner.Run(ctx); close(done) }()
+	go func() {
+		defer close(done)
+		r := eb.current.Load()
+		if r == nil {
+			if r = eb.awaitRedis(ctx); r == nil {
+				return
+			}
+		}
+		_ = r.Run(ctx)
+	}()
 	return func() { <-done }
+}
+
+// awaitRedis retries Redis until it answers and the Redis runner is built (returned and made
+// current), or ctx ends (nil).
+func (eb *executorBackend) awaitRedis(ctx context.Context) *executor.Runner {
+	t := time.NewTicker(executorReconnectInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, executorStartupPing)
+		err := redisconn.Ping(pctx, eb.client)
+		cancel()
+		if err != nil {
+			continue
+		}
+		r, err := eb.connect()
+		if err != nil {
+			eb.log.Error("executor: Redis answers but the executor could not be built on it; retrying", "error", err)
+			continue
+		}
+		eb.current.Store(r)
+		eb.metrics.SetDegraded(false)
+		eb.log.Info("EXECUTOR RECOVERED: Redis answers; the stage executor now runs on Redis",
+			"degraded_for", time.Since(eb.since).Round(time.Second).String())
+		return r
+	}
 }
 
 // Close releases the Redis client, if any.

@@ -127,7 +127,13 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 		FailedAuthPerMinute:      cfg.Auth.FailedAttemptsPerMinute,
 		MaxEventStreams:          cfg.Server.MaxEventStreams,
 		MaxEventStreamsPerClient: cfg.Server.MaxEventStreamsPerClient,
-	}, httpapi.Deps{Builds: backend.store, Ready: backend.ready, Reports: queues.reports, Queues: queues.admin, Executor: exec.runner})
+	}, httpapi.Deps{Builds: backend.store, Ready: backend.ready, Reports: queues.reports, Queues: queues.admin,
+		ExecutorRunner: exec.runner, Degraded: func() []string {
+			if d := exec.degraded(); d != "" {
+				return []string{d}
+			}
+			return nil
+		}})
 	if err != nil {
 		return err
 	}

@@ -20,7 +20,12 @@ func (s *server) executorRoutes() {
 	s.handle("POST /v1/executor/tenants/{tenantId}/{action}", roleWrite, s.tenantAction)
 }
 
+// runner returns the executor serving this request. Errors: ENOTFOUND (not enabled),
+// EUNAVAILABLE (degraded).
 func (s *server) runner() (*executor.Runner, error) {
+	if s.execFn != nil {
+		return s.execFn()
+	}
 	if s.executor == nil {
 		return nil, redstate.Errorf(redstate.ENOTFOUND, "the stage executor is not enabled on this server")
 	}

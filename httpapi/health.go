@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/redstate/redstate"
@@ -22,14 +23,21 @@ func (s *server) healthz(w http.ResponseWriter, _ *http.Request) error {
 	return nil
 }
 
-// readyz reports whether the backend can serve: 200 {"status":"ready"}, or 503
-// {"code":"unavailable","message":"redis: <cause>"} with Retry-After.
+// readyz reports whether the server can serve every block: 200 {"status":"ready"}, or 503
+// {"code":"unavailable","message":...} with Retry-After when Redis does not answer or a block
+// runs degraded. The route needs no token, so the message says only what is down, never an
+// address or a dial error (those are logged).
 func (s *server) readyz(w http.ResponseWriter, r *http.Request) error {
 	if s.ready != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 		defer cancel()
 		if err := s.ready(ctx); err != nil {
-			return redstate.Wrap(redstate.EUNAVAILABLE, err, "redis: "+err.Error())
+			return redstate.Wrap(redstate.EUNAVAILABLE, err, "not ready: redis is unreachable")
+		}
+	}
+	if s.degraded != nil {
+		if blocks := s.degraded(); len(blocks) > 0 {
+			return redstate.Errorf(redstate.EUNAVAILABLE, "not ready: degraded: %s", strings.Join(blocks, "; "))
 		}
 	}
 	writeJSON(w, http.StatusOK, statusBody{Status: "ready"})

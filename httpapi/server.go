@@ -71,8 +71,15 @@ type Deps struct {
 	// Queues returns the admin of a configured queue, or nil for an unknown name
 	// (/v1/queues/{queue}/...); nil: every queue is unknown (404).
 	Queues func(name string) *queue.Admin
-	// Executor is the stage executor of seed 002 (/v1/executor/...); nil: those routes answer 404.
+	// Executor is the stage executor of seed 002 (/v1/executor/...); nil: those routes answer
+	// 404 unless ExecutorRunner is set.
 	Executor *executor.Runner
+	// ExecutorRunner, when set, supplies the executor per request instead of Executor: an
+	// error (EUNAVAILABLE while the executor is degraded) is the answer.
+	ExecutorRunner func() (*executor.Runner, error)
+	// Degraded lists the blocks running degraded (e.g. the executor waiting for Redis); /readyz
+	// answers 503 while it is not empty. Nil: none.
+	Degraded func() []string
 }
 
 // server is the API's http.Handler.
@@ -91,6 +98,8 @@ type server struct {
 	reports   *report.Service
 	queues    func(name string) *queue.Admin
 	executor  *executor.Runner
+	execFn    func() (*executor.Runner, error)
+	degraded  func() []string
 }
 
 // New returns the HTTP handler of the API. It applies cfg's defaults and validates it: an
@@ -159,6 +168,8 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 		reports:   deps.Reports,
 		queues:    deps.Queues,
 		executor:  deps.Executor,
+		execFn:    deps.ExecutorRunner,
+		degraded:  deps.Degraded,
 	}
 	s.routes(promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{}))
 	return s, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -208,11 +209,11 @@ func TestReadyz(t *testing.T) {
 	if r.status != 200 || string(r.body) != `{"status":"ready"}` {
 		t.Fatalf("readyz: %d %s", r.status, r.body)
 	}
-	fail = io.ErrUnexpectedEOF
+	fail = errors.New("dial tcp 10.1.2.3:6379: connect: connection refused")
 	r = a.do("GET", "/readyz", "")
 	e := wantError(t, r, http.StatusServiceUnavailable, "unavailable")
-	if e.Message != "redis: unexpected EOF" {
-		t.Errorf("message = %q", e.Message)
+	if e.Message != "not ready: redis is unreachable" {
+		t.Errorf("message = %q; the unauthenticated probe must not show the address or dial error", e.Message)
 	}
 	if r.header.Get("Retry-After") != "1" {
 		t.Errorf("Retry-After = %q", r.header.Get("Retry-After"))
@@ -282,5 +283,21 @@ func TestPanic_500JSONAndLogged(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "boom") {
 		t.Errorf("panic not logged: %s", logs.String())
+	}
+}
+
+func TestReadyz_DegradedBlockIsNotReady(t *testing.T) {
+	var degraded []string
+	a := newTestAPI(t, func(_ *Config, d *Deps) {
+		d.Ready = func(context.Context) error { return nil }
+		d.Degraded = func() []string { return degraded }
+	})
+	if r := a.do("GET", "/readyz", ""); r.status != 200 {
+		t.Fatalf("readyz: %d %s", r.status, r.body)
+	}
+	degraded = []string{"executor (waiting for Redis)"}
+	e := wantError(t, a.do("GET", "/readyz", ""), http.StatusServiceUnavailable, "unavailable")
+	if !strings.Contains(e.Message, "degraded: executor") {
+		t.Errorf("message = %q", e.Message)
 	}
 }
