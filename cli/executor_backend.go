@@ -30,8 +30,8 @@ import (
 type executorBackend struct {
 	// name is backendMemory or backendRedis.
 	name    string
-	current atomic.Pointer[executor.Runner] // nil while degraded
-	since   time.Time                       // start of the degraded period
+	current atomic.Pointer[executor.Runner]  // nil while degraded
+	since   time.Time                        // start of the degraded period
 	connect func() (*executor.Runner, error) // builds the Redis runner (degraded start only)
 	metrics *metrics.ExecutorMetrics
 	log     *slog.Logger
