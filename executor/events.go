@@ -170,9 +170,11 @@ func (r *Runner) heartbeat(ctx context.Context, t *taskRun) {
 		LastCompletedStageIndex: last, StageCount: len(spec.Stages), PauseRequested: pause, At: ev.At})
 }
 
-// emitPlan publishes a plan event.
+// emitPlan publishes a plan event, numbering it unless it carries a Seq already.
 func (r *Runner) emitPlan(ctx context.Context, ev PlanEvent) error {
-	ev.Seq = r.planSeq.next(0)
+	if ev.Seq == 0 {
+		ev.Seq = r.planSeq.next(0)
+	}
 	ev.At = time.Now()
 	var err error
 	for i := range 3 {
@@ -197,6 +199,11 @@ func (r *Runner) refreshPlan(ctx context.Context, planID string) {
 	if planID == "" {
 		return
 	}
+	// The event's Seq is taken before the task projections are read: of two concurrent
+	// refreshes, the one that read later (and so saw newer task states) carries the greater
+	// Seq and wins. Numbered at emit time instead, a refresh that read a task as FAILED could
+	// be emitted after one that read its retry COMPLETED, leaving the plan FAILED.
+	seq := r.planSeq.next(0)
 	p, err := r.st.Projections.GetPlan(ctx, planID)
 	if err != nil || len(p.TaskIDs) == 0 {
 		return
@@ -231,7 +238,7 @@ func (r *Runner) refreshPlan(ctx context.Context, planID string) {
 	case running == 0 && paused > 0:
 		typ = EventPlanPaused
 	}
-	if err := r.emitPlan(ctx, PlanEvent{Type: typ, PlanID: planID, Progress: float64(done) / float64(n)}); err != nil {
+	if err := r.emitPlan(ctx, PlanEvent{Type: typ, PlanID: planID, Progress: float64(done) / float64(n), Seq: seq}); err != nil {
 		r.log.Warn("executor: publishing the plan status", "plan", planID, "error", err)
 	}
 }
