@@ -116,7 +116,7 @@ func openExecutorBackend(ctx context.Context, cfg config.Config, m *metrics.Metr
 // redisExecutorStores returns the executor's Redis state stores.
 func redisExecutorStores(client redis.UniversalClient, cfg config.Config) (executor.Stores, error) {
 	pc := cfg.Executor.Persistence.Redis.WithDefaults()
-	keys, err := executor.NewKeys(pc.Namespace)
+	keys, err := executor.NewKeysUnder(cfg.Namespace, pc.Namespace)
 	if err != nil {
 		return executor.Stores{}, err
 	}

@@ -1,6 +1,9 @@
 package executor
 
 import (
+	"strings"
+	"unicode"
+
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/internal/keyspace"
 )
@@ -36,6 +39,25 @@ func NewKeys(namespace string) (Keys, error) {
 		return Keys{}, redstate.Wrap(redstate.EINVALID, err, "executor keys")
 	}
 	return Keys{ns: namespace}, nil
+}
+
+// NewKeysUnder returns the key builder of namespace (as NewKeys) under prefix, redstate's global
+// key namespace ("prod-" gives "prod-executor:task:<taskId>"), so that environments sharing a
+// Redis never share the executor's plans, tasks or tenant locks. prefix must hold no whitespace,
+// control, glob ("* ? [ ] \") or brace characters (it becomes part of SCAN patterns and must
+// not bring a hash tag). Errors: EINVALID.
+func NewKeysUnder(prefix, namespace string) (Keys, error) {
+	k, err := NewKeys(namespace)
+	if err != nil {
+		return Keys{}, err
+	}
+	if strings.ContainsFunc(prefix, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsControl(r) || strings.ContainsRune(`*?[]\{}`, r)
+	}) {
+		return Keys{}, redstate.Errorf(redstate.EINVALID, "executor keys: key prefix %q holds whitespace, glob or brace characters", prefix)
+	}
+	k.ns = prefix + k.ns
+	return k, nil
 }
 
 // MustKeys is NewKeys that panics on an invalid namespace (for constants and tests).
