@@ -130,6 +130,14 @@ func ValidateProjectID(projectID string) error {
 	if strings.ContainsFunc(projectID, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return redstate.Errorf(redstate.EINVALID, "projectId must not contain control characters")
 	}
+	if strings.TrimSpace(projectID) != projectID {
+		return redstate.Errorf(redstate.EINVALID, "projectId must not be blank or start or end with whitespace (got %q)", truncate(projectID))
+	}
+	// A project is listed at /v1/projects/{projectId}/builds; these ids could be stored but not
+	// addressed there (a path segment "." or ".." is resolved away, an empty one matches nothing).
+	if projectID == "." || projectID == ".." || strings.HasPrefix(projectID, "/") || strings.HasSuffix(projectID, "/") {
+		return redstate.Errorf(redstate.EINVALID, "projectId must not be \".\" or \"..\" or start or end with \"/\" (got %q): it could not be listed by URL", truncate(projectID))
+	}
 	return nil
 }
 

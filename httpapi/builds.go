@@ -3,6 +3,7 @@ package httpapi
 import (
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,10 +32,13 @@ func setETag(w http.ResponseWriter, etag string) {
 	w.Header().Set("ETag", `"`+etag+`"`)
 }
 
-// ifMatch parses an If-Match header into the one strong ETag a store condition takes.
-// "" means no condition. allowAny permits "*", which then means no extra condition (for
-// operations that already require the build to exist). Errors: EINVALID, EPRECONDITION (weak tag).
-func ifMatch(r *http.Request, allowAny bool) (string, error) {
+// ifMatch turns an If-Match header into the one strong ETag a store condition takes. ""
+// means no condition. allowAny permits "*", which then means no extra condition (for
+// operations that already require the build to exist). A list of ETags (RFC 9110 13.1.1) is
+// resolved against the build's current ETag: the one that equals it becomes the condition, so
+// the store still checks it atomically; when none does the answer is 412 at once.
+// Errors: EINVALID, EPRECONDITION (weak tag, or no listed tag is current), ENOTFOUND, EUNAVAILABLE.
+func (s *server) ifMatch(r *http.Request, id string, allowAny bool) (string, error) {
 	v := strings.TrimSpace(r.Header.Get("If-Match"))
 	switch {
 	case v == "":
@@ -43,16 +47,38 @@ func ifMatch(r *http.Request, allowAny bool) (string, error) {
 		return "", nil
 	case v == "*":
 		return "", redstate.Errorf(redstate.EINVALID, "If-Match: * is not supported here; send the build's ETag")
-	case strings.HasPrefix(v, "W/"):
-		return "", redstate.Errorf(redstate.EPRECONDITION, "If-Match needs a strong ETag, got %s", truncate(v))
-	case strings.Contains(v, ","):
-		return "", redstate.Errorf(redstate.EINVALID, "If-Match must hold exactly one ETag")
 	}
-	tag := strings.Trim(v, `"`)
-	if tag == "" {
-		return "", redstate.Errorf(redstate.EINVALID, "If-Match holds an empty ETag")
+	var tags []string
+	for t := range strings.SplitSeq(v, ",") {
+		t = strings.TrimSpace(t)
+		switch {
+		case t == "":
+			continue
+		case strings.HasPrefix(t, "W/"):
+			return "", redstate.Errorf(redstate.EPRECONDITION, "If-Match needs strong ETags, got %s", truncate(t))
+		case t == "*":
+			return "", redstate.Errorf(redstate.EINVALID, "If-Match: * cannot be combined with ETags")
+		}
+		tag := strings.Trim(t, `"`)
+		if tag == "" {
+			return "", redstate.Errorf(redstate.EINVALID, "If-Match holds an empty ETag")
+		}
+		tags = append(tags, tag)
 	}
-	return tag, nil
+	switch len(tags) {
+	case 0:
+		return "", redstate.Errorf(redstate.EINVALID, "If-Match holds no ETag")
+	case 1:
+		return tags[0], nil
+	}
+	cur, err := s.builds.Get(r.Context(), id)
+	if err != nil {
+		return "", buildErr(err)
+	}
+	if slices.Contains(tags, cur.ETag()) {
+		return cur.ETag(), nil
+	}
+	return "", redstate.Errorf(redstate.EPRECONDITION, "none of the %d ETags in If-Match is the build's current one", len(tags))
 }
 
 // noneMatches reports whether an If-None-Match header value matches etag (weak comparison).
@@ -75,7 +101,7 @@ func (s *server) putBuild(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var opts buildstatus.SaveOptions
-	if opts.IfMatch, err = ifMatch(r, false); err != nil {
+	if opts.IfMatch, err = s.ifMatch(r, id, false); err != nil {
 		return err
 	}
 	if v := strings.TrimSpace(r.Header.Get("If-None-Match")); v != "" {
@@ -167,7 +193,7 @@ func (s *server) deleteBuild(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	match, err := ifMatch(r, true)
+	match, err := s.ifMatch(r, id, true)
 	if err != nil {
 		return err
 	}
@@ -190,7 +216,7 @@ func (s *server) patchPlatform(w http.ResponseWriter, r *http.Request) error {
 	if err := buildstatus.ValidatePlatform(platform); err != nil {
 		return err
 	}
-	match, err := ifMatch(r, true)
+	match, err := s.ifMatch(r, id, true)
 	if err != nil {
 		return err
 	}

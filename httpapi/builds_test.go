@@ -226,3 +226,14 @@ func TestHead_IfNoneMatchIsNotModified(t *testing.T) {
 		t.Fatalf("HEAD with a non-matching If-None-Match: %d, want 200", r.status)
 	}
 }
+
+func TestIfMatch_ListOfETags(t *testing.T) {
+	a := newTestAPI(t, nil)
+	put := a.do("PUT", "/v1/builds/"+buildA, docJSON(buildA, "p"))
+	etag := put.header.Get("ETag")
+	wantError(t, a.do("PUT", "/v1/builds/"+buildA, docJSON(buildA, "p"), `If-Match: "0000", "1111"`), http.StatusPreconditionFailed, "precondition_failed")
+	if r := a.do("PUT", "/v1/builds/"+buildA, docJSON(buildA, "p"), `If-Match: "0000", `+etag); r.status != 200 {
+		t.Fatalf("a list holding the current ETag: %d %s", r.status, r.body)
+	}
+	wantError(t, a.do("PATCH", "/v1/builds/"+buildA+"/platforms/ios", `{"status":"SUCCESS"}`, `If-Match: "0000", W/"1111"`), http.StatusPreconditionFailed, "precondition_failed")
+}

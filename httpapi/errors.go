@@ -19,6 +19,9 @@ const (
 	// EMETHODNOTALLOWED: the route exists but not for the request's method. The response carries
 	// an Allow header. HTTP 405.
 	EMETHODNOTALLOWED = "method_not_allowed"
+	// ERedirect: the request path is not canonical (for example "/v1//builds" or a "." or ".."
+	// segment); the Location header holds the canonical one. HTTP 301/307/308.
+	ERedirect = "redirect"
 	// EUNSUPPORTEDMEDIA: a request body was sent with a Content-Type other than JSON. HTTP 415.
 	EUNSUPPORTEDMEDIA = "unsupported_media_type"
 )

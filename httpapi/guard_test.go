@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -159,5 +160,62 @@ func TestAuth_RefusedWithoutDrainingTheBody(t *testing.T) {
 	}
 	if res.StatusCode != http.StatusUnauthorized || !res.Close {
 		t.Fatalf("status %d, close %v; want 401 and the connection closed", res.StatusCode, res.Close)
+	}
+}
+
+// noRedirects is a client that returns redirects instead of following them.
+func noRedirects(a *testAPI) *http.Client {
+	c := *a.srv.Client()
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &c
+}
+
+func TestEveryResponseIsJSON_RedirectsToo(t *testing.T) {
+	a := newTestAPI(t, nil)
+	redirected := 0
+	for _, path := range []string{"/v1/projects/../builds", "/v1//builds", "/v1/./builds"} {
+		req, _ := http.NewRequest("GET", a.srv.URL+path, nil)
+		req.URL.Opaque = path // keep the unclean path as sent
+		res, err := noRedirects(a).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := make([]byte, 512)
+		n, _ := res.Body.Read(body)
+		_ = res.Body.Close()
+		if res.StatusCode < 300 || res.StatusCode > 399 {
+			continue // not redirected: then it is an ordinary JSON answer, checked elsewhere
+		}
+		redirected++
+		var e errorBody
+		if res.Header.Get("Content-Type") != "application/json" || json.Unmarshal(body[:n], &e) != nil || e.Code != ERedirect || res.Header.Get("Location") == "" {
+			t.Errorf("%s: %d %s %q", path, res.StatusCode, res.Header.Get("Content-Type"), body[:n])
+		}
+	}
+	if redirected == 0 {
+		t.Fatal("no path was redirected; the test checks nothing")
+	}
+}
+
+func TestProjectIDs_ThatCannotBeListedAreRefused(t *testing.T) {
+	a := newTestAPI(t, nil)
+	for _, p := range []string{"/", ".", "..", "  ", " lead", "trail ", "/abs", "dir/"} {
+		doc := docJSON(buildA, p)
+		e := wantError(t, a.do("PUT", "/v1/builds/"+buildA, doc), 400, "invalid")
+		if !strings.Contains(e.Message, "projectId") {
+			t.Errorf("%q: %s", p, e.Message)
+		}
+	}
+	// Ids with inner slashes or spaces stay valid and listable.
+	for _, p := range []string{"a/b", "team x", "a/../b"} {
+		doc := docJSON(buildA, p)
+		_ = a.do("DELETE", "/v1/builds/"+buildA, "")
+		if r := a.do("PUT", "/v1/builds/"+buildA, doc); r.status != 200 {
+			t.Fatalf("%q: %d %s", p, r.status, r.body)
+		}
+		r := a.do("GET", "/v1/projects/"+url.PathEscape(p)+"/builds", "")
+		if r.status != 200 || !strings.Contains(string(r.body), buildA) {
+			t.Errorf("%q not listable: %d %s", p, r.status, r.body)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -138,6 +139,22 @@ func (w *recorder) WriteHeader(code int) {
 		w.ResponseWriter.WriteHeader(code) // 1xx, or a superfluous call net/http reports
 		return
 	}
+	if w.info.route == "" && !w.replaced && isRedirect(code) {
+		// The mux redirects to a cleaned path with an HTML body; answer JSON instead, keeping
+		// the status and the Location header.
+		w.replaced = true
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Del("Content-Length")
+		w.status = code
+		w.ResponseWriter.WriteHeader(code)
+		body, _ := json.Marshal(errorBody{Code: ERedirect, Message: "the canonical path of this resource is " + h.Get("Location")})
+		n, _ := w.ResponseWriter.Write(body)
+		w.bytes += int64(n)
+		w.swallow = true
+		return
+	}
 	if w.info.route == "" && !w.replaced && (code == http.StatusNotFound || code == http.StatusMethodNotAllowed) {
 		w.replaced, w.swallow = true, false
 		var err error
@@ -184,6 +201,11 @@ func (w *recorder) FlushError() error {
 
 // Unwrap lets http.ResponseController reach the underlying writer (write deadlines, flushing).
 func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// isRedirect reports whether code is a redirect status the mux sends for unclean paths.
+func isRedirect(code int) bool {
+	return code == http.StatusMovedPermanently || code == http.StatusTemporaryRedirect || code == http.StatusPermanentRedirect
+}
 
 // truncate shortens client-supplied text quoted in messages.
 func truncate(s string) string {
