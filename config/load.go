@@ -77,14 +77,26 @@ func readFile(path string) (map[string]any, error) {
 	if raw == nil {
 		raw = map[string]any{}
 	}
-	if err := checkKeys(raw, reflect.TypeOf(Config{}), ""); err != nil {
-		return nil, fmt.Errorf("config file %s: %w", path, err)
+	if problems := keyProblems(raw, reflect.TypeOf(Config{}), ""); len(problems) > 0 {
+		msgs := make([]string, len(problems))
+		for i, p := range problems {
+			msgs[i] = p.Error()
+		}
+		return nil, fmt.Errorf("config file %s: %w", path, &ValidationError{Problems: msgs})
 	}
 	return raw, nil
 }
 
-// checkKeys reports the first key of raw (in sorted order) that is not a field of t.
+// checkKeys returns every problem with the keys of raw, in sorted key order: keys that are not
+// fields of t (each with the nearest known key) and values of the wrong shape. It recurses into
+// mappings and lists of mappings, so one pass reports all of them.
 func checkKeys(raw map[string]any, t reflect.Type, prefix string) error {
+	return errors.Join(keyProblems(raw, t, prefix)...)
+}
+
+// keyProblems is checkKeys' list.
+func keyProblems(raw map[string]any, t reflect.Type, prefix string) []error {
+	var problems []error
 	fields := structFields(t)
 	names := make([]string, 0, len(raw))
 	for name := range raw {
@@ -95,7 +107,8 @@ func checkKeys(raw map[string]any, t reflect.Type, prefix string) error {
 		full := joinKey(prefix, name)
 		ft, ok := fields[name]
 		if !ok {
-			return unknownKeyError(full)
+			problems = append(problems, unknownKeyError(full))
+			continue
 		}
 		v := raw[name]
 		if v == nil {
@@ -105,42 +118,41 @@ func checkKeys(raw map[string]any, t reflect.Type, prefix string) error {
 		case ft.Kind() == reflect.Struct && ft != durationType:
 			sub, ok := v.(map[string]any)
 			if !ok {
-				return fmt.Errorf("key %q must be a mapping of keys, got %T", full, v)
+				problems = append(problems, fmt.Errorf("key %q must be a mapping of keys, got %T", full, v))
+				continue
 			}
-			if err := checkKeys(sub, ft, full); err != nil {
-				return err
-			}
+			problems = append(problems, keyProblems(sub, ft, full)...)
 		case ft.Kind() == reflect.Slice && ft.Elem() == tokenType:
 			list, ok := v.([]any)
 			if !ok {
-				return fmt.Errorf("key %q must be a list of {name, token, roles}, got %T", full, v)
+				problems = append(problems, fmt.Errorf("key %q must be a list of {name, token, roles}, got %T", full, v))
+				continue
 			}
 			for i, item := range list {
 				m, ok := item.(map[string]any)
 				if !ok {
-					return fmt.Errorf("key %s[%d] must be a mapping {name, token, roles}, got %T", full, i, item)
+					problems = append(problems, fmt.Errorf("key %s[%d] must be a mapping {name, token, roles}, got %T", full, i, item))
+					continue
 				}
-				if err := checkKeys(m, tokenType, fmt.Sprintf("%s[%d]", full, i)); err != nil {
-					return err
-				}
+				problems = append(problems, keyProblems(m, tokenType, fmt.Sprintf("%s[%d]", full, i))...)
 			}
 		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct:
 			list, ok := v.([]any)
 			if !ok {
-				return fmt.Errorf("key %q must be a list of mappings, got %T", full, v)
+				problems = append(problems, fmt.Errorf("key %q must be a list of mappings, got %T", full, v))
+				continue
 			}
 			for i, item := range list {
 				m, ok := item.(map[string]any)
 				if !ok {
-					return fmt.Errorf("key %s[%d] must be a mapping, got %T", full, i, item)
+					problems = append(problems, fmt.Errorf("key %s[%d] must be a mapping, got %T", full, i, item))
+					continue
 				}
-				if err := checkKeys(m, ft.Elem(), fmt.Sprintf("%s[%d]", full, i)); err != nil {
-					return err
-				}
+				problems = append(problems, keyProblems(m, ft.Elem(), fmt.Sprintf("%s[%d]", full, i))...)
 			}
 		}
 	}
-	return nil
+	return problems
 }
 
 func joinKey(prefix, name string) string {
@@ -153,7 +165,7 @@ func joinKey(prefix, name string) string {
 // unknownKeyError names the unknown key and, when one is close, the key that was probably meant.
 func unknownKeyError(key string) error {
 	best, bestDist := "", 4
-	for _, known := range append(Keys(), append([]string{"auth.tokens[].name", "auth.tokens[].token", "auth.tokens[].roles"}, queueSpecKeys()...)...) {
+	for _, known := range knownKeysAndSections() {
 		if d := editDistance(stripIndex(key), known); d < bestDist {
 			best, bestDist = known, d
 		}
@@ -162,6 +174,27 @@ func unknownKeyError(key string) error {
 		return fmt.Errorf("unknown key %q (did you mean %q?)", key, best)
 	}
 	return fmt.Errorf("unknown key %q (see docs/configuration.md for the keys)", key)
+}
+
+// knownKeysAndSections lists every configuration key and every section above one
+// ("server", "executor.persistence"), the candidates for an unknown key's suggestion.
+func knownKeysAndSections() []string {
+	keys := append(Keys(), append([]string{"auth.tokens[].name", "auth.tokens[].token", "auth.tokens[].roles"}, queueSpecKeys()...)...)
+	seen := make(map[string]bool, len(keys))
+	out := make([]string, 0, 2*len(keys))
+	for _, k := range keys {
+		for i := range len(k) {
+			if k[i] == '.' && !seen[k[:i]] {
+				seen[k[:i]] = true
+				out = append(out, k[:i])
+			}
+		}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // stripIndex turns "auth.tokens[3].nme" into "auth.tokens[].nme" for suggestions.

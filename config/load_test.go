@@ -282,3 +282,17 @@ func TestYAML_RoundTripsThroughLoad(t *testing.T) {
 		t.Fatalf("round trip:\n got %+v\nwant %+v\nyaml:\n%s", got, cfg, b)
 	}
 }
+
+func TestLoad_ReportsEveryUnknownKeyAtOnce(t *testing.T) {
+	path := writeFile(t, "servr:\n  addr: x\nlog:\n  levl: info\n  formt: json\nqueue:\n  queues:\n    - name: q\n      concurency: 2\n")
+	_, err := load(path, nil, envOf(nil))
+	if err == nil {
+		t.Fatal("unknown keys accepted")
+	}
+	for _, want := range []string{`unknown key "servr" (did you mean "server`, `unknown key "log.levl" (did you mean "log.level"?)`,
+		`unknown key "log.formt" (did you mean "log.format"?)`, `unknown key "queue.queues[0].concurency"`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
