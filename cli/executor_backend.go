@@ -151,7 +151,11 @@ func (eb *executorBackend) newRunner(cfg config.Config, stores executor.Stores) 
 		return nil, err
 	}
 	for _, h := range ec.Handlers {
-		r.Handle(h.Name, executor.WebhookHandler(h.URL, h.Timeout, nil))
+		if h.Secret == "" {
+			eb.log.Warn("executor webhook calls are unsigned: set executor.handlers[].secret so the receiver can verify them (docs/security.md)",
+				"handler", h.Name)
+		}
+		r.Handle(h.Name, executor.WebhookHandler(h.URL, h.Secret, h.Timeout, nil))
 	}
 	return r, nil
 }

@@ -99,7 +99,11 @@ func openQueueBackend(cfg config.Config, m *metrics.Metrics, log *slog.Logger) (
 				}
 			}
 		case config.HandlerWebhook:
-			h = queue.WebhookHandler(spec.Webhook.URL, spec.Webhook.Timeout, nil)
+			if spec.Webhook.Secret == "" {
+				log.Warn("queue webhook calls are unsigned: set queue.queues[].webhook.secret so the receiver can verify them (docs/security.md)",
+					"queue", spec.Name)
+			}
+			h = queue.WebhookHandler(spec.Webhook.URL, spec.Webhook.Secret, spec.Webhook.Timeout, nil)
 		default:
 			_ = qb.Close()
 			return nil, fmt.Errorf("queue %s: unknown handler %q", spec.Name, spec.Handler)

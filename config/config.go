@@ -69,6 +69,9 @@ type ExecutorHandler struct {
 	URL string `koanf:"url"`
 	// Timeout bounds one call (default 30s).
 	Timeout time.Duration `koanf:"timeout"`
+	// Secret signs every call (HMAC-SHA256, package webhook); empty: calls are unsigned and a
+	// warning is logged at startup.
+	Secret string `koanf:"secret"`
 }
 
 // Executor store types and startup policies.
@@ -289,6 +292,9 @@ type QueueWebhook struct {
 	URL string `koanf:"url"`
 	// Timeout bounds one call (default 30s).
 	Timeout time.Duration `koanf:"timeout"`
+	// Secret signs every call (HMAC-SHA256, package webhook); empty: calls are unsigned and a
+	// warning is logged at startup.
+	Secret string `koanf:"secret"`
 }
 
 // QueueReconciler configures the reconciler of stranded records.

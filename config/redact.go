@@ -30,7 +30,20 @@ func (c Config) Redacted() Config {
 		for i, q := range c.Queue.Queues {
 			q.RetryDelays = slices.Clone(q.RetryDelays)
 			q.Webhook.URL = RedactURL(q.Webhook.URL)
+			if q.Webhook.Secret != "" {
+				q.Webhook.Secret = Redaction
+			}
 			out.Queue.Queues[i] = q
+		}
+	}
+	if c.Executor.Handlers != nil {
+		out.Executor.Handlers = make([]ExecutorHandler, len(c.Executor.Handlers))
+		for i, h := range c.Executor.Handlers {
+			h.URL = RedactURL(h.URL)
+			if h.Secret != "" {
+				h.Secret = Redaction
+			}
+			out.Executor.Handlers[i] = h
 		}
 	}
 	out.Redis.ClusterAddrs = slices.Clone(c.Redis.ClusterAddrs)

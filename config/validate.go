@@ -420,6 +420,7 @@ func (q Queue) validate(v *validator) {
 			v.addf(p+"retry-delays", "must not be empty when max-retries is %d (set max-retries: 0 for no retries)", eff.Retries())
 		}
 		v.urlNotRedacted(p+"webhook.url", spec.Webhook.URL)
+		v.notRedacted(p+"webhook.secret", spec.Webhook.Secret)
 		switch spec.Handler {
 		case "", HandlerReport:
 			if spec.Webhook.URL != "" {
@@ -500,6 +501,8 @@ func (e Executor) validate(v *validator, redisConfigured bool) {
 	names := map[string]int{}
 	for i, h := range e.Handlers {
 		key := fmt.Sprintf("executor.handlers[%d]", i)
+		v.notRedacted(key+".secret", h.Secret)
+		v.urlNotRedacted(key+".url", h.URL)
 		if h.Name == "" {
 			v.addf(key+".name", "must not be empty")
 		} else if j, dup := names[h.Name]; dup {

@@ -1,6 +1,8 @@
 package executor
 
 import (
+	"github.com/redstate/redstate/webhook"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -22,7 +24,10 @@ type webhookResponse struct {
 // A 2xx answer is success; its body may be {"contextData":{...}} to replace the context data
 // for the following stages (an empty body, or one without contextData, keeps it). Any other
 // status, a transport error or a timeout fails the attempt. client nil: a client with timeout.
-func WebhookHandler(url string, timeout time.Duration, client *http.Client) StageHandler {
+//
+// With a non-empty secret every call is signed (package webhook: X-Redstate-Timestamp and
+// X-Redstate-Signature, HMAC-SHA256 of timestamp and body).
+func WebhookHandler(url, secret string, timeout time.Duration, client *http.Client) StageHandler {
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
@@ -42,6 +47,7 @@ func WebhookHandler(url string, timeout time.Duration, client *http.Client) Stag
 		}
 		hr.Header.Set("Content-Type", "application/json")
 		hr.Header.Set("X-Fencing-Token", fmt.Sprint(req.FencingToken))
+		webhook.SignRequest(hr, body, time.Now(), []byte(secret))
 		resp, err := client.Do(hr)
 		if err != nil {
 			return nil, fmt.Errorf("webhook %s: %w", url, err)

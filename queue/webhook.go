@@ -1,6 +1,8 @@
 package queue
 
 import (
+	"github.com/redstate/redstate/webhook"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -37,8 +39,10 @@ type WebhookJob struct {
 // Content-Type application/json. A 2xx answer is success; any other status (the error names it
 // and a snippet of the body), a timeout or a connection error is a failure, so the job is
 // retried or dead-lettered by the Worker. timeout bounds each call (0: DefaultWebhookTimeout);
-// client nil uses a client without its own timeout (the per-call timeout applies).
-func WebhookHandler(url string, timeout time.Duration, client *http.Client) Handler {
+// client nil uses a client without its own timeout (the per-call timeout applies). With a
+// non-empty secret every call is signed (package webhook: X-Redstate-Timestamp and
+// X-Redstate-Signature, HMAC-SHA256 of timestamp and body).
+func WebhookHandler(url, secret string, timeout time.Duration, client *http.Client) Handler {
 	if timeout <= 0 {
 		timeout = DefaultWebhookTimeout
 	}
@@ -69,6 +73,7 @@ func WebhookHandler(url string, timeout time.Duration, client *http.Client) Hand
 			return fmt.Errorf("webhook: %w", err)
 		}
 		req.Header.Set("Content-Type", "application/json")
+		webhook.SignRequest(req, body, time.Now(), []byte(secret))
 		resp, err := client.Do(req)
 		if err != nil {
 			if ctx.Err() == context.DeadlineExceeded {

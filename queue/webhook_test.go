@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/redstate/redstate/queue"
+	"github.com/redstate/redstate/webhook"
 )
 
 func webhookDelivery(t *testing.T) *queue.Delivery {
@@ -45,7 +46,7 @@ func TestWebhookHandler_PostsJobAndAccepts2xx(t *testing.T) {
 	defer srv.Close()
 
 	d := webhookDelivery(t)
-	if err := queue.WebhookHandler(srv.URL, time.Second, nil)(context.Background(), d); err != nil {
+	if err := queue.WebhookHandler(srv.URL, "", time.Second, nil)(context.Background(), d); err != nil {
 		t.Fatalf("2xx: %v", err)
 	}
 	if method != http.MethodPost || ctype != "application/json" {
@@ -75,15 +76,15 @@ func TestWebhookHandler_FailureCases(t *testing.T) {
 	defer srv.Close()
 	d := webhookDelivery(t)
 
-	err := queue.WebhookHandler(srv.URL+"/500", time.Second, srv.Client())(context.Background(), d)
+	err := queue.WebhookHandler(srv.URL+"/500", "", time.Second, srv.Client())(context.Background(), d)
 	if err == nil || !strings.Contains(err.Error(), "500") || !strings.Contains(err.Error(), "report engine exploded") {
 		t.Errorf("500: %v", err)
 	}
-	if err := queue.WebhookHandler(srv.URL+"/302", time.Second, nil)(context.Background(), d); err == nil || !strings.Contains(err.Error(), "304") {
+	if err := queue.WebhookHandler(srv.URL+"/302", "", time.Second, nil)(context.Background(), d); err == nil || !strings.Contains(err.Error(), "304") {
 		t.Errorf("304: %v", err)
 	}
 	start := time.Now()
-	err = queue.WebhookHandler(srv.URL+"/slow", 50*time.Millisecond, nil)(context.Background(), d)
+	err = queue.WebhookHandler(srv.URL+"/slow", "", 50*time.Millisecond, nil)(context.Background(), d)
 	if err == nil || !strings.Contains(err.Error(), "timed out") {
 		t.Errorf("timeout: %v", err)
 	}
@@ -94,7 +95,7 @@ func TestWebhookHandler_FailureCases(t *testing.T) {
 	dead := httptest.NewServer(http.NotFoundHandler())
 	url := dead.URL
 	dead.Close()
-	if err := queue.WebhookHandler(url, time.Second, nil)(context.Background(), d); err == nil {
+	if err := queue.WebhookHandler(url, "", time.Second, nil)(context.Background(), d); err == nil {
 		t.Error("connection refused: no error")
 	}
 }
@@ -106,7 +107,7 @@ func TestWebhookHandler_NullPayloadForLegacyMessage(t *testing.T) {
 	}))
 	defer srv.Close()
 	d := queue.NewDelivery("report:queue", "c1", `{"RecordId":12345,"RetryCount":0,"EnqueueTime":"2025-01-15T10:30:00"}`)
-	if err := queue.WebhookHandler(srv.URL, time.Second, nil)(context.Background(), d); err != nil {
+	if err := queue.WebhookHandler(srv.URL, "", time.Second, nil)(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
 	if v, ok := body["payload"]; !ok || v != nil {
@@ -114,5 +115,23 @@ func TestWebhookHandler_NullPayloadForLegacyMessage(t *testing.T) {
 	}
 	if body["recordId"] != float64(12345) {
 		t.Errorf("recordId = %v", body["recordId"])
+	}
+}
+
+func TestWebhook_CallsAreSignedAndVerifiable(t *testing.T) {
+	secret := "hook-secret-0123456789"
+	verified := make(chan error, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		verified <- webhook.Verify([]byte(secret), r.Header, body, time.Now(), 0)
+	}))
+	defer srv.Close()
+	raw, _ := queue.EncodeMessage(queue.NewMessage(9, time.Now(), nil))
+	d := queue.NewDelivery("q", "c", string(raw))
+	if err := queue.WebhookHandler(srv.URL, secret, time.Second, nil)(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-verified; err != nil {
+		t.Fatalf("the receiver could not verify the call: %v", err)
 	}
 }
