@@ -125,6 +125,7 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 		AllowedHosts:             allowedHosts(cfg.Server),
 		CORSOrigins:              cfg.Server.CORS.AllowedOrigins,
 		FailedAuthPerMinute:      cfg.Auth.FailedAttemptsPerMinute,
+		MaxResponseBytes:         cfg.Server.MaxResponseBytes,
 		MaxEventStreams:          cfg.Server.MaxEventStreams,
 		MaxEventStreamsPerClient: cfg.Server.MaxEventStreamsPerClient,
 	}, httpapi.Deps{Builds: backend.store, Ready: backend.ready, Reports: queues.reports, Queues: queues.admin,

@@ -102,6 +102,9 @@ type Server struct {
 	// MaxConnections caps concurrently open client connections (default 20000); further
 	// connections wait in the kernel's accept queue.
 	MaxConnections int `koanf:"max-connections"`
+	// MaxResponseBytes bounds a batch read's response (default 32 MiB); ids past it are
+	// answered as "deferred".
+	MaxResponseBytes int64 `koanf:"max-response-bytes"`
 	// MaxEventStreams bounds the event streams (SSE) open at once (default 10000).
 	MaxEventStreams int `koanf:"max-event-streams"`
 	// MaxEventStreamsPerClient bounds one token's (without auth: one address's) open event
@@ -386,7 +389,7 @@ func Default() Config {
 	return Config{
 		Server: Server{Addr: "127.0.0.1:8080", MaxBodyBytes: 1 << 20, ShutdownTimeout: 15 * time.Second,
 			ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second,
-			MaxConnections: 20000, MaxEventStreams: 10000, MaxEventStreamsPerClient: 1000, AllowedHosts: []string{}, CORS: CORS{AllowedOrigins: []string{}}},
+			MaxConnections: 20000, MaxResponseBytes: 32 << 20, MaxEventStreams: 10000, MaxEventStreamsPerClient: 1000, AllowedHosts: []string{}, CORS: CORS{AllowedOrigins: []string{}}},
 		Auth:  Auth{FailedAttemptsPerMinute: 30},
 		Redis: Redis{DialTimeout: 2 * time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: 1, DialRetries: 1},
 		Log:   Log{Level: "info", Format: "json"},

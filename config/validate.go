@@ -143,6 +143,9 @@ func (s Server) validate(v *validator) {
 	if s.MaxConnections <= 0 {
 		v.addf("server.max-connections", "must be positive, got %d", s.MaxConnections)
 	}
+	if s.MaxResponseBytes < 1<<20 {
+		v.addf("server.max-response-bytes", "must be at least 1 MiB (1048576, one whole document), got %d", s.MaxResponseBytes)
+	}
 	if s.MaxEventStreams <= 0 {
 		v.addf("server.max-event-streams", "must be positive, got %d", s.MaxEventStreams)
 	}

@@ -11,13 +11,6 @@ import (
 	"github.com/redstate/redstate/buildstatus"
 )
 
-// batchBody is the answer of a batch read: the found documents by canonical id, and the ids
-// that do not exist (in request order, each once).
-type batchBody struct {
-	Builds  map[string]json.RawMessage `json:"builds"`
-	Missing []string                   `json:"missing"`
-}
-
 // pageBody is one page of a listing; Cursor is "" when the listing is complete.
 type pageBody struct {
 	Builds []json.RawMessage `json:"builds"`
@@ -73,20 +66,7 @@ func (s *server) batchBuilds(w http.ResponseWriter, r *http.Request, params []st
 	if len(ids) > buildstatus.MaxBatch {
 		return redstate.Errorf(redstate.EINVALID, "ids lists %d builds; at most %d per request", len(ids), buildstatus.MaxBatch)
 	}
-	found, err := s.builds.GetMany(r.Context(), ids)
-	if err != nil {
-		return err
-	}
-	body := batchBody{Builds: make(map[string]json.RawMessage, len(found)), Missing: []string{}}
-	for _, id := range ids {
-		if b, ok := found[id]; ok {
-			body.Builds[id] = b.JSON
-		} else {
-			body.Missing = append(body.Missing, id)
-		}
-	}
-	writeJSON(w, http.StatusOK, body)
-	return nil
+	return s.streamBatch(w, r, ids)
 }
 
 // listProjectBuilds serves GET /v1/projects/{projectId}/builds: a project's builds, newest

@@ -48,6 +48,9 @@ type Config struct {
 	// CORSOrigins are browser origins ("https://ops.example.com") allowed to call the API
 	// cross-origin, state-changing requests included; default none.
 	CORSOrigins []string
+	// MaxResponseBytes bounds a batch read's response (default DefaultMaxResponseBytes); ids
+	// past it are answered as "deferred".
+	MaxResponseBytes int64
 	// MaxEventStreams bounds the event streams open at once (default DefaultMaxEventStreams);
 	// past it a new stream is 429.
 	MaxEventStreams int
@@ -84,22 +87,23 @@ type Deps struct {
 
 // server is the API's http.Handler.
 type server struct {
-	mux       *http.ServeMux
-	builds    buildstatus.Store
-	ready     func(ctx context.Context) error
-	auth      *authenticator
-	throttle  *authThrottle
-	streams   *streamLimiter
-	guard     *guard
-	metrics   *httpMetrics
-	logger    *slog.Logger
-	maxBody   int64
-	heartbeat time.Duration
-	reports   *report.Service
-	queues    func(name string) *queue.Admin
-	executor  *executor.Runner
-	execFn    func() (*executor.Runner, error)
-	degraded  func() []string
+	mux         *http.ServeMux
+	builds      buildstatus.Store
+	ready       func(ctx context.Context) error
+	auth        *authenticator
+	throttle    *authThrottle
+	streams     *streamLimiter
+	guard       *guard
+	metrics     *httpMetrics
+	logger      *slog.Logger
+	maxBody     int64
+	maxResponse int64
+	heartbeat   time.Duration
+	reports     *report.Service
+	queues      func(name string) *queue.Admin
+	executor    *executor.Runner
+	execFn      func() (*executor.Runner, error)
+	degraded    func() []string
 }
 
 // New returns the HTTP handler of the API. It applies cfg's defaults and validates it: an
@@ -132,6 +136,12 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 	if cfg.FailedAuthPerMinute == 0 {
 		cfg.FailedAuthPerMinute = DefaultFailedAuthPerMinute
 	}
+	if cfg.MaxResponseBytes < 0 {
+		return nil, fmt.Errorf("httpapi: MaxResponseBytes must not be negative")
+	}
+	if cfg.MaxResponseBytes == 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
+	}
 	if cfg.MaxEventStreams < 0 || cfg.MaxEventStreamsPerClient < 0 {
 		return nil, fmt.Errorf("httpapi: event stream bounds must not be negative")
 	}
@@ -154,22 +164,23 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 		return nil, fmt.Errorf("httpapi: registering metrics: %w", err)
 	}
 	s := &server{
-		mux:       http.NewServeMux(),
-		builds:    deps.Builds,
-		ready:     deps.Ready,
-		auth:      auth,
-		throttle:  newAuthThrottle(cfg.FailedAuthPerMinute),
-		streams:   newStreamLimiter(cfg.MaxEventStreams, cfg.MaxEventStreamsPerClient, metrics.streamGauge()),
-		guard:     g,
-		metrics:   metrics,
-		logger:    cfg.Logger,
-		maxBody:   cfg.MaxBodyBytes,
-		heartbeat: cfg.HeartbeatInterval,
-		reports:   deps.Reports,
-		queues:    deps.Queues,
-		executor:  deps.Executor,
-		execFn:    deps.ExecutorRunner,
-		degraded:  deps.Degraded,
+		mux:         http.NewServeMux(),
+		builds:      deps.Builds,
+		ready:       deps.Ready,
+		auth:        auth,
+		throttle:    newAuthThrottle(cfg.FailedAuthPerMinute),
+		streams:     newStreamLimiter(cfg.MaxEventStreams, cfg.MaxEventStreamsPerClient, metrics.streamGauge()),
+		guard:       g,
+		metrics:     metrics,
+		logger:      cfg.Logger,
+		maxBody:     cfg.MaxBodyBytes,
+		maxResponse: cfg.MaxResponseBytes,
+		heartbeat:   cfg.HeartbeatInterval,
+		reports:     deps.Reports,
+		queues:      deps.Queues,
+		executor:    deps.Executor,
+		execFn:      deps.ExecutorRunner,
+		degraded:    deps.Degraded,
 	}
 	s.routes(promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{}))
 	return s, nil

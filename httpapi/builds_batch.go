@@ -1,0 +1,122 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/redstate/redstate"
+)
+
+// Batch-read chunking: the ids are fetched in chunks so that only one chunk's documents are in
+// memory at a time, the response is streamed, and its size is bounded.
+const (
+	// batchFirstChunk is the size of the first chunk (at most 32 MiB of documents).
+	batchFirstChunk = 32
+	// batchChunkBytes is the target size of the later chunks, sized by the average document
+	// seen so far.
+	batchChunkBytes = 4 << 20
+	// DefaultMaxResponseBytes bounds a batch response when Config.MaxResponseBytes is 0.
+	DefaultMaxResponseBytes = 32 << 20
+)
+
+// streamBatch answers a batch read of ids (distinct, canonical, at most MaxBatch):
+//
+//	{"builds":{"<id>":<document>,...},"missing":["<id>",...],"deferred":["<id>",...]}
+//
+// Documents are fetched in chunks and written as they arrive, never re-encoded. Once the
+// response would pass s.maxResponse bytes, the remaining ids are listed under "deferred"
+// (omitted when empty) for the client to ask for again; the same happens when a later chunk
+// fails (then "error" says why). A failure of the first chunk is an ordinary error answer.
+func (s *server) streamBatch(w http.ResponseWriter, r *http.Request, ids []string) error {
+	first := min(batchFirstChunk, len(ids))
+	found, err := s.builds.GetMany(r.Context(), ids[:first])
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+
+	out := &countingWriter{w: w}
+	out.write(`{"builds":{`)
+	var missing, deferred []string
+	var docBytes, docs int
+	var chunkErr error
+	next, sep := first, ""
+	for start := 0; start < len(ids); {
+		chunk := ids[start:next]
+		for i, id := range chunk {
+			b, ok := found[id]
+			if !ok {
+				missing = append(missing, id)
+				continue
+			}
+			if docs > 0 && out.n+int64(len(b.JSON))+int64(len(id))+8 > s.maxResponse {
+				deferred = append(deferred, chunk[i:]...)
+				deferred = append(deferred, ids[next:]...)
+				next = len(ids)
+				break
+			}
+			out.write(sep + strconv.Quote(id) + ":")
+			out.writeBytes(b.JSON)
+			sep = ","
+			docBytes += len(b.JSON)
+			docs++
+		}
+		found = nil // let the chunk's documents go before the next fetch
+		start = next
+		if start >= len(ids) {
+			break
+		}
+		size := len(ids) - start
+		if docs > 0 {
+			size = min(size, max(1, batchChunkBytes/max(1, docBytes/docs)))
+		}
+		next = start + size
+		if found, chunkErr = s.builds.GetMany(r.Context(), ids[start:next]); chunkErr != nil {
+			deferred = append(deferred, ids[start:]...)
+			break
+		}
+	}
+	out.write(`},"missing":`)
+	out.writeJSON(nonNil(missing))
+	if len(deferred) > 0 {
+		out.write(`,"deferred":`)
+		out.writeJSON(deferred)
+	}
+	if chunkErr != nil {
+		out.write(`,"error":`)
+		out.writeJSON(redstate.ErrorMessage(chunkErr))
+	}
+	out.write("}")
+	return nil
+}
+
+// nonNil returns s, or an empty slice for nil (so it encodes as []).
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// countingWriter writes to a response, counting bytes; write errors (the client went away)
+// are ignored: the handler simply finishes.
+type countingWriter struct {
+	w http.ResponseWriter
+	n int64
+}
+
+func (c *countingWriter) write(s string) { c.writeBytes([]byte(s)) }
+
+func (c *countingWriter) writeBytes(b []byte) {
+	n, _ := c.w.Write(b)
+	c.n += int64(n)
+}
+
+func (c *countingWriter) writeJSON(v any) {
+	b, _ := json.Marshal(v)
+	c.writeBytes(b)
+}
