@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -45,13 +43,7 @@ func rssKB(t *testing.T, pid int) (cur, peak int) {
 // 517 MB measured before streaming. Built without the race detector so RSS means something;
 // numbers are logged (-v) and recorded in docs/buildstatus.md.
 func TestSoak_BatchOfLargeBuildsStaysBounded(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "redstate")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/redstate").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	saved := binary
-	binary = bin
-	t.Cleanup(func() { binary = saved })
+	useNonRaceBinary(t)
 	rds := redistest.StartStandalone(t)
 	s := startServer(t, "--redis", rds.URL)
 

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -27,13 +25,7 @@ import (
 // (run with -v) and recorded in docs/buildstatus.md.
 func TestSoak_TenThousandStreams(t *testing.T) {
 	const streams, builds = 10000, 100
-	bin := filepath.Join(t.TempDir(), "redstate")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/redstate").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	saved := binary
-	binary = bin
-	t.Cleanup(func() { binary = saved })
+	useNonRaceBinary(t)
 
 	rs := redistest.StartStandalone(t, redistest.WithConfig("maxclients", "500"))
 	rc := redis.NewClient(&redis.Options{Addr: rs.Addr})
