@@ -18,6 +18,8 @@ import (
 //	N:index:tenant:<tenantId>               String, the tenant's current taskId, 30 d
 //	N:lock:tenant:<tenantId>                String, the lock holder's token, lease TTL
 //	N:fence:{<tag>}:tenant:<tenantId>       String, the tenant's fencing counter, no TTL
+//	N:claim:plan:<planId>                   String, claim token of a plan id, 30 d
+//	N:claim:task:<taskId>                   String, claim token of a task id, 30 d
 //
 // The seed's key names are kept verbatim on every topology. The lock and its fencing counter
 // are written by one script, so on Redis Cluster they must share a slot; the lock key carries
@@ -104,6 +106,13 @@ func (k Keys) Pattern(kind string) string { return keyspace.GlobEscape(k.ns+":"+
 // Spec returns "N:spec:<taskId>", the task spec (String, JSON; runtime addition, see
 // TaskRegistry).
 func (k Keys) Spec(taskID string) string { return k.ns + ":spec:" + taskID }
+
+// ClaimPlan returns "N:claim:plan:<planId>": the plan id is taken while it exists (runtime
+// addition, see TaskRegistry.ClaimIDs).
+func (k Keys) ClaimPlan(planID string) string { return k.ns + ":claim:plan:" + planID }
+
+// ClaimTask returns "N:claim:task:<taskId>": the task id is taken while it exists.
+func (k Keys) ClaimTask(taskID string) string { return k.ns + ":claim:task:" + taskID }
 
 // Running returns "N:running", the Set of the ids of tasks whose projection is RUNNING
 // (runtime addition, see TaskRegistry; the orphan scan reads it instead of SCANning).

@@ -86,6 +86,18 @@ type TaskRegistry interface {
 	ClearRunning(ctx context.Context, taskID string) error
 	// RunningTasks returns the running set. Errors: EUNAVAILABLE.
 	RunningTasks(ctx context.Context) ([]string, error)
+	// ClaimIDs takes a new plan's id and its task ids, create-if-absent, for the projection TTL:
+	// either every id is taken by this call, or none is and ECONFLICT names one id that was
+	// already taken (by any instance, before or after a restart, a finished plan or task
+	// included), so a reused id can never mix two tasks in one projection. Two concurrent claims
+	// of one id: exactly one succeeds. Errors: EINVALID, ECONFLICT, EUNAVAILABLE.
+	ClaimIDs(ctx context.Context, planID string, taskIDs []string) error
+}
+
+// ClaimConflict is ClaimIDs' error for an id that is taken; kind is "plan" or "task".
+func ClaimConflict(kind, id string) error {
+	return redstate.Errorf(redstate.ECONFLICT, "%s id %q is already in use (ids are unique across instances and restarts for %s)",
+		kind, id, DefaultProjectionTTL)
 }
 
 // StateStats is a snapshot of the executor's keyspace for monitoring (seed 6.6).

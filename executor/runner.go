@@ -117,8 +117,10 @@ func (r *Runner) every(ctx context.Context, d time.Duration, f func(context.Cont
 
 // CreatePlan validates def, stores its task specs, publishes PlanReady and TaskCreated (which
 // sets the tenant index) and, when start is true, starts it (StartPlan). It returns the plan
-// with generated ids filled in. Errors: EINVALID (bad definition or unknown handler),
-// ECONFLICT (plan id exists here), EUNAVAILABLE.
+// with generated ids filled in. The plan and task ids are claimed in the store first
+// (TaskRegistry.ClaimIDs), so an id used before, on any instance and across restarts, is
+// refused. Errors: EINVALID (bad definition or unknown handler), ECONFLICT (a plan or task id
+// is in use), EUNAVAILABLE.
 func (r *Runner) CreatePlan(ctx context.Context, def PlanDef, start bool) (PlanDef, error) {
 	def, err := validatePlan(def, r.opts.DefaultRetry)
 	if err != nil {
@@ -150,6 +152,11 @@ func (r *Runner) CreatePlan(ctx context.Context, def PlanDef, start bool) (PlanD
 			return def, redstate.Errorf(redstate.ECONFLICT, "task %s exists", t.spec.TaskID)
 		}
 	}
+	r.mu.Unlock()
+	if err := r.st.Registry.ClaimIDs(ctx, def.PlanID, p.taskIDs); err != nil {
+		return def, err
+	}
+	r.mu.Lock()
 	r.plans[def.PlanID] = p
 	for _, t := range runs {
 		r.tasks[t.spec.TaskID] = t

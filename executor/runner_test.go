@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -414,5 +415,32 @@ func TestRunner_Metrics(t *testing.T) {
 	s, err := r.InspectState(ctx)
 	if err != nil || s.Keys["task"] != 1 || s.Keys["plan"] != 1 || s.Keys["lock"] != 1 || s.Locks["a"] != "t" {
 		t.Fatalf("%+v %v", s, err)
+	}
+}
+
+// TestCreatePlan_IDsUniqueAcrossInstances: two runners on one store stand for two instances.
+// A task id used on one (here finished) is refused on the other, and so is a plan id: before
+// the ids were claimed in the store, the second instance accepted the reused task id and ran
+// it from the first task's checkpoint and context.
+func TestCreatePlan_IDsUniqueAcrossInstances(t *testing.T) {
+	st := newMemStores()
+	a, b := newRunner(t, st.Stores), newRunner(t, st.Stores)
+	c := newCounter()
+	a.Handle("h", c.handler)
+	b.Handle("h", c.handler)
+	ctx := context.Background()
+	if _, err := a.CreatePlan(ctx, plan("plan-a", 1, task("task-f", "tenant-1")), true); err != nil {
+		t.Fatal(err)
+	}
+	_, err := b.CreatePlan(ctx, plan("plan-b", 1, task("task-f", "tenant-2")), true)
+	if !redstate.IsCode(err, redstate.ECONFLICT) || !strings.Contains(err.Error(), "task-f") {
+		t.Fatalf("reused task id on another instance: %v, want ECONFLICT", err)
+	}
+	if _, err := b.CreatePlan(ctx, plan("plan-a", 1, task("task-g", "tenant-3")), true); !redstate.IsCode(err, redstate.ECONFLICT) {
+		t.Fatalf("reused plan id on another instance: %v, want ECONFLICT", err)
+	}
+	// A refused plan leaves nothing behind: its new ids stay free.
+	if _, err := b.CreatePlan(ctx, plan("plan-b", 1, task("task-g", "tenant-3")), true); err != nil {
+		t.Fatalf("plan-b with fresh ids after the refusals: %v", err)
 	}
 }

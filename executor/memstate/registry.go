@@ -20,12 +20,14 @@ type Registry struct {
 	mu      sync.Mutex
 	specs   map[string]entry[executor.TaskSpec]
 	running map[string]struct{}
+	claims  map[string]entry[struct{}] // "plan:<id>" / "task:<id>"
 	writes  int
 }
 
 // NewRegistry returns an empty registry (spec TTL default executor.DefaultProjectionTTL).
 func NewRegistry(opts Options) *Registry {
-	return &Registry{opts: opts.withDefaults(executor.DefaultProjectionTTL), specs: map[string]entry[executor.TaskSpec]{}, running: map[string]struct{}{}}
+	return &Registry{opts: opts.withDefaults(executor.DefaultProjectionTTL), specs: map[string]entry[executor.TaskSpec]{}, running: map[string]struct{}{},
+		claims: map[string]entry[struct{}]{}}
 }
 
 // PutSpec implements executor.TaskRegistry.
@@ -154,4 +156,34 @@ func live[V any](m map[string]entry[V], now time.Time) int64 {
 		}
 	}
 	return n
+}
+
+// ClaimIDs implements executor.TaskRegistry: all ids or none, under the registry's lock.
+func (r *Registry) ClaimIDs(_ context.Context, planID string, taskIDs []string) error {
+	if err := executor.ValidateID("planId", planID); err != nil {
+		return err
+	}
+	keys := []string{"plan:" + planID}
+	for _, id := range taskIDs {
+		if err := executor.ValidateID("taskId", id); err != nil {
+			return err
+		}
+		keys = append(keys, "task:"+id)
+	}
+	now := r.opts.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, k := range keys {
+		if e, ok := r.claims[k]; ok && !e.expired(now) || slices.Contains(keys[:i], k) {
+			kind, id, _ := strings.Cut(k, ":")
+			return executor.ClaimConflict(kind, id)
+		}
+	}
+	for _, k := range keys {
+		r.claims[k] = entry[struct{}]{expires: now.Add(r.opts.TTL)}
+	}
+	if r.writes++; r.writes%sweepEvery == 0 {
+		sweep(r.claims, now)
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redstate/redstate"
@@ -136,4 +137,69 @@ func (in *Inspector) Inspect(ctx context.Context) (executor.StateStats, error) {
 		return executor.StateStats{}, mapErr(err, "inspect executor keys")
 	}
 	return st, nil
+}
+
+// releaseClaimScript deletes a claim key only while it still holds this claim's token, so a
+// rollback never removes another claimer's key.
+//
+//	KEYS[1] claim key; ARGV[1] token
+var releaseClaimScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`)
+
+// ClaimIDs implements executor.TaskRegistry: one pipelined SET NX PX per id (the ids live in
+// different slots on Cluster, so no single script can hold them), then, if any id was taken,
+// a rollback of the ones this call took (token-checked). All or none persists; a concurrent
+// claimer may see a rolled-back id as taken for that instant and get ECONFLICT too.
+func (r *Registry) ClaimIDs(ctx context.Context, planID string, taskIDs []string) error {
+	if err := executor.ValidateID("planId", planID); err != nil {
+		return err
+	}
+	keys := []string{r.keys.ClaimPlan(planID)}
+	kinds := []string{"plan"}
+	ids := []string{planID}
+	for _, id := range taskIDs {
+		if err := executor.ValidateID("taskId", id); err != nil {
+			return err
+		}
+		if slices.Contains(ids[1:], id) {
+			return executor.ClaimConflict("task", id)
+		}
+		keys, kinds, ids = append(keys, r.keys.ClaimTask(id)), append(kinds, "task"), append(ids, id)
+	}
+	token := uuid.NewString()
+	cmds := make([]*redis.BoolCmd, len(keys))
+	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			cmds[i] = p.SetNX(ctx, k, token, r.ttl)
+		}
+		return nil
+	})
+	conflict := -1
+	var taken []string
+	for i, c := range cmds {
+		ok, cerr := c.Result()
+		switch {
+		case cerr != nil:
+			if err == nil {
+				err = cerr
+			}
+		case ok:
+			taken = append(taken, keys[i])
+		case conflict < 0:
+			conflict = i
+		}
+	}
+	if err == nil && conflict < 0 {
+		return nil
+	}
+	for _, k := range taken {
+		// Best effort: a claim left behind by a failed rollback only expires with its TTL.
+		_ = releaseClaimScript.Run(context.WithoutCancel(ctx), r.client, []string{k}, token).Err()
+	}
+	if conflict >= 0 {
+		return executor.ClaimConflict(kinds[conflict], ids[conflict])
+	}
+	return mapErr(err, "claim plan and task ids")
 }

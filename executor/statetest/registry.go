@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -295,6 +296,45 @@ func RunRegistrySuite(t *testing.T, newRegistry NewRegistry, _ Features) {
 				t.Fatalf("r2's PutSpec changed r1's spec: handler %q", got.Handler)
 			}
 			wantRunning(t, r1, "r1 after r2 cleared the same id", task)
+		}},
+		{"ClaimIDsAllOrNone", func(t *testing.T) {
+			r, ctx := registry(t), t.Context()
+			plan, a, b, c := newID("plan"), newID("task"), newID("task"), newID("task")
+			must(t, r.ClaimIDs(ctx, plan, []string{a, b}), "first claim")
+			err := r.ClaimIDs(ctx, newID("plan"), []string{c, b})
+			wantCode(t, err, redstate.ECONFLICT, "claim reusing task b")
+			if !strings.Contains(err.Error(), b) {
+				t.Fatalf("conflict %v does not name the reused task %s", err, b)
+			}
+			// c was not kept by the refused claim.
+			must(t, r.ClaimIDs(ctx, newID("plan"), []string{c}), "claim of c after the refused claim")
+			wantCode(t, r.ClaimIDs(ctx, plan, []string{newID("task")}), redstate.ECONFLICT, "claim reusing the plan id")
+			d := newID("task")
+			wantCode(t, r.ClaimIDs(ctx, newID("plan"), []string{d, d}), redstate.ECONFLICT, "one task id twice in a plan")
+			wantCode(t, r.ClaimIDs(ctx, "bad id{", nil), redstate.EINVALID, "bad plan id")
+			wantCode(t, r.ClaimIDs(ctx, newID("plan"), []string{"bad*"}), redstate.EINVALID, "bad task id")
+		}},
+		{"ClaimIDsConcurrentOneWins", func(t *testing.T) {
+			r, ctx := registry(t), t.Context()
+			task := newID("task")
+			var wg sync.WaitGroup
+			var wins, conflicts atomic.Int64
+			for range 20 {
+				wg.Go(func() {
+					switch err := r.ClaimIDs(ctx, newID("plan"), []string{task}); {
+					case err == nil:
+						wins.Add(1)
+					case redstate.IsCode(err, redstate.ECONFLICT):
+						conflicts.Add(1)
+					default:
+						t.Errorf("claim: %v", err)
+					}
+				})
+			}
+			wg.Wait()
+			if wins.Load() != 1 || conflicts.Load() != 19 {
+				t.Fatalf("%d claims of one task id won, %d conflicted; want 1 and 19", wins.Load(), conflicts.Load())
+			}
 		}},
 		{"Concurrent", func(t *testing.T) {
 			r, ctx := registry(t), t.Context()
