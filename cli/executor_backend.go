@@ -142,6 +142,8 @@ func (eb *executorBackend) newRunner(cfg config.Config, stores executor.Stores) 
 		LockTTL:            pc.TTL.Lock,
 		HeartbeatInterval:  ec.HeartbeatInterval,
 		OrphanScanInterval: ec.OrphanScanInterval,
+		LivenessTTL:        ec.LivenessTTL,
+		LivenessInterval:   ec.LivenessInterval,
 		StatsInterval:      ec.MetricsInterval,
 		ShutdownTimeout:    cfg.Server.ShutdownTimeout,
 		Observer:           eb.metrics,

@@ -40,9 +40,15 @@ type Executor struct {
 	Persistence ExecutorPersistence `koanf:"persistence"`
 	// HeartbeatInterval is the TaskProgressEvent period of running tasks (default 10s).
 	HeartbeatInterval time.Duration `koanf:"heartbeat-interval"`
-	// OrphanScanInterval is how often RUNNING tasks are checked for an expired tenant lock
-	// (default 30s).
+	// OrphanScanInterval is how often RUNNING tasks of other instances are checked for a dead
+	// owner or an expired tenant lock (default 10s).
 	OrphanScanInterval time.Duration `koanf:"orphan-scan-interval"`
+	// LivenessTTL is how long an instance counts as alive after its last liveness heartbeat;
+	// its RUNNING tasks are orphans once it has expired (default 15s).
+	LivenessTTL time.Duration `koanf:"liveness-ttl"`
+	// LivenessInterval is how often an instance renews its liveness (default 5s, at most half
+	// of LivenessTTL).
+	LivenessInterval time.Duration `koanf:"liveness-interval"`
 	// MetricsInterval is how often the executor keyspace is inspected for the key, lock and
 	// leak gauges (default 30s).
 	MetricsInterval time.Duration `koanf:"metrics-interval"`
@@ -410,7 +416,9 @@ func Default() Config {
 				Redis:              executor.PersistenceConfig{}.WithDefaults(),
 			},
 			HeartbeatInterval:  10 * time.Second,
-			OrphanScanInterval: 30 * time.Second,
+			OrphanScanInterval: 10 * time.Second,
+			LivenessTTL:        15 * time.Second,
+			LivenessInterval:   5 * time.Second,
 			MetricsInterval:    30 * time.Second,
 			Handlers:           []ExecutorHandler{},
 		},

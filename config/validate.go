@@ -495,11 +495,17 @@ func (e Executor) validate(v *validator, redisConfigured bool) {
 	}{
 		{"executor.heartbeat-interval", e.HeartbeatInterval},
 		{"executor.orphan-scan-interval", e.OrphanScanInterval},
+		{"executor.liveness-ttl", e.LivenessTTL},
+		{"executor.liveness-interval", e.LivenessInterval},
 		{"executor.metrics-interval", e.MetricsInterval},
 	} {
 		if t.d <= 0 {
 			v.addf(t.key, "must be positive, got %s", t.d)
 		}
+	}
+	if e.LivenessInterval > 0 && e.LivenessTTL > 0 && e.LivenessInterval > e.LivenessTTL/2 {
+		v.addf("executor.liveness-interval", "%s must be at most half of executor.liveness-ttl (%s), so one lost renewal does not make a live instance look dead",
+			e.LivenessInterval, e.LivenessTTL)
 	}
 	names := map[string]int{}
 	for i, h := range e.Handlers {

@@ -114,7 +114,10 @@ func (r *Runner) emitTask(ctx context.Context, t *taskRun, typ TaskEventType, re
 	case EventTaskCreated:
 		err = r.st.Index.Set(ctx, spec.TenantID, spec.TaskID)
 	case EventTaskStarted:
-		err = r.st.Registry.MarkRunning(ctx, spec.TaskID)
+		r.beat(ctx, false)
+		if err = r.st.Registry.SetOwner(ctx, spec.TaskID, r.opts.InstanceID); err == nil {
+			err = r.st.Registry.MarkRunning(ctx, spec.TaskID)
+		}
 	case EventTaskCompleted, EventTaskCancelled:
 		_, err = r.st.Index.Delete(ctx, spec.TenantID, spec.TaskID)
 		if e := r.st.Registry.ClearRunning(ctx, spec.TaskID); err == nil {

@@ -18,6 +18,8 @@ import (
 //	N:index:tenant:<tenantId>               String, the tenant's current taskId, 30 d
 //	N:lock:tenant:<tenantId>                String, the lock holder's token, lease TTL
 //	N:fence:{<tag>}:tenant:<tenantId>       String, the tenant's fencing counter, no TTL
+//	N:alive:<instanceId>                    String, a runner instance's liveness, liveness TTL
+//	N:owners                                Hash, taskId -> instance running it (runtime)
 //	N:claim:plan:<planId>                   String, claim token of a plan id, 30 d
 //	N:claim:task:<taskId>                   String, claim token of a task id, 30 d
 //
@@ -106,6 +108,12 @@ func (k Keys) Pattern(kind string) string { return keyspace.GlobEscape(k.ns+":"+
 // Spec returns "N:spec:<taskId>", the task spec (String, JSON; runtime addition, see
 // TaskRegistry).
 func (k Keys) Spec(taskID string) string { return k.ns + ":spec:" + taskID }
+
+// Alive returns "N:alive:<instanceId>": present while the runner instance renews it.
+func (k Keys) Alive(instance string) string { return k.ns + ":alive:" + instance }
+
+// Owners returns "N:owners", the Hash of running task id -> instance running it.
+func (k Keys) Owners() string { return k.ns + ":owners" }
 
 // ClaimPlan returns "N:claim:plan:<planId>": the plan id is taken while it exists (runtime
 // addition, see TaskRegistry.ClaimIDs).

@@ -46,6 +46,9 @@ type TenantLocks interface {
 	Renew(ctx context.Context, tenantID, token string, ttl time.Duration) error
 	// Exists reports whether anybody holds the tenant's lock. Errors: EINVALID, EUNAVAILABLE.
 	Exists(ctx context.Context, tenantID string) (bool, error)
+	// Holder returns the token holding the tenant's lock, "" when it is free (the orphan scan
+	// releases a dead instance's lock with it, token-checked). Errors: EINVALID, EUNAVAILABLE.
+	Holder(ctx context.Context, tenantID string) (string, error)
 }
 
 // ValidateLockArgs checks a tenant id, an owner id and a TTL. Errors: EINVALID.

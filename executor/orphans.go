@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/redstate/redstate"
@@ -12,10 +13,13 @@ const orphanOwner = "orphan-scan"
 
 // ScanOrphans checks every task of the running set (Keys.Running: no SCAN) that this
 // instance does not run: a task whose projection is no longer RUNNING leaves the set; a
-// RUNNING task whose tenant lock has expired (its instance died, or lost the lock) is marked
-// FAILED with reason "interrupted: …" so that it can be retried. To mark a task, the scan
-// takes the tenant lock itself and re-reads the projection, so a task that finished or paused
-// meanwhile, or whose tenant is locked again, is never marked. It returns the marked ids.
+// RUNNING task whose owner instance is dead (its liveness key, renewed every
+// LivenessInterval, has expired) or whose tenant lock has expired is marked FAILED with reason
+// "interrupted: …" so that it can be retried. A dead owner's lock is released first, checked
+// against its token, so a lock re-taken meanwhile is never touched. To mark a task, the scan
+// takes the tenant lock itself (a new fence) and re-reads the projection, so a task that
+// finished or paused meanwhile, or whose tenant is locked again, is never marked. A task whose
+// owner is alive is never marked, however long its stage runs. It returns the marked ids.
 func (r *Runner) ScanOrphans(ctx context.Context) ([]string, error) {
 	ids, err := r.st.Registry.RunningTasks(ctx)
 	if err != nil {
@@ -38,14 +42,23 @@ func (r *Runner) ScanOrphans(ctx context.Context) ([]string, error) {
 		if err != nil || p.TenantID == "" {
 			continue
 		}
-		if held, err := r.st.Locks.Exists(ctx, p.TenantID); err != nil || held {
+		reason := ReasonInterrupted + ": the instance running it stopped renewing the tenant lock (lock expired)"
+		held, err := r.st.Locks.Exists(ctx, p.TenantID)
+		if err != nil {
 			continue
+		}
+		if held {
+			owner, dead := r.deadOwner(ctx, id, p.TenantID)
+			if !dead {
+				continue
+			}
+			reason = ReasonInterrupted + ": the instance running it (" + owner + ") stopped its liveness heartbeat"
 		}
 		lease, ok, err := r.st.Locks.TryAcquire(ctx, p.TenantID, orphanOwner, 30*time.Second)
 		if err != nil || !ok {
 			continue
 		}
-		if r.markOrphan(ctx, id) {
+		if r.markOrphan(ctx, id, reason) {
 			marked = append(marked, id)
 		}
 		_ = r.st.Locks.Release(ctx, p.TenantID, lease.Token)
@@ -53,9 +66,31 @@ func (r *Runner) ScanOrphans(ctx context.Context) ([]string, error) {
 	return marked, nil
 }
 
-// markOrphan marks id FAILED (interrupted) if its projection still shows RUNNING; the caller
+// deadOwner reports whether task id's owner instance is dead, and if so releases the tenant
+// lock the task still holds (token-checked: only a lock held for this very task is released).
+// Unknown owners (a task started before owners were recorded) are left to the lock's TTL.
+func (r *Runner) deadOwner(ctx context.Context, id, tenant string) (owner string, dead bool) {
+	owner, err := r.st.Registry.Owner(ctx, id)
+	if err != nil || owner == "" || owner == r.opts.InstanceID {
+		return owner, false
+	}
+	if alive, err := r.st.Registry.Alive(ctx, owner); err != nil || alive {
+		return owner, false
+	}
+	token, err := r.st.Locks.Holder(ctx, tenant)
+	if err != nil || !strings.HasPrefix(token, id+"#") {
+		return owner, false // another task (or the scan of another instance) holds the tenant now
+	}
+	if err := r.st.Locks.Release(ctx, tenant, token); err != nil {
+		return owner, false
+	}
+	r.log.Warn("executor: took over the tenant lock of a task whose instance is dead", "task", id, "tenant", tenant, "instance", owner)
+	return owner, true
+}
+
+// markOrphan marks id FAILED with reason if its projection still shows RUNNING; the caller
 // holds the tenant lock.
-func (r *Runner) markOrphan(ctx context.Context, id string) bool {
+func (r *Runner) markOrphan(ctx context.Context, id, reason string) bool {
 	p, err := r.st.Projections.GetTask(ctx, id)
 	if err != nil || p.Status != TaskRunning {
 		return false
@@ -72,14 +107,13 @@ func (r *Runner) markOrphan(ctx context.Context, id string) bool {
 	}
 	t.lastCompleted = p.LastCompletedStageIndex
 	r.mu.Unlock()
-	reason := ReasonInterrupted + ": the instance running it stopped renewing the tenant lock (lock expired)"
 	r.saveReason(ctx, t, reason)
 	if err := r.emitTask(ctx, t, EventTaskFailed, reason); err != nil {
 		r.log.Warn("executor: marking an orphan", "task", id, "error", err)
 		return false
 	}
-	r.log.Warn("executor: task interrupted: it was RUNNING but its tenant lock had expired; marked FAILED (retry it from its checkpoint)",
-		"task", id, "tenant", p.TenantID, "plan", p.PlanID, "last_completed_stage_index", p.LastCompletedStageIndex)
+	r.log.Warn("executor: task interrupted: it was RUNNING but its instance is gone; marked FAILED (retry it from its checkpoint)",
+		"task", id, "reason", reason, "tenant", p.TenantID, "plan", p.PlanID, "last_completed_stage_index", p.LastCompletedStageIndex)
 	if r.opts.Observer != nil {
 		r.opts.Observer.OrphanMarked()
 	}

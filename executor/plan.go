@@ -90,8 +90,20 @@ type Options struct {
 	LockTTL time.Duration
 	// HeartbeatInterval is the TaskProgressEvent period (default 10 s).
 	HeartbeatInterval time.Duration
-	// OrphanScanInterval is how often RUNNING tasks are checked for an expired lock (default 30 s).
+	// OrphanScanInterval is how often RUNNING tasks of other instances are checked for a dead
+	// owner or an expired lock (default 10 s).
 	OrphanScanInterval time.Duration
+	// InstanceID names this runner in Keys.Alive and as the owner of the tasks it runs (default
+	// a random id). Two runners sharing a store must not share one.
+	InstanceID string
+	// LivenessTTL is how long this instance counts as alive after its last liveness heartbeat
+	// (default 15 s). A RUNNING task whose owner's liveness has expired is an orphan: its lock
+	// is taken over and the task marked FAILED (interrupted) by another instance's scan, long
+	// before the lock's own TTL would expire it.
+	LivenessTTL time.Duration
+	// LivenessInterval is how often Run renews this instance's liveness (default 5 s, at most
+	// LivenessTTL/2).
+	LivenessInterval time.Duration
 	// StatsInterval is how often the keyspace is inspected for metrics (default 30 s).
 	StatsInterval time.Duration
 	// LockRetryInterval is the wait before trying a locked tenant again (default 1 s).
@@ -119,7 +131,16 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	def(&o.LockTTL, DefaultLockTTL)
 	def(&o.HeartbeatInterval, 10*time.Second)
-	def(&o.OrphanScanInterval, 30*time.Second)
+	def(&o.OrphanScanInterval, 10*time.Second)
+	def(&o.LivenessTTL, 15*time.Second)
+	def(&o.LivenessInterval, 5*time.Second)
+	o.LivenessInterval = min(o.LivenessInterval, o.LivenessTTL/2)
+	if o.InstanceID == "" {
+		o.InstanceID = NewID("instance")
+	}
+	if err := ValidateID("instance", o.InstanceID); err != nil {
+		return o, err
+	}
 	def(&o.StatsInterval, 30*time.Second)
 	def(&o.LockRetryInterval, time.Second)
 	def(&o.ShutdownTimeout, 15*time.Second)

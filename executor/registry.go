@@ -82,8 +82,20 @@ type TaskRegistry interface {
 	GetSpec(ctx context.Context, taskID string) (TaskSpec, error)
 	// MarkRunning adds taskID to the running set. Errors: EINVALID, EUNAVAILABLE.
 	MarkRunning(ctx context.Context, taskID string) error
-	// ClearRunning removes taskID from the running set. Errors: EINVALID, EUNAVAILABLE.
+	// ClearRunning removes taskID from the running set and forgets its owner.
+	// Errors: EINVALID, EUNAVAILABLE.
 	ClearRunning(ctx context.Context, taskID string) error
+	// SetOwner records which runner instance runs taskID (until ClearRunning).
+	// Errors: EINVALID, EUNAVAILABLE.
+	SetOwner(ctx context.Context, taskID, instance string) error
+	// Owner returns the instance recorded by SetOwner, "" when none is.
+	// Errors: EINVALID, EUNAVAILABLE.
+	Owner(ctx context.Context, taskID string) (string, error)
+	// Heartbeat marks instance alive for ttl (Keys.Alive, SET PX). Errors: EINVALID, EUNAVAILABLE.
+	Heartbeat(ctx context.Context, instance string, ttl time.Duration) error
+	// Alive reports whether instance's last Heartbeat has not expired.
+	// Errors: EINVALID, EUNAVAILABLE.
+	Alive(ctx context.Context, instance string) (bool, error)
 	// RunningTasks returns the running set. Errors: EUNAVAILABLE.
 	RunningTasks(ctx context.Context) ([]string, error)
 	// ClaimIDs takes a new plan's id and its task ids, create-if-absent, for the projection TTL:

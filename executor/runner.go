@@ -40,6 +40,9 @@ type Runner struct {
 	wg         sync.WaitGroup
 
 	planSeq seqClock
+
+	beatMu   sync.Mutex
+	lastBeat time.Time // last successful liveness heartbeat
 }
 
 // New returns a runner on opts.Stores. Register handlers with Handle, then call Run (which
@@ -68,6 +71,8 @@ func (r *Runner) Options() Options { return r.opts }
 // Run returns when every task goroutine has returned.
 func (r *Runner) Run(ctx context.Context) error {
 	var loops sync.WaitGroup
+	r.beat(ctx, true)
+	loops.Go(func() { r.every(ctx, r.opts.LivenessInterval, func(c context.Context) { r.beat(c, true) }) })
 	loops.Go(func() { r.every(ctx, r.opts.OrphanScanInterval, func(c context.Context) { _, _ = r.ScanOrphans(c) }) })
 	if r.st.Inspector != nil && r.opts.Observer != nil {
 		loops.Go(func() { r.every(ctx, r.opts.StatsInterval, func(c context.Context) { _, _ = r.InspectState(c) }) })
@@ -76,6 +81,24 @@ func (r *Runner) Run(ctx context.Context) error {
 	loops.Wait()
 	r.Shutdown()
 	return nil
+}
+
+// beat renews this instance's liveness (always when force, else only when the last renewal is
+// older than LivenessInterval). A failure is logged; the next tick retries.
+func (r *Runner) beat(ctx context.Context, force bool) {
+	r.beatMu.Lock()
+	defer r.beatMu.Unlock()
+	if !force && time.Since(r.lastBeat) < r.opts.LivenessInterval {
+		return
+	}
+	if err := r.st.Registry.Heartbeat(ctx, r.opts.InstanceID, r.opts.LivenessTTL); err != nil {
+		if ctx.Err() == nil {
+			r.log.Warn("executor: liveness heartbeat failed; other instances may take this instance's tasks for orphans",
+				"instance", r.opts.InstanceID, "error", err)
+		}
+		return
+	}
+	r.lastBeat = time.Now()
 }
 
 // Shutdown stops the runner as Run does when its context ends (idempotent).

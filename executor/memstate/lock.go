@@ -109,3 +109,16 @@ func checkToken(tenantID, token string) error {
 func notOwner(tenantID string) error {
 	return redstate.Errorf(redstate.ECONFLICT, "tenant lock %s is not held by this token (released, expired or taken)", tenantID)
 }
+
+// Holder implements executor.TenantLocks.
+func (l *Locks) Holder(_ context.Context, tenantID string) (string, error) {
+	if err := executor.ValidateID("tenantId", tenantID); err != nil {
+		return "", err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e, ok := l.holder(tenantID, l.now()); ok {
+		return e.val, nil
+	}
+	return "", nil
+}

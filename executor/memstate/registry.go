@@ -21,13 +21,15 @@ type Registry struct {
 	specs   map[string]entry[executor.TaskSpec]
 	running map[string]struct{}
 	claims  map[string]entry[struct{}] // "plan:<id>" / "task:<id>"
+	owners  map[string]string          // running task -> instance
+	alive   map[string]time.Time       // instance -> liveness expiry
 	writes  int
 }
 
 // NewRegistry returns an empty registry (spec TTL default executor.DefaultProjectionTTL).
 func NewRegistry(opts Options) *Registry {
 	return &Registry{opts: opts.withDefaults(executor.DefaultProjectionTTL), specs: map[string]entry[executor.TaskSpec]{}, running: map[string]struct{}{},
-		claims: map[string]entry[struct{}]{}}
+		claims: map[string]entry[struct{}]{}, owners: map[string]string{}, alive: map[string]time.Time{}}
 }
 
 // PutSpec implements executor.TaskRegistry.
@@ -84,8 +86,64 @@ func (r *Registry) ClearRunning(_ context.Context, taskID string) error {
 	}
 	r.mu.Lock()
 	delete(r.running, taskID)
+	delete(r.owners, taskID)
 	r.mu.Unlock()
 	return nil
+}
+
+// SetOwner implements executor.TaskRegistry.
+func (r *Registry) SetOwner(_ context.Context, taskID, instance string) error {
+	if err := executor.ValidateID("taskId", taskID); err != nil {
+		return err
+	}
+	if err := executor.ValidateID("instance", instance); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.owners[taskID] = instance
+	r.mu.Unlock()
+	return nil
+}
+
+// Owner implements executor.TaskRegistry.
+func (r *Registry) Owner(_ context.Context, taskID string) (string, error) {
+	if err := executor.ValidateID("taskId", taskID); err != nil {
+		return "", err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.owners[taskID], nil
+}
+
+// Heartbeat implements executor.TaskRegistry.
+func (r *Registry) Heartbeat(_ context.Context, instance string, ttl time.Duration) error {
+	if err := executor.ValidateID("instance", instance); err != nil {
+		return err
+	}
+	if ttl < time.Millisecond {
+		return redstate.Errorf(redstate.EINVALID, "liveness ttl must be at least 1ms, got %s", ttl)
+	}
+	now := r.opts.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.alive[instance] = now.Add(ttl)
+	for id, exp := range r.alive { // bounded by the instances alive within one TTL
+		if !exp.After(now) {
+			delete(r.alive, id)
+		}
+	}
+	return nil
+}
+
+// Alive implements executor.TaskRegistry.
+func (r *Registry) Alive(_ context.Context, instance string) (bool, error) {
+	if err := executor.ValidateID("instance", instance); err != nil {
+		return false, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	exp, ok := r.alive[instance]
+	return ok && exp.After(r.opts.Now()), nil
 }
 
 // RunningTasks implements executor.TaskRegistry.

@@ -90,6 +90,21 @@ func (l *Locks) Exists(ctx context.Context, tenantID string) (bool, error) {
 	return n == 1, nil
 }
 
+// Holder implements executor.TenantLocks: one GET.
+func (l *Locks) Holder(ctx context.Context, tenantID string) (string, error) {
+	if err := executor.ValidateID("tenantId", tenantID); err != nil {
+		return "", err
+	}
+	v, err := l.client.Get(ctx, l.keys.TenantLock(tenantID)).Result()
+	if err == redis.Nil {
+		return "", nil
+	}
+	if err != nil {
+		return "", mapErr(err, "tenant lock holder")
+	}
+	return v, nil
+}
+
 func checkToken(tenantID, token string) error {
 	if err := executor.ValidateID("tenantId", tenantID); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
@@ -69,7 +70,58 @@ func (r *Registry) ClearRunning(ctx context.Context, taskID string) error {
 	if err := executor.ValidateID("taskId", taskID); err != nil {
 		return err
 	}
-	return mapErr(r.client.SRem(ctx, r.keys.Running(), taskID).Err(), "clear running task")
+	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.SRem(ctx, r.keys.Running(), taskID)
+		p.HDel(ctx, r.keys.Owners(), taskID)
+		return nil
+	})
+	return mapErr(err, "clear running task")
+}
+
+// SetOwner implements executor.TaskRegistry: HSET on Keys.Owners.
+func (r *Registry) SetOwner(ctx context.Context, taskID, instance string) error {
+	if err := executor.ValidateID("taskId", taskID); err != nil {
+		return err
+	}
+	if err := executor.ValidateID("instance", instance); err != nil {
+		return err
+	}
+	return mapErr(r.client.HSet(ctx, r.keys.Owners(), taskID, instance).Err(), "set task owner")
+}
+
+// Owner implements executor.TaskRegistry: HGET on Keys.Owners.
+func (r *Registry) Owner(ctx context.Context, taskID string) (string, error) {
+	if err := executor.ValidateID("taskId", taskID); err != nil {
+		return "", err
+	}
+	v, err := r.client.HGet(ctx, r.keys.Owners(), taskID).Result()
+	if err == redis.Nil {
+		return "", nil
+	}
+	return v, mapErr(err, "get task owner")
+}
+
+// Heartbeat implements executor.TaskRegistry: SET Keys.Alive(instance) PX ttl.
+func (r *Registry) Heartbeat(ctx context.Context, instance string, ttl time.Duration) error {
+	if err := executor.ValidateID("instance", instance); err != nil {
+		return err
+	}
+	if ttl < time.Millisecond {
+		return redstate.Errorf(redstate.EINVALID, "liveness ttl must be at least 1ms, got %s", ttl)
+	}
+	return mapErr(r.client.Set(ctx, r.keys.Alive(instance), "1", ttl).Err(), "instance heartbeat")
+}
+
+// Alive implements executor.TaskRegistry: EXISTS Keys.Alive(instance).
+func (r *Registry) Alive(ctx context.Context, instance string) (bool, error) {
+	if err := executor.ValidateID("instance", instance); err != nil {
+		return false, err
+	}
+	n, err := r.client.Exists(ctx, r.keys.Alive(instance)).Result()
+	if err != nil {
+		return false, mapErr(err, "instance alive")
+	}
+	return n == 1, nil
 }
 
 // RunningTasks implements executor.TaskRegistry.
