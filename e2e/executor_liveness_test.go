@@ -69,3 +69,40 @@ func TestExecutorLiveness_KilledInstanceOrphanedInSeconds(t *testing.T) {
 		return info.Status == executor.TaskCompleted
 	})
 }
+
+// TestExecutorControl_FromAnyInstance: a pause and a cancel sent to the instance that does
+// not run the task are 202 and take effect on the one that does (routed through Redis).
+func TestExecutorControl_FromAnyInstance(t *testing.T) {
+	rds := redistest.StartStandalone(t)
+	stages := newStageServer(t, "s1")
+	t.Setenv("REDSTATE_EXECUTOR_HANDLERS", fmt.Sprintf("[{name: steps, url: %q, timeout: 5m}]", stages.url))
+	t.Setenv("REDSTATE_EXECUTOR_PERSISTENCE_REDIS_NAMESPACE", "e2e-ctl")
+	args := []string{"--redis", rds.URL}
+	s1 := startServer(t, args...)
+	s2 := startServer(t, args...)
+	plan := `{"planId":"plan-ctl","maxConcurrency":1,"tasks":[{"taskId":"task-ctl","tenantId":"acme","handler":"steps",` +
+		`"stages":["s0","s1","s2"],"retry":{"maxAttempts":1}}]}`
+	if code, body, _ := s1.do(t, http.MethodPost, "/v1/executor/plans", plan); code != http.StatusCreated {
+		t.Fatalf("create plan: %d %s", code, body)
+	}
+	select {
+	case <-stages.blocked:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("stage s1 never started\n%s", s1.Logs())
+	}
+	if code, body, _ := s2.do(t, http.MethodPost, "/v1/executor/tenants/acme/pause", ""); code != http.StatusAccepted {
+		t.Fatalf("pause on the other instance: %d %s", code, body)
+	}
+	var info executor.TaskStatusInfo
+	eventually(t, 10*time.Second, "the pause request in the projection", func() bool {
+		getJSON(t, s2, "/v1/executor/tasks/task-ctl", &info)
+		return info.PauseRequested
+	})
+	if code, body, _ := s2.do(t, http.MethodPost, "/v1/executor/tenants/acme/cancel", ""); code != http.StatusAccepted {
+		t.Fatalf("cancel on the other instance: %d %s", code, body)
+	}
+	eventually(t, 30*time.Second, "the task cancelled", func() bool {
+		getJSON(t, s2, "/v1/executor/tasks/task-ctl", &info)
+		return info.Status == executor.TaskCancelled
+	})
+}

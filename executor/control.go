@@ -2,9 +2,82 @@ package executor
 
 import (
 	"context"
+	"time"
 
 	"github.com/redstate/redstate"
 )
+
+// routeControl sends action to the instance that runs t when that is another, live instance
+// (t is idle here and its projection is RUNNING): the owner applies it within
+// controlPollInterval and the caller sees the effect in the projection. routed is false when
+// the task is not running elsewhere (the caller acts locally). Errors: ECONFLICT (RUNNING on an
+// instance that is dead or unknown: the orphan scan marks it interrupted first), EUNAVAILABLE.
+func (r *Runner) routeControl(ctx context.Context, t *taskRun, action string) (routed bool, err error) {
+	r.mu.Lock()
+	local := t.state != stateIdle
+	r.mu.Unlock()
+	if local {
+		return false, nil
+	}
+	p, err := r.st.Projections.GetTask(ctx, t.spec.TaskID)
+	if err != nil {
+		return false, nil // unreadable: decided locally on what this instance knows
+	}
+	// The projection is authoritative for a task idle here (another instance may have run it).
+	r.mu.Lock()
+	if t.state == stateIdle {
+		t.status, t.lastCompleted = p.Status, p.LastCompletedStageIndex
+	}
+	r.mu.Unlock()
+	if p.Status != TaskRunning {
+		return false, nil
+	}
+	owner, err := r.st.Registry.Owner(ctx, t.spec.TaskID)
+	if err != nil {
+		return false, err
+	}
+	if owner == "" || owner == r.opts.InstanceID {
+		return false, nil
+	}
+	alive, err := r.st.Registry.Alive(ctx, owner)
+	if err != nil {
+		return false, err
+	}
+	if !alive {
+		return false, redstate.Errorf(redstate.ECONFLICT,
+			"task %s is RUNNING on instance %s, which stopped its liveness heartbeat; the orphan scan marks it FAILED (interrupted) shortly, then retry or cancel it", t.spec.TaskID, owner)
+	}
+	if err := r.st.Registry.SendControl(ctx, owner, ControlCommand{TaskID: t.spec.TaskID, Action: action, SentAt: time.Now().UTC()}); err != nil {
+		return false, err
+	}
+	r.log.Info("executor: control routed to the instance running the task", "task", t.spec.TaskID, "action", action, "instance", owner)
+	return true, nil
+}
+
+// controlPollInterval is how often an instance applies the control commands sent to it.
+const controlPollInterval = 250 * time.Millisecond
+
+// applyControls applies the commands other instances routed to this one (routeControl).
+func (r *Runner) applyControls(ctx context.Context) {
+	cmds, err := r.st.Registry.TakeControls(ctx, r.opts.InstanceID)
+	if err != nil {
+		return
+	}
+	for _, c := range cmds {
+		var err error
+		switch c.Action {
+		case ControlPause:
+			err = r.Pause(ctx, c.TaskID)
+		case ControlResume:
+			err = r.Resume(ctx, c.TaskID)
+		case ControlCancel:
+			err = r.Cancel(ctx, c.TaskID)
+		}
+		if err != nil {
+			r.log.Warn("executor: a routed control command could not be applied", "task", c.TaskID, "action", c.Action, "error", err)
+		}
+	}
+}
 
 // Pause asks a task to pause. A waiting or created task pauses at once; a running one at its
 // next stage boundary (its projection shows pauseRequested until then). Errors: ENOTFOUND,
@@ -12,6 +85,9 @@ import (
 func (r *Runner) Pause(ctx context.Context, taskID string) error {
 	t, err := r.loadTask(ctx, taskID)
 	if err != nil {
+		return err
+	}
+	if routed, err := r.routeControl(ctx, t, ControlPause); routed || err != nil {
 		return err
 	}
 	r.mu.Lock()
@@ -50,6 +126,9 @@ func (r *Runner) Resume(ctx context.Context, taskID string) error {
 	if err != nil {
 		return err
 	}
+	if routed, err := r.routeControl(ctx, t, ControlResume); routed || err != nil {
+		return err
+	}
 	r.mu.Lock()
 	state, status, pending := t.state, t.status, t.pauseRequested
 	if state != stateIdle && pending {
@@ -76,6 +155,9 @@ func (r *Runner) Resume(ctx context.Context, taskID string) error {
 func (r *Runner) Cancel(ctx context.Context, taskID string) error {
 	t, err := r.loadTask(ctx, taskID)
 	if err != nil {
+		return err
+	}
+	if routed, err := r.routeControl(ctx, t, ControlCancel); routed || err != nil {
 		return err
 	}
 	r.mu.Lock()

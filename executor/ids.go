@@ -23,3 +23,18 @@ func ValidateID(kind, id string) error {
 	}
 	return nil
 }
+
+// ValidateControl checks a control command and its target instance. Errors: EINVALID.
+func ValidateControl(instance string, cmd ControlCommand) error {
+	if err := ValidateID("instance", instance); err != nil {
+		return err
+	}
+	if err := ValidateID("taskId", cmd.TaskID); err != nil {
+		return err
+	}
+	switch cmd.Action {
+	case ControlPause, ControlResume, ControlCancel:
+		return nil
+	}
+	return redstate.Errorf(redstate.EINVALID, "unknown control action %q (want pause, resume or cancel)", cmd.Action)
+}

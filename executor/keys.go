@@ -20,6 +20,7 @@ import (
 //	N:fence:{<tag>}:tenant:<tenantId>       String, the tenant's fencing counter, no TTL
 //	N:alive:<instanceId>                    String, a runner instance's liveness, liveness TTL
 //	N:owners                                Hash, taskId -> instance running it (runtime)
+//	N:control:<instanceId>                  List, control commands for an instance, 1 min
 //	N:claim:plan:<planId>                   String, claim token of a plan id, 30 d
 //	N:claim:task:<taskId>                   String, claim token of a task id, 30 d
 //
@@ -111,6 +112,9 @@ func (k Keys) Spec(taskID string) string { return k.ns + ":spec:" + taskID }
 
 // Alive returns "N:alive:<instanceId>": present while the runner instance renews it.
 func (k Keys) Alive(instance string) string { return k.ns + ":alive:" + instance }
+
+// Control returns "N:control:<instanceId>", the control inbox of a runner instance.
+func (k Keys) Control(instance string) string { return k.ns + ":control:" + instance }
 
 // Owners returns "N:owners", the Hash of running task id -> instance running it.
 func (k Keys) Owners() string { return k.ns + ":owners" }

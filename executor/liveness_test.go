@@ -145,3 +145,59 @@ func TestOrphans_DeadOwnerMarkedFast(t *testing.T) {
 		t.Fatalf("reason = %q", info.Reason)
 	}
 }
+
+// TestControl_FromAnyInstance: pause and cancel sent to instance B act on a task that instance
+// A runs (routed through the store to A's inbox), with the effect in the projection.
+func TestControl_FromAnyInstance(t *testing.T) {
+	st := newMemStores()
+	a, b := livenessRunner(t, st.Stores, "instance-a"), livenessRunner(t, st.Stores, "instance-b")
+	c := newCounter()
+	release := make(chan struct{})
+	c.block["task-c/s1"] = release
+	a.Handle("h", c.handler)
+	b.Handle("h", c.handler)
+	ctx := context.Background()
+	if _, err := a.CreatePlan(ctx, plan("plan-c", 1, task("task-c", "tenant-c")), true); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "stage s1 to start", func() bool { return c.count("task-c/s1") == 1 })
+	if err := b.Pause(ctx, "task-c"); err != nil {
+		t.Fatalf("pause through another instance: %v", err)
+	}
+	waitUntil(t, "the pause request in the projection", func() bool {
+		info, _ := b.TaskStatus(ctx, "task-c")
+		return info.PauseRequested
+	})
+	close(release) // s1 finishes; the task pauses at the stage boundary
+	waitUntil(t, "the task paused", func() bool {
+		info, _ := b.TaskStatus(ctx, "task-c")
+		return info.Status == executor.TaskPaused
+	})
+	if c.count("task-c/s2") != 0 {
+		t.Fatal("s2 ran although the task was paused")
+	}
+	// Resume from B runs the rest on B (the task is idle everywhere now).
+	if err := b.Resume(ctx, "task-c"); err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	waitStatus(t, b, "task-c", executor.TaskCompleted)
+}
+
+// TestControl_CancelRoutedToOwner: cancel sent to B cancels the stage A runs.
+func TestControl_CancelRoutedToOwner(t *testing.T) {
+	st := newMemStores()
+	a, b := livenessRunner(t, st.Stores, "instance-a"), livenessRunner(t, st.Stores, "instance-b")
+	c := newCounter()
+	c.block["task-x/s0"] = make(chan struct{}) // never released: only a cancel ends it
+	a.Handle("h", c.handler)
+	b.Handle("h", c.handler)
+	ctx := context.Background()
+	if _, err := a.CreatePlan(ctx, plan("plan-x", 1, task("task-x", "tenant-x")), true); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "stage s0 to start", func() bool { return c.count("task-x/s0") == 1 })
+	if err := b.Cancel(ctx, "task-x"); err != nil {
+		t.Fatalf("cancel through another instance: %v", err)
+	}
+	waitStatus(t, b, "task-x", executor.TaskCancelled)
+}

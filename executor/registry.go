@@ -96,6 +96,12 @@ type TaskRegistry interface {
 	// Alive reports whether instance's last Heartbeat has not expired.
 	// Errors: EINVALID, EUNAVAILABLE.
 	Alive(ctx context.Context, instance string) (bool, error)
+	// SendControl appends cmd to instance's control inbox (Keys.Control), which expires
+	// ControlTTL after the last command. Errors: EINVALID, EUNAVAILABLE.
+	SendControl(ctx context.Context, instance string, cmd ControlCommand) error
+	// TakeControls removes and returns every command of instance's inbox, oldest first,
+	// atomically (each command is taken once). Errors: EINVALID, EUNAVAILABLE.
+	TakeControls(ctx context.Context, instance string) ([]ControlCommand, error)
 	// RunningTasks returns the running set. Errors: EUNAVAILABLE.
 	RunningTasks(ctx context.Context) ([]string, error)
 	// ClaimIDs takes a new plan's id and its task ids, create-if-absent, for the projection TTL:
@@ -104,6 +110,24 @@ type TaskRegistry interface {
 	// included), so a reused id can never mix two tasks in one projection. Two concurrent claims
 	// of one id: exactly one succeeds. Errors: EINVALID, ECONFLICT, EUNAVAILABLE.
 	ClaimIDs(ctx context.Context, planID string, taskIDs []string) error
+}
+
+// ControlTTL is how long an instance's control inbox lives after its last command: commands
+// for an instance that died are dropped with it (its tasks become orphans instead).
+const ControlTTL = time.Minute
+
+// Control actions routed to the instance that runs a task.
+const (
+	ControlPause  = "pause"
+	ControlResume = "resume"
+	ControlCancel = "cancel"
+)
+
+// ControlCommand is a pause, resume or cancel of a task sent to the instance that runs it.
+type ControlCommand struct {
+	TaskID string    `json:"taskId"`
+	Action string    `json:"action"`
+	SentAt time.Time `json:"sentAt"`
 }
 
 // ClaimConflict is ClaimIDs' error for an id that is taken; kind is "plan" or "task".

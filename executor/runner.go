@@ -74,6 +74,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	r.beat(ctx, true)
 	loops.Go(func() { r.every(ctx, r.opts.LivenessInterval, func(c context.Context) { r.beat(c, true) }) })
 	loops.Go(func() { r.every(ctx, r.opts.OrphanScanInterval, func(c context.Context) { _, _ = r.ScanOrphans(c) }) })
+	loops.Go(func() { r.every(ctx, controlPollInterval, r.applyControls) })
 	if r.st.Inspector != nil && r.opts.Observer != nil {
 		loops.Go(func() { r.every(ctx, r.opts.StatsInterval, func(c context.Context) { _, _ = r.InspectState(c) }) })
 	}

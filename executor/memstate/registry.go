@@ -23,13 +23,15 @@ type Registry struct {
 	claims  map[string]entry[struct{}] // "plan:<id>" / "task:<id>"
 	owners  map[string]string          // running task -> instance
 	alive   map[string]time.Time       // instance -> liveness expiry
+	inbox   map[string]entry[[]executor.ControlCommand]
 	writes  int
 }
 
 // NewRegistry returns an empty registry (spec TTL default executor.DefaultProjectionTTL).
 func NewRegistry(opts Options) *Registry {
 	return &Registry{opts: opts.withDefaults(executor.DefaultProjectionTTL), specs: map[string]entry[executor.TaskSpec]{}, running: map[string]struct{}{},
-		claims: map[string]entry[struct{}]{}, owners: map[string]string{}, alive: map[string]time.Time{}}
+		claims: map[string]entry[struct{}]{}, owners: map[string]string{}, alive: map[string]time.Time{},
+		inbox: map[string]entry[[]executor.ControlCommand]{}}
 }
 
 // PutSpec implements executor.TaskRegistry.
@@ -244,4 +246,35 @@ func (r *Registry) ClaimIDs(_ context.Context, planID string, taskIDs []string) 
 		sweep(r.claims, now)
 	}
 	return nil
+}
+
+// SendControl implements executor.TaskRegistry.
+func (r *Registry) SendControl(_ context.Context, instance string, cmd executor.ControlCommand) error {
+	if err := executor.ValidateControl(instance, cmd); err != nil {
+		return err
+	}
+	now := r.opts.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.inbox[instance]
+	if e.expired(now) {
+		e.val = nil
+	}
+	r.inbox[instance] = entry[[]executor.ControlCommand]{val: append(e.val, cmd), expires: now.Add(executor.ControlTTL)}
+	return nil
+}
+
+// TakeControls implements executor.TaskRegistry.
+func (r *Registry) TakeControls(_ context.Context, instance string) ([]executor.ControlCommand, error) {
+	if err := executor.ValidateID("instance", instance); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.inbox[instance]
+	delete(r.inbox, instance)
+	if !ok || e.expired(r.opts.Now()) {
+		return nil, nil
+	}
+	return e.val, nil
 }

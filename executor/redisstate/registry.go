@@ -2,6 +2,7 @@ package redisstate
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"sync"
@@ -254,4 +255,47 @@ func (r *Registry) ClaimIDs(ctx context.Context, planID string, taskIDs []string
 		return executor.ClaimConflict(kinds[conflict], ids[conflict])
 	}
 	return mapErr(err, "claim plan and task ids")
+}
+
+// SendControl implements executor.TaskRegistry: RPUSH and PEXPIRE on Keys.Control (one key).
+func (r *Registry) SendControl(ctx context.Context, instance string, cmd executor.ControlCommand) error {
+	if err := executor.ValidateControl(instance, cmd); err != nil {
+		return err
+	}
+	b, err := json.Marshal(cmd)
+	if err != nil {
+		return redstate.Wrap(redstate.EINTERNAL, err, "encode control command")
+	}
+	key := r.keys.Control(instance)
+	_, err = r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.RPush(ctx, key, b)
+		p.PExpire(ctx, key, executor.ControlTTL)
+		return nil
+	})
+	return mapErr(err, "send control command")
+}
+
+// TakeControls implements executor.TaskRegistry: LRANGE and DEL in one MULTI on Keys.Control.
+func (r *Registry) TakeControls(ctx context.Context, instance string) ([]executor.ControlCommand, error) {
+	if err := executor.ValidateID("instance", instance); err != nil {
+		return nil, err
+	}
+	key := r.keys.Control(instance)
+	var lr *redis.StringSliceCmd
+	_, err := r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		lr = p.LRange(ctx, key, 0, -1)
+		p.Del(ctx, key)
+		return nil
+	})
+	if err != nil {
+		return nil, mapErr(err, "take control commands")
+	}
+	var out []executor.ControlCommand
+	for _, raw := range lr.Val() {
+		var cmd executor.ControlCommand
+		if json.Unmarshal([]byte(raw), &cmd) == nil {
+			out = append(out, cmd)
+		}
+	}
+	return out, nil
 }

@@ -39,6 +39,28 @@ func RunLockSuite(t *testing.T, newLocks NewTenantLocks, _ Features) {
 				t.Fatalf("another tenant: ok=%v err=%v", ok, err)
 			}
 		}},
+		{"HolderIsTheLeaseToken", func(t *testing.T) {
+			l, ctx, tenant := newLocks(t), t.Context(), newID("tenant")
+			h, err := l.Holder(ctx, tenant)
+			must(t, err, "holder of a free lock")
+			if h != "" {
+				t.Fatalf("holder of a free lock = %q", h)
+			}
+			lease, ok, err := l.TryAcquire(ctx, tenant, "task-h", time.Minute)
+			must(t, err, "acquire")
+			if !ok {
+				t.Fatal("not acquired")
+			}
+			if h, err = l.Holder(ctx, tenant); err != nil || h != lease.Token {
+				t.Fatalf("holder = %q, %v; want the lease token %q", h, err, lease.Token)
+			}
+			must(t, l.Release(ctx, tenant, h), "release with the holder's token")
+			if h, _ = l.Holder(ctx, tenant); h != "" {
+				t.Fatalf("holder after release = %q", h)
+			}
+			_, err = l.Holder(ctx, "bad tenant{")
+			wantCode(t, err, redstate.EINVALID, "holder of a bad tenant id")
+		}},
 		{"OwnerOnlyReleaseAndRenew", func(t *testing.T) {
 			l, ctx, tenant := newLocks(t), t.Context(), newID("tenant")
 			a, _, err := l.TryAcquire(ctx, tenant, "task-a", time.Minute)

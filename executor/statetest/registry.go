@@ -314,6 +314,59 @@ func RunRegistrySuite(t *testing.T, newRegistry NewRegistry, _ Features) {
 			wantCode(t, r.ClaimIDs(ctx, "bad id{", nil), redstate.EINVALID, "bad plan id")
 			wantCode(t, r.ClaimIDs(ctx, newID("plan"), []string{"bad*"}), redstate.EINVALID, "bad task id")
 		}},
+		{"OwnersAndLiveness", func(t *testing.T) {
+			r, ctx, task := registry(t), t.Context(), newID("task")
+			owner, err := r.Owner(ctx, task)
+			if err != nil || owner != "" {
+				t.Fatalf("owner of an unknown task = %q, %v", owner, err)
+			}
+			must(t, r.SetOwner(ctx, task, "instance-1"), "SetOwner")
+			must(t, r.MarkRunning(ctx, task), "MarkRunning")
+			if owner, _ = r.Owner(ctx, task); owner != "instance-1" {
+				t.Fatalf("owner = %q", owner)
+			}
+			must(t, r.ClearRunning(ctx, task), "ClearRunning")
+			if owner, _ = r.Owner(ctx, task); owner != "" {
+				t.Fatalf("owner after ClearRunning = %q", owner)
+			}
+			inst := newID("instance")
+			if alive, err := r.Alive(ctx, inst); err != nil || alive {
+				t.Fatalf("never seen instance alive = %v, %v", alive, err)
+			}
+			must(t, r.Heartbeat(ctx, inst, 150*time.Millisecond), "Heartbeat")
+			if alive, _ := r.Alive(ctx, inst); !alive {
+				t.Fatal("not alive right after its heartbeat")
+			}
+			deadline := time.Now().Add(30 * time.Second)
+			for alive, _ := r.Alive(ctx, inst); alive; alive, _ = r.Alive(ctx, inst) {
+				if time.Now().After(deadline) {
+					t.Fatal("liveness never expired")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			wantCode(t, r.Heartbeat(ctx, "bad{", time.Second), redstate.EINVALID, "bad instance")
+			wantCode(t, r.SetOwner(ctx, task, "bad*"), redstate.EINVALID, "bad owner")
+		}},
+		{"ControlInbox", func(t *testing.T) {
+			r, ctx, inst := registry(t), t.Context(), newID("instance")
+			cmds, err := r.TakeControls(ctx, inst)
+			if err != nil || len(cmds) != 0 {
+				t.Fatalf("empty inbox = %v, %v", cmds, err)
+			}
+			at := time.Now().UTC().Truncate(time.Millisecond)
+			must(t, r.SendControl(ctx, inst, executor.ControlCommand{TaskID: "t1", Action: executor.ControlPause, SentAt: at}), "send pause")
+			must(t, r.SendControl(ctx, inst, executor.ControlCommand{TaskID: "t2", Action: executor.ControlCancel, SentAt: at}), "send cancel")
+			must(t, r.SendControl(ctx, newID("instance"), executor.ControlCommand{TaskID: "t3", Action: executor.ControlResume, SentAt: at}), "send elsewhere")
+			cmds, err = r.TakeControls(ctx, inst)
+			must(t, err, "take")
+			if len(cmds) != 2 || cmds[0].TaskID != "t1" || cmds[0].Action != executor.ControlPause || cmds[1].TaskID != "t2" || !cmds[0].SentAt.Equal(at) {
+				t.Fatalf("taken = %+v", cmds)
+			}
+			if cmds, _ = r.TakeControls(ctx, inst); len(cmds) != 0 {
+				t.Fatalf("commands taken twice: %+v", cmds)
+			}
+			wantCode(t, r.SendControl(ctx, inst, executor.ControlCommand{TaskID: "t1", Action: "explode"}), redstate.EINVALID, "unknown action")
+		}},
 		{"ClaimIDsConcurrentOneWins", func(t *testing.T) {
 			r, ctx := registry(t), t.Context()
 			task := newID("task")
