@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -76,6 +77,10 @@ func readFile(path string) (map[string]any, error) {
 	}
 	if raw == nil {
 		raw = map[string]any{}
+	}
+	raw, err = normalize(raw)
+	if err != nil {
+		return nil, fmt.Errorf("config file %s: %w", path, err)
 	}
 	if problems := keyProblems(raw, reflect.TypeOf(Config{}), ""); len(problems) > 0 {
 		msgs := make([]string, len(problems))
@@ -284,6 +289,9 @@ func readEnv(lookupEnv func(string) (string, bool)) (map[string]any, error) {
 			}
 			flat[key.Key] = list
 		default:
+			if slices.Contains(secondsKeys, key.Key) && isDigits(v) {
+				v += "s" // seed 6.3 writes these TTLs as integer seconds
+			}
 			flat[key.Key] = v
 		}
 	}
@@ -407,4 +415,9 @@ func (m mapProvider) Read() (map[string]any, error) { return maps.Copy(m), nil }
 // ReadBytes implements koanf.Provider; it is not supported.
 func (m mapProvider) ReadBytes() ([]byte, error) {
 	return nil, errors.New("mapProvider does not support ReadBytes")
+}
+
+// isDigits reports whether s is a non-empty run of ASCII digits.
+func isDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }

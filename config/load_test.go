@@ -296,3 +296,52 @@ func TestLoad_ReportsEveryUnknownKeyAtOnce(t *testing.T) {
 		}
 	}
 }
+
+func TestLoad_SeedExecutorForms(t *testing.T) {
+	// Seed 6.3: integer seconds; 7.4: aliases and "7d"; Spring style: dotted keys, mixed.
+	path := writeFile(t, `
+executor:
+  persistence:
+    redis:
+      ttl:
+        checkpoint: 604800
+        projection: 2592000
+    store-type: redis
+    lock-ttl: 2h30m
+executor.persistence.namespace: prod-executor
+`)
+	cfg, err := load(path, nil, envOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Executor.Persistence
+	if p.Redis.TTL.Checkpoint != 7*24*time.Hour || p.Redis.TTL.Projection != 30*24*time.Hour || p.Redis.TTL.Lock != 9000*time.Second ||
+		p.Redis.Namespace != "prod-executor" || p.StoreType != "redis" {
+		t.Fatalf("persistence = %+v", p)
+	}
+	cfg, err = load(writeFile(t, "executor:\n  persistence:\n    projection-ttl: 7d\n"), nil, envOf(map[string]string{
+		"REDSTATE_EXECUTOR_PERSISTENCE_REDIS_TTL_LOCK": "9000",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Executor.Persistence.Redis.TTL.Projection != 7*24*time.Hour || cfg.Executor.Persistence.Redis.TTL.Lock != 9000*time.Second {
+		t.Fatalf("7d alias / env seconds: %+v", cfg.Executor.Persistence.Redis.TTL)
+	}
+	// Both forms agreeing is fine; disagreeing is an error naming both keys.
+	if _, err := load(writeFile(t, "executor:\n  persistence:\n    lock-ttl: 2h30m\n    redis:\n      ttl:\n        lock: 9000\n"), nil, envOf(nil)); err != nil {
+		t.Fatalf("agreeing forms: %v", err)
+	}
+	_, err = load(writeFile(t, "executor:\n  persistence:\n    namespace: a\n    redis:\n      namespace: b\n"), nil, envOf(nil))
+	if err == nil || !strings.Contains(err.Error(), "executor.persistence.namespace (seed 7.4 form)") {
+		t.Fatalf("conflicting forms: %v", err)
+	}
+	_, err = load(writeFile(t, "log.level: debug\nlog:\n  level: info\n"), nil, envOf(nil))
+	if err == nil || !strings.Contains(err.Error(), `"log.level" is set twice`) {
+		t.Fatalf("dotted and nested disagreeing: %v", err)
+	}
+	cfg, err = load(writeFile(t, "log.level: debug\nserver:\n  max-body-bytes: 2048\nserver.addr: 127.0.0.1:9999\n"), nil, envOf(nil))
+	if err != nil || cfg.Log.Level != "debug" || cfg.Server.Addr != "127.0.0.1:9999" || cfg.Server.MaxBodyBytes != 2048 {
+		t.Fatalf("dotted keys at the top level: %+v %v", cfg.Server, err)
+	}
+}
