@@ -17,7 +17,7 @@ import (
 //	N:plan:<planId>                         Hash, plan projection, 30 d
 //	N:index:tenant:<tenantId>               String, the tenant's current taskId, 30 d
 //	N:lock:tenant:<tenantId>                String, the lock holder's token, lease TTL
-//	N:fence:{<tag>}:tenant:<tenantId>       String, the tenant's fencing counter, no TTL
+//	N:fence:{<tag>}:tenant:<tenantId>       String, the tenant's fencing counter, 30 d after the last lock
 //	N:alive:<instanceId>                    String, a runner instance's liveness, liveness TTL
 //	N:owners                                Hash, taskId -> instance running it (runtime)
 //	N:control:<instanceId>                  List, control commands for an instance, 1 min

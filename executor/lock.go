@@ -136,3 +136,11 @@ func AutoRenew(ctx context.Context, locks TenantLocks, lease Lease, ttl, every t
 	}()
 	return out
 }
+
+// FenceTTL is how long a tenant's fencing counter lives after its last acquisition with a
+// lease of lease: the projection TTL (30 days), and at least twice the lease. Counters of
+// tenants not locked for that long expire (bounding them), and an expired counter is re-seeded
+// from the server clock above every fence it issued, so the expiry never lets fences go back.
+func FenceTTL(lease time.Duration) time.Duration {
+	return max(DefaultProjectionTTL, 2*lease)
+}

@@ -35,7 +35,7 @@ func (l *Locks) TryAcquire(ctx context.Context, tenantID, owner string, ttl time
 	token := executor.NewLockToken(owner)
 	sent := l.now()
 	fence, err := acquireScript.Run(ctx, l.client,
-		[]string{l.keys.TenantLock(tenantID), l.keys.TenantFence(tenantID)}, token, ms(ttl)).Int64()
+		[]string{l.keys.TenantLock(tenantID), l.keys.TenantFence(tenantID)}, token, ms(ttl), ms(executor.FenceTTL(ttl))).Int64()
 	if err != nil {
 		return executor.Lease{}, false, mapErr(err, "acquire tenant lock")
 	}

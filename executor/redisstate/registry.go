@@ -63,7 +63,15 @@ func (r *Registry) MarkRunning(ctx context.Context, taskID string) error {
 	if err := executor.ValidateID("taskId", taskID); err != nil {
 		return err
 	}
-	return mapErr(r.client.SAdd(ctx, r.keys.Running(), taskID).Err(), "mark task running")
+	// The set expires DefaultProjectionTTL after the last task started (independent of the
+	// store's spec TTL), so it cannot outlive every task it could name; the orphan scan removes
+	// entries whose task left RUNNING.
+	_, err := r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.SAdd(ctx, r.keys.Running(), taskID)
+		p.PExpire(ctx, r.keys.Running(), executor.DefaultProjectionTTL)
+		return nil
+	})
+	return mapErr(err, "mark task running")
 }
 
 // ClearRunning implements executor.TaskRegistry.

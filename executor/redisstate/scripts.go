@@ -137,9 +137,10 @@ return 0
 // fencing token in the same atomic step.
 //
 //	KEYS[1]  lock key (Keys.TenantLock)
-//	KEYS[2]  fence counter (Keys.TenantFence: same Cluster slot as KEYS[1]; no TTL)
+//	KEYS[2]  fence counter (Keys.TenantFence: same Cluster slot as KEYS[1])
 //	ARGV[1]  the new holder's token
 //	ARGV[2]  lease TTL in milliseconds
+//	ARGV[3]  fence counter TTL in milliseconds (executor.FenceTTL(lease)), refreshed per acquire
 //
 // Returns the new fence (a positive integer) or 0 if the lock is held. The fence is INCR of
 // the counter; when the counter did not exist (first acquisition, or the key was lost to a
@@ -148,7 +149,9 @@ return 0
 // been incremented fewer times than microseconds have passed since T (an acquisition takes
 // longer than 1µs), so a re-seeded counter is above every fence the lost one issued: fences
 // strictly increase per tenant as long as the server clock does not step backwards. The
-// common path is two commands (SET NX PX, INCR).
+// common path is three commands (SET NX PX, INCR, PEXPIRE). The counter expires FenceTTL after
+// the tenant's last acquisition, which bounds the fence keys to the tenants locked recently;
+// an expired counter is re-seeded as above, so expiry is as safe as any other loss.
 var acquireScript = redis.NewScript(`
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 0 end
 local f = redis.call('INCR', KEYS[2])
@@ -157,5 +160,6 @@ if f == 1 then
   f = tonumber(t[1]) * 1000000 + tonumber(t[2])
   redis.call('SET', KEYS[2], string.format('%.0f', f))
 end
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return f
 `)

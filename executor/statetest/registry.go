@@ -224,7 +224,8 @@ func RunRegistrySuite(t *testing.T, newRegistry NewRegistry, _ Features) {
 			must(t, r.PutSpec(ctx, fullSpec(withSpec)), "PutSpec")
 			must(t, r.MarkRunning(ctx, withSpec), "MarkRunning with spec")
 			must(t, r.MarkRunning(ctx, without), "MarkRunning without spec")
-			// The running set has no TTL: it outlives the specs' TTL.
+			// The running set does not expire with the specs (Redis bounds it by the fixed
+			// projection TTL after the last start, not by the store's spec TTL).
 			eventually(t, "spec expiry", func() bool {
 				_, err := r.GetSpec(ctx, withSpec)
 				return redstate.IsCode(err, redstate.ENOTFOUND)
