@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/executor"
 )
 
@@ -200,4 +201,35 @@ func TestControl_CancelRoutedToOwner(t *testing.T) {
 		t.Fatalf("cancel through another instance: %v", err)
 	}
 	waitStatus(t, b, "task-x", executor.TaskCancelled)
+}
+
+// corruptCheckpoints answers every Get as a stored value that does not decode.
+type corruptCheckpoints struct{ executor.CheckpointStore }
+
+func (corruptCheckpoints) Get(context.Context, string) (executor.Checkpoint, error) {
+	return executor.Checkpoint{}, redstate.Errorf(redstate.EINTERNAL, "stored checkpoint does not start with a version")
+}
+
+// TestTaskStatus_UnreadableCheckpointStillShown: a checkpoint that does not decode made the
+// task and tenant queries 500; now the task is shown with checkpoint "unreadable" and why.
+func TestTaskStatus_UnreadableCheckpointStillShown(t *testing.T) {
+	st := newMemStores()
+	r := newRunner(t, st.Stores)
+	c := newCounter()
+	r.Handle("h", c.handler)
+	ctx := context.Background()
+	if _, err := r.CreatePlan(ctx, plan("plan-u", 1, task("task-u", "tenant-u")), true); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, r, "task-u", executor.TaskCompleted)
+	broken := st.Stores
+	broken.Checkpoints = corruptCheckpoints{st.Stores.Checkpoints}
+	q := newRunner(t, broken)
+	info, err := q.TaskStatus(ctx, "task-u")
+	if err != nil || info.Checkpoint != executor.CheckpointUnreadable || !strings.Contains(info.CheckpointError, "version") || info.HasCheckpoint {
+		t.Fatalf("TaskStatus with an unreadable checkpoint = %+v, %v", info, err)
+	}
+	if _, err := q.PlanStatus(ctx, "plan-u"); err != nil {
+		t.Fatalf("PlanStatus with an unreadable checkpoint: %v", err)
+	}
 }

@@ -26,6 +26,10 @@ type TaskStatusInfo struct {
 	Reason        string `json:"reason,omitempty"`
 	Handler       string `json:"handler,omitempty"`
 	HasCheckpoint bool   `json:"hasCheckpoint"`
+	// Checkpoint is CheckpointPresent, CheckpointNone or CheckpointUnreadable (a stored value
+	// that does not decode: the task is still shown, with CheckpointError saying why).
+	Checkpoint      string `json:"checkpoint"`
+	CheckpointError string `json:"checkpointError,omitempty"`
 	// LockHeld reports whether the tenant's lock is held now (by any instance).
 	LockHeld  bool      `json:"lockHeld"`
 	CreatedAt time.Time `json:"createdAt"`
@@ -79,12 +83,11 @@ func (r *Runner) TaskStatus(ctx context.Context, taskID string) (TaskStatusInfo,
 			info.Reason = spec.Reason
 		}
 	}
-	switch _, err := r.st.Checkpoints.Get(ctx, taskID); {
-	case err == nil:
-		info.HasCheckpoint = true
-	case !redstate.IsCode(err, redstate.ENOTFOUND):
+	state, reason, err := r.checkpointState(ctx, taskID)
+	if err != nil {
 		return TaskStatusInfo{}, err
 	}
+	info.Checkpoint, info.CheckpointError, info.HasCheckpoint = state, reason, state == CheckpointPresent
 	if p.TenantID != "" {
 		held, err := r.st.Locks.Exists(ctx, p.TenantID)
 		if err != nil {
@@ -118,21 +121,46 @@ func (r *Runner) PlanStatus(ctx context.Context, planID string) (PlanStatusInfo,
 	return out, nil
 }
 
-// HasCheckpoint reports whether the tenant's current task has a checkpoint (seed 7.1).
-// Errors: EINVALID, ENOTFOUND (no task for the tenant), EUNAVAILABLE.
+// Checkpoint states of TaskStatusInfo.Checkpoint.
+const (
+	CheckpointPresent    = "present"
+	CheckpointNone       = "none"
+	CheckpointUnreadable = "unreadable"
+)
+
+// checkpointState reads a task's checkpoint: present, none, or unreadable with the reason (a
+// stored value that does not decode must not hide the task from operators).
+// Errors: EUNAVAILABLE and other store failures.
+func (r *Runner) checkpointState(ctx context.Context, taskID string) (state, reason string, err error) {
+	switch _, err := r.st.Checkpoints.Get(ctx, taskID); {
+	case err == nil:
+		return CheckpointPresent, "", nil
+	case redstate.IsCode(err, redstate.ENOTFOUND):
+		return CheckpointNone, "", nil
+	case redstate.IsCode(err, redstate.EINTERNAL):
+		return CheckpointUnreadable, err.Error(), nil
+	default:
+		return "", "", err
+	}
+}
+
+// HasCheckpoint reports whether the tenant's current task has a readable checkpoint (seed
+// 7.1). Errors: EINVALID, ENOTFOUND (no task for the tenant), EUNAVAILABLE.
 func (r *Runner) HasCheckpoint(ctx context.Context, tenantID string) (string, bool, error) {
+	id, state, _, err := r.TenantCheckpoint(ctx, tenantID)
+	return id, state == CheckpointPresent, err
+}
+
+// TenantCheckpoint returns the tenant's current task and the state of its checkpoint
+// (CheckpointPresent, CheckpointNone, or CheckpointUnreadable with the reason).
+// Errors: EINVALID, ENOTFOUND (no task for the tenant), EUNAVAILABLE.
+func (r *Runner) TenantCheckpoint(ctx context.Context, tenantID string) (taskID, state, reason string, err error) {
 	id, err := r.st.Index.Get(ctx, tenantID)
 	if err != nil {
-		return "", false, err
+		return "", "", "", err
 	}
-	switch _, err := r.st.Checkpoints.Get(ctx, id); {
-	case err == nil:
-		return id, true, nil
-	case redstate.IsCode(err, redstate.ENOTFOUND):
-		return id, false, nil
-	default:
-		return id, false, err
-	}
+	state, reason, err = r.checkpointState(ctx, id)
+	return id, state, reason, err
 }
 
 // RetryByTenant retries the tenant's current task (seed 7.3 retryTaskByTenant).

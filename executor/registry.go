@@ -1,8 +1,10 @@
 package executor
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/redstate/redstate"
@@ -17,6 +19,52 @@ type RetryPolicy struct {
 	Backoff time.Duration `json:"backoff"`
 	// MaxBackoff caps the wait (0: no cap).
 	MaxBackoff time.Duration `json:"maxBackoff"`
+}
+
+// UnmarshalJSON reads a retry policy whose backoff and maxBackoff are integer nanoseconds (as
+// stored) or duration strings ("1s", "250ms", "2m"). Unknown members are refused.
+func (p *RetryPolicy) UnmarshalJSON(b []byte) error {
+	var w struct {
+		MaxAttempts int             `json:"maxAttempts"`
+		Backoff     json.RawMessage `json:"backoff"`
+		MaxBackoff  json.RawMessage `json:"maxBackoff"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&w); err != nil {
+		return fmt.Errorf("retry: %w", err)
+	}
+	backoff, err := jsonDuration("retry.backoff", w.Backoff)
+	if err != nil {
+		return err
+	}
+	maxBackoff, err := jsonDuration("retry.maxBackoff", w.MaxBackoff)
+	if err != nil {
+		return err
+	}
+	*p = RetryPolicy{MaxAttempts: w.MaxAttempts, Backoff: backoff, MaxBackoff: maxBackoff}
+	return nil
+}
+
+// jsonDuration reads a JSON duration: absent or null (0), integer nanoseconds, or a Go
+// duration string.
+func jsonDuration(field string, raw json.RawMessage) (time.Duration, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %q is not a duration (write e.g. \"1s\", \"250ms\" or integer nanoseconds)", field, s)
+		}
+		return d, nil
+	}
+	var n int64
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return 0, fmt.Errorf("%s must be a duration string such as \"1s\" or integer nanoseconds", field)
+	}
+	return time.Duration(n), nil
 }
 
 // Delay returns the wait before attempt n+1 after n failed attempts (n >= 1).

@@ -2,6 +2,7 @@ package executor_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -442,5 +443,24 @@ func TestCreatePlan_IDsUniqueAcrossInstances(t *testing.T) {
 	// A refused plan leaves nothing behind: its new ids stay free.
 	if _, err := b.CreatePlan(ctx, plan("plan-b", 1, task("task-g", "tenant-3")), true); err != nil {
 		t.Fatalf("plan-b with fresh ids after the refusals: %v", err)
+	}
+}
+
+func TestRetryPolicy_DurationStringsOrNanoseconds(t *testing.T) {
+	for in, want := range map[string]executor.RetryPolicy{
+		`{"maxAttempts":3,"backoff":"1s","maxBackoff":"30s"}`: {MaxAttempts: 3, Backoff: time.Second, MaxBackoff: 30 * time.Second},
+		`{"maxAttempts":2,"backoff":250000000}`:               {MaxAttempts: 2, Backoff: 250 * time.Millisecond},
+		`{"maxAttempts":1,"backoff":null}`:                    {MaxAttempts: 1},
+	} {
+		var got executor.RetryPolicy
+		if err := json.Unmarshal([]byte(in), &got); err != nil || got != want {
+			t.Errorf("%s: %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{`{"backoff":"soon"}`, `{"backoff":true}`, `{"maxAttempts":1,"extra":1}`} {
+		var got executor.RetryPolicy
+		if err := json.Unmarshal([]byte(bad), &got); err == nil {
+			t.Errorf("%s accepted: %+v", bad, got)
+		}
 	}
 }

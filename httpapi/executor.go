@@ -168,17 +168,22 @@ func (s *server) getTenantTask(w http.ResponseWriter, r *http.Request) error {
 }
 
 // getTenantCheckpoint: GET /v1/executor/tenants/{tenantId}/checkpoint →
-// {"tenantId","taskId","hasCheckpoint"} (hasCheckpoint).
+// {"tenantId","taskId","hasCheckpoint","checkpoint"[,"checkpointError"]} (hasCheckpoint; an
+// unreadable checkpoint is shown as such, not a 500).
 func (s *server) getTenantCheckpoint(w http.ResponseWriter, r *http.Request) error {
 	ex, id, err := s.runnerAndID(r, "tenantId")
 	if err != nil {
 		return err
 	}
-	taskID, has, err := ex.HasCheckpoint(r.Context(), id)
+	taskID, state, reason, err := ex.TenantCheckpoint(r.Context(), id)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"tenantId": id, "taskId": taskID, "hasCheckpoint": has})
+	body := map[string]any{"tenantId": id, "taskId": taskID, "hasCheckpoint": state == executor.CheckpointPresent, "checkpoint": state}
+	if reason != "" {
+		body["checkpointError"] = reason
+	}
+	writeJSON(w, http.StatusOK, body)
 	return nil
 }
 

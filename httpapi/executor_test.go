@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -85,7 +86,7 @@ func TestExecutorAPI_PlanQueryAndRetry(t *testing.T) {
 		t.Fatalf("failed task: %+v", task)
 	}
 	res := api.do("GET", "/v1/executor/tenants/acme/checkpoint", "", rd...)
-	if res.status != http.StatusOK || string(res.body) != `{"hasCheckpoint":true,"taskId":"t1","tenantId":"acme"}` {
+	if res.status != http.StatusOK || string(res.body) != `{"checkpoint":"present","hasCheckpoint":true,"taskId":"t1","tenantId":"acme"}` {
 		t.Fatalf("checkpoint: %d %s", res.status, res.body)
 	}
 	if res := api.do("POST", "/v1/executor/tenants/acme/retry", `{"fromCheckpoint":true}`, w...); res.status != http.StatusForbidden {
@@ -167,5 +168,18 @@ func waitAPIStatus(t *testing.T, api *testAPI, tenant string, want executor.Task
 			t.Fatalf("want %s: %d %s", want, res.status, res.body)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestExecutorAPI_RetryBackoffAsDurationString(t *testing.T) {
+	api, _, _ := newExecutorAPI(t)
+	w := "Authorization: Bearer w-secret"
+	body := `{"planId":"p-dur","maxConcurrency":1,"tasks":[{"taskId":"t-dur","tenantId":"acme","stages":["s0"],"handler":"h","retry":{"maxAttempts":2,"backoff":"1s","maxBackoff":"1m"}}]}`
+	if res := api.do("POST", "/v1/executor/plans", body, w); res.status != http.StatusCreated {
+		t.Fatalf("backoff \"1s\": %d %s", res.status, res.body)
+	}
+	bad := `{"planId":"p-bad","maxConcurrency":1,"tasks":[{"taskId":"t-bad","tenantId":"acme","stages":["s0"],"handler":"h","retry":{"backoff":"soon"}}]}`
+	if res := api.do("POST", "/v1/executor/plans", bad, w); res.status != http.StatusBadRequest || !strings.Contains(string(res.body), "retry.backoff") {
+		t.Fatalf("backoff \"soon\": %d %s", res.status, res.body)
 	}
 }
