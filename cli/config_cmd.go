@@ -43,7 +43,13 @@ configuration is invalid, listing every problem.`,
 			if err != nil {
 				return err
 			}
-			out, err := cfg.Redacted().YAML()
+			printed := cfg.Redacted()
+			queues := make([]config.QueueSpec, len(printed.Queue.Queues))
+			for i, q := range printed.Queue.Queues {
+				queues[i] = q.Effective() // defaults spelled out (prefetch: its concurrency, not null)
+			}
+			printed.Queue.Queues = queues
+			out, err := printed.YAML()
 			if err != nil {
 				return fmt.Errorf("printing configuration: %w", err)
 			}

@@ -24,7 +24,7 @@ type queueBackend struct {
 	name    string
 	broker  queue.Broker
 	records queue.RecordStore
-	// reports serves the report routes; nil when no queue has handler report.
+	// reports serves the report routes on cfg.ReportQueue; nil when the report flow is off.
 	reports *report.Service
 	// admins are the queue admins by queue name.
 	admins      map[string]*queue.Admin
@@ -69,10 +69,29 @@ func openQueueBackend(cfg config.Config, m *metrics.Metrics, log *slog.Logger) (
 	}
 
 	qm := metrics.NewQueueMetrics(m)
+	reportQueue, reportOn := cfg.ReportQueue()
 	for _, spec := range cfg.Queue.Queues {
 		spec = spec.Effective()
-		var h queue.Handler
 		var admin *queue.Admin
+		if reportOn && spec.Name == reportQueue {
+			svc, err := qb.openReports(cfg, spec.Name, log)
+			if err != nil {
+				_ = qb.Close()
+				return nil, err
+			}
+			admin = svc.Admin()
+		} else {
+			a, err := queue.NewAdmin(qb.broker, qb.records, queue.AdminOptions{Queue: spec.Name, Logger: log})
+			if err != nil {
+				_ = qb.Close()
+				return nil, err
+			}
+			admin = a
+		}
+		qb.admins[spec.Name] = admin
+		qb.handlers[spec.Name] = spec.Handler
+		qm.WatchDepth(spec.Name, admin.Stats)
+		var h queue.Handler
 		switch spec.Handler {
 		case config.HandlerReport:
 			delay := cfg.Report.Delay
@@ -80,41 +99,18 @@ func openQueueBackend(cfg config.Config, m *metrics.Metrics, log *slog.Logger) (
 				delay = -1 // none (report.Generator treats 0 as its default)
 			}
 			h = (&report.Generator{Records: qb.records, Delay: delay, Logger: log.With("queue", spec.Name)}).Handler()
-			if qb.reports == nil {
-				svc, err := report.NewService(qb.broker, qb.records, report.Options{Queue: spec.Name, Logger: log})
-				if err != nil {
-					_ = qb.Close()
-					return nil, err
-				}
-				qb.reports, admin = svc, svc.Admin()
-				if cfg.Queue.Reconciler.Enabled {
-					rc, err := queue.NewReconciler(qb.broker, qb.records, queue.ReconcilerConfig{
-						Queue: spec.Name, Age: cfg.Queue.Reconciler.Age, Interval: cfg.Queue.Reconciler.Interval, Logger: log,
-					})
-					if err != nil {
-						_ = qb.Close()
-						return nil, err
-					}
-					qb.reconcilers = append(qb.reconcilers, rc)
-				}
-			}
 		case config.HandlerWebhook:
 			if spec.Webhook.Secret == "" {
 				log.Warn("queue webhook calls are unsigned: set queue.queues[].webhook.secret so the receiver can verify them (docs/security.md)",
 					"queue", spec.Name)
 			}
 			h = queue.WebhookHandler(spec.Webhook.URL, spec.Webhook.Secret, spec.Webhook.Timeout, nil)
+		case config.HandlerExternal:
+			log.Info("queue has handler external: no worker here, a consumer outside redstate takes its jobs", "queue", spec.Name)
+			continue
 		default:
 			_ = qb.Close()
 			return nil, fmt.Errorf("queue %s: unknown handler %q", spec.Name, spec.Handler)
-		}
-		if admin == nil {
-			a, err := queue.NewAdmin(qb.broker, qb.records, queue.AdminOptions{Queue: spec.Name, Logger: log})
-			if err != nil {
-				_ = qb.Close()
-				return nil, err
-			}
-			admin = a
 		}
 		w, err := queue.NewWorker(qb.broker, qb.records, h, queue.Config{
 			Queue:           spec.Name,
@@ -135,12 +131,31 @@ func openQueueBackend(cfg config.Config, m *metrics.Metrics, log *slog.Logger) (
 			_ = qb.Close()
 			return nil, fmt.Errorf("queue %s: %w", spec.Name, err)
 		}
-		qb.admins[spec.Name] = admin
-		qb.handlers[spec.Name] = spec.Handler
 		qb.workers = append(qb.workers, w)
-		qm.WatchDepth(spec.Name, admin.Stats)
 	}
 	return qb, nil
+}
+
+// openReports builds the report flow on queue name (cfg.ReportQueue) with its reconciler
+// (when enabled), which the service nudges about every failed enqueue.
+func (qb *queueBackend) openReports(cfg config.Config, name string, log *slog.Logger) (*report.Service, error) {
+	var nudger queue.Nudger
+	if cfg.Queue.Reconciler.Enabled {
+		rc, err := queue.NewReconciler(qb.broker, qb.records, queue.ReconcilerConfig{
+			Queue: name, Age: cfg.Queue.Reconciler.Age, Interval: cfg.Queue.Reconciler.Interval, Logger: log,
+		})
+		if err != nil {
+			return nil, err
+		}
+		qb.reconcilers = append(qb.reconcilers, rc)
+		nudger = rc
+	}
+	svc, err := report.NewService(qb.broker, qb.records, report.Options{Queue: name, Logger: log, Nudger: nudger})
+	if err != nil {
+		return nil, err
+	}
+	qb.reports = svc
+	return svc, nil
 }
 
 // admin returns the admin of a configured queue, or nil (httpapi.Deps.Queues).

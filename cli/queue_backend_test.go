@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -176,5 +177,103 @@ func TestServe_ReportFlowOnRedis(t *testing.T) {
 	stop()
 	if err := <-done; err != nil {
 		t.Fatalf("serve returned %v", err)
+	}
+}
+
+// TestServe_ReportFlowWithWebhookGenerator: with report:queue handled by a webhook, the report
+// routes still work, and the generator behind the webhook reports the result over HTTP.
+func TestServe_ReportFlowWithWebhookGenerator(t *testing.T) {
+	jobs := make(chan int64, 4)
+	gen := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var job struct {
+			RecordID int64 `json:"recordId"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&job); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+		jobs <- job.RecordID
+	}))
+	t.Cleanup(gen.Close)
+	cfg := writeConfig(t, `
+queue:
+  queues:
+    - name: report:queue
+      handler: webhook
+      webhook: {url: "`+gen.URL+`/generate"}
+`)
+	base, logs, _, _ := startServe(t, "--config", cfg)
+	if status, body := request(t, http.MethodPost, base+"/api/assessment/submit", `{"recordId": 77, "answers": {"q": 5}}`); status != http.StatusAccepted {
+		t.Fatalf("submit with a webhook generator = %d %s", status, body)
+	}
+	select {
+	case id := <-jobs:
+		if id != 77 {
+			t.Fatalf("webhook got record %d", id)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("webhook never called\nlogs:\n%s", logs)
+	}
+	if _, body := request(t, http.MethodGet, base+"/api/assessment/77/result", ""); !strings.Contains(body, `"status":3`) {
+		t.Fatalf("before the result: %s", body)
+	}
+	status, body := request(t, http.MethodPost, base+"/api/assessment/77/result", `{"result": {"score": 5, "level": "B"}}`)
+	if status != http.StatusOK || !strings.Contains(body, `"status":4`) || !strings.Contains(body, `"score":5`) {
+		t.Fatalf("report result = %d %s", status, body)
+	}
+	if _, body := request(t, http.MethodGet, base+"/api/assessment/77/result", ""); !strings.Contains(body, `"statusText":"已完成"`) || !strings.Contains(body, `"level":"B"`) {
+		t.Fatalf("after the result: %s", body)
+	}
+	status, body = request(t, http.MethodPost, base+"/api/assessment/77/result", `{"result": {"score": 1}}`)
+	if status != http.StatusConflict || !strings.Contains(body, `"businessCode":2005`) {
+		t.Errorf("second result = %d %s, want 409 2005", status, body)
+	}
+	status, body = request(t, http.MethodPost, base+"/api/admin/assessmentRecord/regenerateReport", `{"id": 77}`)
+	if status != http.StatusConflict {
+		t.Errorf("regenerate a done record = %d %s", status, body)
+	}
+}
+
+// TestServe_ReportFlowWithExternalConsumer: handler external runs no worker; the job waits in
+// Redis-compatible form for the outside consumer, which reports a failure, after which an
+// admin regenerates the report and the consumer reports the result.
+func TestServe_ReportFlowWithExternalConsumer(t *testing.T) {
+	cfg := writeConfig(t, "queue:\n  queues:\n    - name: report:queue\n      handler: external\n")
+	base, logs, _, _ := startServe(t, "--config", cfg)
+	if strings.Contains(logs.String(), `"msg":"queue worker started"`) || !strings.Contains(logs.String(), "handler external") {
+		t.Errorf("external queue must start no worker:\n%s", logs)
+	}
+	if status, body := request(t, http.MethodPost, base+"/api/assessment/submit", `{"recordId": 5, "answers": [1, 2]}`); status != http.StatusAccepted {
+		t.Fatalf("submit = %d %s", status, body)
+	}
+	if _, body := request(t, http.MethodGet, base+"/v1/queues/report:queue/stats", ""); !strings.Contains(body, `"pending":1`) {
+		t.Fatalf("the job must wait for the external consumer: %s", body)
+	}
+	for _, c := range []struct{ path, body string }{
+		{"/api/assessment/5/failure", `{"reason": ""}`},
+		{"/api/assessment/5/result", `{"result": null}`},
+		{"/api/assessment/5/result", `{}`},
+		{"/api/assessment/x/result", `{"result": 1}`},
+	} {
+		if status, body := request(t, http.MethodPost, base+c.path, c.body); status != http.StatusBadRequest {
+			t.Errorf("POST %s %s = %d %s, want 400", c.path, c.body, status, body)
+		}
+	}
+	if status, body := request(t, http.MethodPost, base+"/api/assessment/999/result", `{"result": 1}`); status != http.StatusNotFound || !strings.Contains(body, `"businessCode":3241`) {
+		t.Errorf("unknown record = %d %s, want 404 3241", status, body)
+	}
+	status, body := request(t, http.MethodPost, base+"/api/assessment/5/failure", `{"reason": "scoring service timed out"}`)
+	if status != http.StatusOK || !strings.Contains(body, `"status":5`) || !strings.Contains(body, "报告生成失败,请联系客服") {
+		t.Fatalf("failure = %d %s", status, body)
+	}
+	if status, body := request(t, http.MethodPost, base+"/api/admin/assessmentRecord/regenerateReport", `{"id": 5}`); status != http.StatusOK {
+		t.Fatalf("regenerate = %d %s", status, body)
+	}
+	if status, body := request(t, http.MethodPost, base+"/api/assessment/5/result", `{"result": {"ok": true}}`); status != http.StatusOK || !strings.Contains(body, `"status":4`) {
+		t.Fatalf("result after regenerate = %d %s", status, body)
+	}
+	if _, body := request(t, http.MethodGet, base+"/v1/queues/report:queue/stats", ""); !strings.Contains(body, `"pending":2`) {
+		t.Errorf("both jobs (submit, regenerate) wait for the external consumer: %s", body)
 	}
 }

@@ -289,7 +289,9 @@ type QueueSpec struct {
 	// Concurrency; 0 = none). Prefetched jobs are in the worker's in-flight list, so a crash
 	// redelivers them after the lease; set 0 for long jobs spread over several processes.
 	Prefetch *int `koanf:"prefetch"`
-	// Handler is "report" (the built-in report generator, the default) or "webhook".
+	// Handler is "report" (the built-in report generator, the default), "webhook" (POST each
+	// job to Webhook.URL) or "external" (no worker here: a consumer outside redstate, such as
+	// the seed's legacy service, takes the jobs).
 	Handler string `koanf:"handler"`
 	// Webhook is the endpoint of handler "webhook".
 	Webhook QueueWebhook `koanf:"webhook"`
@@ -318,6 +320,11 @@ type QueueReconciler struct {
 
 // Report configures the seed's report flow (seed 004).
 type Report struct {
+	// Queue is the queue of the report flow: the /api/assessment routes submit to it and the
+	// reconciler watches it, whatever its handler. It must be one of queue.queues. Default:
+	// report:queue when configured, else the first queue with handler report; with neither the
+	// report flow is off.
+	Queue string `koanf:"queue"`
 	// Delay is the built-in generator's artificial work time (default 2s; the seed's real work
 	// takes ~30s; 0 = none).
 	Delay time.Duration `koanf:"delay"`
@@ -329,7 +336,34 @@ const (
 	HandlerReport = "report"
 	// HandlerWebhook POSTs each job to QueueWebhook.URL.
 	HandlerWebhook = "webhook"
+	// HandlerExternal runs no worker: a consumer outside redstate takes the queue's jobs.
+	HandlerExternal = "external"
 )
+
+// ReportQueue returns the queue of the report flow (see Report.Queue) and whether the flow
+// is on.
+func (c Config) ReportQueue() (string, bool) {
+	has := func(name string) bool {
+		for _, q := range c.Queue.Queues {
+			if q.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+	if c.Report.Queue != "" {
+		return c.Report.Queue, has(c.Report.Queue)
+	}
+	if has(DefaultQueueName) {
+		return DefaultQueueName, true
+	}
+	for _, q := range c.Queue.Queues {
+		if q.Effective().Handler == HandlerReport {
+			return q.Name, true
+		}
+	}
+	return "", false
+}
 
 // DefaultQueueName is the seed's queue.
 const DefaultQueueName = "report:queue"
@@ -352,7 +386,7 @@ func DefaultQueueSpec() QueueSpec {
 }
 
 // Effective returns q with every zero field set to DefaultQueueSpec's value (the name and the
-// webhook URL excepted).
+// webhook URL excepted) and an unset Prefetch set to the effective Concurrency.
 func (q QueueSpec) Effective() QueueSpec {
 	d := DefaultQueueSpec()
 	if q.Concurrency == 0 {
@@ -375,6 +409,10 @@ func (q QueueSpec) Effective() QueueSpec {
 	}
 	if q.Handler == "" {
 		q.Handler = d.Handler
+	}
+	if q.Prefetch == nil {
+		prefetch := q.Concurrency
+		q.Prefetch = &prefetch
 	}
 	if q.Webhook.Timeout == 0 {
 		q.Webhook.Timeout = d.Webhook.Timeout

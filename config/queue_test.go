@@ -160,3 +160,38 @@ func TestValidate_QueueNamesMustNotShareKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestReportQueue_ResolvedAndValidated(t *testing.T) {
+	cfg := Default()
+	if q, on := cfg.ReportQueue(); q != DefaultQueueName || !on {
+		t.Fatalf("default ReportQueue = %q, %v", q, on)
+	}
+	cfg.Queue.Queues = []QueueSpec{{Name: "jobs", Handler: HandlerWebhook, Webhook: QueueWebhook{URL: "http://127.0.0.1:9/j"}}, {Name: "reports"}}
+	if q, on := cfg.ReportQueue(); q != "reports" || !on {
+		t.Fatalf("first report-handler queue: ReportQueue = %q, %v", q, on)
+	}
+	cfg.Queue.Queues = cfg.Queue.Queues[:1]
+	if q, on := cfg.ReportQueue(); on {
+		t.Fatalf("no report queue: ReportQueue = %q, %v; want off", q, on)
+	}
+	cfg.Report.Queue = "jobs"
+	if q, on := cfg.ReportQueue(); q != "jobs" || !on {
+		t.Fatalf("explicit webhook queue: ReportQueue = %q, %v", q, on)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("report.queue naming a webhook queue: %v", err)
+	}
+	cfg.Report.Queue = "missing"
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), `report.queue: "missing" is not one of queue.queues`) {
+		t.Fatalf("report.queue naming no queue: %v", err)
+	}
+	cfg.Report.Queue = ""
+	cfg.Queue.Queues = []QueueSpec{{Name: "legacy", Handler: HandlerExternal}}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("handler external: %v", err)
+	}
+	cfg.Queue.Queues[0].Webhook.URL = "http://127.0.0.1:9/j"
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), `is set but handler is "external"`) {
+		t.Fatalf("external with a webhook url: %v", err)
+	}
+}

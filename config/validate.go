@@ -58,6 +58,11 @@ func (c Config) Validate() error {
 	c.Publish.BuildStatus.validate(v)
 	c.Queue.validate(v)
 	c.Report.validate(v)
+	if c.Report.Queue != "" {
+		if _, on := c.ReportQueue(); !on {
+			v.addf("report.queue", "%q is not one of queue.queues; add it there (handler: external when a consumer outside redstate takes its jobs)", c.Report.Queue)
+		}
+	}
 	c.Executor.validate(v, c.Redis.Configured())
 	c.checkQueueKeyspace(v)
 	if len(v.problems) == 0 {
@@ -425,9 +430,9 @@ func (q Queue) validate(v *validator) {
 		v.urlNotRedacted(p+"webhook.url", spec.Webhook.URL)
 		v.notRedacted(p+"webhook.secret", spec.Webhook.Secret)
 		switch spec.Handler {
-		case "", HandlerReport:
+		case "", HandlerReport, HandlerExternal:
 			if spec.Webhook.URL != "" {
-				v.addf(p+"webhook.url", "is set but handler is %q; set handler: webhook", HandlerReport)
+				v.addf(p+"webhook.url", "is set but handler is %q; set handler: webhook", spec.Effective().Handler)
 			}
 		case HandlerWebhook:
 			u, err := url.Parse(spec.Webhook.URL)
@@ -440,7 +445,7 @@ func (q Queue) validate(v *validator) {
 				v.addf(p+"webhook.url", "must be an http or https URL with a host, got %q", RedactURL(spec.Webhook.URL))
 			}
 		default:
-			v.addf(p+"handler", "%q is not one of %s, %s", spec.Handler, HandlerReport, HandlerWebhook)
+			v.addf(p+"handler", "%q is not one of %s, %s, %s", spec.Handler, HandlerReport, HandlerWebhook, HandlerExternal)
 		}
 	}
 	r := q.Reconciler

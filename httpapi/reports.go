@@ -7,6 +7,7 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/queue"
+	"github.com/redstate/redstate/report"
 )
 
 // reportRoutes registers the seed's report flow (seed 004). Without Deps.Reports the routes
@@ -14,13 +15,15 @@ import (
 func (s *server) reportRoutes() {
 	s.handle("POST /api/assessment/submit", roleWrite, s.submitAnswers)
 	s.handle("GET /api/assessment/{id}/result", roleRead, s.reportResult)
+	s.handle("POST /api/assessment/{id}/result", roleAdmin, s.completeReport)
+	s.handle("POST /api/assessment/{id}/failure", roleAdmin, s.failReport)
 	s.handle("POST /api/admin/assessmentRecord/regenerateReport", roleAdmin, s.regenerateReport)
 	s.handle("POST /api/admin/assessmentRecord/batchRegenerateReport", roleAdmin, s.batchRegenerateReport)
 }
 
 // errNoReports answers report routes on a server without the report flow.
 func errNoReports() error {
-	return redstate.Errorf(redstate.ENOTFOUND, "the report flow is not enabled on this server (configure a queue with handler report)")
+	return redstate.Errorf(redstate.ENOTFOUND, "the report flow is not enabled on this server (add the queue named by report.queue, default report:queue, to queue.queues)")
 }
 
 // submitRequest is the body of POST /api/assessment/submit.
@@ -62,9 +65,9 @@ func (s *server) reportResult(w http.ResponseWriter, r *http.Request) error {
 	if s.reports == nil {
 		return errNoReports()
 	}
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	id, err := recordIDParam(r)
 	if err != nil {
-		return redstate.Errorf(redstate.EINVALID, "record id must be an integer, got %s", truncate(r.PathValue("id")))
+		return err
 	}
 	st, err := s.reports.Status(r.Context(), id)
 	if err != nil {
@@ -116,5 +119,70 @@ func (s *server) batchRegenerateReport(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// recordIDParam parses the {id} path segment of a report route.
+func recordIDParam(r *http.Request) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		return 0, redstate.Errorf(redstate.EINVALID, "record id must be an integer, got %s", truncate(r.PathValue("id")))
+	}
+	return id, nil
+}
+
+// completeRequest is the body of POST /api/assessment/{id}/result.
+type completeRequest struct {
+	Result json.RawMessage `json:"result"`
+}
+
+// failRequest is the body of POST /api/assessment/{id}/failure.
+type failRequest struct {
+	Reason string `json:"reason"`
+}
+
+// completeReport is how a generator outside redstate reports a finished report:
+// POST /api/assessment/{id}/result {"result": ...} [admin] → 200 with the record's status
+// document (status 4); 404/3241 unknown record, 409/2005 record not in status 3.
+func (s *server) completeReport(w http.ResponseWriter, r *http.Request) error {
+	if s.reports == nil {
+		return errNoReports()
+	}
+	id, err := recordIDParam(r)
+	if err != nil {
+		return err
+	}
+	var req completeRequest
+	if err := s.decodeBody(w, r, &req); err != nil {
+		return err
+	}
+	rec, err := s.reports.Complete(r.Context(), id, req.Result)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, report.StatusOf(rec))
+	return nil
+}
+
+// failReport is how a generator outside redstate reports that a report cannot be generated:
+// POST /api/assessment/{id}/failure {"reason": "..."} [admin] → 200 with the status document
+// (status 5); 404/3241, 409/2005 as completeReport.
+func (s *server) failReport(w http.ResponseWriter, r *http.Request) error {
+	if s.reports == nil {
+		return errNoReports()
+	}
+	id, err := recordIDParam(r)
+	if err != nil {
+		return err
+	}
+	var req failRequest
+	if err := s.decodeBody(w, r, &req); err != nil {
+		return err
+	}
+	rec, err := s.reports.Fail(r.Context(), id, req.Reason)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, report.StatusOf(rec))
 	return nil
 }

@@ -20,6 +20,9 @@ type AdminOptions struct {
 	Logger *slog.Logger
 	// Now is the clock for EnqueueTime. Default time.Now.
 	Now func() time.Time
+	// Nudger, if set, is told about a record Regenerate reset but could not enqueue (the
+	// queue's Reconciler), so that it is enqueued as soon as the queue answers.
+	Nudger Nudger
 }
 
 // Admin holds the seed's back-office operations (后台管理): regenerating reports and managing
@@ -31,6 +34,7 @@ type Admin struct {
 	queue   string
 	log     *slog.Logger
 	now     func() time.Time
+	nudger  Nudger
 }
 
 // NewAdmin returns an Admin. Errors: EINVALID (nil broker or store, bad queue name).
@@ -50,7 +54,7 @@ func NewAdmin(b Broker, records RecordStore, opts AdminOptions) (*Admin, error) 
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Admin{b: b, records: records, queue: opts.Queue, log: opts.Logger.With("queue", opts.Queue), now: opts.Now}, nil
+	return &Admin{b: b, records: records, queue: opts.Queue, log: opts.Logger.With("queue", opts.Queue), now: opts.Now, nudger: opts.Nudger}, nil
 }
 
 // BatchRegenerateResult is the outcome of BatchRegenerate (the seed's BatchRegenerateResult).
@@ -79,7 +83,8 @@ func (a *Admin) Record(ctx context.Context, id int64) (*Record, error) {
 // (生成失败) it atomically resets it to 3 and clears its result, then enqueues a new job with
 // RetryCount 0. Errors: 3241 (unknown id, "测评记录不存在"), 2005 (other status, "当前状态不允许
 // 重新生成"; nothing changes), EUNAVAILABLE (store or broker unreachable). If only the enqueue
-// fails, the record stays in status 3 and the Reconciler enqueues it later.
+// fails, the record stays in status 3, the error (EUNAVAILABLE) says so, and the Reconciler
+// enqueues it later: at once when it answers, if it is the Admin's Nudger.
 func (a *Admin) Regenerate(ctx context.Context, id int64) error {
 	if id <= 0 {
 		return errNotFound(nil)
@@ -95,7 +100,11 @@ func (a *Admin) Regenerate(ctx context.Context, id int64) error {
 	}
 	if err := a.b.Enqueue(ctx, a.queue, NewMessage(id, a.now(), nil)); err != nil {
 		a.log.Error("queue: enqueue for regeneration failed; the reconciler will retry", "recordId", id, "err", err)
-		return fmt.Errorf("regenerate record %d: enqueue: %w", id, err)
+		if a.nudger != nil {
+			a.nudger.Nudge(id)
+		}
+		return redstate.Wrap(redstate.EUNAVAILABLE, err, fmt.Sprintf(
+			"record %d was reset to status 3 (生成中) but its job could not be enqueued; the reconciler will enqueue it when the queue answers", id))
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package queue
 import (
 	"context"
 	"log/slog"
+	"sort"
+	"sync"
 	"time"
 
 	"github.com/redstate/redstate"
@@ -15,7 +17,18 @@ const (
 	DefaultReconcileAge = 10 * time.Minute
 	// DefaultReconcileInterval is how often Run reconciles.
 	DefaultReconcileInterval = time.Minute
+	// DefaultNudgeRetryInterval is how often Run retries nudged records while their enqueue
+	// keeps failing.
+	DefaultNudgeRetryInterval = 2 * time.Second
 )
+
+// Nudger is told about a record a caller just left in status 3 (生成中) because its enqueue
+// failed, so that it is enqueued as soon as the queue answers instead of after the
+// reconciler's age. *Reconciler implements it.
+type Nudger interface {
+	// Nudge asks for record id to be checked promptly. It must not block.
+	Nudge(id int64)
+}
 
 // ReconcilerConfig configures a Reconciler. Zero fields take the defaults stated on them.
 type ReconcilerConfig struct {
@@ -26,6 +39,9 @@ type ReconcilerConfig struct {
 	Age time.Duration
 	// Interval is how often Run reconciles. Default 1m.
 	Interval time.Duration
+	// NudgeRetryInterval is how often Run retries nudged records while their enqueue keeps
+	// failing. Default 2s.
+	NudgeRetryInterval time.Duration
 	// Logger receives the reconciler's logs. Default slog.Default().
 	Logger *slog.Logger
 	// Now is the clock for EnqueueTime. Default time.Now.
@@ -35,11 +51,17 @@ type ReconcilerConfig struct {
 // Reconciler finds records stranded in status 3 (生成中) with no job anywhere in the queue
 // (pending, in-flight or retrying) — because a producer's enqueue failed (the seed keeps status
 // 3 then), or a status-5 update failed after dead-lettering — and enqueues a new job for each.
+// Records it is nudged about (Nudge) are checked at once and then every NudgeRetryInterval
+// until enqueued, whatever their age; the others once they have been in status 3 for Age.
 type Reconciler struct {
 	b       Broker
 	records RecordStore
 	cfg     ReconcilerConfig
 	log     *slog.Logger
+
+	mu     sync.Mutex
+	nudged map[int64]struct{}
+	wake   chan struct{}
 }
 
 // NewReconciler returns a Reconciler. Errors: EINVALID (nil broker or store, bad config).
@@ -56,6 +78,9 @@ func NewReconciler(b Broker, records RecordStore, cfg ReconcilerConfig) (*Reconc
 	if cfg.Interval == 0 {
 		cfg.Interval = DefaultReconcileInterval
 	}
+	if cfg.NudgeRetryInterval == 0 {
+		cfg.NudgeRetryInterval = DefaultNudgeRetryInterval
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -65,10 +90,57 @@ func NewReconciler(b Broker, records RecordStore, cfg ReconcilerConfig) (*Reconc
 	if err := ValidateQueueName(cfg.Queue); err != nil {
 		return nil, err
 	}
-	if cfg.Age < 0 || cfg.Interval < 0 {
-		return nil, redstate.Errorf(redstate.EINVALID, "queue reconciler: Age and Interval must be positive")
+	if cfg.Age < 0 || cfg.Interval < 0 || cfg.NudgeRetryInterval < 0 {
+		return nil, redstate.Errorf(redstate.EINVALID, "queue reconciler: Age, Interval and NudgeRetryInterval must be positive")
 	}
-	return &Reconciler{b: b, records: records, cfg: cfg, log: cfg.Logger.With("queue", cfg.Queue)}, nil
+	return &Reconciler{b: b, records: records, cfg: cfg, log: cfg.Logger.With("queue", cfg.Queue),
+		nudged: map[int64]struct{}{}, wake: make(chan struct{}, 1)}, nil
+}
+
+// Nudge asks the reconciler to check record id at once, whatever its age: the caller left it
+// in status 3 because its enqueue failed. Run retries it every NudgeRetryInterval until it is
+// enqueued or needs nothing any more (it has a job, left status 3, or is gone). Nudges live in
+// memory: after a restart the age-based pass finds such records. Safe for concurrent use.
+func (r *Reconciler) Nudge(id int64) {
+	r.mu.Lock()
+	r.nudged[id] = struct{}{}
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Nudged returns the ids nudged and not yet settled, ascending.
+func (r *Reconciler) Nudged() []int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ids := make([]int64, 0, len(r.nudged))
+	for id := range r.nudged {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+// ReconcileNudged checks every nudged record (see Nudge) and returns how many it enqueued.
+// A settled record is forgotten; on the first failure it stops, keeping the rest.
+// Errors: EUNAVAILABLE.
+func (r *Reconciler) ReconcileNudged(ctx context.Context) (int, error) {
+	n := 0
+	for _, id := range r.Nudged() {
+		enqueued, err := r.enqueueIfStranded(ctx, id)
+		if err != nil {
+			return n, err
+		}
+		r.mu.Lock()
+		delete(r.nudged, id)
+		r.mu.Unlock()
+		if enqueued {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // ReconcileOnce enqueues a job (RetryCount 0) for every record in status 3 for at least Age
@@ -82,45 +154,77 @@ func (r *Reconciler) ReconcileOnce(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, id := range ids {
-		before, err := r.records.Get(ctx, id)
-		if redstate.IsCode(err, redstate.ENOTFOUND) {
-			continue
-		}
+		enqueued, err := r.enqueueIfStranded(ctx, id)
 		if err != nil {
 			return n, err
 		}
-		has, err := r.b.HasJobFor(ctx, r.cfg.Queue, id)
-		if err != nil {
-			return n, err
+		if enqueued {
+			n++
 		}
-		if has || before.Status != StatusGenerating {
-			continue
-		}
-		after, err := r.records.Get(ctx, id)
-		if err != nil || after.Status != StatusGenerating || !after.UpdatedAt.Equal(before.UpdatedAt) {
-			continue // finished or regenerated meanwhile
-		}
-		if err := r.b.Enqueue(ctx, r.cfg.Queue, NewMessage(id, r.cfg.Now(), nil)); err != nil {
-			return n, err
-		}
-		r.log.Warn("queue reconciler re-enqueued a stranded record", "recordId", id)
-		n++
 	}
 	return n, nil
 }
 
-// Run reconciles every Interval until ctx ends, logging failures, and returns nil.
+// enqueueIfStranded enqueues a job for record id if it is in status 3 with no job in the
+// queue, and reports whether it did. A record whose status or UpdatedAt changed while it was
+// checked, or that is gone, is left alone.
+func (r *Reconciler) enqueueIfStranded(ctx context.Context, id int64) (bool, error) {
+	before, err := r.records.Get(ctx, id)
+	if redstate.IsCode(err, redstate.ENOTFOUND) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if before.Status != StatusGenerating {
+		return false, nil
+	}
+	has, err := r.b.HasJobFor(ctx, r.cfg.Queue, id)
+	if err != nil || has {
+		return false, err
+	}
+	after, err := r.records.Get(ctx, id)
+	if err != nil || after.Status != StatusGenerating || !after.UpdatedAt.Equal(before.UpdatedAt) {
+		return false, nil // finished or regenerated meanwhile
+	}
+	if err := r.b.Enqueue(ctx, r.cfg.Queue, NewMessage(id, r.cfg.Now(), nil)); err != nil {
+		return false, err
+	}
+	r.log.Warn("queue reconciler re-enqueued a stranded record", "recordId", id)
+	return true, nil
+}
+
+// Run reconciles at once and then every Interval until ctx ends, checks nudged records as
+// soon as they are nudged and then every NudgeRetryInterval while any remain, logs failures,
+// and returns nil.
 func (r *Reconciler) Run(ctx context.Context) error {
 	t := time.NewTicker(r.cfg.Interval)
 	defer t.Stop()
+	retry := time.NewTimer(r.cfg.NudgeRetryInterval)
+	retry.Stop()
+	defer retry.Stop()
+	full := true
 	for {
-		if _, err := r.ReconcileOnce(ctx); err != nil && ctx.Err() == nil {
-			r.log.Error("queue reconciliation failed", "err", err)
+		if full {
+			if _, err := r.ReconcileOnce(ctx); err != nil && ctx.Err() == nil {
+				r.log.Error("queue reconciliation failed", "err", err)
+			}
+		}
+		if _, err := r.ReconcileNudged(ctx); err != nil && ctx.Err() == nil {
+			r.log.Error("queue reconciliation of nudged records failed; retrying", "err", err, "retry_in", r.cfg.NudgeRetryInterval.String())
+		}
+		if len(r.Nudged()) > 0 {
+			retry.Reset(r.cfg.NudgeRetryInterval)
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+			full = true
+		case <-r.wake:
+			full = false
+		case <-retry.C:
+			full = false
 		}
 	}
 }

@@ -22,6 +22,9 @@ type Options struct {
 	Queue string
 	// Logger receives enqueue failures. Default slog.Default().
 	Logger *slog.Logger
+	// Nudger, if set, is told about every record a failed enqueue left in status 3 (the
+	// report queue's queue.Reconciler), so that it is enqueued as soon as the queue answers.
+	Nudger queue.Nudger
 }
 
 // Service is the seed's AssessmentService (submit, result status) and AssessmentRecordService
@@ -32,6 +35,7 @@ type Service struct {
 	admin    *queue.Admin
 	queue    string
 	log      *slog.Logger
+	nudger   queue.Nudger
 }
 
 // NewService returns a Service enqueuing on b and keeping records in records.
@@ -43,7 +47,7 @@ func NewService(b queue.Broker, records queue.RecordStore, opts Options) (*Servi
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	admin, err := queue.NewAdmin(b, records, queue.AdminOptions{Queue: opts.Queue, Logger: opts.Logger})
+	admin, err := queue.NewAdmin(b, records, queue.AdminOptions{Queue: opts.Queue, Logger: opts.Logger, Nudger: opts.Nudger})
 	if err != nil {
 		return nil, err
 	}
@@ -53,6 +57,7 @@ func NewService(b queue.Broker, records queue.RecordStore, opts Options) (*Servi
 		admin:    admin,
 		queue:    opts.Queue,
 		log:      opts.Logger.With("queue", opts.Queue),
+		nudger:   opts.Nudger,
 	}, nil
 }
 
@@ -64,7 +69,8 @@ func (s *Service) Admin() *queue.Admin { return s.admin }
 
 // Submit is the seed's SubmitAnswersAsync: it stores answers with status 3 (生成中) and
 // enqueues a report job, returning at once. An enqueue failure is logged and does not fail the
-// call: the record stays in status 3 and the reconciler enqueues it later.
+// call: the record stays in status 3 and the reconciler enqueues it later (as soon as the queue
+// answers when it is the Service's Nudger).
 // Errors: EINVALID (id <= 0, answers missing or not JSON), EUNAVAILABLE (record store).
 func (s *Service) Submit(ctx context.Context, id int64, answers json.RawMessage) (*queue.Record, error) {
 	if id <= 0 {
@@ -79,7 +85,17 @@ func (s *Service) Submit(ctx context.Context, id int64, answers json.RawMessage)
 	if err := ValidateAnswers(answers); err != nil {
 		return nil, err
 	}
-	return s.producer.Submit(ctx, s.records, id, answers, s.log)
+	rec, err := s.records.Submit(ctx, id, answers)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.producer.Enqueue(ctx, id, nil); err != nil {
+		s.log.Error("report: enqueue after submit failed; record stays 生成中 for the reconciler", "recordId", id, "err", err)
+		if s.nudger != nil {
+			s.nudger.Nudge(id)
+		}
+	}
+	return rec, nil
 }
 
 // Status is a record's report status: the seed's GetResultStatusAsync answer.

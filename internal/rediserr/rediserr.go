@@ -18,11 +18,17 @@ import (
 var notNow = []string{"LOADING", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "READONLY", "BUSY",
 	"NOREPLICAS", "OOM", "MOVED", "ASK", "NOSCRIPT", "UNBLOCKED"}
 
+// refused are the error-reply prefixes of a server that refuses this client: an ACL that does
+// not allow the command or key (NOPERM), or failed authentication. Nothing the caller sent is
+// wrong and retrying at once will not help, but the service is unavailable, not broken: an
+// operator fixes the ACL or credentials.
+var refused = []string{"NOPERM", "NOAUTH", "WRONGPASS"}
+
 // Map turns a go-redis error into a *redstate.Error, op naming what was attempted: nil stays
 // nil; an error that already carries a redstate code is returned as is; redis.Nil is
-// ENOTFOUND; the replies in notNow and every transport failure (dial, timeout, closed
-// connection, cancelled context, pool exhausted) are EUNAVAILABLE; any other error reply (a
-// script error, WRONGTYPE) is EINTERNAL.
+// ENOTFOUND; the replies in notNow, the refusals (NOPERM, NOAUTH, WRONGPASS) and every
+// transport failure (dial, timeout, closed connection, cancelled context, pool exhausted) are
+// EUNAVAILABLE; any other error reply (a script error, WRONGTYPE) is EINTERNAL.
 func Map(err error, op string) error {
 	if err == nil {
 		return nil
@@ -39,6 +45,9 @@ func Map(err error, op string) error {
 		if Retryable(reply.Error()) {
 			return Unavailable(err, op)
 		}
+		if Refused(reply.Error()) {
+			return redstate.Wrap(redstate.EUNAVAILABLE, err, op+": Redis refused the command (check the ACL user's permissions and credentials)")
+		}
 		return redstate.Wrap(redstate.EINTERNAL, err, op+": unexpected Redis reply")
 	}
 	return Unavailable(err, op)
@@ -52,6 +61,16 @@ func Unavailable(err error, op string) error {
 // Retryable reports whether an error reply means "not now" rather than "never".
 func Retryable(reply string) bool {
 	for _, p := range notNow {
+		if strings.HasPrefix(reply, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Refused reports whether an error reply is a refusal of this client (ACL or authentication).
+func Refused(reply string) bool {
+	for _, p := range refused {
 		if strings.HasPrefix(reply, p) {
 			return true
 		}

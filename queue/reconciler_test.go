@@ -1,0 +1,127 @@
+package queue_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/queue"
+	"github.com/redstate/redstate/queue/memqueue"
+	"github.com/redstate/redstate/queue/queuetest"
+)
+
+// refusingBroker fails Enqueue with the EINTERNAL error a Redis ACL refusal used to map to.
+type refusingBroker struct{ queue.Broker }
+
+func (refusingBroker) Enqueue(context.Context, string, queue.Message) error {
+	return redstate.Wrap(redstate.EINTERNAL, errors.New("NOPERM no permissions to run 'lpush'"), "enqueue: unexpected Redis reply")
+}
+
+// TestAdmin_RegenerateEnqueueFailureIsUnavailableAndNudges: when the reset succeeded and only
+// the enqueue failed, Regenerate answers EUNAVAILABLE (503) saying the reconciler will enqueue
+// the record, whatever code the broker's error had, and nudges the reconciler.
+func TestAdmin_RegenerateEnqueueFailureIsUnavailableAndNudges(t *testing.T) {
+	rs := memqueue.NewRecordStore(memqueue.RecordOptions{})
+	ctx := context.Background()
+	if _, err := rs.Create(ctx, 7, queue.StatusFailed, nil); err != nil {
+		t.Fatal(err)
+	}
+	b := refusingBroker{memqueue.NewBroker(memqueue.Options{})}
+	r, err := queue.NewReconciler(b, rs, queue.ReconcilerConfig{Age: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := queue.NewAdmin(b, rs, queue.AdminOptions{Nudger: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = a.Regenerate(ctx, 7)
+	if !redstate.IsCode(err, redstate.EUNAVAILABLE) || !strings.Contains(redstate.ErrorMessage(err), "the reconciler will enqueue it") {
+		t.Fatalf("Regenerate with a failing enqueue = %v (code %s), want EUNAVAILABLE naming the reconciler", err, redstate.ErrorCode(err))
+	}
+	if rec, _ := rs.Get(ctx, 7); rec.Status != queue.StatusGenerating {
+		t.Fatalf("record status %d, want 3", rec.Status)
+	}
+	if got := r.Nudged(); len(got) != 1 || got[0] != 7 {
+		t.Fatalf("nudged = %v, want [7]", got)
+	}
+}
+
+// TestReconciler_NudgedRecordEnqueuedPromptlyWhateverItsAge: a nudged record is enqueued by
+// Run as soon as the broker answers, retrying every NudgeRetryInterval, although it is far
+// younger than Age; then it is forgotten.
+func TestReconciler_NudgedRecordEnqueuedPromptlyWhateverItsAge(t *testing.T) {
+	fb := &queuetest.FlakyBroker{Broker: memqueue.NewBroker(memqueue.Options{})}
+	rs := memqueue.NewRecordStore(memqueue.RecordOptions{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := rs.Submit(ctx, 3, nil); err != nil {
+		t.Fatal(err)
+	}
+	r, err := queue.NewReconciler(fb, rs, queue.ReconcilerConfig{Age: time.Hour, Interval: time.Hour, NudgeRetryInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb.FailEnqueue.Store(3) // the broker is "down" for the first three attempts
+	done := make(chan struct{})
+	go func() { defer close(done); _ = r.Run(ctx) }()
+	r.Nudge(3)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		has, err := fb.HasJobFor(ctx, queue.DefaultQueue, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if has && len(r.Nudged()) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nudged record not enqueued (nudged %v, job %v)", r.Nudged(), has)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if fb.FailEnqueue.Load() >= 0 {
+		t.Fatalf("enqueue attempts left %d: the failing attempts were not all used", fb.FailEnqueue.Load())
+	}
+	cancel()
+	<-done
+	st, err := fb.Stats(context.Background(), queue.DefaultQueue)
+	if err != nil || st.Pending != 1 {
+		t.Fatalf("pending = %+v, %v; want exactly one job", st, err)
+	}
+}
+
+// TestReconciler_NudgeSettlesWithoutEnqueueWhenNotNeeded: a nudged record that already has
+// a job, left status 3 or is gone is forgotten without a new job.
+func TestReconciler_NudgeSettlesWithoutEnqueueWhenNotNeeded(t *testing.T) {
+	b, rs := memqueue.NewBroker(memqueue.Options{}), memqueue.NewRecordStore(memqueue.RecordOptions{})
+	ctx := context.Background()
+	if _, err := rs.Submit(ctx, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := queue.NewProducer(b, "").Enqueue(ctx, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs.Create(ctx, 2, queue.StatusDone, nil); err != nil {
+		t.Fatal(err)
+	}
+	r, err := queue.NewReconciler(b, rs, queue.ReconcilerConfig{Age: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int64{1, 2, 99} {
+		r.Nudge(id)
+	}
+	if n, err := r.ReconcileNudged(ctx); err != nil || n != 0 {
+		t.Fatalf("ReconcileNudged = %d, %v; want 0", n, err)
+	}
+	if got := r.Nudged(); len(got) != 0 {
+		t.Fatalf("still nudged: %v", got)
+	}
+	if st, _ := b.Stats(ctx, queue.DefaultQueue); st.Pending != 1 {
+		t.Fatalf("pending %d, want 1", st.Pending)
+	}
+}

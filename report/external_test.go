@@ -1,0 +1,71 @@
+package report_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/queue"
+	"github.com/redstate/redstate/queue/memqueue"
+	"github.com/redstate/redstate/report"
+)
+
+func TestComplete_AndFail_FromAnOutsideGenerator(t *testing.T) {
+	svc, _, _ := newFlow(t)
+	ctx := context.Background()
+	if _, err := svc.Complete(ctx, 1, json.RawMessage(`{"x":1}`)); queue.BusinessCode(err) != queue.CodeRecordNotFound {
+		t.Fatalf("unknown record: %v", err)
+	}
+	if _, err := svc.Submit(ctx, 1, json.RawMessage(`{"q":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"", "null", "{"} {
+		if _, err := svc.Complete(ctx, 1, json.RawMessage(bad)); !redstate.IsCode(err, redstate.EINVALID) {
+			t.Errorf("Complete(%q) = %v, want EINVALID", bad, err)
+		}
+	}
+	for _, bad := range []string{"", strings.Repeat("x", report.MaxFailureReason+1), "\xff"} {
+		if _, err := svc.Fail(ctx, 1, bad); !redstate.IsCode(err, redstate.EINVALID) {
+			t.Errorf("Fail(%.10q) = %v, want EINVALID", bad, err)
+		}
+	}
+	rec, err := svc.Fail(ctx, 1, "scoring service timed out")
+	if err != nil || rec.Status != queue.StatusFailed || rec.Error != "scoring service timed out" {
+		t.Fatalf("Fail = %+v, %v", rec, err)
+	}
+	if _, err := svc.Complete(ctx, 1, json.RawMessage(`{"x":1}`)); queue.BusinessCode(err) != queue.CodeInvalidOperation {
+		t.Fatalf("Complete in status 5 = %v, want 2005", err)
+	}
+	if err := svc.Regenerate(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	rec, err = svc.Complete(ctx, 1, json.RawMessage(`{"x":1}`))
+	if err != nil || rec.Status != queue.StatusDone || string(rec.Result) != `{"x":1}` {
+		t.Fatalf("Complete = %+v, %v", rec, err)
+	}
+	if _, err := svc.Fail(ctx, 1, "late"); queue.BusinessCode(err) != queue.CodeInvalidOperation {
+		t.Fatalf("Fail in status 4 = %v, want 2005", err)
+	}
+}
+
+// nudges records Nudge calls.
+type nudges struct{ ids []int64 }
+
+func (n *nudges) Nudge(id int64) { n.ids = append(n.ids, id) }
+
+func TestSubmit_EnqueueFailureNudgesTheReconciler(t *testing.T) {
+	n := &nudges{}
+	rs := memqueue.NewRecordStore(memqueue.RecordOptions{})
+	svc, err := report.NewService(failingBroker{memqueue.NewBroker(memqueue.Options{})}, rs, report.Options{Nudger: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Submit(context.Background(), 4, json.RawMessage(`{"q":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	if len(n.ids) != 1 || n.ids[0] != 4 {
+		t.Fatalf("nudged %v, want [4]", n.ids)
+	}
+}
