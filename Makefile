@@ -1,13 +1,15 @@
-# Build and test targets. `make test` needs redis-server (installed on demand
-# by scripts/ensure-redis.sh); `make test-short` needs nothing but Go.
+# Build and test targets. `make test` needs redis-server and PostgreSQL 15
+# (installed on demand by scripts/ensure-redis.sh and scripts/ensure-postgres.sh);
+# `make test-short` needs nothing but Go.
 
 GO ?= go
 
 .PHONY: test test-short lint bench soak build
 
-## test: full suite with the race detector against real Redis (fails if redis-server is missing)
+## test: full suite with the race detector against real Redis and PostgreSQL (fails if either is missing)
 test:
 	scripts/ensure-redis.sh
+	scripts/ensure-postgres.sh
 	$(GO) vet ./...
 	REDSTATE_REQUIRE_REDIS=1 $(GO) test -race -timeout 25m ./...
 
@@ -27,6 +29,8 @@ bench:
 
 ## soak: long-running stress tests (build tag soak)
 soak:
+	scripts/ensure-redis.sh
+	scripts/ensure-postgres.sh
 	REDSTATE_REQUIRE_REDIS=1 $(GO) test -race -tags soak -timeout 60m ./...
 
 ## build: the redstate binary

@@ -1,0 +1,17 @@
+// Package sqldb is redstate's SQL layer, shared by the blocks whose source of truth is a SQL
+// database (the report flow's records, the feed's posts and follows): one way to open a
+// database from a DSN, placeholders written once for both engines, numbered schema migrations
+// per component, transactions, and driver errors mapped onto redstate's error codes.
+//
+// Two engines are supported:
+//
+//   - SQLite, the embedded default ("sqlite:<path>", or "sqlite::memory:" in tests), through the
+//     pure-Go driver modernc.org/sqlite, so `go run ./cmd/redstate serve` needs no C toolchain
+//     and no server. Files are opened in WAL mode with a 5 s busy timeout, foreign keys on,
+//     and transactions that take the write lock when they begin (BEGIN IMMEDIATE).
+//   - PostgreSQL for production ("postgres://…" or "postgresql://…"), through pgx's
+//     database/sql driver.
+//
+// Code writes `?` placeholders; DB.Rebind turns them into `$1, $2, …` for PostgreSQL.
+// docs/sql.md states the guarantees.
+package sqldb

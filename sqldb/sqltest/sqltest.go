@@ -1,0 +1,57 @@
+// Package sqltest gives tests real databases for package sqldb: a fresh SQLite file, and a
+// fresh database on a real PostgreSQL server that the package starts once per test binary
+// (Debian's postgresql-15, run as the unprivileged user "postgres" when the tests run as root,
+// since PostgreSQL refuses to run as root). Call Main from TestMain so the server stops when
+// the tests end; it is also killed by the kernel if the test binary dies (Pdeathsig).
+//
+// Without PostgreSQL installed, Postgres skips the test, unless REDSTATE_REQUIRE_REDIS=1 (set
+// by `make test`, which installs it), where it fails: CI never silently skips the engine.
+package sqltest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/redstate/redstate/sqldb"
+)
+
+// Main runs the tests and then stops the PostgreSQL server, if one was started. Use it as
+// `func TestMain(m *testing.M) { sqltest.Main(m) }`.
+func Main(m *testing.M) {
+	code := m.Run()
+	stopPostgres()
+	os.Exit(code)
+}
+
+// SQLite returns a migrated-nothing SQLite database in a fresh file under t.TempDir, closed
+// when the test ends.
+func SQLite(t testing.TB) *sqldb.DB {
+	t.Helper()
+	db, err := sqldb.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "test.db"))
+	if err != nil {
+		t.Fatalf("sqltest: open sqlite: %v", err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// Engine is one database engine tests run on.
+type Engine struct {
+	// Name is "SQLite" or "Postgres", the subtest name.
+	Name string
+	// Open returns a fresh, empty database on the engine.
+	Open func(t testing.TB) *sqldb.DB
+}
+
+// Engines are SQLite and PostgreSQL.
+var Engines = []Engine{{"SQLite", SQLite}, {"Postgres", Postgres}}
+
+// Each runs f as a subtest on a fresh database of every engine.
+func Each(t *testing.T, f func(t *testing.T, db *sqldb.DB)) {
+	t.Helper()
+	for _, e := range Engines {
+		t.Run(e.Name, func(t *testing.T) { f(t, e.Open(t)) })
+	}
+}
