@@ -6,6 +6,7 @@
 package config
 
 import (
+	"strings"
 	"time"
 
 	"github.com/redstate/redstate/executor"
@@ -31,7 +32,35 @@ type Config struct {
 	Report Report `koanf:"report"`
 	// Executor configures the multi-tenant stage executor (seed 002).
 	Executor Executor `koanf:"executor"`
+	// DataDir is where embedded state lives on disk: the SQLite database (default
+	// "redstate-data", relative to the working directory; created on start).
+	DataDir string `koanf:"data-dir"`
+	// Database is the SQL database of the blocks whose source of truth is SQL (the report
+	// records, the feed).
+	Database Database `koanf:"database"`
 }
+
+// Database selects the SQL database (package sqldb).
+type Database struct {
+	// URL is a sqldb DSN: "sqlite:<path>" or "postgres://user:pw@host:5432/db?sslmode=…".
+	// Default "": SQLite in <data-dir>/redstate.db.
+	URL string `koanf:"url"`
+}
+
+// DatabaseURL returns the effective SQL DSN: Database.URL, or SQLite in DataDir.
+func (c Config) DatabaseURL() string {
+	if c.Database.URL != "" {
+		return c.Database.URL
+	}
+	dir := c.DataDir
+	if dir == "" {
+		dir = DefaultDataDir
+	}
+	return "sqlite:" + strings.TrimSuffix(dir, "/") + "/redstate.db"
+}
+
+// DefaultDataDir is the default data directory, relative to the working directory.
+const DefaultDataDir = "redstate-data"
 
 // Executor configures the stage executor (seed 002): its state store, its timers and the
 // webhook stage handlers serve offers.
@@ -257,7 +286,12 @@ const (
 // Queue configures the job queue block (seed 004). Its Redis keys are the seed's names
 // ("report:queue", "report:queue:dead") after the global namespace.
 type Queue struct {
-	// RecordRetention is how long a job record is kept after its last write (default 720h).
+	// RecordStore is where job records (the seed's assessment records) live: "sql" (the
+	// default: Database, SQLite in the data directory unless configured, as the seed keeps them
+	// in SQL), "redis" (next to the queue; needs Redis) or "memory" (this process only).
+	RecordStore string `koanf:"record-store"`
+	// RecordRetention is how long a job record is kept after its last write; 0 (the default)
+	// means the store's default: 720h in Redis and memory, forever in SQL.
 	RecordRetention time.Duration `koanf:"record-retention"`
 	// Queues are the queues serve consumes, each with its own worker (default: one queue,
 	// report:queue, with the built-in report generator). From the environment:
@@ -329,6 +363,16 @@ type Report struct {
 	// takes ~30s; 0 = none).
 	Delay time.Duration `koanf:"delay"`
 }
+
+// Record stores (Queue.RecordStore).
+const (
+	// RecordStoreSQL keeps records in the SQL database (Config.DatabaseURL).
+	RecordStoreSQL = "sql"
+	// RecordStoreRedis keeps records in Redis next to the queue.
+	RecordStoreRedis = "redis"
+	// RecordStoreMemory keeps records in this process.
+	RecordStoreMemory = "memory"
+)
 
 // Queue handlers.
 const (
@@ -443,11 +487,12 @@ func Default() Config {
 			Resilience: DefaultResilience(),
 		}},
 		Queue: Queue{
-			RecordRetention: 30 * 24 * time.Hour,
+			RecordStore:     RecordStoreSQL,
 			Queues:          []QueueSpec{DefaultQueueSpec()},
 			Reconciler:      QueueReconciler{Enabled: true, Age: 10 * time.Minute, Interval: time.Minute},
 		},
-		Report: Report{Delay: 2 * time.Second},
+		Report:  Report{Delay: 2 * time.Second},
+		DataDir: DefaultDataDir,
 		Executor: Executor{
 			Persistence: ExecutorPersistence{
 				OnRedisUnavailable: ExecutorDegrade,

@@ -28,6 +28,8 @@ var flagBindings = []flagBinding{
 	{"addr", "server.addr", "HTTP listen address (host:port; port 0 picks a free port)"},
 	{"insecure", "server.insecure", "allow a non-loopback --addr without auth tokens (anyone who can reach it can write)"},
 	{"namespace", "namespace", "prefix of every Redis key, e.g. prod-"},
+	{"data-dir", "data-dir", "directory of embedded state (the SQLite database), created on start"},
+	{"database", "database.url", "SQL database: sqlite:<path> or postgres://user:pw@host:5432/db (default: SQLite in --data-dir)"},
 	{"log-level", "log.level", "log level: debug, info, warn or error"},
 	{"log-format", "log.format", "log format: json or text"},
 	{"policy", "publish.build-status.resilience.policy", "what the build-status registry does while Redis is down: fail-fast or fallback"},
@@ -68,6 +70,8 @@ func BindFlags(fs *pflag.FlagSet) {
 			fs.String(b.Flag, d.Log.Format, usage)
 		case "publish.build-status.resilience.policy":
 			fs.String(b.Flag, d.Publish.BuildStatus.Resilience.Policy, usage)
+		case "data-dir":
+			fs.String(b.Flag, d.DataDir, usage)
 		default:
 			fs.String(b.Flag, "", usage)
 		}

@@ -19,7 +19,7 @@ func TestQueue_Defaults(t *testing.T) {
 		t.Errorf("default queue = %+v", q)
 	}
 	if !d.Queue.Reconciler.Enabled || d.Queue.Reconciler.Age != 10*time.Minute || d.Report.Delay != 2*time.Second ||
-		d.Queue.RecordRetention != 720*time.Hour {
+		d.Queue.RecordRetention != 0 || d.Queue.RecordStore != RecordStoreSQL || d.DataDir != DefaultDataDir {
 		t.Errorf("defaults: %+v %+v", d.Queue, d.Report)
 	}
 }
@@ -92,7 +92,7 @@ func TestQueue_Env(t *testing.T) {
 func TestQueue_Validation(t *testing.T) {
 	neg := -1
 	cfg := Default()
-	cfg.Queue.RecordRetention = 0
+	cfg.Queue.RecordRetention = -1
 	cfg.Queue.Queues = []QueueSpec{
 		{Name: "bad name"},
 		{Name: "a", Handler: HandlerWebhook},

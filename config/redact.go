@@ -25,6 +25,7 @@ func (c Config) Redacted() Config {
 		out.Redis.Sentinel.Password = Redaction
 	}
 	out.Redis.URL = RedactURL(out.Redis.URL)
+	out.Database.URL = RedactURL(out.Database.URL)
 	if c.Queue.Queues != nil {
 		out.Queue.Queues = make([]QueueSpec, len(c.Queue.Queues))
 		for i, q := range c.Queue.Queues {

@@ -65,6 +65,16 @@ func (c Config) Validate() error {
 	}
 	c.Executor.validate(v, c.Redis.Configured())
 	c.checkQueueKeyspace(v)
+	if c.Queue.RecordStore == RecordStoreRedis && !c.Redis.Configured() {
+		v.addf("queue.record-store", "is redis but no Redis is configured (set redis.url, redis.cluster-addrs or redis.sentinel, or use sql)")
+	}
+	if c.DataDir == "" && c.Database.URL == "" {
+		v.addf("data-dir", "must not be empty (it holds the embedded SQLite database)")
+	}
+	if u := c.Database.URL; u != "" && !strings.HasPrefix(u, "sqlite:") && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
+		v.addf("database.url", "must be sqlite:<path> or postgres://user:password@host:5432/db, got %q", RedactURL(u))
+	}
+	v.urlNotRedacted("database.url", c.Database.URL)
 	if len(v.problems) == 0 {
 		return nil
 	}
@@ -389,8 +399,13 @@ func (v *validator) journalPath(key, path string) {
 }
 
 func (q Queue) validate(v *validator) {
-	if q.RecordRetention <= 0 {
-		v.addf("queue.record-retention", "must be positive, got %s", q.RecordRetention)
+	if q.RecordRetention < 0 {
+		v.addf("queue.record-retention", "must not be negative, got %s (0 means the store's default)", q.RecordRetention)
+	}
+	switch q.RecordStore {
+	case RecordStoreSQL, RecordStoreRedis, RecordStoreMemory:
+	default:
+		v.addf("queue.record-store", "must be sql, redis or memory, got %q", q.RecordStore)
 	}
 	names := map[string]int{}
 	for i, spec := range q.Queues {

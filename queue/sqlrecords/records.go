@@ -1,0 +1,257 @@
+// Package sqlrecords is the SQL queue.RecordStore (package sqldb: SQLite embedded, PostgreSQL
+// in production). The seed keeps its assessment records in SQL and only the queue in Redis, so
+// with this store a submit succeeds (status 3) while Redis is down and the reconciler enqueues
+// it when Redis returns. Every operation is one statement (an upsert or a guarded UPDATE …
+// RETURNING), so each is atomic on both engines without explicit locks.
+package sqlrecords
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/queue"
+	"github.com/redstate/redstate/sqldb"
+)
+
+// Options configure a Store. The zero value is ready to use.
+type Options struct {
+	// Retention is how long a record is kept after its last write; 0 keeps records forever.
+	// An expired record reads as ENOTFOUND at once; DeleteExpired removes it.
+	Retention time.Duration
+	// Now is the clock of UpdatedAt. Default time.Now.
+	Now func() time.Time
+}
+
+// Store is the SQL queue.RecordStore. It is safe for concurrent use, also from several
+// processes sharing the database.
+type Store struct {
+	db        *sqldb.DB
+	retention time.Duration
+	now       func() time.Time
+}
+
+var _ queue.RecordStore = (*Store)(nil)
+
+// columns is the select list every read returns, in scanRecord's order.
+const columns = "id, status, answers, result, error, updated_at"
+
+// New migrates the record schema on db and returns a Store.
+// Errors: EINVALID (negative retention), those of sqldb.Migrate.
+func New(ctx context.Context, db *sqldb.DB, opts Options) (*Store, error) {
+	if opts.Retention < 0 {
+		return nil, redstate.Errorf(redstate.EINVALID, "record retention must not be negative, got %s", opts.Retention)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if err := sqldb.Migrate(ctx, db, Component, Migrations); err != nil {
+		return nil, err
+	}
+	return &Store{db: db, retention: opts.Retention, now: opts.Now}, nil
+}
+
+// cutoff returns the oldest live updated_at (Unix µs): rows below it are expired.
+func (s *Store) cutoff(now time.Time) int64 {
+	if s.retention == 0 {
+		return math.MinInt64
+	}
+	return now.Add(-s.retention).UnixMicro()
+}
+
+// Create implements queue.RecordStore. An expired record with the same id is replaced.
+func (s *Store) Create(ctx context.Context, id int64, status int, answers json.RawMessage) (*queue.Record, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	if !queue.ValidStatus(status) {
+		return nil, redstate.Errorf(redstate.EINVALID, "unknown record status %d", status)
+	}
+	if err := checkJSON("answers", answers); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	r, err := s.one(ctx, "record create", id, `INSERT INTO `+Table+` (id, status, answers, result, error, updated_at)
+		VALUES (?, ?, ?, NULL, '', ?)
+		ON CONFLICT (id) DO UPDATE SET status = excluded.status, answers = excluded.answers, result = NULL,
+			error = '', updated_at = excluded.updated_at
+		WHERE `+Table+`.updated_at < ?
+		RETURNING `+columns, id, status, text(answers), now.UnixMicro(), s.cutoff(now))
+	if redstate.IsCode(err, redstate.ENOTFOUND) {
+		return nil, redstate.Errorf(redstate.ECONFLICT, "record %d already exists", id)
+	}
+	return r, err
+}
+
+// Submit implements queue.RecordStore in one upsert: insert with status 3, or update a record
+// in status 1 or 2 (or an expired one); a record in status 3, 4 or 5 is left unchanged.
+func (s *Store) Submit(ctx context.Context, id int64, answers json.RawMessage) (*queue.Record, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	if err := checkJSON("answers", answers); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	r, err := s.one(ctx, "record submit", id, `INSERT INTO `+Table+` (id, status, answers, result, error, updated_at)
+		VALUES (?, 3, ?, NULL, '', ?)
+		ON CONFLICT (id) DO UPDATE SET status = 3, answers = excluded.answers, result = NULL, error = '',
+			updated_at = excluded.updated_at
+		WHERE `+Table+`.status IN (1, 2) OR `+Table+`.updated_at < ?
+		RETURNING `+columns, id, text(answers), now.UnixMicro(), s.cutoff(now))
+	if redstate.IsCode(err, redstate.ENOTFOUND) {
+		cur, gerr := s.Get(ctx, id)
+		if gerr != nil {
+			return nil, gerr
+		}
+		return nil, queue.SubmitConflict(id, cur.Status)
+	}
+	return r, err
+}
+
+// Get implements queue.RecordStore.
+func (s *Store) Get(ctx context.Context, id int64) (*queue.Record, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	return s.one(ctx, "record get", id, `SELECT `+columns+` FROM `+Table+` WHERE id = ? AND updated_at >= ?`, id, s.cutoff(s.now()))
+}
+
+// SetResult implements queue.RecordStore.
+func (s *Store) SetResult(ctx context.Context, id int64, result json.RawMessage) (*queue.Record, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	if err := checkJSON("result", result); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	return s.one(ctx, "record set result", id, `UPDATE `+Table+` SET status = 4, result = ?, error = '', updated_at = ?
+		WHERE id = ? AND updated_at >= ? RETURNING `+columns, text(result), now.UnixMicro(), id, s.cutoff(now))
+}
+
+// SetFailed implements queue.RecordStore.
+func (s *Store) SetFailed(ctx context.Context, id int64, reason string) (*queue.Record, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	return s.one(ctx, "record set failed", id, `UPDATE `+Table+` SET status = 5, result = NULL, error = ?, updated_at = ?
+		WHERE id = ? AND updated_at >= ? RETURNING `+columns, reason, now.UnixMicro(), id, s.cutoff(now))
+}
+
+// ResetForRegeneration implements queue.RecordStore with one guarded UPDATE.
+func (s *Store) ResetForRegeneration(ctx context.Context, id int64) (*queue.Record, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	r, err := s.one(ctx, "record reset", id, `UPDATE `+Table+` SET status = 3, result = NULL, error = '', updated_at = ?
+		WHERE id = ? AND updated_at >= ? AND status IN (3, 5) RETURNING `+columns, now.UnixMicro(), id, s.cutoff(now))
+	if redstate.IsCode(err, redstate.ENOTFOUND) {
+		cur, gerr := s.Get(ctx, id)
+		if gerr != nil {
+			return nil, gerr
+		}
+		return nil, redstate.Errorf(redstate.ECONFLICT, "record %d is in status %d (%s); only status 3 or 5 may be regenerated",
+			id, cur.Status, queue.StatusText(cur.Status))
+	}
+	return r, err
+}
+
+// ListGeneratingOlderThan implements queue.RecordStore.
+func (s *Store) ListGeneratingOlderThan(ctx context.Context, age time.Duration) ([]int64, error) {
+	if age < 0 {
+		return nil, redstate.Errorf(redstate.EINVALID, "age must not be negative, got %s", age)
+	}
+	now := s.now()
+	rows, err := s.db.QueryContext(ctx, s.db.Rebind(`SELECT id FROM `+Table+`
+		WHERE status = 3 AND updated_at <= ? AND updated_at >= ? ORDER BY id`), now.Add(-age).UnixMicro(), s.cutoff(now))
+	if err != nil {
+		return nil, sqldb.Map(err, "list generating records")
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, sqldb.Map(err, "list generating records")
+		}
+		ids = append(ids, id)
+	}
+	return ids, sqldb.Map(rows.Err(), "list generating records")
+}
+
+// DeleteExpired deletes the records past the retention and returns how many; with no
+// retention it deletes nothing. Errors: EUNAVAILABLE.
+func (s *Store) DeleteExpired(ctx context.Context) (int64, error) {
+	if s.retention == 0 {
+		return 0, nil
+	}
+	res, err := s.db.ExecContext(ctx, s.db.Rebind(`DELETE FROM `+Table+` WHERE updated_at < ?`), s.cutoff(s.now()))
+	if err != nil {
+		return 0, sqldb.Map(err, "delete expired records")
+	}
+	n, err := res.RowsAffected()
+	return n, sqldb.Map(err, "delete expired records")
+}
+
+// one runs a statement about record id returning at most one record. No row is ENOTFOUND.
+func (s *Store) one(ctx context.Context, op string, id int64, query string, args ...any) (*queue.Record, error) {
+	r, err := scanRecord(s.db.QueryRowContext(ctx, s.db.Rebind(query), args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, redstate.Wrap(redstate.ENOTFOUND, err, "record "+strconv.FormatInt(id, 10)+" not found")
+	}
+	if err != nil {
+		return nil, sqldb.Map(err, op)
+	}
+	return r, nil
+}
+
+// scanRecord reads one row of columns.
+func scanRecord(row *sql.Row) (*queue.Record, error) {
+	var (
+		r               queue.Record
+		answers, result sql.NullString
+		updated         int64
+	)
+	if err := row.Scan(&r.ID, &r.Status, &answers, &result, &r.Error, &updated); err != nil {
+		return nil, err
+	}
+	if answers.Valid {
+		r.Answers = json.RawMessage(answers.String)
+	}
+	if result.Valid {
+		r.Result = json.RawMessage(result.String)
+	}
+	r.StatusText = queue.StatusText(r.Status)
+	r.UpdatedAt = time.UnixMicro(updated).UTC()
+	return &r, nil
+}
+
+// text is a JSON value as a nullable column: NULL when empty.
+func text(b json.RawMessage) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
+}
+
+func checkID(id int64) error {
+	if id <= 0 {
+		return redstate.Errorf(redstate.EINVALID, "record id must be > 0, got %d", id)
+	}
+	return nil
+}
+
+func checkJSON(what string, b json.RawMessage) error {
+	if len(b) > 0 && !json.Valid(b) {
+		return redstate.Errorf(redstate.EINVALID, "%s is not valid JSON", what)
+	}
+	return nil
+}

@@ -1,0 +1,29 @@
+package sqlrecords
+
+import "github.com/redstate/redstate/sqldb"
+
+// Component is the name the record schema's migrations are recorded under.
+const Component = "report-records"
+
+// Table is the records table: the seed's assessment_records as far as the queue is concerned.
+const Table = "assessment_records"
+
+// Migrations are the record schema's migrations (sqldb.Migrate). Times are Unix microseconds
+// (UTC), the same on both engines; answers and result are JSON text kept byte for byte.
+var Migrations = []sqldb.Migration{
+	{Version: 1, Name: "create assessment_records", Up: func(sqldb.Dialect) []string {
+		return []string{
+			`CREATE TABLE ` + Table + ` (
+				id BIGINT PRIMARY KEY,
+				status SMALLINT NOT NULL CHECK (status BETWEEN 1 AND 5),
+				answers TEXT,
+				result TEXT,
+				error TEXT NOT NULL DEFAULT '',
+				updated_at BIGINT NOT NULL)`,
+			// The reconciler's candidates: records in status 3 by last write.
+			`CREATE INDEX ` + Table + `_generating ON ` + Table + ` (updated_at) WHERE status = 3`,
+			// Retention sweeps.
+			`CREATE INDEX ` + Table + `_updated ON ` + Table + ` (updated_at)`,
+		}
+	}},
+}
