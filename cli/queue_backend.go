@@ -6,14 +6,17 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/internal/metrics"
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/queue/memqueue"
 	"github.com/redstate/redstate/queue/redisqueue"
+	"github.com/redstate/redstate/queue/sqlrecords"
 	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/report"
+	"github.com/redstate/redstate/sqldb"
 )
 
 // queueBackend is the queue block (seed 004) as serve runs it: one broker and record store
@@ -33,20 +36,23 @@ type queueBackend struct {
 	reconcilers []*queue.Reconciler
 	log         *slog.Logger
 	closers     []func() error
+	// sqlRecords is the SQL record store when queue.record-store is sql (swept for expired
+	// records by start).
+	sqlRecords *sqlrecords.Store
 }
 
 // openQueueBackend builds the queue block from cfg.Queue and cfg.Report: memqueue without
-// Redis, redisqueue (keys under cfg.Namespace) with it. Workers are created but not started
-// (see start). An unreachable Redis is not an error: workers log and retry.
-func openQueueBackend(cfg config.Config, m *metrics.Metrics, log *slog.Logger) (*queueBackend, error) {
+// Redis, redisqueue (keys under cfg.Namespace) with it; records in db (queue.record-store
+// sql, db must then be open), Redis or memory. Workers are created but not started (see
+// start). An unreachable Redis is not an error: workers log and retry.
+func openQueueBackend(ctx context.Context, cfg config.Config, db *sqldb.DB, m *metrics.Metrics, log *slog.Logger) (*queueBackend, error) {
 	qb := &queueBackend{admins: map[string]*queue.Admin{}, handlers: map[string]string{}, log: log}
 	retention := cfg.Queue.RecordRetention
 	if !cfg.Redis.Configured() {
 		qb.name = backendMemory
 		qb.broker = memqueue.NewBroker(memqueue.Options{})
-		qb.records = memqueue.NewRecordStore(memqueue.RecordOptions{Retention: retention})
 		if len(cfg.Queue.Queues) > 0 {
-			log.Info("job queues on the embedded memory backend: jobs and records live only as long as this process (configure Redis for crash safety)")
+			log.Info("job queues on the embedded memory backend: jobs live only as long as this process (configure Redis for crash safety)")
 		}
 	} else {
 		client, err := redisconn.New(cfg.Redis)
@@ -59,13 +65,34 @@ func openQueueBackend(cfg config.Config, m *metrics.Metrics, log *slog.Logger) (
 			_ = qb.Close()
 			return nil, fmt.Errorf("queue redis broker: %w", err)
 		}
-		rs, err := redisqueue.NewRecords(client, redisqueue.RecordOptions{Namespace: cfg.Namespace, Retention: retention})
+		if cfg.Queue.RecordStore == config.RecordStoreRedis {
+			rs, err := redisqueue.NewRecords(client, redisqueue.RecordOptions{Namespace: cfg.Namespace, Retention: retention})
+			if err != nil {
+				_ = qb.Close()
+				return nil, fmt.Errorf("queue redis records: %w", err)
+			}
+			qb.records = rs
+			log.Info("job records in redis", "retention", retentionText(retention))
+		}
+		qb.name, qb.broker = backendRedis, b
+		log.Info("job queues on redis", "redis", redisconn.Describe(cfg.Redis), "namespace", cfg.Namespace)
+	}
+	switch cfg.Queue.RecordStore {
+	case config.RecordStoreSQL:
+		rs, err := sqlrecords.New(ctx, db, sqlrecords.Options{Retention: retention})
 		if err != nil {
 			_ = qb.Close()
-			return nil, fmt.Errorf("queue redis records: %w", err)
+			return nil, fmt.Errorf("queue sql records: %w", err)
 		}
-		qb.name, qb.broker, qb.records = backendRedis, b, rs
-		log.Info("job queues on redis", "redis", redisconn.Describe(cfg.Redis), "namespace", cfg.Namespace)
+		qb.records, qb.sqlRecords = rs, rs
+		kept := "forever"
+		if retention > 0 {
+			kept = retention.String()
+		}
+		log.Info("job records in sql", "engine", db.Dialect.String(), "retention", kept)
+	case config.RecordStoreMemory:
+		qb.records = memqueue.NewRecordStore(memqueue.RecordOptions{Retention: retention})
+		log.Info("job records in memory: they live only as long as this process")
 	}
 
 	qm := metrics.NewQueueMetrics(m)
@@ -174,7 +201,36 @@ func (qb *queueBackend) start(ctx context.Context) (wait func()) {
 	for _, rc := range qb.reconcilers {
 		wg.Go(func() { _ = rc.Run(ctx) })
 	}
+	if qb.sqlRecords != nil {
+		wg.Go(func() { qb.sweepExpiredRecords(ctx, time.Hour) })
+	}
 	return wg.Wait
+}
+
+// sweepExpiredRecords deletes SQL records past their retention every interval until ctx ends.
+func (qb *queueBackend) sweepExpiredRecords(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if n, err := qb.sqlRecords.DeleteExpired(ctx); err != nil && ctx.Err() == nil {
+			qb.log.Warn("deleting expired job records failed; retrying at the next sweep", "err", err)
+		} else if n > 0 {
+			qb.log.Info("deleted expired job records", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// retentionText describes a record retention for logs ("forever" for none).
+func retentionText(d time.Duration) string {
+	if d == 0 {
+		return "store default"
+	}
+	return d.String()
 }
 
 // Close releases the Redis client, if any.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/redstate/redstate/redistest"
+	"github.com/redstate/redstate/sqldb/sqltest"
 )
 
 // writeConfig writes a YAML configuration file for serve.
@@ -275,5 +276,73 @@ func TestServe_ReportFlowWithExternalConsumer(t *testing.T) {
 	}
 	if _, body := request(t, http.MethodGet, base+"/v1/queues/report:queue/stats", ""); !strings.Contains(body, `"pending":2`) {
 		t.Errorf("both jobs (submit, regenerate) wait for the external consumer: %s", body)
+	}
+}
+
+// TestServe_SubmitDuringRedisOutageWithSQLRecords is seed 004's rule with records in SQL (the
+// default record store): while Redis is down a submit still succeeds with status 3 and the
+// status reads from SQL; when Redis returns the reconciler enqueues the record (it was nudged,
+// so well before queue.reconciler.age) and the report reaches status 4.
+func TestServe_SubmitDuringRedisOutageWithSQLRecords(t *testing.T) {
+	srv := redistest.StartStandalone(t)
+	cfg := writeConfig(t, `
+report:
+  delay: 10ms
+queue:
+  queues:
+    - name: report:queue
+      error-delay: 200ms
+      block-timeout: 1s
+`)
+	base, logs, _, _ := startServe(t, "--config", cfg, "--redis", srv.URL)
+	if !strings.Contains(logs.String(), `"msg":"job records in sql"`) {
+		t.Fatalf("records not in sql:\n%s", logs)
+	}
+	srv.Stop(t)
+	status, body := request(t, http.MethodPost, base+"/api/assessment/submit", `{"recordId": 31, "answers": {"q": 4}}`)
+	if status != http.StatusAccepted || !strings.Contains(body, `"status":3`) {
+		t.Fatalf("submit with Redis down = %d %s, want 202 status 3", status, body)
+	}
+	if status, body := request(t, http.MethodGet, base+"/api/assessment/31/result", ""); status != http.StatusOK || !strings.Contains(body, `"status":3`) {
+		t.Fatalf("result with Redis down = %d %s", status, body)
+	}
+	srv.Restart(t)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, body := request(t, http.MethodGet, base+"/api/assessment/31/result", "")
+		if strings.Contains(body, `"status":4`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("record never generated after Redis returned: %s\nlogs:\n%s", body, logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(logs.String(), "queue reconciler re-enqueued a stranded record") {
+		t.Errorf("the reconciler did not enqueue the record:\n%s", logs)
+	}
+}
+
+// TestServe_SQLRecordsOnPostgres runs the report flow with its records in a real PostgreSQL.
+func TestServe_SQLRecordsOnPostgres(t *testing.T) {
+	dsn := sqltest.PostgresDSN(t)
+	cfg := writeConfig(t, "report:\n  delay: 10ms\n")
+	base, logs, _, _ := startServe(t, "--config", cfg, "--database", dsn)
+	if !strings.Contains(logs.String(), `"engine":"postgres"`) {
+		t.Fatalf("records not on postgres:\n%s", logs)
+	}
+	if status, body := request(t, http.MethodPost, base+"/api/assessment/submit", `{"recordId": 8, "answers": [1, 2]}`); status != http.StatusAccepted {
+		t.Fatalf("submit = %d %s", status, body)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, body := request(t, http.MethodGet, base+"/api/assessment/8/result", "")
+		if strings.Contains(body, `"status":4`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not generated: %s\nlogs:\n%s", body, logs)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

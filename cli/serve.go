@@ -20,6 +20,7 @@ import (
 
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/httpapi"
+	"github.com/redstate/redstate/sqldb"
 	"github.com/redstate/redstate/internal/metrics"
 )
 
@@ -95,7 +96,15 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 		}
 	}()
 
-	queues, err := openQueueBackend(cfg, m, log)
+	var db *sqldb.DB
+	if needsSQL(cfg) {
+		if db, err = openSQL(ctx, cfg, log); err != nil {
+			return err
+		}
+		defer func() { _ = db.Close() }()
+	}
+
+	queues, err := openQueueBackend(ctx, cfg, db, m, log)
 	if err != nil {
 		return err
 	}

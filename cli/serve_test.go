@@ -51,7 +51,7 @@ func startServe(t *testing.T, args ...string) (base string, logs *logLines, stop
 	t.Helper()
 	logs = newLogLines()
 	root := NewRootCommand()
-	root.SetArgs(append([]string{"serve", "--addr", "127.0.0.1:0", "--log-format", "json"}, args...))
+	root.SetArgs(append([]string{"serve", "--addr", "127.0.0.1:0", "--log-format", "json", "--data-dir", t.TempDir()}, args...))
 	root.SetOut(io.Discard)
 	root.SetErr(logs)
 	ctx, cancel := context.WithCancel(context.Background())

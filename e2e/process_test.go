@@ -55,6 +55,21 @@ type server struct {
 	done chan struct{}
 }
 
+// dataDirs holds each test's data directory, shared by every server the test starts (so a
+// restarted process finds the SQL records of the one before).
+var dataDirs sync.Map
+
+// dataDir returns t's data directory (a temporary directory removed after the test).
+func dataDir(t *testing.T) string {
+	if d, ok := dataDirs.Load(t.Name()); ok {
+		return d.(string)
+	}
+	d := t.TempDir()
+	dataDirs.Store(t.Name(), d)
+	t.Cleanup(func() { dataDirs.Delete(t.Name()) })
+	return d
+}
+
 // startServer runs the real binary with args (plus --addr 127.0.0.1:0) and waits until it logs
 // the address it listens on. Its output is captured losslessly, even across a SIGKILL: the
 // process writes into an io.Pipe that os/exec copies into (Wait waits for the copy), and done
@@ -64,7 +79,7 @@ func startServer(t *testing.T, args ...string) *server {
 	if binary == "" {
 		t.Skip("end-to-end tests need the built binary (not under -short)")
 	}
-	cmd := exec.Command(binary, append([]string{"serve", "--addr", "127.0.0.1:0", "--log-format", "json"}, args...)...)
+	cmd := exec.Command(binary, append([]string{"serve", "--addr", "127.0.0.1:0", "--log-format", "json", "--data-dir", dataDir(t)}, args...)...)
 	cmd.Env = append(os.Environ(), "GORACE=halt_on_error=1")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	pr, pw := io.Pipe()
