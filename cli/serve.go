@@ -20,8 +20,8 @@ import (
 
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/httpapi"
-	"github.com/redstate/redstate/sqldb"
 	"github.com/redstate/redstate/internal/metrics"
+	"github.com/redstate/redstate/sqldb"
 )
 
 // readHeaderTimeout bounds reading request headers (server.read-timeout bounds the whole

@@ -487,9 +487,9 @@ func Default() Config {
 			Resilience: DefaultResilience(),
 		}},
 		Queue: Queue{
-			RecordStore:     RecordStoreSQL,
-			Queues:          []QueueSpec{DefaultQueueSpec()},
-			Reconciler:      QueueReconciler{Enabled: true, Age: 10 * time.Minute, Interval: time.Minute},
+			RecordStore: RecordStoreSQL,
+			Queues:      []QueueSpec{DefaultQueueSpec()},
+			Reconciler:  QueueReconciler{Enabled: true, Age: 10 * time.Minute, Interval: time.Minute},
 		},
 		Report:  Report{Delay: 2 * time.Second},
 		DataDir: DefaultDataDir,
