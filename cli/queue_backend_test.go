@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -344,5 +345,26 @@ func TestServe_SQLRecordsOnPostgres(t *testing.T) {
 			t.Fatalf("not generated: %s\nlogs:\n%s", body, logs)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestServe_FirstSubmitAfterRedisRestart: with records in Redis, the first submits after Redis
+// was killed and restarted succeed (pooled connections to the old process are not used, and a
+// store call failing on one is retried once).
+func TestServe_FirstSubmitAfterRedisRestart(t *testing.T) {
+	srv := redistest.StartStandalone(t)
+	cfg := writeConfig(t, "report:\n  delay: 10ms\nqueue:\n  record-store: redis\n  queues:\n    - name: report:queue\n      concurrency: 4\n")
+	base, _, _, _ := startServe(t, "--config", cfg, "--redis", srv.URL)
+	for id := 1; id <= 8; id++ { // fill the pool
+		if status, body := request(t, http.MethodPost, base+"/api/assessment/submit", fmt.Sprintf(`{"recordId": %d, "answers": [1]}`, id)); status != http.StatusAccepted {
+			t.Fatalf("submit = %d %s", status, body)
+		}
+	}
+	srv.Kill(t)
+	srv.Restart(t)
+	for id := 100; id < 104; id++ {
+		if status, body := request(t, http.MethodPost, base+"/api/assessment/submit", fmt.Sprintf(`{"recordId": %d, "answers": [1]}`, id)); status != http.StatusAccepted {
+			t.Fatalf("submit %d after the Redis restart = %d %s", id, status, body)
+		}
 	}
 }

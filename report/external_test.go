@@ -69,3 +69,44 @@ func TestSubmit_EnqueueFailureNudgesTheReconciler(t *testing.T) {
 		t.Fatalf("nudged %v, want [4]", n.ids)
 	}
 }
+
+// flakyRecords fails the first Submit with EUNAVAILABLE, after applying it when applied is
+// set (the reply was lost) or before applying it otherwise (the request was lost).
+type flakyRecords struct {
+	queue.RecordStore
+	applied bool
+	failed  bool
+}
+
+func (f *flakyRecords) Submit(ctx context.Context, id int64, answers json.RawMessage) (*queue.Record, error) {
+	if !f.failed {
+		f.failed = true
+		if f.applied {
+			if _, err := f.RecordStore.Submit(ctx, id, answers); err != nil {
+				return nil, err
+			}
+		}
+		return nil, redstate.Errorf(redstate.EUNAVAILABLE, "connection reset by peer")
+	}
+	return f.RecordStore.Submit(ctx, id, answers)
+}
+
+// TestSubmit_RetriesOnceOnAnUnavailableStore: a submit whose store call failed on a dead
+// connection is retried once and succeeds, whether or not the first attempt was applied.
+func TestSubmit_RetriesOnceOnAnUnavailableStore(t *testing.T) {
+	for _, applied := range []bool{false, true} {
+		rs := &flakyRecords{RecordStore: memqueue.NewRecordStore(memqueue.RecordOptions{}), applied: applied}
+		svc, err := report.NewService(memqueue.NewBroker(memqueue.Options{}), rs, report.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := svc.Submit(context.Background(), 6, json.RawMessage(`{"q":1}`))
+		if err != nil || rec.Status != queue.StatusGenerating {
+			t.Fatalf("applied=%v: Submit = %+v, %v; want status 3", applied, rec, err)
+		}
+		// A different submission over the record is still refused.
+		if _, err := svc.Submit(context.Background(), 6, json.RawMessage(`{"q":2}`)); queue.BusinessCode(err) != queue.CodeInvalidOperation {
+			t.Fatalf("applied=%v: second submit = %v, want 2005", applied, err)
+		}
+	}
+}

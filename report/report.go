@@ -7,6 +7,7 @@
 package report
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -85,7 +86,7 @@ func (s *Service) Submit(ctx context.Context, id int64, answers json.RawMessage)
 	if err := ValidateAnswers(answers); err != nil {
 		return nil, err
 	}
-	rec, err := s.records.Submit(ctx, id, answers)
+	rec, err := s.submitRetryingOnce(ctx, id, answers)
 	if err != nil {
 		return nil, err
 	}
@@ -96,6 +97,26 @@ func (s *Service) Submit(ctx context.Context, id int64, answers json.RawMessage)
 		}
 	}
 	return rec, nil
+}
+
+// submitRetryingOnce stores the submission, retrying once when the store was unavailable: a
+// pooled connection can die with a server restart, and the retry runs on a fresh one. If the
+// first attempt was applied but its answer lost, the retry finds the record already in status
+// 3 with these very answers and that is the success it reports; any other state is the
+// retry's own answer.
+func (s *Service) submitRetryingOnce(ctx context.Context, id int64, answers json.RawMessage) (*queue.Record, error) {
+	rec, err := s.records.Submit(ctx, id, answers)
+	if !redstate.IsCode(err, redstate.EUNAVAILABLE) || ctx.Err() != nil {
+		return rec, err
+	}
+	s.log.Warn("report: record store unavailable at submit; retrying once", "recordId", id, "err", err)
+	rec, err = s.records.Submit(ctx, id, answers)
+	if queue.BusinessCode(err) == queue.CodeInvalidOperation {
+		if cur, gerr := s.records.Get(ctx, id); gerr == nil && cur.Status == queue.StatusGenerating && bytes.Equal(cur.Answers, answers) {
+			return cur, nil
+		}
+	}
+	return rec, err
 }
 
 // Status is a record's report status: the seed's GetResultStatusAsync answer.
