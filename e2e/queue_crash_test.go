@@ -51,6 +51,7 @@ func TestQueueCrash_WorkerKilledMidRunRedeliversEveryJob(t *testing.T) {
 	t.Setenv("REDSTATE_REPORT_DELAY", "20ms")
 	t.Setenv("REDSTATE_QUEUE_QUEUES", "[{name: report:queue, concurrency: 8, lease: 2s, block-timeout: 1s}]")
 	t.Setenv("REDSTATE_QUEUE_RECONCILER_ENABLED", "false") // redelivery must come from the lease alone
+	t.Setenv("REDSTATE_QUEUE_RECORD_STORE", "redis")       // the test reads the records from Redis
 	args := []string{"--redis", rds.URL, "--log-level", "debug"}
 
 	s1 := startServer(t, args...)
