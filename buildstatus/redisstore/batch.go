@@ -8,6 +8,7 @@ import (
 	"github.com/redstate/redstate/internal/coalesce"
 	"github.com/redstate/redstate/internal/keyspace"
 	"github.com/redstate/redstate/internal/rediserr"
+	"github.com/redstate/redstate/internal/redisscript"
 )
 
 // Group commit. Concurrent Gets and Saves are coalesced (internal/coalesce): the calls waiting
@@ -110,7 +111,7 @@ func (s *Store) execSaves(ctx context.Context, reqs []saveReq) []coalesce.Outcom
 			groups[g] = append(groups[g], i)
 		}
 	}
-	calls := make([]scriptCall, len(groups))
+	calls := make([]redisscript.Call, len(groups))
 	ttl := s.ttl.Milliseconds()
 	for g, members := range groups {
 		keys := make([]string, 0, 2*len(members))
@@ -120,10 +121,10 @@ func (s *Store) execSaves(ctx context.Context, reqs []saveReq) []coalesce.Outcom
 			keys = append(keys, reqs[i].buildKey, reqs[i].indexKey)
 			args = append(args, reqs[i].args...)
 		}
-		calls[g] = scriptCall{keys: keys, args: args}
+		calls[g] = redisscript.Call{Keys: keys, Args: args}
 	}
 	out := make([]coalesce.Outcome[saveRes], len(reqs))
-	for g, cmd := range s.runScripts(ctx, saveScript, calls) {
+	for g, cmd := range redisscript.RunPipelined(ctx, s.client, saveScript, calls) {
 		replies, err := cmd.Slice()
 		for k, i := range groups[g] {
 			if err != nil {

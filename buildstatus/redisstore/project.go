@@ -5,11 +5,10 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/internal/keyspace"
+	"github.com/redstate/redstate/internal/redisscript"
 )
 
 // entry is one project-index member.
@@ -148,15 +147,15 @@ func (s *Store) refill(ctx context.Context, shards []*shard, count int) error {
 	if len(todo) == 0 {
 		return nil
 	}
-	calls := make([]scriptCall, len(todo))
+	calls := make([]redisscript.Call, len(todo))
 	for i, sh := range todo {
 		score := ""
 		if sh.from {
 			score = strconv.FormatInt(sh.after.Score, 10)
 		}
-		calls[i] = scriptCall{keys: []string{sh.key}, args: []any{score, sh.after.BuildID, count}}
+		calls[i] = redisscript.Call{Keys: []string{sh.key}, Args: []any{score, sh.after.BuildID, count}}
 	}
-	results := s.runScripts(ctx, pageScript, calls)
+	results := redisscript.RunPipelined(ctx, s.client, pageScript, calls)
 	for i, sh := range todo {
 		flat, err := results[i].StringSlice()
 		if err != nil {
@@ -218,56 +217,21 @@ func exhausted(shards []*shard) bool {
 // prune removes the stale entries met while listing (best effort: a failure only leaves
 // them for a later listing to skip again).
 func (s *Store) prune(ctx context.Context, projectID string, shards []*shard) {
-	var calls []scriptCall
+	var calls []redisscript.Call
 	for _, sh := range shards {
 		if len(sh.stale) == 0 {
 			continue
 		}
-		c := scriptCall{keys: []string{sh.key}, args: []any{projectID}}
+		c := redisscript.Call{Keys: []string{sh.key}, Args: []any{projectID}}
 		for _, e := range sh.stale {
-			c.keys = append(c.keys, s.keys.Build(e.id))
-			c.args = append(c.args, e.id)
+			c.Keys = append(c.Keys, s.keys.Build(e.id))
+			c.Args = append(c.Args, e.id)
 		}
 		calls = append(calls, c)
 	}
 	if len(calls) > 0 {
-		s.runScripts(ctx, pruneScript, calls)
+		redisscript.RunPipelined(ctx, s.client, pruneScript, calls)
 	}
-}
-
-// scriptCall is one invocation of a script in a pipeline.
-type scriptCall struct {
-	keys []string
-	args []any
-}
-
-// runScripts runs script once per call in one pipeline (one round trip per node), by
-// EVALSHA, re-sending by EVAL only the calls that met NOSCRIPT. Each command carries its
-// own error.
-func (s *Store) runScripts(ctx context.Context, script *redis.Script, calls []scriptCall) []*redis.Cmd {
-	if len(calls) == 1 {
-		return []*redis.Cmd{script.Run(ctx, s.client, calls[0].keys, calls[0].args...)}
-	}
-	cmds := make([]*redis.Cmd, len(calls))
-	pipe := s.client.Pipeline()
-	for i, c := range calls {
-		cmds[i] = script.EvalSha(ctx, pipe, c.keys, c.args...)
-	}
-	_, _ = pipe.Exec(ctx)
-	var retry []int
-	for i, c := range cmds {
-		if err := c.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-			retry = append(retry, i)
-		}
-	}
-	if len(retry) > 0 {
-		pipe = s.client.Pipeline()
-		for _, i := range retry {
-			cmds[i] = script.Eval(ctx, pipe, calls[i].keys, calls[i].args...)
-		}
-		_, _ = pipe.Exec(ctx)
-	}
-	return cmds
 }
 
 // belongsTo reports whether a stored value is a document of projectID.

@@ -136,37 +136,3 @@ func (b *Broker) reloadOnMoved(ctx context.Context, err error) {
 func notInFlight(d *queue.Delivery) error {
 	return redstate.Errorf(redstate.ECONFLICT, "job is no longer in flight at consumer %q (its lease expired and it was recovered)", d.ConsumerID)
 }
-
-// runScripts runs script once per call in one pipeline (one round trip per node), by EVALSHA,
-// re-sending by EVAL only the calls that met NOSCRIPT. Each command carries its own error.
-func runScripts(ctx context.Context, c redis.UniversalClient, script *redis.Script, calls []scriptCall) []*redis.Cmd {
-	if len(calls) == 1 {
-		return []*redis.Cmd{script.Run(ctx, c, calls[0].keys, calls[0].args...)}
-	}
-	cmds := make([]*redis.Cmd, len(calls))
-	pipe := c.Pipeline()
-	for i, call := range calls {
-		cmds[i] = script.EvalSha(ctx, pipe, call.keys, call.args...)
-	}
-	_, _ = pipe.Exec(ctx)
-	var retry []int
-	for i, cmd := range cmds {
-		if err := cmd.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-			retry = append(retry, i)
-		}
-	}
-	if len(retry) > 0 {
-		pipe = c.Pipeline()
-		for _, i := range retry {
-			cmds[i] = script.Eval(ctx, pipe, calls[i].keys, calls[i].args...)
-		}
-		_, _ = pipe.Exec(ctx)
-	}
-	return cmds
-}
-
-// scriptCall is one script invocation of a runScripts pipeline.
-type scriptCall struct {
-	keys []string
-	args []any
-}

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/redisscript"
 	"github.com/redstate/redstate/queue"
 )
 
@@ -114,13 +115,13 @@ func (b *Broker) RecoverExpired(ctx context.Context, name string) (int, error) {
 		return 0, nil
 	}
 	sort.Sort(sort.Reverse(sort.StringSlice(ids)))
-	calls := make([]scriptCall, len(ids))
+	calls := make([]redisscript.Call, len(ids))
 	for i, id := range ids {
-		calls[i] = scriptCall{keys: []string{k.Consumers, k.Pending, k.Processing(id)}, args: []any{id, now}}
+		calls[i] = redisscript.Call{Keys: []string{k.Consumers, k.Pending, k.Processing(id)}, Args: []any{id, now}}
 	}
 	total := 0
 	var firstErr error
-	for _, cmd := range runScripts(ctx, b.client, recoverScript, calls) {
+	for _, cmd := range redisscript.RunPipelined(ctx, b.client, recoverScript, calls) {
 		n, err := cmd.Int()
 		if err != nil {
 			if firstErr == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/redisscript"
 	"github.com/redstate/redstate/queue"
 )
 
@@ -230,7 +231,7 @@ func (s *Records) ListGeneratingOlderThan(ctx context.Context, age time.Duration
 		}
 		return nil
 	})
-	var sweep []scriptCall
+	var sweep []redisscript.Call
 	for i, cmd := range cmds {
 		v, err := cmd.Result()
 		if err != nil {
@@ -239,7 +240,7 @@ func (s *Records) ListGeneratingOlderThan(ctx context.Context, age time.Duration
 		status, _ := v[0].(string)
 		updated, _ := v[1].(string)
 		if v[0] == nil {
-			sweep = append(sweep, scriptCall{keys: []string{s.keys.Record(cands[i]), s.keys.Generating()}, args: []any{cands[i]}})
+			sweep = append(sweep, redisscript.Call{Keys: []string{s.keys.Record(cands[i]), s.keys.Generating()}, Args: []any{cands[i]}})
 			continue
 		}
 		t, err := time.Parse(time.RFC3339Nano, updated)
@@ -248,7 +249,7 @@ func (s *Records) ListGeneratingOlderThan(ctx context.Context, age time.Duration
 		}
 	}
 	if len(sweep) > 0 {
-		for _, cmd := range runScripts(ctx, s.client, recordSweepScript, sweep) {
+		for _, cmd := range redisscript.RunPipelined(ctx, s.client, recordSweepScript, sweep) {
 			if err := cmd.Err(); err != nil {
 				return nil, mapErr(err, "sweep generating index")
 			}

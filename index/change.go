@@ -1,0 +1,89 @@
+package index
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redstate/redstate"
+)
+
+// Op is what a change did to a row.
+type Op string
+
+// Change operations. A snapshot row (backfill, Debezium "r") is an OpUpsert.
+const (
+	OpUpsert Op = "upsert"
+	OpDelete Op = "delete"
+)
+
+// Version orders the changes of one row totally. It is an opaque string whose byte order is
+// the change order, so the store compares versions without knowing the source:
+//
+//	p<commit LSN 16 hex><change LSN 16 hex>      PostgreSQL (a change's own LSN alone
+//	                                              interleaves across transactions)
+//	m<binlog file number 8 hex><pos 16 hex><row 8 hex>  MySQL binlog (Debezium file/pos/row)
+//	t<event ms 16 hex><batch id 16 hex><row 8 hex>      time-ordered sources (Canal es + message id)
+//
+// Versions of different kinds are not comparable: a table is fed by one kind of source.
+type Version string
+
+// PostgresVersion is the version of a PostgreSQL change: its transaction's commit LSN, then its
+// own LSN. A snapshot row read at LSN s has PostgresVersion(s, 0): every change committed after
+// the snapshot is newer.
+func PostgresVersion(commitLSN, lsn uint64) Version {
+	return Version(fmt.Sprintf("p%016x%016x", commitLSN, lsn))
+}
+
+// BinlogVersion is the version of a MySQL binlog row event: the binlog file's sequence number
+// (mysql-bin.000042 → 42), the event position and the row's index in the event.
+func BinlogVersion(file uint32, pos uint64, row uint32) Version {
+	return Version(fmt.Sprintf("m%08x%016x%08x", file, pos, row))
+}
+
+// TimeVersion is the version of a source that gives only an event time (ms) and a monotonic
+// batch id (Canal's flat-message id) and the row's index in the batch. Two changes of a row
+// with equal time, batch and row are the same change.
+func TimeVersion(ms int64, batch uint64, row uint32) Version {
+	if ms < 0 {
+		ms = 0
+	}
+	return Version(fmt.Sprintf("t%016x%016x%08x", uint64(ms), batch, row))
+}
+
+// ParseLSN parses PostgreSQL's "X/Y" LSN text.
+func ParseLSN(s string) (uint64, error) {
+	hi, lo, ok := strings.Cut(s, "/")
+	if !ok {
+		return 0, redstate.Errorf(redstate.EINVALID, "LSN %q is not X/Y", s)
+	}
+	h, err1 := strconv.ParseUint(hi, 16, 32)
+	l, err2 := strconv.ParseUint(lo, 16, 32)
+	if err1 != nil || err2 != nil {
+		return 0, redstate.Errorf(redstate.EINVALID, "LSN %q is not X/Y in hex", s)
+	}
+	return h<<32 | l, nil
+}
+
+// FormatLSN formats an LSN as PostgreSQL's "X/Y".
+func FormatLSN(lsn uint64) string { return fmt.Sprintf("%X/%X", lsn>>32, lsn&0xffffffff) }
+
+// Change is one row change of a declared table.
+type Change struct {
+	// DB and Table name the declared table.
+	DB    string
+	Table string
+	// Op is OpUpsert (insert, update, snapshot) or OpDelete.
+	Op Op
+	// Row holds the row's column values as text (nil: SQL NULL) after the change; for a delete
+	// only the key column is needed.
+	Row map[string]*string
+	// Version orders the change among the row's changes (required).
+	Version Version
+	// Time is when the change happened at the source (the seed's 数据变更时间), if known.
+	Time time.Time
+}
+
+// Str returns a pointer to s, for building Change.Row.
+func Str(s string) *string { return &s }

@@ -1,0 +1,140 @@
+package index
+
+import (
+	"encoding/json"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/redstate/redstate"
+)
+
+// convert turns a column's text value into its JSON value by the column's type, as the seed's
+// setFieldFromString does. A NULL of a nullable type, or of string/decimal/datetime, is JSON
+// null; a NULL of a non-nullable primitive is its zero value (the seed leaves the Java field at
+// its default). Errors: EINVALID naming the column and the value.
+func convert(c Column, v *string) (any, error) {
+	base, nullable := c.Type.Base()
+	if v == nil {
+		if nullable {
+			return nil, nil
+		}
+		switch base {
+		case TypeByte, TypeShort, TypeInt, TypeLong, TypeFloat, TypeDouble:
+			return 0, nil
+		case TypeBool:
+			return false, nil
+		}
+		return nil, nil
+	}
+	s := *v
+	bad := func(why string) error {
+		shown := s
+		if len(shown) > 64 {
+			shown = shown[:64] + "…"
+		}
+		return redstate.Errorf(redstate.EINVALID, "column %s (%s): %q %s", c.Name, c.Type, shown, why)
+	}
+	integer := func(bits int) (any, error) {
+		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, bits)
+		if err != nil {
+			return nil, bad("is not a " + strconv.Itoa(bits) + "-bit integer")
+		}
+		return n, nil
+	}
+	switch base {
+	case TypeString:
+		if !utf8.ValidString(s) {
+			return nil, bad("is not UTF-8")
+		}
+		return s, nil
+	case TypeChar:
+		r, _ := utf8.DecodeRuneInString(s)
+		if s == "" || r == utf8.RuneError {
+			return nil, bad("has no first character")
+		}
+		return string(r), nil
+	case TypeByte:
+		return integer(8)
+	case TypeShort:
+		return integer(16)
+	case TypeInt:
+		return integer(32)
+	case TypeLong:
+		return integer(64)
+	case TypeFloat, TypeDouble:
+		bits := 64
+		if base == TypeFloat {
+			bits = 32
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), bits)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return nil, bad("is not a finite number")
+		}
+		return f, nil
+	case TypeBool:
+		switch strings.ToLower(strings.TrimSpace(s)) {
+		case "1", "t", "true", "y", "yes":
+			return true, nil
+		case "0", "f", "false", "n", "no":
+			return false, nil
+		}
+		return nil, bad("is not a boolean")
+	case TypeDecimal:
+		if _, ok := new(big.Rat).SetString(strings.TrimSpace(s)); !ok {
+			return nil, bad("is not a decimal number")
+		}
+		return strings.TrimSpace(s), nil
+	case TypeDateTime:
+		return parseDateTime(s, bad)
+	}
+	return nil, bad("has an unsupported type")
+}
+
+// dateTimeLayouts are the forms databases and CDC tools write date-times in; zoned ones first.
+var dateTimeLayouts = []struct {
+	layout string
+	zoned  bool
+}{
+	{time.RFC3339Nano, true},
+	{"2006-01-02 15:04:05.999999999Z07:00", true},
+	{"2006-01-02 15:04:05.999999999Z07", true},
+	{"2006-01-02T15:04:05.999999999", false},
+	{"2006-01-02 15:04:05.999999999", false},
+	{"2006-01-02", false},
+}
+
+// parseDateTime normalises a date-time to ISO-8601: zoned values in UTC with "Z", values
+// without a zone as local ISO text without one (the database's own time, kept as is).
+func parseDateTime(s string, bad func(string) error) (any, error) {
+	t := strings.TrimSpace(s)
+	for _, l := range dateTimeLayouts {
+		if v, err := time.Parse(l.layout, t); err == nil {
+			if l.zoned {
+				return v.UTC().Format(time.RFC3339Nano), nil
+			}
+			return v.Format("2006-01-02T15:04:05.999999999"), nil
+		}
+	}
+	if ms, err := strconv.ParseInt(t, 10, 64); err == nil { // epoch milliseconds (Debezium)
+		return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano), nil
+	}
+	return nil, bad("is not a date-time (ISO-8601, \"2006-01-02 15:04:05\" or epoch ms)")
+}
+
+// rowJSON builds the stored row: every declared column by its type. A column missing from the
+// change is NULL.
+func rowJSON(cols []Column, row map[string]*string) ([]byte, error) {
+	out := make(map[string]any, len(cols))
+	for _, c := range cols {
+		v, err := convert(c, row[c.Name])
+		if err != nil {
+			return nil, err
+		}
+		out[c.field()] = v
+	}
+	return json.Marshal(out)
+}

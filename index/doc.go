@@ -1,0 +1,18 @@
+// Package index is the change-data-capture tag index (seed 001): a database's row changes
+// applied to Redis hashes so that "rows of table T matching conditions A, B, C" is one HGETALL.
+//
+// Tables are declared (TableSpec): the business key, the logical-delete column, the columns to
+// keep with their types, and the index dimensions, each a combination of `code-column` parts
+// (the seed's `las-72:cat-870:bra-3987`). Per row three kinds of keys exist (Keys):
+//
+//	{prefix}:{db}:{table}:fil-{id}             String: version of the last applied change (tombstone after a delete)
+//	{prefix}:{db}:{table}:kid-{id}             String: JSON array of the index keys the row is in
+//	{prefix}:{db}:{table}:{code-value}:...     Hash: business id → row JSON
+//
+// A change is applied (Indexer.Apply, then Store.Apply) by the seed's steps 1-7 with a version
+// compare-and-set: it takes effect only if its Version is newer than the stored one, so
+// duplicated and out-of-order delivery converge to what in-order delivery gives; deletes keep
+// the version key (a tombstone) so a late insert cannot resurrect a row; the relation key lets a
+// row leave the index keys it was in without a before-image; and each row's change is one atomic
+// step (a Lua script on Redis). docs/index.md states the guarantees per topology.
+package index

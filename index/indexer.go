@@ -1,0 +1,337 @@
+package index
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/redstate/redstate"
+)
+
+// DefaultDeadLetterMax is how many failed changes the dead-letter list keeps.
+const DefaultDeadLetterMax = 10000
+
+// Options configure an Indexer. Zero fields take the defaults stated on them.
+type Options struct {
+	// Prefix is the key prefix (default DefaultPrefix, the seed's "las_im_data_sync").
+	Prefix string
+	// VersionTTL is the version key's TTL after a row's last change (default 30 days).
+	VersionTTL time.Duration
+	// DeadLetterMax bounds the dead-letter list (default DefaultDeadLetterMax).
+	DeadLetterMax int
+	// Cluster says the store is a Redis Cluster: every table must then set HashTag, the only
+	// layout in which a row's change is atomic there.
+	Cluster bool
+}
+
+// table is a declared table, compiled.
+type table struct {
+	spec TableSpec
+	keys Keys
+	// bySignature maps a combination's code set to its index in spec.Dimensions.
+	bySignature map[string]int
+	stats       *TableStats
+}
+
+// TableStats count a table's changes since start.
+type TableStats struct {
+	// Applied changes took effect; Stale ones were older than the stored version; Failed ones
+	// could not be converted (dead-lettered).
+	Applied, Stale, Failed atomic.Int64
+}
+
+// Indexer applies row changes of the declared tables to a Store and answers queries. It is safe
+// for concurrent use.
+type Indexer struct {
+	store  Store
+	opts   Options
+	tables map[string]*table // "db.table"
+	order  []string
+	// Skipped counts changes of undeclared tables and DDL, skipped without error.
+	Skipped atomic.Int64
+}
+
+// New returns an Indexer over store for specs. Errors: EINVALID (a spec, the prefix, a
+// duplicate table, a table without HashTag on Cluster).
+func New(store Store, specs []TableSpec, opts Options) (*Indexer, error) {
+	if opts.Prefix == "" {
+		opts.Prefix = DefaultPrefix
+	}
+	if opts.VersionTTL == 0 {
+		opts.VersionTTL = DefaultVersionTTL
+	}
+	if opts.DeadLetterMax == 0 {
+		opts.DeadLetterMax = DefaultDeadLetterMax
+	}
+	if err := ValidatePrefix(opts.Prefix); err != nil {
+		return nil, err
+	}
+	if opts.VersionTTL < time.Second {
+		return nil, redstate.Errorf(redstate.EINVALID, "index version TTL must be at least 1s, got %s", opts.VersionTTL)
+	}
+	ix := &Indexer{store: store, opts: opts, tables: map[string]*table{}}
+	for _, s := range specs {
+		if err := s.Validate(); err != nil {
+			return nil, err
+		}
+		name := s.DB + "." + s.Table
+		if _, dup := ix.tables[name]; dup {
+			return nil, redstate.Errorf(redstate.EINVALID, "index table %s is declared twice", name)
+		}
+		if opts.Cluster && !s.HashTag {
+			return nil, redstate.Errorf(redstate.EINVALID,
+				"index table %s: on Redis Cluster set hash-tag: true (a row's fil-, kid- and index keys must share a slot for its change to be atomic; see docs/index.md)", name)
+		}
+		t := &table{spec: s, keys: NewKeys(opts.Prefix, s.DB, s.Table, s.HashTag), bySignature: map[string]int{}, stats: &TableStats{}}
+		for i, d := range s.Dimensions {
+			t.bySignature[signature(d)] = i
+		}
+		ix.tables[name] = t
+		ix.order = append(ix.order, name)
+	}
+	return ix, nil
+}
+
+// Keys returns the keys of a declared table. Errors: ENOTFOUND.
+func (ix *Indexer) Keys(db, tbl string) (Keys, error) {
+	t, err := ix.table(db, tbl)
+	if err != nil {
+		return Keys{}, err
+	}
+	return t.keys, nil
+}
+
+// Tables returns the declared tables in declaration order.
+func (ix *Indexer) Tables() []TableSpec {
+	out := make([]TableSpec, len(ix.order))
+	for i, n := range ix.order {
+		out[i] = ix.tables[n].spec
+	}
+	return out
+}
+
+// Stats returns the counters of a declared table (nil if undeclared).
+func (ix *Indexer) Stats(db, tbl string) *TableStats {
+	if t := ix.tables[db+"."+tbl]; t != nil {
+		return t.stats
+	}
+	return nil
+}
+
+func (ix *Indexer) table(db, tbl string) (*table, error) {
+	t := ix.tables[db+"."+tbl]
+	if t == nil {
+		return nil, redstate.Errorf(redstate.ENOTFOUND, "table %s.%s is not declared in index.tables", db, tbl)
+	}
+	return t, nil
+}
+
+// Result is the outcome of Apply.
+type Result struct {
+	// Applied, Stale, Skipped (undeclared table) and Failed (conversion error, dead-lettered)
+	// count the changes.
+	Applied int `json:"applied"`
+	Stale   int `json:"stale"`
+	Skipped int `json:"skipped"`
+	Failed  int `json:"failed"`
+	// Errors describe the failed changes (at most 20).
+	Errors []string `json:"errors,omitempty"`
+}
+
+// Apply applies changes, in order, by the seed's steps 1-7 with the version compare-and-set.
+// A change of an undeclared table is skipped; a change that cannot be converted (no key, no
+// version, a value that does not parse) is dead-lettered with its reason and counted, never
+// failing the others. Errors: EUNAVAILABLE (the store; no change after the failing write's
+// batch is known to be applied — retrying the whole call is safe, versions make it idempotent).
+func (ix *Indexer) Apply(ctx context.Context, changes []Change) (Result, error) {
+	var res Result
+	writes := make([]RowWrite, 0, len(changes))
+	tables := make([]*table, 0, len(changes))
+	for _, ch := range changes {
+		t := ix.tables[ch.DB+"."+ch.Table]
+		if t == nil {
+			res.Skipped++
+			ix.Skipped.Add(1)
+			continue
+		}
+		w, err := ix.write(t, ch)
+		if err != nil {
+			res.Failed++
+			t.stats.Failed.Add(1)
+			msg := fmt.Sprintf("%s.%s: %s", ch.DB, ch.Table, redstate.ErrorMessage(err))
+			if len(res.Errors) < 20 {
+				res.Errors = append(res.Errors, msg)
+			}
+			if derr := ix.deadLetter(ctx, ch, msg); derr != nil {
+				return res, derr
+			}
+			continue
+		}
+		writes = append(writes, w)
+		tables = append(tables, t)
+	}
+	if len(writes) == 0 {
+		return res, nil
+	}
+	outcomes, err := ix.store.Apply(ctx, writes)
+	if err != nil {
+		return res, err
+	}
+	for i, o := range outcomes {
+		if o == Applied {
+			res.Applied++
+			tables[i].stats.Applied.Add(1)
+		} else {
+			res.Stale++
+			tables[i].stats.Stale.Add(1)
+		}
+	}
+	return res, nil
+}
+
+// write computes the store write of ch: steps 3-5 (logical delete, convert, index keys).
+func (ix *Indexer) write(t *table, ch Change) (RowWrite, error) {
+	if ch.Version == "" {
+		return RowWrite{}, redstate.Errorf(redstate.EINVALID, "change has no version")
+	}
+	idp := ch.Row[t.spec.Key]
+	if idp == nil || *idp == "" {
+		return RowWrite{}, redstate.Errorf(redstate.EINVALID, "change has no value for the key column %s", t.spec.Key)
+	}
+	id := *idp
+	stamp := ""
+	if !ch.Time.IsZero() {
+		stamp = ch.Time.UTC().Format(time.RFC3339Nano)
+	}
+	w := RowWrite{VersionKey: t.keys.Version(id), RelationKey: t.keys.Relation(id), ID: id,
+		Version: ch.Version, Stamp: stamp, TTL: ix.opts.VersionTTL}
+	if ch.Op == OpDelete || t.logicallyDeleted(ch.Row) {
+		w.Delete = true
+		return w, nil
+	}
+	if ch.Op != OpUpsert {
+		return RowWrite{}, redstate.Errorf(redstate.EINVALID, "unknown change op %q", ch.Op)
+	}
+	row, err := rowJSON(t.spec.Columns, ch.Row)
+	if err != nil {
+		return RowWrite{}, err
+	}
+	w.Row = row
+	for _, d := range t.spec.Dimensions {
+		values := make([]*string, len(d))
+		for i, p := range d {
+			values[i] = ch.Row[p.Column]
+		}
+		w.Keys = append(w.Keys, t.keys.Index(d, values))
+	}
+	return w, nil
+}
+
+// logicallyDeleted is seed step 3: the delete column present with NULL or "0".
+func (t *table) logicallyDeleted(row map[string]*string) bool {
+	if t.spec.DeleteColumn == "" {
+		return false
+	}
+	v, present := row[t.spec.DeleteColumn]
+	return present && (v == nil || *v == "0")
+}
+
+// deadLetter records a change that could not be applied.
+func (ix *Indexer) deadLetter(ctx context.Context, ch Change, reason string) error {
+	entry, _ := json.Marshal(struct {
+		DB      string             `json:"db"`
+		Table   string             `json:"table"`
+		Op      Op                 `json:"op"`
+		Row     map[string]*string `json:"row"`
+		Version Version            `json:"version"`
+		Reason  string             `json:"reason"`
+		At      time.Time          `json:"at"`
+	}{ch.DB, ch.Table, ch.Op, ch.Row, ch.Version, reason, time.Now().UTC()})
+	return ix.store.DeadLetter(ctx, ix.DeadLetterKey(), entry, ix.opts.DeadLetterMax)
+}
+
+// DeadLetterKey is the LIST of changes that could not be applied, newest first.
+func (ix *Indexer) DeadLetterKey() string { return ix.opts.Prefix + ":deadletter" }
+
+// Query returns the rows of db.tbl matching conds (code → value; every code of one declared
+// combination, in any order): one HGETALL. Errors: ENOTFOUND (undeclared table), EINVALID
+// (the codes match no combination; the message lists the declared ones), EUNAVAILABLE.
+func (ix *Indexer) Query(ctx context.Context, db, tbl string, conds map[string]string) (map[string]json.RawMessage, error) {
+	key, err := ix.QueryKey(db, tbl, conds)
+	if err != nil {
+		return nil, err
+	}
+	return ix.store.Rows(ctx, key)
+}
+
+// QueryPage is Query one page at a time (HSCAN from cursor), for large hashes.
+func (ix *Indexer) QueryPage(ctx context.Context, db, tbl string, conds map[string]string, cursor string, count int) (Page, error) {
+	key, err := ix.QueryKey(db, tbl, conds)
+	if err != nil {
+		return Page{}, err
+	}
+	return ix.store.Scan(ctx, key, cursor, count)
+}
+
+// QueryBatch answers several queries of db.tbl in one round trip per node.
+func (ix *Indexer) QueryBatch(ctx context.Context, db, tbl string, conds []map[string]string) ([]map[string]json.RawMessage, error) {
+	keys := make([]string, len(conds))
+	for i, c := range conds {
+		k, err := ix.QueryKey(db, tbl, c)
+		if err != nil {
+			return nil, fmt.Errorf("query %d: %w", i, err)
+		}
+		keys[i] = k
+	}
+	return ix.store.RowsBatch(ctx, keys)
+}
+
+// QueryKey returns the index key conds select. Errors as Query.
+func (ix *Indexer) QueryKey(db, tbl string, conds map[string]string) (string, error) {
+	t, err := ix.table(db, tbl)
+	if err != nil {
+		return "", err
+	}
+	parts := make([]Part, 0, len(conds))
+	for code := range conds {
+		parts = append(parts, Part{Code: code})
+	}
+	i, ok := t.bySignature[signature(parts)]
+	if !ok {
+		return "", redstate.Errorf(redstate.EINVALID, "conditions %s match no declared combination of %s.%s; declared: %s",
+			codesOf(parts), db, tbl, t.combinations())
+	}
+	d := t.spec.Dimensions[i]
+	values := make([]*string, len(d))
+	for j, p := range d {
+		v := conds[p.Code]
+		values[j] = &v
+	}
+	return t.keys.Index(d, values), nil
+}
+
+// combinations lists the declared combinations as "las+cat+bra, las+cat".
+func (t *table) combinations() string {
+	out := make([]string, len(t.spec.Dimensions))
+	for i, d := range t.spec.Dimensions {
+		codes := make([]string, len(d))
+		for j, p := range d {
+			codes[j] = p.Code
+		}
+		out[i] = strings.Join(codes, "+")
+	}
+	return strings.Join(out, ", ")
+}
+
+func codesOf(parts []Part) string {
+	codes := make([]string, len(parts))
+	for i, p := range parts {
+		codes[i] = p.Code
+	}
+	sort.Strings(codes)
+	return "{" + strings.Join(codes, ", ") + "}"
+}

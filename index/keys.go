@@ -1,0 +1,78 @@
+package index
+
+import (
+	"strings"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/keyspace"
+)
+
+// DefaultPrefix is the seed's key prefix.
+const DefaultPrefix = "las_im_data_sync"
+
+// nullSegment stands for a NULL dimension value in a key ("las-~"): '~' is always
+// percent-encoded in escaped values, so no value can produce it.
+const nullSegment = "~"
+
+// Keys builds every Redis key of one table, in one place:
+//
+//	{prefix}:{db}:{table}:fil-{id}          version (tombstone after a delete)
+//	{prefix}:{db}:{table}:kid-{id}          relation: the index keys the row is in
+//	{prefix}:{db}:{table}:{code-value}:...  index hash
+//
+// With HashTag, "{prefix}:{db}:{table}" is wrapped in braces so every key of the table shares
+// one Redis Cluster slot. Ids and values are escaped (keyspace.EscapeSegment), so ':', '*',
+// '{' or whitespace in data can neither forge another key nor widen a SCAN pattern.
+type Keys struct {
+	base string
+}
+
+// ValidatePrefix checks a key prefix: 1..100 characters from [A-Za-z0-9_:.-]. Errors: EINVALID.
+func ValidatePrefix(prefix string) error {
+	if prefix == "" || len(prefix) > 100 {
+		return redstate.Errorf(redstate.EINVALID, "index prefix must be 1..100 characters")
+	}
+	for _, c := range prefix {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("_:.-", c)) {
+			return redstate.Errorf(redstate.EINVALID, "index prefix %q: only letters, digits and _:.- are allowed", prefix)
+		}
+	}
+	return nil
+}
+
+// NewKeys returns the keys of table db.table under prefix (which must pass ValidatePrefix;
+// db and table pass TableSpec.Validate).
+func NewKeys(prefix, db, table string, hashTag bool) Keys {
+	base := prefix + ":" + db + ":" + table
+	if hashTag {
+		base = "{" + base + "}"
+	}
+	return Keys{base: base}
+}
+
+// Version returns the version key of row id.
+func (k Keys) Version(id string) string { return k.base + ":fil-" + keyspace.EscapeSegment(id) }
+
+// Relation returns the relation key of row id.
+func (k Keys) Relation(id string) string { return k.base + ":kid-" + keyspace.EscapeSegment(id) }
+
+// Index returns the index key of one combination: parts with their values (nil: NULL), in
+// the combination's declared order.
+func (k Keys) Index(parts []Part, values []*string) string {
+	var b strings.Builder
+	b.WriteString(k.base)
+	for i, p := range parts {
+		b.WriteByte(':')
+		b.WriteString(p.Code)
+		b.WriteByte('-')
+		if values[i] == nil {
+			b.WriteString(nullSegment)
+		} else {
+			b.WriteString(keyspace.EscapeSegment(*values[i]))
+		}
+	}
+	return b.String()
+}
+
+// Pattern returns the SCAN pattern matching every key of the table.
+func (k Keys) Pattern() string { return k.base + ":*" }

@@ -1,0 +1,282 @@
+// Package redisindex is the Redis index.Store: each row change is one Lua script (version
+// compare-and-set, relation check, HDEL/HSET, SET), pipelined per batch. On Redis Cluster every
+// key of a table must share a hash tag (index.TableSpec.HashTag) so that script runs in one
+// slot.
+package redisindex
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sort"
+	"strconv"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/index"
+	"github.com/redstate/redstate/internal/rediserr"
+	"github.com/redstate/redstate/internal/redisscript"
+)
+
+// maxRelationRetries bounds how often a write re-reads a relation that changed under it.
+const maxRelationRetries = 50
+
+// Store is the Redis index.Store. It is safe for concurrent use.
+type Store struct {
+	client redis.UniversalClient
+}
+
+var _ index.Store = (*Store)(nil)
+
+// New returns a Store on client.
+func New(client redis.UniversalClient) *Store { return &Store{client: client} }
+
+// IsCluster reports whether client talks to a Redis Cluster (index.Options.Cluster).
+func IsCluster(client redis.UniversalClient) bool {
+	_, ok := client.(*redis.ClusterClient)
+	return ok
+}
+
+// Apply implements index.Store. Round trips per batch: one pipeline of GETs of the relation
+// keys, one pipeline of scripts; a write whose relation changed meanwhile (another write of the
+// same row earlier in the batch, or a concurrent writer) is retried on its own. Writes to the
+// same row keep their order: a row's later write waits for its earlier one.
+func (s *Store) Apply(ctx context.Context, writes []index.RowWrite) ([]index.Outcome, error) {
+	out := make([]index.Outcome, len(writes))
+	// Writes to a row already written in this pass wait for the next pass, keeping order.
+	pending := make([]int, len(writes))
+	for i := range writes {
+		pending[i] = i
+	}
+	for attempt := 0; len(pending) > 0; attempt++ {
+		if attempt > maxRelationRetries+len(writes) {
+			return out, redstate.Errorf(redstate.EUNAVAILABLE, "index apply: relation keys keep changing under concurrent writers; retry")
+		}
+		pass, later := splitByRow(writes, pending)
+		rels, err := s.readRelations(ctx, writes, pass)
+		if err != nil {
+			return out, err
+		}
+		calls := make([]redisscript.Call, len(pass))
+		for j, i := range pass {
+			keys, args := scriptArgs(writes[i], rels[j])
+			calls[j] = redisscript.Call{Keys: keys, Args: args}
+		}
+		cmds := redisscript.RunPipelined(ctx, s.client, applyScript, calls)
+		var retry []int
+		for j, i := range pass {
+			n, err := cmds[j].Int64()
+			if err != nil {
+				return out, rediserr.Map(err, "index apply")
+			}
+			switch n {
+			case 1:
+				out[i] = index.Applied
+			case 0:
+				out[i] = index.Stale
+			default:
+				retry = append(retry, i)
+			}
+		}
+		pending = append(retry, later...)
+		sort.Ints(pending)
+	}
+	return out, nil
+}
+
+// splitByRow returns the pending writes whose row has no earlier pending write (pass) and the
+// others (later).
+func splitByRow(writes []index.RowWrite, pending []int) (pass, later []int) {
+	seen := map[string]bool{}
+	for _, i := range pending {
+		if seen[writes[i].RelationKey] {
+			later = append(later, i)
+			continue
+		}
+		seen[writes[i].RelationKey] = true
+		pass = append(pass, i)
+	}
+	return pass, later
+}
+
+// readRelations GETs the relation key of every write in pass, in one pipeline ("" if absent).
+func (s *Store) readRelations(ctx context.Context, writes []index.RowWrite, pass []int) ([]string, error) {
+	cmds, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, i := range pass {
+			p.Get(ctx, writes[i].RelationKey)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, rediserr.Map(err, "index read relations")
+	}
+	rels := make([]string, len(pass))
+	for j, c := range cmds {
+		v, err := c.(*redis.StringCmd).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, rediserr.Map(err, "index read relations")
+		}
+		rels[j] = v
+	}
+	return rels, nil
+}
+
+// scriptArgs builds applyScript's KEYS and ARGV for w, given its relation as read.
+func scriptArgs(w index.RowWrite, rel string) ([]string, []any) {
+	var old []string
+	if rel != "" {
+		_ = json.Unmarshal([]byte(rel), &old)
+	}
+	keys := make([]string, 0, 2+len(old)+len(w.Keys))
+	keys = append(keys, w.VersionKey, w.RelationKey)
+	keys = append(keys, old...)
+	keys = append(keys, w.Keys...)
+	del, newRel := "0", []byte("[]")
+	if w.Delete {
+		del = "1"
+	} else {
+		newRel, _ = json.Marshal(w.Keys)
+	}
+	ttl := w.TTL.Milliseconds()
+	if ttl < 1 {
+		ttl = 1
+	}
+	return keys, []any{w.ID, string(w.Version), index.VersionValue(w.Version, w.Stamp), del, string(w.Row),
+		strconv.FormatInt(ttl, 10), rel, strconv.Itoa(len(old)), string(newRel)}
+}
+
+// Rows implements index.Store.
+func (s *Store) Rows(ctx context.Context, key string) (map[string]json.RawMessage, error) {
+	m, err := s.client.HGetAll(ctx, key).Result()
+	if err != nil {
+		return nil, rediserr.Map(err, "index query")
+	}
+	return rawRows(m), nil
+}
+
+// RowsBatch implements index.Store: one pipeline (go-redis splits it per Cluster node and
+// sends the parts in parallel).
+func (s *Store) RowsBatch(ctx context.Context, keys []string) ([]map[string]json.RawMessage, error) {
+	cmds, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, k := range keys {
+			p.HGetAll(ctx, k)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, rediserr.Map(err, "index batch query")
+	}
+	out := make([]map[string]json.RawMessage, len(keys))
+	for i, c := range cmds {
+		out[i] = rawRows(c.(*redis.MapStringStringCmd).Val())
+	}
+	return out, nil
+}
+
+// Scan implements index.Store with HSCAN.
+func (s *Store) Scan(ctx context.Context, key, cursor string, count int) (index.Page, error) {
+	if count <= 0 {
+		count = 100
+	}
+	var cur uint64
+	if cursor != "" {
+		c, err := strconv.ParseUint(cursor, 10, 64)
+		if err != nil {
+			return index.Page{}, redstate.Errorf(redstate.EINVALID, "cursor %q is not a cursor this store returned", cursor)
+		}
+		cur = c
+	}
+	kv, next, err := s.client.HScan(ctx, key, cur, "", int64(count)).Result()
+	if err != nil {
+		return index.Page{}, rediserr.Map(err, "index scan")
+	}
+	page := index.Page{Rows: map[string]json.RawMessage{}, Cursor: strconv.FormatUint(next, 10)}
+	for i := 0; i+1 < len(kv); i += 2 {
+		page.Rows[kv[i]] = json.RawMessage(kv[i+1])
+	}
+	return page, nil
+}
+
+// Dump implements index.Store: SCAN pattern on every master, then the values.
+func (s *Store) Dump(ctx context.Context, pattern string) (map[string]string, error) {
+	var (
+		keys   []string
+		keysMu sync.Mutex
+	)
+	collect := func(ctx context.Context, c *redis.Client) error {
+		it := c.Scan(ctx, 0, pattern, 1000).Iterator()
+		var local []string
+		for it.Next(ctx) {
+			local = append(local, it.Val())
+		}
+		if err := it.Err(); err != nil {
+			return err
+		}
+		keysMu.Lock()
+		keys = append(keys, local...)
+		keysMu.Unlock()
+		return nil
+	}
+	var err error
+	if cc, ok := s.client.(*redis.ClusterClient); ok {
+		err = cc.ForEachMaster(ctx, collect)
+	} else if c, ok := s.client.(*redis.Client); ok {
+		err = collect(ctx, c)
+	} else {
+		return nil, redstate.Errorf(redstate.EINVALID, "index dump: unsupported client type %T", s.client)
+	}
+	if err != nil {
+		return nil, rediserr.Map(err, "index dump")
+	}
+	out := make(map[string]string, len(keys))
+	for _, k := range keys {
+		typ, err := s.client.Type(ctx, k).Result()
+		if err != nil {
+			return nil, rediserr.Map(err, "index dump")
+		}
+		switch typ {
+		case "string":
+			v, err := s.client.Get(ctx, k).Result()
+			if errors.Is(err, redis.Nil) {
+				continue
+			}
+			if err != nil {
+				return nil, rediserr.Map(err, "index dump")
+			}
+			out[k] = "string:" + v
+		case "hash":
+			m, err := s.client.HGetAll(ctx, k).Result()
+			if err != nil {
+				return nil, rediserr.Map(err, "index dump")
+			}
+			if len(m) > 0 {
+				out[k] = index.CanonicalHash(rawRows(m))
+			}
+		case "list":
+			n, err := s.client.LLen(ctx, k).Result()
+			if err != nil {
+				return nil, rediserr.Map(err, "index dump")
+			}
+			out[k] = "list:" + strconv.FormatInt(n, 10)
+		case "none":
+		default:
+			out[k] = typ + ":"
+		}
+	}
+	return out, nil
+}
+
+// DeadLetter implements index.Store.
+func (s *Store) DeadLetter(ctx context.Context, key string, entry []byte, max int) error {
+	return rediserr.Map(deadLetterScript.Run(ctx, s.client, []string{key}, string(entry), max).Err(), "index dead letter")
+}
+
+func rawRows(m map[string]string) map[string]json.RawMessage {
+	out := make(map[string]json.RawMessage, len(m))
+	for f, v := range m {
+		out[f] = json.RawMessage(v)
+	}
+	return out
+}

@@ -1,0 +1,173 @@
+package index
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/redstate/redstate"
+)
+
+// ColumnType is the declared type of a kept column: the seed's setFieldFromString types, their
+// nullable forms (suffix "?", e.g. "int?"), plus bool, decimal (kept as its exact text) and
+// datetime (normalised to ISO-8601).
+type ColumnType string
+
+// Column types.
+const (
+	TypeString   ColumnType = "string"
+	TypeByte     ColumnType = "byte"
+	TypeChar     ColumnType = "char"
+	TypeShort    ColumnType = "short"
+	TypeInt      ColumnType = "int"
+	TypeLong     ColumnType = "long"
+	TypeFloat    ColumnType = "float"
+	TypeDouble   ColumnType = "double"
+	TypeBool     ColumnType = "bool"
+	TypeDecimal  ColumnType = "decimal"
+	TypeDateTime ColumnType = "datetime"
+)
+
+// baseTypes are the types a column may declare (each also with a "?" suffix).
+var baseTypes = []ColumnType{TypeString, TypeByte, TypeChar, TypeShort, TypeInt, TypeLong, TypeFloat, TypeDouble, TypeBool, TypeDecimal, TypeDateTime}
+
+// Base returns the type without its nullable mark, and whether it was nullable.
+func (t ColumnType) Base() (ColumnType, bool) {
+	if s, ok := strings.CutSuffix(string(t), "?"); ok {
+		return ColumnType(s), true
+	}
+	return t, false
+}
+
+// Column is one kept column.
+type Column struct {
+	// Name is the source column name.
+	Name string `koanf:"name" json:"name"`
+	// Type is its ColumnType.
+	Type ColumnType `koanf:"type" json:"type"`
+	// Field is the JSON field name in the stored row (default: Name).
+	Field string `koanf:"field" json:"field,omitempty"`
+}
+
+// Part is one `code-column` part of an index dimension: the key segment is code + "-" + the
+// escaped column value (seed: code "las", column "lastAddrId" gives "las-72").
+type Part struct {
+	// Code is the short segment code, e.g. "las": 1..16 characters from [A-Za-z0-9_].
+	Code string `koanf:"code" json:"code"`
+	// Column is the source column whose value completes the segment.
+	Column string `koanf:"column" json:"column"`
+}
+
+// TableSpec declares one indexed table.
+type TableSpec struct {
+	// DB is the source database name (a key segment).
+	DB string `koanf:"db" json:"db"`
+	// Table is the source table name (a key segment).
+	Table string `koanf:"table" json:"table"`
+	// Key is the business-key column (seed: the business primary key).
+	Key string `koanf:"key" json:"key"`
+	// DeleteColumn is the logical-delete column (seed: "yn"): a row whose value is null or "0"
+	// is deleted. Empty: no logical delete.
+	DeleteColumn string `koanf:"delete-column" json:"deleteColumn,omitempty"`
+	// Columns are the columns kept in the row JSON.
+	Columns []Column `koanf:"columns" json:"columns"`
+	// Dimensions are the condition combinations the table is queryable by, each a list of parts.
+	Dimensions [][]Part `koanf:"dimensions" json:"dimensions"`
+	// HashTag puts every key of the table in one Redis Cluster slot ("{prefix:db:table}"), the
+	// opt-in that makes each row's change atomic on Cluster. Required on Cluster.
+	HashTag bool `koanf:"hash-tag" json:"hashTag,omitempty"`
+}
+
+var (
+	nameRE = regexp.MustCompile(`^[A-Za-z0-9_$.-]{1,64}$`)
+	codeRE = regexp.MustCompile(`^[A-Za-z0-9_]{1,16}$`)
+)
+
+// Validate checks the spec and returns every problem at once. Errors: EINVALID.
+func (s TableSpec) Validate() error {
+	var problems []string
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	if !nameRE.MatchString(s.DB) {
+		add("db %q must be 1..64 characters from [A-Za-z0-9_$.-]", s.DB)
+	}
+	if !nameRE.MatchString(s.Table) {
+		add("table %q must be 1..64 characters from [A-Za-z0-9_$.-]", s.Table)
+	}
+	if s.Key == "" {
+		add("key (the business-key column) is required")
+	}
+	cols := map[string]bool{}
+	fields := map[string]bool{}
+	for i, c := range s.Columns {
+		if c.Name == "" {
+			add("columns[%d].name is required", i)
+		}
+		if cols[c.Name] {
+			add("columns[%d]: %q is declared twice", i, c.Name)
+		}
+		cols[c.Name] = true
+		f := c.field()
+		if fields[f] {
+			add("columns[%d]: field %q is used twice", i, f)
+		}
+		fields[f] = true
+		base, _ := c.Type.Base()
+		known := false
+		for _, t := range baseTypes {
+			known = known || base == t
+		}
+		if !known {
+			add("columns[%d] (%s): unsupported type %q; use one of string, byte, char, short, int, long, float, double, bool, decimal, datetime (suffix ? for nullable)", i, c.Name, c.Type)
+		}
+	}
+	if len(s.Dimensions) == 0 {
+		add("dimensions: at least one condition combination is required")
+	}
+	seen := map[string]int{}
+	for i, d := range s.Dimensions {
+		if len(d) == 0 {
+			add("dimensions[%d] is empty", i)
+		}
+		codes := map[string]bool{}
+		for j, p := range d {
+			if !codeRE.MatchString(p.Code) {
+				add("dimensions[%d][%d].code %q must be 1..16 characters from [A-Za-z0-9_]", i, j, p.Code)
+			}
+			if codes[p.Code] {
+				add("dimensions[%d]: code %q appears twice", i, p.Code)
+			}
+			codes[p.Code] = true
+			if p.Column == "" {
+				add("dimensions[%d][%d].column is required", i, j)
+			}
+		}
+		sig := signature(d)
+		if j, dup := seen[sig]; dup {
+			add("dimensions[%d] has the same codes as dimensions[%d]", i, j)
+		}
+		seen[sig] = i
+	}
+	if len(problems) > 0 {
+		return redstate.Errorf(redstate.EINVALID, "index table %s.%s: %s", s.DB, s.Table, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// field returns the JSON field of c.
+func (c Column) field() string {
+	if c.Field != "" {
+		return c.Field
+	}
+	return c.Name
+}
+
+// signature identifies a combination by its set of codes (sorted), the way queries name it.
+func signature(parts []Part) string {
+	codes := make([]string, len(parts))
+	for i, p := range parts {
+		codes[i] = p.Code
+	}
+	sort.Strings(codes)
+	return strings.Join(codes, ",")
+}

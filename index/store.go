@@ -1,0 +1,101 @@
+package index
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+	"time"
+)
+
+// DefaultVersionTTL is how long a version key (and so a tombstone) is kept after the row's last
+// change: the seed's 30 days.
+const DefaultVersionTTL = 30 * 24 * time.Hour
+
+// RowWrite is one row change as the store applies it: the seed's steps 5-7 with the version
+// compare-and-set, in one atomic step.
+type RowWrite struct {
+	// VersionKey and RelationKey are the row's fil- and kid- keys.
+	VersionKey, RelationKey string
+	// ID is the row's field in the index hashes (its business key).
+	ID string
+	// Version is the change's version; the write happens only if it is newer than the stored one.
+	Version Version
+	// Stamp is stored after the version in the version key ("<version>|<stamp>"): the change
+	// time, as the seed stores it.
+	Stamp string
+	// Delete removes the row from every index key and its relation, keeping the version key as
+	// a tombstone.
+	Delete bool
+	// Row is the row JSON (upserts).
+	Row json.RawMessage
+	// Keys are the index keys the row is in after the change (upserts).
+	Keys []string
+	// TTL is the version key's time to live.
+	TTL time.Duration
+}
+
+// Outcome is what the store did with a RowWrite.
+type Outcome int
+
+const (
+	// Applied: the write took effect.
+	Applied Outcome = iota + 1
+	// Stale: the stored version is as new or newer; nothing changed.
+	Stale
+)
+
+// Page is a page of an index hash.
+type Page struct {
+	// Rows maps business id to row JSON.
+	Rows map[string]json.RawMessage `json:"rows"`
+	// Cursor continues the scan; "0" when done.
+	Cursor string `json:"cursor"`
+}
+
+// Store keeps the index. The Redis backend (redisindex) and memindex implement it with the same
+// semantics, checked by indextest.RunStoreSuite. Implementations are safe for concurrent use.
+// Errors are *redstate.Error values: EINVALID, EUNAVAILABLE.
+type Store interface {
+	// Apply applies writes, each atomically (never half a write, never a row in an old and a
+	// new index key at once), in order, and returns each one's Outcome. Writes to the same row
+	// in one call are applied one after the other.
+	Apply(ctx context.Context, writes []RowWrite) ([]Outcome, error)
+
+	// Rows returns every row of index key (HGETALL); an absent key is an empty map.
+	Rows(ctx context.Context, key string) (map[string]json.RawMessage, error)
+
+	// RowsBatch returns Rows for each key, in order, in one round trip per node.
+	RowsBatch(ctx context.Context, keys []string) ([]map[string]json.RawMessage, error)
+
+	// Scan returns a page of about count rows of key from cursor ("0" or "" to start; HSCAN).
+	Scan(ctx context.Context, key, cursor string, count int) (Page, error)
+
+	// Dump returns every key matching pattern (a Keys.Pattern) with a canonical text of its
+	// value, for verification and tests: "string:<value>", "hash:<field>=<value>\n…" sorted,
+	// or "list:<length>".
+	// It is O(keys).
+	Dump(ctx context.Context, pattern string) (map[string]string, error)
+
+	// DeadLetter appends entry to the dead-letter list key, keeping the newest max entries.
+	DeadLetter(ctx context.Context, key string, entry []byte, max int) error
+}
+
+// VersionValue is the version key's value: "<version>|<stamp>".
+func VersionValue(v Version, stamp string) string { return string(v) + "|" + stamp }
+
+// Newer reports whether v is newer than the version in stored (a VersionValue).
+func Newer(v Version, stored string) bool {
+	cur, _, _ := strings.Cut(stored, "|")
+	return string(v) > cur
+}
+
+// CanonicalHash is Store.Dump's text of a hash: "hash:" then "field=value" lines sorted.
+func CanonicalHash(h map[string]json.RawMessage) string {
+	lines := make([]string, 0, len(h))
+	for f, v := range h {
+		lines = append(lines, f+"="+string(v))
+	}
+	sort.Strings(lines)
+	return "hash:" + strings.Join(lines, "\n")
+}
