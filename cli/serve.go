@@ -114,6 +114,12 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 		}
 	}()
 
+	idx, err := openIndexBackend(cfg, m, log)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = idx.close() }()
+
 	exec, err := openExecutorBackend(ctx, cfg, m, log)
 	if err != nil {
 		return err
@@ -138,7 +144,7 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 		MaxEventStreams:          cfg.Server.MaxEventStreams,
 		MaxEventStreamsPerClient: cfg.Server.MaxEventStreamsPerClient,
 	}, httpapi.Deps{Builds: backend.store, Ready: backend.ready, Reports: queues.reports, Queues: queues.admin,
-		ExecutorRunner: exec.runner, Degraded: func() []string {
+		ExecutorRunner: exec.runner, Index: idx.indexer, Degraded: func() []string {
 			if d := exec.degraded(); d != "" {
 				return []string{d}
 			}

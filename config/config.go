@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redstate/redstate/executor"
+	"github.com/redstate/redstate/index"
 )
 
 // Config is the whole configuration of the redstate server.
@@ -32,12 +33,27 @@ type Config struct {
 	Report Report `koanf:"report"`
 	// Executor configures the multi-tenant stage executor (seed 002).
 	Executor Executor `koanf:"executor"`
+	// Index configures the change-data-capture tag index (seed 001).
+	Index Index `koanf:"index"`
 	// DataDir is where embedded state lives on disk: the SQLite database (default
 	// "redstate-data", relative to the working directory; created on start).
 	DataDir string `koanf:"data-dir"`
 	// Database is the SQL database of the blocks whose source of truth is SQL (the report
 	// records, the feed).
 	Database Database `koanf:"database"`
+}
+
+// Index configures the CDC tag index (seed 001, package index).
+type Index struct {
+	// Prefix is the key prefix (default "las_im_data_sync", the seed's).
+	Prefix string `koanf:"prefix"`
+	// VersionTTL is how long a row's version key (its tombstone after a delete) lives after the
+	// row's last change (default 720h, the seed's 30 days).
+	VersionTTL time.Duration `koanf:"version-ttl"`
+	// DeadLetterMax bounds the list of changes that could not be applied (default 10000).
+	DeadLetterMax int `koanf:"dead-letter-max"`
+	// Tables are the indexed tables (none: the index routes answer 404).
+	Tables []index.TableSpec `koanf:"tables"`
 }
 
 // Database selects the SQL database (package sqldb).
@@ -493,6 +509,7 @@ func Default() Config {
 		},
 		Report:  Report{Delay: 2 * time.Second},
 		DataDir: DefaultDataDir,
+		Index:   Index{Prefix: index.DefaultPrefix, VersionTTL: index.DefaultVersionTTL, DeadLetterMax: index.DefaultDeadLetterMax, Tables: []index.TableSpec{}},
 		Executor: Executor{
 			Persistence: ExecutorPersistence{
 				OnRedisUnavailable: ExecutorDegrade,

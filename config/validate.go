@@ -17,6 +17,7 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/executor"
+	"github.com/redstate/redstate/index"
 	"github.com/redstate/redstate/queue"
 )
 
@@ -65,6 +66,7 @@ func (c Config) Validate() error {
 	}
 	c.Executor.validate(v, c.Redis.Configured())
 	c.checkQueueKeyspace(v)
+	c.Index.validate(v)
 	if c.Queue.RecordStore == RecordStoreRedis && !c.Redis.Configured() {
 		v.addf("queue.record-store", "is redis but no Redis is configured (set redis.url, redis.cluster-addrs or redis.sentinel, or use sql)")
 	}
@@ -546,5 +548,29 @@ func (e Executor) validate(v *validator, redisConfigured bool) {
 		if h.Timeout < 0 {
 			v.addf(key+".timeout", "must not be negative, got %s", h.Timeout)
 		}
+	}
+}
+
+func (x Index) validate(v *validator) {
+	if err := index.ValidatePrefix(x.Prefix); err != nil {
+		v.addf("index.prefix", "%s", redstate.ErrorMessage(err))
+	}
+	if x.VersionTTL < time.Second {
+		v.addf("index.version-ttl", "must be at least 1s, got %s", x.VersionTTL)
+	}
+	if x.DeadLetterMax < 1 {
+		v.addf("index.dead-letter-max", "must be at least 1, got %d", x.DeadLetterMax)
+	}
+	seen := map[string]int{}
+	for i, t := range x.Tables {
+		key := fmt.Sprintf("index.tables[%d]", i)
+		if err := t.Validate(); err != nil {
+			v.addf(key, "%s", redstate.ErrorMessage(err))
+		}
+		name := t.DB + "." + t.Table
+		if j, dup := seen[name]; dup {
+			v.addf(key, "table %s is also declared by index.tables[%d]", name, j)
+		}
+		seen[name] = i
 	}
 }

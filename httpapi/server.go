@@ -15,6 +15,7 @@ import (
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/executor"
+	"github.com/redstate/redstate/index"
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/report"
 )
@@ -80,6 +81,8 @@ type Deps struct {
 	// ExecutorRunner, when set, supplies the executor per request instead of Executor: an
 	// error (EUNAVAILABLE while the executor is degraded) is the answer.
 	ExecutorRunner func() (*executor.Runner, error)
+	// Index is the CDC tag index of seed 001 (/v1/index/...); nil: those routes answer 404.
+	Index *index.Indexer
 	// Degraded lists the blocks running degraded (e.g. the executor waiting for Redis); /readyz
 	// answers 503 while it is not empty. Nil: none.
 	Degraded func() []string
@@ -104,6 +107,7 @@ type server struct {
 	executor    *executor.Runner
 	execFn      func() (*executor.Runner, error)
 	degraded    func() []string
+	index       *index.Indexer
 }
 
 // New returns the HTTP handler of the API. It applies cfg's defaults and validates it: an
@@ -180,6 +184,7 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 		queues:      deps.Queues,
 		executor:    deps.Executor,
 		execFn:      deps.ExecutorRunner,
+		index:       deps.Index,
 		degraded:    deps.Degraded,
 	}
 	s.routes(promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{}))
@@ -198,6 +203,7 @@ func (s *server) routes(metricsHandler http.Handler) {
 	s.handle("GET /v1/builds", roleRead, s.listBuilds)
 	s.handle("GET /v1/projects/{projectId}/builds", roleRead, s.listProjectBuilds)
 	s.reportRoutes()
+	s.indexRoutes()
 	s.queueRoutes()
 	s.executorRoutes()
 	s.handle("GET /healthz", roleNone, s.healthz)

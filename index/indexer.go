@@ -53,7 +53,12 @@ type Indexer struct {
 	order  []string
 	// Skipped counts changes of undeclared tables and DDL, skipped without error.
 	Skipped atomic.Int64
+	// Unreadable counts events that could not be parsed at all (no table to count them on).
+	Unreadable atomic.Int64
 }
+
+// CountUnreadable adds n events that could not be parsed to Unreadable.
+func (ix *Indexer) CountUnreadable(n int) { ix.Unreadable.Add(int64(n)) }
 
 // New returns an Indexer over store for specs. Errors: EINVALID (a spec, the prefix, a
 // duplicate table, a table without HashTag on Cluster).

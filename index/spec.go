@@ -134,6 +134,9 @@ func (s TableSpec) Validate() error {
 			if !codeRE.MatchString(p.Code) {
 				add("dimensions[%d][%d].code %q must be 1..16 characters from [A-Za-z0-9_]", i, j, p.Code)
 			}
+			if p.Code == "cursor" || p.Code == "count" {
+				add("dimensions[%d][%d].code %q is reserved for query paging", i, j, p.Code)
+			}
 			if codes[p.Code] {
 				add("dimensions[%d]: code %q appears twice", i, p.Code)
 			}

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/redstate/redstate/redistest"
+)
+
+// indexConfig declares the seed's example table (hash-tagged so it also runs on Cluster).
+const indexConfig = `
+index:
+  tables:
+    - db: db1
+      table: table1
+      key: id
+      delete-column: yn
+      hash-tag: true
+      columns:
+        - {name: id, type: long}
+        - {name: lastAddrId, type: int}
+        - {name: categoryId, type: int}
+        - {name: brandId, type: "int?"}
+      dimensions:
+        - [{code: las, column: lastAddrId}, {code: cat, column: categoryId}, {code: bra, column: brandId}]
+        - [{code: las, column: lastAddrId}, {code: cat, column: categoryId}]
+`
+
+// TestServe_IndexOverHTTP feeds Canal events (insert, DDL, a bad value, an update moving a row,
+// a late update, a delete) through POST /v1/index/events and
+// queries the result, on memory and on Redis.
+func TestServe_IndexOverHTTP(t *testing.T) {
+	for _, backend := range []string{"memory", "redis"} {
+		t.Run(backend, func(t *testing.T) {
+			args := []string{"--config", writeConfig(t, indexConfig)}
+			if backend == "redis" {
+				args = append(args, "--redis", redistest.StartStandalone(t).URL)
+			}
+			base, logs, _, _ := startServe(t, args...)
+			if !strings.Contains(logs.String(), `"msg":"CDC index ready"`) {
+				t.Fatalf("no index:\n%s", logs)
+			}
+			canal := `{"format":"canal","events":[
+			  {"data":[{"id":"10001","lastAddrId":"72","categoryId":"870","brandId":"3987","yn":"1"},
+			           {"id":"10002","lastAddrId":"72","categoryId":"870","brandId":"1","yn":"1"}],
+			   "database":"db1","table":"table1","type":"INSERT","es":1700000000000,"id":1,"isDdl":false},
+			  {"database":"db1","table":"table1","type":"ALTER","es":1700000000000,"id":2,"isDdl":true},
+			  {"data":[{"id":"10003","lastAddrId":"x","categoryId":"870","yn":"1"}],"database":"db1","table":"table1","type":"INSERT","es":1700000000000,"id":3},
+			  {"data":[{"id":"10002","lastAddrId":"72","categoryId":"999","brandId":"1","yn":"1"}],"database":"db1","table":"table1","type":"UPDATE","es":1700000001000,"id":4},
+			  {"data":[{"id":"10001","lastAddrId":"72","categoryId":"870","brandId":"3987","yn":"1"}],"database":"db1","table":"table1","type":"UPDATE","es":1690000000000,"id":0}
+			]}`
+			status, body := request(t, http.MethodPost, base+"/v1/index/events", canal)
+			if status != http.StatusOK || !strings.Contains(body, `"applied":3`) || !strings.Contains(body, `"stale":1`) ||
+				!strings.Contains(body, `"skipped":1`) || !strings.Contains(body, `"failed":1`) || !strings.Contains(body, "lastAddrId") {
+				t.Fatalf("events = %d %s", status, body)
+			}
+			status, body = request(t, http.MethodGet, base+"/v1/index/db1/table1?las=72&cat=870", "")
+			if status != http.StatusOK || !strings.Contains(body, `"10001"`) || strings.Contains(body, `"10002"`) {
+				t.Fatalf("query = %d %s", status, body)
+			}
+			status, body = request(t, http.MethodGet, base+"/v1/index/db1/table1?bra=1", "")
+			if status != http.StatusBadRequest || !strings.Contains(body, "las+cat+bra, las+cat") {
+				t.Fatalf("unknown combination = %d %s", status, body)
+			}
+			del := `{"format":"canal","events":[{"data":[{"id":"10001"}],"database":"db1","table":"table1","type":"DELETE","es":1700000002000,"id":5}]}`
+			if status, body := request(t, http.MethodPost, base+"/v1/index/events", del); status != http.StatusOK || !strings.Contains(body, `"applied":1`) {
+				t.Fatalf("delete = %d %s", status, body)
+			}
+			status, body = request(t, http.MethodPost, base+"/v1/index/db1/table1/batch", `{"queries":[{"las":"72","cat":"870"},{"cat":"999","las":"72"}]}`)
+			if status != http.StatusOK || !strings.Contains(body, `{"results":[{"rows":{}},{"rows":{"10002"`) {
+				t.Fatalf("batch = %d %s", status, body)
+			}
+			status, body = request(t, http.MethodGet, base+"/v1/index/db1/table1?las=72&cat=999&count=10", "")
+			if status != http.StatusOK || !strings.Contains(body, `"cursor":"0"`) || !strings.Contains(body, `"10002"`) {
+				t.Fatalf("paged query = %d %s", status, body)
+			}
+			_, body = request(t, http.MethodGet, base+"/metrics", "")
+			if !strings.Contains(body, `redstate_index_events_total{outcome="applied",table="db1.table1"} 4`) ||
+				!strings.Contains(body, `redstate_index_events_total{outcome="failed",table="db1.table1"} 1`) {
+				t.Errorf("metrics:\n%s", body)
+			}
+		})
+	}
+}

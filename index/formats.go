@@ -1,0 +1,333 @@
+package index
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redstate/redstate"
+)
+
+// Event formats accepted by ParseEvents.
+const (
+	// FormatNative is redstate's own change JSON (see NativeEvent).
+	FormatNative = "native"
+	// FormatCanal is Alibaba Canal's flat message (data, old, type, es, ts, id, isDdl, pkNames).
+	FormatCanal = "canal"
+	// FormatDebezium is Debezium's change-event envelope (before, after, source, op, ts_ms),
+	// bare or inside {"schema", "payload"}.
+	FormatDebezium = "debezium"
+)
+
+// NativeEvent is one change in FormatNative.
+type NativeEvent struct {
+	// DB and Table name the declared table.
+	DB    string `json:"db"`
+	Table string `json:"table"`
+	// Op is insert, update, upsert, snapshot or delete.
+	Op string `json:"op"`
+	// Row maps columns to values (strings, numbers, booleans or null).
+	Row map[string]json.RawMessage `json:"row"`
+	// Version is one of {"commitLsn","lsn"} (PostgreSQL), {"file","pos","row"} (MySQL
+	// binlog) or {"tsMs","batch","row"} (time-ordered sources).
+	Version NativeVersion `json:"version"`
+	// Time is when the change happened at the source (RFC 3339), optional.
+	Time time.Time `json:"time"`
+}
+
+// NativeVersion is the version object of a NativeEvent.
+type NativeVersion struct {
+	CommitLSN string `json:"commitLsn"`
+	LSN       string `json:"lsn"`
+	File      string `json:"file"`
+	Pos       uint64 `json:"pos"`
+	Row       uint32 `json:"row"`
+	TsMs      int64  `json:"tsMs"`
+	Batch     uint64 `json:"batch"`
+}
+
+// version returns the Version the object names.
+func (v NativeVersion) version() (Version, error) {
+	switch {
+	case v.LSN != "":
+		lsn, err := ParseLSN(v.LSN)
+		if err != nil {
+			return "", err
+		}
+		commit := lsn
+		if v.CommitLSN != "" {
+			if commit, err = ParseLSN(v.CommitLSN); err != nil {
+				return "", err
+			}
+		}
+		return PostgresVersion(commit, lsn), nil
+	case v.File != "":
+		n, err := binlogNumber(v.File)
+		if err != nil {
+			return "", err
+		}
+		return BinlogVersion(n, v.Pos, v.Row), nil
+	case v.TsMs > 0:
+		return TimeVersion(v.TsMs, v.Batch, v.Row), nil
+	}
+	return "", redstate.Errorf(redstate.EINVALID, "version must give lsn (and commitLsn), file/pos/row, or tsMs/batch/row")
+}
+
+// binlogNumber is the sequence number of a binlog file name ("mysql-bin.000042" → 42).
+func binlogNumber(file string) (uint32, error) {
+	i := strings.LastIndexByte(file, '.')
+	n, err := strconv.ParseUint(file[i+1:], 10, 32)
+	if err != nil {
+		return 0, redstate.Errorf(redstate.EINVALID, "binlog file %q has no numeric suffix", file)
+	}
+	return uint32(n), nil
+}
+
+// Parsed is the outcome of ParseEvents: the changes, how many events were skipped (DDL) and the
+// events that could not be read (each message names the event's index).
+type Parsed struct {
+	Changes []Change
+	Skipped int
+	Errors  []string
+}
+
+// ParseEvents reads a JSON array of events in format (see ParseEventList).
+// Errors: EINVALID (unknown format, body not a JSON array).
+func ParseEvents(format string, body []byte) (Parsed, error) {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return Parsed{}, redstate.Errorf(redstate.EINVALID, "events must be a JSON array: %v", err)
+	}
+	return ParseEventList(format, raw)
+}
+
+// ParseEventList reads events in format. A malformed event is reported in Errors and never
+// stops the others; DDL is skipped and counted. Errors: EINVALID (unknown format).
+func ParseEventList(format string, raw []json.RawMessage) (Parsed, error) {
+	switch format {
+	case "", FormatNative, FormatCanal, FormatDebezium:
+	default:
+		return Parsed{}, redstate.Errorf(redstate.EINVALID, "unknown event format %q: use native, canal or debezium", format)
+	}
+	var p Parsed
+	for i, ev := range raw {
+		var (
+			changes []Change
+			skipped bool
+			err     error
+		)
+		switch format {
+		case "", FormatNative:
+			changes, err = parseNative(ev)
+		case FormatCanal:
+			changes, skipped, err = parseCanal(ev)
+		case FormatDebezium:
+			changes, skipped, err = parseDebezium(ev)
+		}
+		switch {
+		case err != nil:
+			p.Errors = append(p.Errors, fmt.Sprintf("event %d: %s", i, redstate.ErrorMessage(err)))
+		case skipped:
+			p.Skipped++
+		default:
+			p.Changes = append(p.Changes, changes...)
+		}
+	}
+	return p, nil
+}
+
+func parseNative(raw json.RawMessage) ([]Change, error) {
+	var ev NativeEvent
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		return nil, redstate.Errorf(redstate.EINVALID, "not a native event: %v", err)
+	}
+	op, err := opOf(ev.Op)
+	if err != nil {
+		return nil, err
+	}
+	v, err := ev.Version.version()
+	if err != nil {
+		return nil, err
+	}
+	row, err := textRow(ev.Row)
+	if err != nil {
+		return nil, err
+	}
+	return []Change{{DB: ev.DB, Table: ev.Table, Op: op, Row: row, Version: v, Time: ev.Time}}, nil
+}
+
+// opOf maps an operation name of any format to an Op.
+func opOf(s string) (Op, error) {
+	switch strings.ToLower(s) {
+	case "insert", "update", "upsert", "snapshot", "c", "u", "r":
+		return OpUpsert, nil
+	case "delete", "d":
+		return OpDelete, nil
+	}
+	return "", redstate.Errorf(redstate.EINVALID, "unknown change op %q", s)
+}
+
+// textRow turns JSON column values into the text values converters read: strings as they are,
+// numbers by their literal, booleans as true/false, null as NULL, objects and arrays as JSON.
+func textRow(in map[string]json.RawMessage) (map[string]*string, error) {
+	out := make(map[string]*string, len(in))
+	for col, v := range in {
+		v = bytes.TrimSpace(v)
+		switch {
+		case len(v) == 0 || string(v) == "null":
+			out[col] = nil
+		case v[0] == '"':
+			var s string
+			if err := json.Unmarshal(v, &s); err != nil {
+				return nil, redstate.Errorf(redstate.EINVALID, "column %s: %v", col, err)
+			}
+			out[col] = &s
+		default:
+			s := string(v)
+			out[col] = &s
+		}
+	}
+	return out, nil
+}
+
+// canalMessage is Canal's flat message.
+type canalMessage struct {
+	Data     []map[string]json.RawMessage `json:"data"`
+	Database string                       `json:"database"`
+	Table    string                       `json:"table"`
+	Type     string                       `json:"type"`
+	Es       int64                        `json:"es"`
+	Ts       int64                        `json:"ts"`
+	ID       uint64                       `json:"id"`
+	IsDdl    bool                         `json:"isDdl"`
+}
+
+// parseCanal reads a flat message: one change per row of data, versioned by (es, id, row
+// index): Canal gives no binlog position in flat messages, es has the binlog's 1-second
+// resolution, and id (the message id) increases per Canal instance, breaking ties.
+func parseCanal(raw json.RawMessage) ([]Change, bool, error) {
+	var m canalMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, false, redstate.Errorf(redstate.EINVALID, "not a Canal flat message: %v", err)
+	}
+	if m.IsDdl {
+		return nil, true, nil
+	}
+	var op Op
+	switch strings.ToUpper(m.Type) {
+	case "INSERT", "UPDATE":
+		op = OpUpsert
+	case "DELETE":
+		op = OpDelete
+	default:
+		return nil, true, nil // QUERY, CREATE, ALTER, …: not row changes
+	}
+	if m.Es <= 0 {
+		return nil, false, redstate.Errorf(redstate.EINVALID, "Canal message has no es (event time)")
+	}
+	changes := make([]Change, 0, len(m.Data))
+	for i, d := range m.Data {
+		row, err := textRow(d)
+		if err != nil {
+			return nil, false, err
+		}
+		changes = append(changes, Change{DB: m.Database, Table: m.Table, Op: op, Row: row,
+			Version: TimeVersion(m.Es, m.ID, uint32(i)), Time: time.UnixMilli(m.Es).UTC()})
+	}
+	return changes, false, nil
+}
+
+// debeziumEvent is Debezium's envelope.
+type debeziumEvent struct {
+	Before map[string]json.RawMessage `json:"before"`
+	After  map[string]json.RawMessage `json:"after"`
+	Source struct {
+		DB       string          `json:"db"`
+		Table    string          `json:"table"`
+		LSN      *uint64         `json:"lsn"`
+		Sequence string          `json:"sequence"`
+		File     string          `json:"file"`
+		Pos      uint64          `json:"pos"`
+		Row      uint32          `json:"row"`
+		TsMs     int64           `json:"ts_ms"`
+		Snapshot json.RawMessage `json:"snapshot"`
+	} `json:"source"`
+	Op   string `json:"op"`
+	TsMs int64  `json:"ts_ms"`
+}
+
+// parseDebezium reads an envelope (bare, or the payload of {"schema","payload"}). Versions:
+// PostgreSQL from source.sequence ["<last commit LSN>","<LSN>"] (else the LSN alone), MySQL
+// from source file/pos/row. A delete's row is its before image (only the key is needed).
+func parseDebezium(raw json.RawMessage) ([]Change, bool, error) {
+	var wrapped struct {
+		Payload json.RawMessage `json:"payload"`
+	}
+	if err := json.Unmarshal(raw, &wrapped); err == nil && len(wrapped.Payload) > 0 && string(wrapped.Payload) != "null" {
+		raw = wrapped.Payload
+	}
+	var ev debeziumEvent
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		return nil, false, redstate.Errorf(redstate.EINVALID, "not a Debezium change event: %v", err)
+	}
+	if ev.Op == "" {
+		return nil, true, nil // schema change or heartbeat
+	}
+	op, err := opOf(ev.Op)
+	if err != nil {
+		return nil, false, err
+	}
+	image := ev.After
+	if op == OpDelete {
+		image = ev.Before
+	}
+	if image == nil {
+		return nil, false, redstate.Errorf(redstate.EINVALID, "Debezium %q event has no %s image", ev.Op, map[bool]string{true: "before", false: "after"}[op == OpDelete])
+	}
+	row, err := textRow(image)
+	if err != nil {
+		return nil, false, err
+	}
+	var v Version
+	src := ev.Source
+	switch {
+	case src.Sequence != "":
+		var seq []*string
+		if err := json.Unmarshal([]byte(src.Sequence), &seq); err != nil || len(seq) != 2 || seq[1] == nil {
+			return nil, false, redstate.Errorf(redstate.EINVALID, "Debezium source.sequence %q is not [commitLsn, lsn]", src.Sequence)
+		}
+		lsn, err := strconv.ParseUint(*seq[1], 10, 64)
+		if err != nil {
+			return nil, false, redstate.Errorf(redstate.EINVALID, "Debezium source.sequence LSN %q", *seq[1])
+		}
+		commit := lsn
+		if seq[0] != nil {
+			if commit, err = strconv.ParseUint(*seq[0], 10, 64); err != nil {
+				return nil, false, redstate.Errorf(redstate.EINVALID, "Debezium source.sequence commit LSN %q", *seq[0])
+			}
+		}
+		v = PostgresVersion(commit, lsn)
+	case src.LSN != nil:
+		v = PostgresVersion(*src.LSN, *src.LSN)
+	case src.File != "":
+		n, err := binlogNumber(src.File)
+		if err != nil {
+			return nil, false, err
+		}
+		v = BinlogVersion(n, src.Pos, src.Row)
+	default:
+		return nil, false, redstate.Errorf(redstate.EINVALID, "Debezium source has no lsn, sequence or file/pos")
+	}
+	ts := src.TsMs
+	if ts == 0 {
+		ts = ev.TsMs
+	}
+	var at time.Time
+	if ts > 0 {
+		at = time.UnixMilli(ts).UTC()
+	}
+	return []Change{{DB: src.DB, Table: src.Table, Op: op, Row: row, Version: v, Time: at}}, false, nil
+}
