@@ -29,6 +29,7 @@ func NewBenchCommand() *cobra.Command {
 	cmd.AddCommand(newBenchBuildStatusCommand())
 	cmd.AddCommand(newBenchQueueCommand())
 	cmd.AddCommand(newBenchExecutorCommands()...)
+	cmd.AddCommand(newBenchIndexCommand())
 	return cmd
 }
 

@@ -55,6 +55,8 @@ type Page struct {
 
 // Store keeps the index. The Redis backend (redisindex) and memindex implement it with the same
 // semantics, checked by indextest.RunStoreSuite. Implementations are safe for concurrent use.
+// Rows returned by Rows, RowsBatch and Scan are read-only: they may share memory with the
+// reply (no copy on the query path).
 // Errors are *redstate.Error values: EINVALID, EUNAVAILABLE.
 type Store interface {
 	// Apply applies writes, each atomically (never half a write, never a row in an old and a

@@ -2,18 +2,18 @@ package redisindex
 
 import "github.com/redis/go-redis/v9"
 
-// applyScript is one row change (index.RowWrite), atomically: the version compare-and-set,
-// then the seed's steps 6-7. The caller read the relation key before and passes what it read:
-// if the relation changed since (another change of the row won the race), nothing is done and
-// -1 asks the caller to read again, so the old index keys passed in KEYS are always the ones
-// the row is in.
+// applyScript is one row change (index.RowWrite), atomically: the version compare-and-set, then
+// the seed's steps 5-7. It reads the row's relation key itself and removes the row from the
+// index keys listed there (the keys it is in), which are not in KEYS: they are derived from the
+// data, exactly like the seed's step 5. That is legal on a standalone server and, because every
+// key of a table shares the table's hash tag there, on Cluster too (the same slot, the same
+// node); the Indexer refuses untagged tables on Cluster. Reading the relation inside the script
+// saves a round trip per batch and needs no compare-and-set on the relation.
 //
-// KEYS[1] version key, KEYS[2] relation key, KEYS[3 .. 2+nOld] old index keys (from the
-// relation), KEYS[3+nOld ..] new index keys.
+// KEYS[1] version key, KEYS[2] relation key, KEYS[3..] the row's index keys after the change.
 // ARGV[1] id, ARGV[2] version, ARGV[3] version value ("<version>|<stamp>"), ARGV[4] "1" for a
-// delete, ARGV[5] row JSON, ARGV[6] version TTL ms, ARGV[7] relation as read ("" if none),
-// ARGV[8] nOld, ARGV[9] new relation JSON.
-// Returns 1 applied, 0 stale, -1 relation changed.
+// delete, ARGV[5] row JSON, ARGV[6] version TTL ms, ARGV[7] new relation JSON.
+// Returns 1 applied, 0 stale.
 var applyScript = redis.NewScript(`
 local cur = redis.call('GET', KEYS[1])
 if cur then
@@ -21,19 +21,21 @@ if cur then
   if sep then cur = string.sub(cur, 1, sep - 1) end
   if not (ARGV[2] > cur) then return 0 end
 end
-local rel = redis.call('GET', KEYS[2]) or ''
-if rel ~= ARGV[7] then return -1 end
-local nOld = tonumber(ARGV[8])
-local isNew = {}
-for i = 3 + nOld, #KEYS do isNew[KEYS[i]] = true end
-for i = 3, 2 + nOld do
-  if ARGV[4] == '1' or not isNew[KEYS[i]] then redis.call('HDEL', KEYS[i], ARGV[1]) end
+local rel = redis.call('GET', KEYS[2])
+if rel then
+  local isNew = {}
+  if ARGV[4] ~= '1' then
+    for i = 3, #KEYS do isNew[KEYS[i]] = true end
+  end
+  for _, k in ipairs(cjson.decode(rel)) do
+    if not isNew[k] then redis.call('HDEL', k, ARGV[1]) end
+  end
 end
 if ARGV[4] == '1' then
   redis.call('DEL', KEYS[2])
 else
-  for i = 3 + nOld, #KEYS do redis.call('HSET', KEYS[i], ARGV[1], ARGV[5]) end
-  redis.call('SET', KEYS[2], ARGV[9])
+  for i = 3, #KEYS do redis.call('HSET', KEYS[i], ARGV[1], ARGV[5]) end
+  redis.call('SET', KEYS[2], ARGV[7])
 end
 redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[6])
 return 1

@@ -1,5 +1,5 @@
 // Package redisindex is the Redis index.Store: each row change is one Lua script (version
-// compare-and-set, relation check, HDEL/HSET, SET), pipelined per batch. On Redis Cluster every
+// compare-and-set, the relation read, HDEL/HSET, SET), pipelined per batch. On Redis Cluster every
 // key of a table must share a hash tag (index.TableSpec.HashTag) so that script runs in one
 // slot.
 package redisindex
@@ -8,9 +8,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sort"
 	"strconv"
 	"sync"
+	"unsafe"
 
 	"github.com/redis/go-redis/v9"
 
@@ -19,9 +19,6 @@ import (
 	"github.com/redstate/redstate/internal/rediserr"
 	"github.com/redstate/redstate/internal/redisscript"
 )
-
-// maxRelationRetries bounds how often a write re-reads a relation that changed under it.
-const maxRelationRetries = 50
 
 // Store is the Redis index.Store. It is safe for concurrent use.
 type Store struct {
@@ -39,99 +36,33 @@ func IsCluster(client redis.UniversalClient) bool {
 	return ok
 }
 
-// Apply implements index.Store. Round trips per batch: one pipeline of GETs of the relation
-// keys, one pipeline of scripts; a write whose relation changed meanwhile (another write of the
-// same row earlier in the batch, or a concurrent writer) is retried on its own. Writes to the
-// same row keep their order: a row's later write waits for its earlier one.
+// Apply implements index.Store: one pipeline of scripts (one round trip per node), executed
+// by Redis in order, so several writes to one row in a batch apply one after the other.
 func (s *Store) Apply(ctx context.Context, writes []index.RowWrite) ([]index.Outcome, error) {
-	out := make([]index.Outcome, len(writes))
-	// Writes to a row already written in this pass wait for the next pass, keeping order.
-	pending := make([]int, len(writes))
-	for i := range writes {
-		pending[i] = i
+	calls := make([]redisscript.Call, len(writes))
+	for i, w := range writes {
+		keys, args := scriptArgs(w)
+		calls[i] = redisscript.Call{Keys: keys, Args: args}
 	}
-	for attempt := 0; len(pending) > 0; attempt++ {
-		if attempt > maxRelationRetries+len(writes) {
-			return out, redstate.Errorf(redstate.EUNAVAILABLE, "index apply: relation keys keep changing under concurrent writers; retry")
-		}
-		pass, later := splitByRow(writes, pending)
-		rels, err := s.readRelations(ctx, writes, pass)
+	out := make([]index.Outcome, len(writes))
+	for i, cmd := range redisscript.RunPipelined(ctx, s.client, applyScript, calls) {
+		n, err := cmd.Int64()
 		if err != nil {
-			return out, err
+			return out, rediserr.Map(err, "index apply")
 		}
-		calls := make([]redisscript.Call, len(pass))
-		for j, i := range pass {
-			keys, args := scriptArgs(writes[i], rels[j])
-			calls[j] = redisscript.Call{Keys: keys, Args: args}
+		if n == 1 {
+			out[i] = index.Applied
+		} else {
+			out[i] = index.Stale
 		}
-		cmds := redisscript.RunPipelined(ctx, s.client, applyScript, calls)
-		var retry []int
-		for j, i := range pass {
-			n, err := cmds[j].Int64()
-			if err != nil {
-				return out, rediserr.Map(err, "index apply")
-			}
-			switch n {
-			case 1:
-				out[i] = index.Applied
-			case 0:
-				out[i] = index.Stale
-			default:
-				retry = append(retry, i)
-			}
-		}
-		pending = append(retry, later...)
-		sort.Ints(pending)
 	}
 	return out, nil
 }
 
-// splitByRow returns the pending writes whose row has no earlier pending write (pass) and the
-// others (later).
-func splitByRow(writes []index.RowWrite, pending []int) (pass, later []int) {
-	seen := map[string]bool{}
-	for _, i := range pending {
-		if seen[writes[i].RelationKey] {
-			later = append(later, i)
-			continue
-		}
-		seen[writes[i].RelationKey] = true
-		pass = append(pass, i)
-	}
-	return pass, later
-}
-
-// readRelations GETs the relation key of every write in pass, in one pipeline ("" if absent).
-func (s *Store) readRelations(ctx context.Context, writes []index.RowWrite, pass []int) ([]string, error) {
-	cmds, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, i := range pass {
-			p.Get(ctx, writes[i].RelationKey)
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, rediserr.Map(err, "index read relations")
-	}
-	rels := make([]string, len(pass))
-	for j, c := range cmds {
-		v, err := c.(*redis.StringCmd).Result()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			return nil, rediserr.Map(err, "index read relations")
-		}
-		rels[j] = v
-	}
-	return rels, nil
-}
-
-// scriptArgs builds applyScript's KEYS and ARGV for w, given its relation as read.
-func scriptArgs(w index.RowWrite, rel string) ([]string, []any) {
-	var old []string
-	if rel != "" {
-		_ = json.Unmarshal([]byte(rel), &old)
-	}
-	keys := make([]string, 0, 2+len(old)+len(w.Keys))
+// scriptArgs builds applyScript's KEYS and ARGV for w.
+func scriptArgs(w index.RowWrite) ([]string, []any) {
+	keys := make([]string, 0, 2+len(w.Keys))
 	keys = append(keys, w.VersionKey, w.RelationKey)
-	keys = append(keys, old...)
 	keys = append(keys, w.Keys...)
 	del, newRel := "0", []byte("[]")
 	if w.Delete {
@@ -144,7 +75,7 @@ func scriptArgs(w index.RowWrite, rel string) ([]string, []any) {
 		ttl = 1
 	}
 	return keys, []any{w.ID, string(w.Version), index.VersionValue(w.Version, w.Stamp), del, string(w.Row),
-		strconv.FormatInt(ttl, 10), rel, strconv.Itoa(len(old)), string(newRel)}
+		strconv.FormatInt(ttl, 10), string(newRel)}
 }
 
 // Rows implements index.Store.
@@ -273,10 +204,13 @@ func (s *Store) DeadLetter(ctx context.Context, key string, entry []byte, max in
 	return rediserr.Map(deadLetterScript.Run(ctx, s.client, []string{key}, string(entry), max).Err(), "index dead letter")
 }
 
+// rawRows converts a reply without copying the values: each json.RawMessage shares the
+// memory of the reply's string (go-redis allocates it per reply and never reuses it). Callers
+// must not modify the returned rows (the index.Store contract).
 func rawRows(m map[string]string) map[string]json.RawMessage {
 	out := make(map[string]json.RawMessage, len(m))
 	for f, v := range m {
-		out[f] = json.RawMessage(v)
+		out[f] = json.RawMessage(unsafe.Slice(unsafe.StringData(v), len(v)))
 	}
 	return out
 }

@@ -1,0 +1,313 @@
+// Package indexbench benchmarks the CDC tag index (index/redisindex through index.Indexer)
+// against the seed's own algorithm on the same go-redis client in the same run:
+//
+//	apply  a generated change stream (inserts, updates that move rows between index keys,
+//	       deletes) applied by ours (batched, one Lua script per row with the version check)
+//	       vs the seed's algorithm per event (GET relation, then a pipeline of HDEL/HSET/SET,
+//	       no version check), events/s over the whole stream
+//	query  Indexer.Query (key from conditions, HGETALL) vs raw HGETALL of the same keys
+//
+// Both apply the same stream with the same concurrency; a row's events always go to the same
+// client, in order.
+package indexbench
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate/bench"
+	"github.com/redstate/redstate/index"
+	"github.com/redstate/redstate/index/redisindex"
+)
+
+// Options configure a run. Zero values take the defaults noted.
+type Options struct {
+	// Client is the Redis client shared by ours and the baseline (required).
+	Client redis.UniversalClient
+	// Rows is the number of rows of the generated table (default 100,000).
+	Rows int
+	// Clients is the number of concurrent appliers and queriers (default 8).
+	Clients int
+	// Batch is how many events ours applies per call (default 256).
+	Batch int
+	// QueryDuration is the measured time of the query comparison per implementation (default 5s).
+	QueryDuration time.Duration
+	// Progress receives progress lines (nil: none).
+	Progress io.Writer
+}
+
+// Measurement is the outcome of one comparison.
+type Measurement struct {
+	// Name is "index.apply" or "index.query".
+	Name string
+	// Ours and Baseline are operations per second (events/s or queries/s).
+	Ours, Baseline float64
+	// Events is the stream length (apply only).
+	Events int
+	// OursStale counts events ours skipped as stale (0 for an in-order stream).
+	OursStale int
+}
+
+// Ratio is Ours/Baseline.
+func (m Measurement) Ratio() float64 {
+	if m.Baseline == 0 {
+		return 0
+	}
+	return m.Ours / m.Baseline
+}
+
+// ResultLine is the machine-readable line: RESULT <name> ours=<x> baseline=<y> ratio=<r>.
+func (m Measurement) ResultLine() string {
+	return fmt.Sprintf("RESULT %s ours=%.0f baseline=%.0f ratio=%.2f", m.Name, m.Ours, m.Baseline, m.Ratio())
+}
+
+// table is the benchmark's table: the seed's las/cat/bra example.
+func table(hashTag bool) index.TableSpec {
+	return index.TableSpec{
+		DB: "bench", Table: "items", Key: "id", DeleteColumn: "yn", HashTag: hashTag,
+		Columns: []index.Column{{Name: "id", Type: index.TypeLong}, {Name: "lastAddrId", Type: index.TypeInt},
+			{Name: "categoryId", Type: index.TypeInt}, {Name: "brandId", Type: index.TypeInt}, {Name: "name", Type: index.TypeString}},
+		Dimensions: [][]index.Part{
+			{{Code: "las", Column: "lastAddrId"}, {Code: "cat", Column: "categoryId"}, {Code: "bra", Column: "brandId"}},
+			{{Code: "las", Column: "lastAddrId"}, {Code: "cat", Column: "categoryId"}},
+		},
+	}
+}
+
+// Run generates the stream, measures apply and query, removes the keys and returns the two
+// measurements.
+func Run(ctx context.Context, opts Options) ([]Measurement, error) {
+	if opts.Client == nil {
+		return nil, fmt.Errorf("indexbench: a Redis client is required")
+	}
+	if opts.Rows <= 0 {
+		opts.Rows = 100000
+	}
+	if opts.Clients <= 0 {
+		opts.Clients = 8
+	}
+	if opts.Batch <= 0 {
+		opts.Batch = 256
+	}
+	if opts.QueryDuration <= 0 {
+		opts.QueryDuration = 5 * time.Second
+	}
+	cluster := redisindex.IsCluster(opts.Client)
+	ns := make([]byte, 6)
+	_, _ = crand.Read(ns)
+	prefix := "bench-" + hex.EncodeToString(ns)
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer cancel()
+		n, err := bench.UnlinkPrefix(cctx, opts.Client, prefix)
+		progressf(opts.Progress, "cleanup: unlinked %d keys under %s\n", n, prefix)
+		if err != nil {
+			progressf(opts.Progress, "cleanup failed: %v\n", err)
+		}
+	}()
+	ix, err := index.New(redisindex.New(opts.Client), []index.TableSpec{table(cluster)}, index.Options{Prefix: prefix + "-ours", Cluster: cluster})
+	if err != nil {
+		return nil, err
+	}
+	// The baseline writes the seed's layout under its own prefix, with the same keys module.
+	seedKeys := index.NewKeys(prefix+"-seed", "bench", "items", cluster)
+
+	streams := generate(opts.Rows, opts.Clients)
+	events := 0
+	for _, s := range streams {
+		events += len(s)
+	}
+	progressf(opts.Progress, "apply: %d rows, %d events, %d clients (ours: batches of %d)\n", opts.Rows, events, opts.Clients, opts.Batch)
+
+	oursStart := time.Now()
+	var stale, applied int
+	var mu sync.Mutex
+	if err := parallel(opts.Clients, func(c int) error {
+		s := streams[c]
+		for i := 0; i < len(s); i += opts.Batch {
+			res, err := ix.Apply(ctx, s[i:min(i+opts.Batch, len(s))])
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			stale += res.Stale
+			applied += res.Applied
+			mu.Unlock()
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("ours: %w", err)
+	}
+	oursElapsed := time.Since(oursStart)
+	progressf(opts.Progress, "apply/ours: %d applied, %d stale in %s\n", applied, stale, oursElapsed.Round(time.Millisecond))
+
+	spec := table(cluster)
+	baseStart := time.Now()
+	if err := parallel(opts.Clients, func(c int) error {
+		for _, ch := range streams[c] {
+			if err := seedApply(ctx, opts.Client, seedKeys, spec, ch); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("baseline: %w", err)
+	}
+	baseElapsed := time.Since(baseStart)
+	progressf(opts.Progress, "apply/seed: %s\n", baseElapsed.Round(time.Millisecond))
+	out := []Measurement{{Name: "index.apply", Events: events, OursStale: stale,
+		Ours: float64(events) / oursElapsed.Seconds(), Baseline: float64(events) / baseElapsed.Seconds()}}
+
+	// Query: random las/cat combinations present in the data.
+	progressf(opts.Progress, "query: ours vs raw HGETALL, %d clients, %s each, alternating\n", opts.Clients, opts.QueryDuration)
+	rngs := make([]*rand.Rand, opts.Clients)
+	for c := range rngs {
+		rngs[c] = rand.New(rand.NewPCG(uint64(c)+7, 11))
+	}
+	keyOf := func(las, cat int) string {
+		l, c := strconv.Itoa(las), strconv.Itoa(cat)
+		k, _ := ix.QueryKey("bench", "items", map[string]string{"las": l, "cat": c})
+		return k
+	}
+	ours := func(ctx context.Context, c int, _ int64) error {
+		r := rngs[c]
+		_, err := ix.Query(ctx, "bench", "items", map[string]string{"las": strconv.Itoa(1 + r.IntN(lasValues)), "cat": strconv.Itoa(1 + r.IntN(catValues))})
+		return err
+	}
+	raw := func(ctx context.Context, c int, _ int64) error {
+		r := rngs[c]
+		return opts.Client.HGetAll(ctx, keyOf(1+r.IntN(lasValues), 1+r.IntN(catValues))).Err()
+	}
+	o, b := bench.RunPair(ctx, "query/ours", "query/raw", bench.Config{Clients: opts.Clients, Duration: opts.QueryDuration, Progress: opts.Progress}, ours, raw)
+	for _, res := range []*bench.Result{o, b} {
+		if res.Errors > 0 {
+			return out, fmt.Errorf("%s: %d queries failed, first: %w", res.Name, res.Errors, res.FirstErr)
+		}
+	}
+	out = append(out, Measurement{Name: "index.query", Ours: o.OpsPerSec(), Baseline: b.OpsPerSec()})
+	return out, nil
+}
+
+// Value domains of the generated rows.
+const (
+	lasValues = 50
+	catValues = 20
+	braValues = 10
+)
+
+// generate builds the change stream, split by row over clients: every row is inserted, half
+// of them are then updated to another category (moving between index keys), a tenth deleted.
+// Versions increase along the stream.
+func generate(rows, clients int) [][]index.Change {
+	r := rand.New(rand.NewPCG(1, 2))
+	out := make([][]index.Change, clients)
+	v := uint64(0)
+	next := func() index.Version { v++; return index.BinlogVersion(1, v, 0) }
+	mk := func(id, las, cat, bra int, op index.Op) index.Change {
+		s := func(n int) *string { x := strconv.Itoa(n); return &x }
+		return index.Change{DB: "bench", Table: "items", Op: op, Version: next(), Time: time.Now(),
+			Row: map[string]*string{"id": s(id), "lastAddrId": s(las), "categoryId": s(cat), "brandId": s(bra), "name": index.Str("item-" + strconv.Itoa(id)), "yn": index.Str("1")}}
+	}
+	type state struct{ las, cat, bra int }
+	st := make([]state, rows+1)
+	for id := 1; id <= rows; id++ {
+		st[id] = state{1 + r.IntN(lasValues), 1 + r.IntN(catValues), 1 + r.IntN(braValues)}
+		out[id%clients] = append(out[id%clients], mk(id, st[id].las, st[id].cat, st[id].bra, index.OpUpsert))
+	}
+	for id := 1; id <= rows; id += 2 {
+		st[id].cat = 1 + (st[id].cat % catValues)
+		out[id%clients] = append(out[id%clients], mk(id, st[id].las, st[id].cat, st[id].bra, index.OpUpsert))
+	}
+	for id := 1; id <= rows; id += 10 {
+		out[id%clients] = append(out[id%clients], mk(id, st[id].las, st[id].cat, st[id].bra, index.OpDelete))
+	}
+	return out
+}
+
+// seedApply is the seed's algorithm for one event (its steps 5-7): GET the relation key, then
+// one pipeline of HDEL (keys left, or all on delete), HSET (current keys), SET relation, SET
+// version — no version check.
+func seedApply(ctx context.Context, c redis.UniversalClient, k index.Keys, spec index.TableSpec, ch index.Change) error {
+	id := *ch.Row["id"]
+	rel, err := c.Get(ctx, k.Relation(id)).Result()
+	if err != nil && err != redis.Nil {
+		return err
+	}
+	var old []string
+	if rel != "" {
+		_ = json.Unmarshal([]byte(rel), &old)
+	}
+	var cur []string
+	for _, d := range spec.Dimensions {
+		vals := make([]*string, len(d))
+		for i, p := range d {
+			vals[i] = ch.Row[p.Column]
+		}
+		cur = append(cur, k.Index(d, vals))
+	}
+	row, _ := json.Marshal(ch.Row)
+	_, err = c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if ch.Op == index.OpDelete {
+			for _, key := range old {
+				p.HDel(ctx, key, id)
+			}
+			p.Del(ctx, k.Relation(id))
+			return nil
+		}
+		for _, key := range old {
+			if !contains(cur, key) {
+				p.HDel(ctx, key, id)
+			}
+		}
+		for _, key := range cur {
+			p.HSet(ctx, key, id, row)
+		}
+		relJSON, _ := json.Marshal(cur)
+		p.Set(ctx, k.Relation(id), relJSON, 0)
+		p.Set(ctx, k.Version(id), ch.Time.UnixMilli(), 30*24*time.Hour)
+		return nil
+	})
+	return err
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// parallel runs f for clients 0..n-1 concurrently and returns the first error.
+func parallel(n int, f func(c int) error) error {
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for c := range n {
+		wg.Go(func() { errs <- f(c) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func progressf(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, format, args...)
+	}
+}

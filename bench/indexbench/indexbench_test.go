@@ -1,0 +1,62 @@
+package indexbench
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redstate/redstate/index"
+	"github.com/redstate/redstate/redistest"
+)
+
+func TestRun_SmokeAgainstRealRedis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs redis-server")
+	}
+	for _, topo := range []string{"standalone", "cluster"} {
+		t.Run(topo, func(t *testing.T) {
+			var progress bytes.Buffer
+			opts := Options{Rows: 2000, Clients: 4, Batch: 64, QueryDuration: 200 * time.Millisecond, Progress: &progress}
+			if topo == "cluster" {
+				opts.Client = redistest.StartCluster(t, 3).Client(t)
+			} else {
+				opts.Client = redistest.StartStandalone(t).Client(t)
+			}
+			ms, err := Run(context.Background(), opts)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, progress.String())
+			}
+			if len(ms) != 2 || ms[0].Name != "index.apply" || ms[0].Events != 3200 || ms[0].OursStale != 0 || ms[0].Ours == 0 || ms[0].Baseline == 0 ||
+				ms[1].Name != "index.query" || ms[1].Ours == 0 || !strings.HasPrefix(ms[1].ResultLine(), "RESULT index.query ours=") {
+				t.Fatalf("measurements %+v\n%s", ms, progress.String())
+			}
+			if !strings.Contains(progress.String(), "cleanup: unlinked") {
+				t.Errorf("no cleanup:\n%s", progress.String())
+			}
+		})
+	}
+}
+
+// TestGenerate_StreamShape: every row inserted, half moved, a tenth deleted, versions
+// increasing per client.
+func TestGenerate_StreamShape(t *testing.T) {
+	streams := generate(1000, 3)
+	n := 0
+	for _, s := range streams {
+		for i := 1; i < len(s); i++ {
+			if s[i].Version <= s[i-1].Version {
+				t.Fatal("versions do not increase along a client's stream")
+			}
+		}
+		for _, ch := range s {
+			if ch.Op == index.OpDelete {
+				n++
+			}
+		}
+	}
+	if total := len(streams[0]) + len(streams[1]) + len(streams[2]); total != 1600 || n != 100 {
+		t.Fatalf("%d events, %d deletes", total, n)
+	}
+}
