@@ -1,13 +1,18 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/index"
 	"github.com/redstate/redstate/index/memindex"
 	"github.com/redstate/redstate/index/redisindex"
+	"github.com/redstate/redstate/index/streamsource"
 	"github.com/redstate/redstate/internal/metrics"
 	"github.com/redstate/redstate/redisconn"
 )
@@ -15,7 +20,18 @@ import (
 // indexBackend is the CDC tag index as serve runs it.
 type indexBackend struct {
 	indexer *index.Indexer
+	// streams is the Redis Streams source, nil when index.streams.keys is empty.
+	streams *streamsource.Source
 	close   func() error
+}
+
+// start runs the sources until ctx ends; wait blocks until they returned.
+func (ib *indexBackend) start(ctx context.Context) (wait func()) {
+	var wg sync.WaitGroup
+	if ib.streams != nil {
+		wg.Go(func() { _ = ib.streams.Run(ctx) })
+	}
+	return wg.Wait
 }
 
 // openIndexBackend builds the index of cfg.Index.Tables (nil indexer when none are declared):
@@ -27,13 +43,14 @@ func openIndexBackend(cfg config.Config, m *metrics.Metrics, log *slog.Logger) (
 	}
 	opts := index.Options{Prefix: cfg.Index.Prefix, VersionTTL: cfg.Index.VersionTTL, DeadLetterMax: cfg.Index.DeadLetterMax}
 	var store index.Store
+	var client redis.UniversalClient
 	backend := backendMemory
 	if cfg.Redis.Configured() {
-		client, err := redisconn.New(cfg.Redis)
+		c, err := redisconn.New(cfg.Redis)
 		if err != nil {
 			return nil, err
 		}
-		ib.close = client.Close
+		client, ib.close = c, c.Close
 		store, opts.Cluster, backend = redisindex.New(client), redisindex.IsCluster(client), backendRedis
 	} else {
 		store = memindex.New()
@@ -46,6 +63,16 @@ func openIndexBackend(cfg config.Config, m *metrics.Metrics, log *slog.Logger) (
 	}
 	ib.indexer = ix
 	metrics.RegisterIndex(m, ix)
+	if st := cfg.Index.Streams; len(st.Keys) > 0 {
+		src, err := streamsource.New(ix, streamsource.Options{Client: client, Streams: st.Keys, Group: st.Group,
+			Consumer: st.Consumer, Format: st.Format, ClaimIdle: st.ClaimIdle, Logger: log})
+		if err != nil {
+			_ = ib.close()
+			return nil, fmt.Errorf("index streams: %w", err)
+		}
+		ib.streams = src
+		log.Info("CDC index consuming Redis Streams", "streams", len(st.Keys), "group", st.Group, "format", st.Format)
+	}
 	log.Info("CDC index ready", "tables", len(cfg.Index.Tables), "prefix", cfg.Index.Prefix, "backend", backend)
 	return ib, nil
 }

@@ -4,6 +4,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/redstate/redstate/redistest"
 )
@@ -81,5 +84,31 @@ func TestServe_IndexOverHTTP(t *testing.T) {
 				t.Errorf("metrics:\n%s", body)
 			}
 		})
+	}
+}
+
+// TestServe_IndexFromRedisStreams: serve consumes a Debezium-sink stream into the index.
+func TestServe_IndexFromRedisStreams(t *testing.T) {
+	srv := redistest.StartStandalone(t)
+	cfg := writeConfig(t, indexConfig+"  streams:\n    keys: [dbz.db1.table1]\n    claim-idle: 1s\n")
+	base, logs, _, _ := startServe(t, "--config", cfg, "--redis", srv.URL)
+	if !strings.Contains(logs.String(), "CDC index consuming Redis Streams") {
+		t.Fatalf("no stream source:\n%s", logs)
+	}
+	c := srv.Client(t)
+	ev := `{"before":null,"after":{"id":5,"lastAddrId":9,"categoryId":8,"brandId":null,"yn":1},"source":{"db":"db1","table":"table1","file":"mysql-bin.000002","pos":10,"row":0},"op":"c"}`
+	if err := c.XAdd(t.Context(), &redis.XAddArgs{Stream: "dbz.db1.table1", Values: []string{`{"id":5}`, ev}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		_, body := request(t, http.MethodGet, base+"/v1/index/db1/table1?las=9&cat=8", "")
+		if strings.Contains(body, `"5"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stream entry never indexed: %s\nlogs:\n%s", body, logs)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

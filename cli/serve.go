@@ -171,6 +171,10 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 	waitExec := exec.start(ectx)
 	stopExec := sync.OnceFunc(func() { ecancel(); waitExec() })
 	defer stopExec()
+	// Index sources stop reading when ctx ends; unacknowledged entries are read again later.
+	ictx, icancel := context.WithCancel(ctx)
+	waitIndex := idx.start(ictx)
+	defer func() { icancel(); waitIndex() }()
 	streams := newStreamCloser()
 	srv := &http.Server{
 		Handler:           streams.Wrap(handler),

@@ -54,6 +54,24 @@ type Index struct {
 	DeadLetterMax int `koanf:"dead-letter-max"`
 	// Tables are the indexed tables (none: the index routes answer 404).
 	Tables []index.TableSpec `koanf:"tables"`
+	// Streams feeds the index from Redis Streams (Debezium Server's Redis sink).
+	Streams IndexStreams `koanf:"streams"`
+}
+
+// IndexStreams configures the Redis Streams source of the index (package
+// index/streamsource). It needs Redis.
+type IndexStreams struct {
+	// Keys are the stream keys, one per table (none: the source is off).
+	Keys []string `koanf:"keys"`
+	// Group is the consumer group (default "redstate-index").
+	Group string `koanf:"group"`
+	// Consumer names this instance in the group (default "<hostname>-<pid>").
+	Consumer string `koanf:"consumer"`
+	// Format is the entries' event format: debezium (default), canal or native.
+	Format string `koanf:"format"`
+	// ClaimIdle is how long an entry stays pending at a dead consumer before it is claimed
+	// (default 30s).
+	ClaimIdle time.Duration `koanf:"claim-idle"`
 }
 
 // Database selects the SQL database (package sqldb).
@@ -509,7 +527,8 @@ func Default() Config {
 		},
 		Report:  Report{Delay: 2 * time.Second},
 		DataDir: DefaultDataDir,
-		Index:   Index{Prefix: index.DefaultPrefix, VersionTTL: index.DefaultVersionTTL, DeadLetterMax: index.DefaultDeadLetterMax, Tables: []index.TableSpec{}},
+		Index: Index{Prefix: index.DefaultPrefix, VersionTTL: index.DefaultVersionTTL, DeadLetterMax: index.DefaultDeadLetterMax, Tables: []index.TableSpec{},
+			Streams: IndexStreams{Keys: []string{}, Group: "redstate-index", Format: index.FormatDebezium, ClaimIdle: 30 * time.Second}},
 		Executor: Executor{
 			Persistence: ExecutorPersistence{
 				OnRedisUnavailable: ExecutorDegrade,

@@ -67,6 +67,9 @@ func (c Config) Validate() error {
 	c.Executor.validate(v, c.Redis.Configured())
 	c.checkQueueKeyspace(v)
 	c.Index.validate(v)
+	if len(c.Index.Streams.Keys) > 0 && !c.Redis.Configured() {
+		v.addf("index.streams.keys", "need Redis (set redis.url, redis.cluster-addrs or redis.sentinel)")
+	}
 	if c.Queue.RecordStore == RecordStoreRedis && !c.Redis.Configured() {
 		v.addf("queue.record-store", "is redis but no Redis is configured (set redis.url, redis.cluster-addrs or redis.sentinel, or use sql)")
 	}
@@ -560,6 +563,17 @@ func (x Index) validate(v *validator) {
 	}
 	if x.DeadLetterMax < 1 {
 		v.addf("index.dead-letter-max", "must be at least 1, got %d", x.DeadLetterMax)
+	}
+	switch x.Streams.Format {
+	case index.FormatDebezium, index.FormatCanal, index.FormatNative:
+	default:
+		v.addf("index.streams.format", "must be debezium, canal or native, got %q", x.Streams.Format)
+	}
+	if x.Streams.ClaimIdle <= 0 {
+		v.addf("index.streams.claim-idle", "must be positive, got %s", x.Streams.ClaimIdle)
+	}
+	if len(x.Streams.Keys) > 0 && len(x.Tables) == 0 {
+		v.addf("index.streams.keys", "are set but no index.tables are declared")
 	}
 	seen := map[string]int{}
 	for i, t := range x.Tables {

@@ -259,6 +259,19 @@ func (ix *Indexer) deadLetter(ctx context.Context, ch Change, reason string) err
 	return ix.store.DeadLetter(ctx, ix.DeadLetterKey(), entry, ix.opts.DeadLetterMax)
 }
 
+// DeadLetterEvent records an event that could not even be parsed (raw as received) with the
+// reason, and counts it as unreadable. Errors: EUNAVAILABLE.
+func (ix *Indexer) DeadLetterEvent(ctx context.Context, source string, raw []byte, reason string) error {
+	ix.Unreadable.Add(1)
+	entry, _ := json.Marshal(struct {
+		Source string    `json:"source"`
+		Raw    string    `json:"raw"`
+		Reason string    `json:"reason"`
+		At     time.Time `json:"at"`
+	}{source, string(raw), reason, time.Now().UTC()})
+	return ix.store.DeadLetter(ctx, ix.DeadLetterKey(), entry, ix.opts.DeadLetterMax)
+}
+
 // DeadLetterKey is the LIST of changes that could not be applied, newest first.
 func (ix *Indexer) DeadLetterKey() string { return ix.opts.Prefix + ":deadletter" }
 

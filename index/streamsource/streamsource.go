@@ -1,0 +1,239 @@
+// Package streamsource feeds the CDC index from Redis Streams in the shape Debezium Server's
+// Redis sink writes: one stream per table, each entry holding the change event (the envelope)
+// as its value — the "compact" format (one field: the record key → the event) or the
+// "extended" one (fields key, value, …). Entries are read through a consumer group and
+// acknowledged only after their changes were applied (or dead-lettered), so a consumer that
+// dies leaves them pending; every consumer claims entries idle for longer than ClaimIdle from
+// dead ones (XAUTOCLAIM). Delivery is at least once; the index's version check makes it
+// effectively once.
+package streamsource
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/index"
+	"github.com/redstate/redstate/internal/rediserr"
+)
+
+// Options configure a Source. Zero fields take the defaults stated on them.
+type Options struct {
+	// Client reads the streams (required).
+	Client redis.UniversalClient
+	// Streams are the stream keys, one per table (required).
+	Streams []string
+	// Group is the consumer group (default "redstate-index"), created at the start of each
+	// stream when missing, so existing entries are applied too.
+	Group string
+	// Consumer names this consumer in the group (default "<hostname>-<pid>").
+	Consumer string
+	// Format is the event format of the entries (default index.FormatDebezium).
+	Format string
+	// Count is how many entries one read takes (default 256).
+	Count int64
+	// Block is how long one read waits for entries (default 2s).
+	Block time.Duration
+	// ClaimIdle is how long an entry stays pending at another consumer before this one claims
+	// it (default 30s).
+	ClaimIdle time.Duration
+	// ErrorDelay is the wait after a failure before reading again (default 1s).
+	ErrorDelay time.Duration
+	// Logger receives failures. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Source reads the streams into an Indexer.
+type Source struct {
+	ix   *index.Indexer
+	opts Options
+	log  *slog.Logger
+}
+
+// New returns a Source. Errors: EINVALID (no client, no streams, unknown format).
+func New(ix *index.Indexer, opts Options) (*Source, error) {
+	if opts.Client == nil || len(opts.Streams) == 0 {
+		return nil, redstate.Errorf(redstate.EINVALID, "stream source: a client and at least one stream are required")
+	}
+	if opts.Group == "" {
+		opts.Group = "redstate-index"
+	}
+	if opts.Consumer == "" {
+		host, _ := os.Hostname()
+		opts.Consumer = host + "-" + strconv.Itoa(os.Getpid())
+	}
+	if opts.Format == "" {
+		opts.Format = index.FormatDebezium
+	}
+	if _, err := index.ParseEventList(opts.Format, nil); err != nil {
+		return nil, err
+	}
+	if opts.Count <= 0 {
+		opts.Count = 256
+	}
+	if opts.Block <= 0 {
+		opts.Block = 2 * time.Second
+	}
+	if opts.ClaimIdle <= 0 {
+		opts.ClaimIdle = 30 * time.Second
+	}
+	if opts.ErrorDelay <= 0 {
+		opts.ErrorDelay = time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Source{ix: ix, opts: opts, log: opts.Logger.With("source", "redis-streams", "group", opts.Group, "consumer", opts.Consumer)}, nil
+}
+
+// Run consumes every stream (one reader each: on Cluster the streams live in different slots)
+// until ctx ends, and returns nil then.
+func (s *Source) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for _, stream := range s.opts.Streams {
+		wg.Go(func() { s.runStream(ctx, stream) })
+	}
+	wg.Wait()
+	return nil
+}
+
+// runStream consumes one stream: claim idle entries of dead consumers, then read new ones.
+func (s *Source) runStream(ctx context.Context, stream string) {
+	log := s.log.With("stream", stream)
+	ready := false
+	nextClaim := time.Time{}
+	for ctx.Err() == nil {
+		var err error
+		if !ready {
+			if err = s.ensureGroup(ctx, stream); err == nil {
+				ready = true
+			}
+		}
+		if err == nil && time.Now().After(nextClaim) {
+			err = s.claim(ctx, stream)
+			nextClaim = time.Now().Add(s.opts.ClaimIdle / 2)
+		}
+		if err == nil {
+			err = s.readNew(ctx, stream)
+		}
+		if err != nil && ctx.Err() == nil {
+			log.Error("index stream source failed; retrying", "err", err, "retry_in", s.opts.ErrorDelay.String())
+			select {
+			case <-ctx.Done():
+			case <-time.After(s.opts.ErrorDelay):
+			}
+		}
+	}
+}
+
+// ensureGroup creates the group at the stream's start (MKSTREAM) unless it exists.
+func (s *Source) ensureGroup(ctx context.Context, stream string) error {
+	err := s.opts.Client.XGroupCreateMkStream(ctx, stream, s.opts.Group, "0").Err()
+	if err != nil && !redis.HasErrorPrefix(err, "BUSYGROUP") {
+		return rediserr.Map(err, "create consumer group")
+	}
+	return nil
+}
+
+// claim takes over entries pending longer than ClaimIdle (a dead consumer's) and applies them.
+func (s *Source) claim(ctx context.Context, stream string) error {
+	start := "0-0"
+	for {
+		msgs, next, err := s.opts.Client.XAutoClaim(ctx, &redis.XAutoClaimArgs{
+			Stream: stream, Group: s.opts.Group, Consumer: s.opts.Consumer, MinIdle: s.opts.ClaimIdle, Start: start, Count: s.opts.Count,
+		}).Result()
+		if err != nil {
+			return rediserr.Map(err, "claim idle entries")
+		}
+		if len(msgs) > 0 {
+			s.log.Warn("claimed entries of a dead consumer", "stream", stream, "count", len(msgs))
+			if err := s.process(ctx, stream, msgs); err != nil {
+				return err
+			}
+		}
+		if next == "0-0" || next == "" || len(msgs) == 0 {
+			return nil
+		}
+		start = next
+	}
+}
+
+// readNew reads and applies entries never delivered to the group.
+func (s *Source) readNew(ctx context.Context, stream string) error {
+	res, err := s.opts.Client.XReadGroup(ctx, &redis.XReadGroupArgs{
+		Group: s.opts.Group, Consumer: s.opts.Consumer, Streams: []string{stream, ">"}, Count: s.opts.Count, Block: s.opts.Block,
+	}).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return rediserr.Map(err, "read stream")
+	}
+	for _, st := range res {
+		if err := s.process(ctx, stream, st.Messages); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// process applies msgs and acknowledges them. Entries that cannot be parsed are dead-lettered
+// and acknowledged; a store failure acknowledges nothing (the entries stay pending and are
+// read again by the claim).
+func (s *Source) process(ctx context.Context, stream string, msgs []redis.XMessage) error {
+	var changes []index.Change
+	ids := make([]string, 0, len(msgs))
+	for _, m := range msgs {
+		ids = append(ids, m.ID)
+		raw, ok := eventOf(m)
+		if !ok {
+			if err := s.ix.DeadLetterEvent(ctx, stream+"/"+m.ID, []byte(fmt.Sprint(m.Values)), "entry has no event value"); err != nil {
+				return err
+			}
+			continue
+		}
+		p, err := index.ParseEvents(s.opts.Format, []byte("["+raw+"]"))
+		if err == nil && len(p.Errors) > 0 {
+			err = errors.New(p.Errors[0])
+		}
+		if err != nil {
+			if derr := s.ix.DeadLetterEvent(ctx, stream+"/"+m.ID, []byte(raw), redstate.ErrorMessage(err)); derr != nil {
+				return derr
+			}
+			continue
+		}
+		s.ix.Skipped.Add(int64(p.Skipped))
+		changes = append(changes, p.Changes...)
+	}
+	if _, err := s.ix.Apply(ctx, changes); err != nil {
+		return err
+	}
+	return rediserr.Map(s.opts.Client.XAck(ctx, stream, s.opts.Group, ids...).Err(), "acknowledge entries")
+}
+
+// eventOf returns the event JSON of an entry: the "value" field (extended format) or the one
+// field's value (compact format: record key → event).
+func eventOf(m redis.XMessage) (string, bool) {
+	if v, ok := m.Values["value"]; ok {
+		s, ok := v.(string)
+		return s, ok
+	}
+	if len(m.Values) == 1 {
+		for _, v := range m.Values {
+			s, ok := v.(string)
+			return s, ok
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,81 @@
+package streamsource_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate/index"
+	"github.com/redstate/redstate/index/indextest"
+	"github.com/redstate/redstate/index/redisindex"
+	"github.com/redstate/redstate/index/streamsource"
+	"github.com/redstate/redstate/redistest"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+// envelope is a Debezium MySQL insert of the seed table.
+func envelope(id, las, pos int) string {
+	return fmt.Sprintf(`{"before":null,"after":{"id":%d,"provinceId":1,"cityId":72,"lastAddrId":%d,"categoryId":870,"brandId":1,"yn":1},
+	  "source":{"db":"db1","table":"table1","file":"mysql-bin.000001","pos":%d,"row":0},"op":"c"}`, id, las, pos)
+}
+
+// TestSource_AppliesAcksAndClaimsFromDeadConsumer: entries written as Debezium Server's Redis
+// sink writes them are applied and acknowledged; entries a dead consumer read and never
+// acknowledged are claimed and applied; an unreadable entry is dead-lettered and acknowledged.
+func TestSource_AppliesAcksAndClaimsFromDeadConsumer(t *testing.T) {
+	client := redistest.SharedStandalone(t).Client(t)
+	ctx := context.Background()
+	prefix := indextest.UniquePrefix()
+	ix, err := index.New(redisindex.New(client), []index.TableSpec{indextest.SeedTable(false)}, index.Options{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := prefix + ".db1.table1"
+	for i := 1; i <= 4; i++ {
+		if err := client.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{fmt.Sprintf(`{"id":%d}`, i), envelope(i, 70+i, 100+i)}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := client.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"key", "k", "value", "{not json"}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// A consumer that dies holding two entries.
+	if err := client.XGroupCreateMkStream(ctx, stream, "redstate-index", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(client.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "redstate-index", Consumer: "dead", Streams: []string{stream, ">"}, Count: 2}).Val()[0].Messages); n != 2 {
+		t.Fatalf("dead consumer read %d", n)
+	}
+	src, err := streamsource.New(ix, streamsource.Options{Client: client, Streams: []string{stream}, Consumer: "live",
+		ClaimIdle: 300 * time.Millisecond, Block: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = src.Run(runCtx); close(done) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		pending := client.XPending(ctx, stream, "redstate-index").Val()
+		rows, err := ix.Query(ctx, "db1", "table1", map[string]string{"las": "71", "cat": "870"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pending != nil && pending.Count == 0 && len(rows) == 1 && ix.Stats("db1", "table1").Applied.Load() == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pending %+v, applied %d", pending, ix.Stats("db1", "table1").Applied.Load())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if n := client.LLen(ctx, ix.DeadLetterKey()).Val(); n != 1 {
+		t.Errorf("dead letters = %d, want 1", n)
+	}
+}
