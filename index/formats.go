@@ -170,6 +170,21 @@ func opOf(s string) (Op, error) {
 	return "", redstate.Errorf(redstate.EINVALID, "unknown change op %q", s)
 }
 
+// TextRow is textRow for sources outside the package: JSON column values as the text values
+// converters read (strings as they are, numbers by their literal, booleans as true/false, null
+// as NULL, objects and arrays as JSON). A string value that is not valid JSON text is kept raw.
+func TextRow(in map[string]json.RawMessage) map[string]*string {
+	row, err := textRow(in)
+	if err != nil {
+		row = make(map[string]*string, len(in))
+		for col, v := range in {
+			s := string(v)
+			row[col] = &s
+		}
+	}
+	return row
+}
+
 // textRow turns JSON column values into the text values converters read: strings as they are,
 // numbers by their literal, booleans as true/false, null as NULL, objects and arrays as JSON.
 func textRow(in map[string]json.RawMessage) (map[string]*string, error) {

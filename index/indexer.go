@@ -110,6 +110,19 @@ func (ix *Indexer) Keys(db, tbl string) (Keys, error) {
 	return t.keys, nil
 }
 
+// Table returns the spec of a declared table.
+func (ix *Indexer) Table(db, tbl string) (TableSpec, bool) {
+	t := ix.tables[db+"."+tbl]
+	if t == nil {
+		return TableSpec{}, false
+	}
+	return t.spec, true
+}
+
+// SourceKeyPrefix is the prefix of the keys sources keep their positions under
+// ("<prefix>:source:").
+func (ix *Indexer) SourceKeyPrefix() string { return ix.opts.Prefix + ":source:" }
+
 // Tables returns the declared tables in declaration order.
 func (ix *Indexer) Tables() []TableSpec {
 	out := make([]TableSpec, len(ix.order))

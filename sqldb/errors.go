@@ -74,7 +74,9 @@ func unavailable(err error) bool {
 		case "08", "53", "57": // connection exception, insufficient resources, operator intervention
 			return true
 		}
-		return pg.Code == "40001" || pg.Code == "40P01" // serialization failure, deadlock
+		// serialization failure, deadlock, object in use (a replication slot still held by a
+		// backend that is going away)
+		return pg.Code == "40001" || pg.Code == "40P01" || pg.Code == "55006"
 	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
