@@ -11,10 +11,12 @@ import (
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/index"
 	"github.com/redstate/redstate/index/memindex"
+	"github.com/redstate/redstate/index/pgsource"
 	"github.com/redstate/redstate/index/redisindex"
 	"github.com/redstate/redstate/index/streamsource"
 	"github.com/redstate/redstate/internal/metrics"
 	"github.com/redstate/redstate/redisconn"
+	"github.com/redstate/redstate/sqldb"
 )
 
 // indexBackend is the CDC tag index as serve runs it.
@@ -22,7 +24,9 @@ type indexBackend struct {
 	indexer *index.Indexer
 	// streams is the Redis Streams source, nil when index.streams.keys is empty.
 	streams *streamsource.Source
-	close   func() error
+	// postgres is the PostgreSQL source, nil when index.postgres.url is empty.
+	postgres *pgsource.Source
+	close    func() error
 }
 
 // start runs the sources until ctx ends; wait blocks until they returned.
@@ -31,12 +35,15 @@ func (ib *indexBackend) start(ctx context.Context) (wait func()) {
 	if ib.streams != nil {
 		wg.Go(func() { _ = ib.streams.Run(ctx) })
 	}
+	if ib.postgres != nil {
+		wg.Go(func() { _ = ib.postgres.Run(ctx) })
+	}
 	return wg.Wait
 }
 
 // openIndexBackend builds the index of cfg.Index.Tables (nil indexer when none are declared):
 // memindex without Redis, redisindex with it (tables need hash-tag on Cluster).
-func openIndexBackend(cfg config.Config, m *metrics.Metrics, log *slog.Logger) (*indexBackend, error) {
+func openIndexBackend(ctx context.Context, cfg config.Config, m *metrics.Metrics, log *slog.Logger) (*indexBackend, error) {
 	ib := &indexBackend{close: func() error { return nil }}
 	if len(cfg.Index.Tables) == 0 {
 		return ib, nil
@@ -72,6 +79,24 @@ func openIndexBackend(cfg config.Config, m *metrics.Metrics, log *slog.Logger) (
 		}
 		ib.streams = src
 		log.Info("CDC index consuming Redis Streams", "streams", len(st.Keys), "group", st.Group, "format", st.Format)
+	}
+	if pg := cfg.Index.Postgres; pg.URL != "" {
+		db, err := sqldb.Open(ctx, pg.URL)
+		if err != nil {
+			_ = ib.close()
+			return nil, fmt.Errorf("index postgres source: %w", err)
+		}
+		redisClose := ib.close
+		ib.close = func() error { _ = db.Close(); return redisClose() }
+		src, err := pgsource.New(ix, pgsource.Options{DB: db, Redis: client, Slot: pg.Slot, Database: pg.Database, Tables: pg.Tables, Logger: log})
+		if err != nil {
+			_ = ib.close()
+			return nil, fmt.Errorf("index postgres source: %w", err)
+		}
+		ib.postgres = src
+		metrics.RegisterIndexSource(m, "postgres", src.LagSeconds, func() float64 { return float64(src.LagBytes.Load()) },
+			func() float64 { return float64(src.BackfilledRows.Load()) })
+		log.Info("CDC index following PostgreSQL", "dsn", db.DSN, "slot", pg.Slot, "tables", pg.Tables)
 	}
 	log.Info("CDC index ready", "tables", len(cfg.Index.Tables), "prefix", cfg.Index.Prefix, "backend", backend)
 	return ib, nil

@@ -114,7 +114,7 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 		}
 	}()
 
-	idx, err := openIndexBackend(cfg, m, log)
+	idx, err := openIndexBackend(ctx, cfg, m, log)
 	if err != nil {
 		return err
 	}

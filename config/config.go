@@ -56,6 +56,23 @@ type Index struct {
 	Tables []index.TableSpec `koanf:"tables"`
 	// Streams feeds the index from Redis Streams (Debezium Server's Redis sink).
 	Streams IndexStreams `koanf:"streams"`
+	// Postgres feeds the index from PostgreSQL logical decoding (wal2json).
+	Postgres IndexPostgres `koanf:"postgres"`
+}
+
+// IndexPostgres configures the PostgreSQL source of the index (package index/pgsource). It
+// needs Redis (positions are kept there).
+type IndexPostgres struct {
+	// URL is the source database, postgres://… (none: the source is off). Its user needs the
+	// REPLICATION attribute; the server wal_level=logical and the wal2json plugin.
+	URL string `koanf:"url"`
+	// Slot is the replication slot (default "redstate_index").
+	Slot string `koanf:"slot"`
+	// Database is the index "db" of the changes (default: the database's own name).
+	Database string `koanf:"database"`
+	// Tables are the followed tables ("schema.table", or "table" in public), each the index
+	// table of the same name under Database.
+	Tables []string `koanf:"tables"`
 }
 
 // IndexStreams configures the Redis Streams source of the index (package
@@ -528,7 +545,8 @@ func Default() Config {
 		Report:  Report{Delay: 2 * time.Second},
 		DataDir: DefaultDataDir,
 		Index: Index{Prefix: index.DefaultPrefix, VersionTTL: index.DefaultVersionTTL, DeadLetterMax: index.DefaultDeadLetterMax, Tables: []index.TableSpec{},
-			Streams: IndexStreams{Keys: []string{}, Group: "redstate-index", Format: index.FormatDebezium, ClaimIdle: 30 * time.Second}},
+			Streams:  IndexStreams{Keys: []string{}, Group: "redstate-index", Format: index.FormatDebezium, ClaimIdle: 30 * time.Second},
+			Postgres: IndexPostgres{Slot: "redstate_index", Tables: []string{}}},
 		Executor: Executor{
 			Persistence: ExecutorPersistence{
 				OnRedisUnavailable: ExecutorDegrade,

@@ -26,6 +26,7 @@ func (c Config) Redacted() Config {
 	}
 	out.Redis.URL = RedactURL(out.Redis.URL)
 	out.Database.URL = RedactURL(out.Database.URL)
+	out.Index.Postgres.URL = RedactURL(out.Index.Postgres.URL)
 	if c.Queue.Queues != nil {
 		out.Queue.Queues = make([]QueueSpec, len(c.Queue.Queues))
 		for i, q := range c.Queue.Queues {

@@ -67,6 +67,21 @@ func (c Config) Validate() error {
 	c.Executor.validate(v, c.Redis.Configured())
 	c.checkQueueKeyspace(v)
 	c.Index.validate(v)
+	if pg := c.Index.Postgres; pg.URL != "" {
+		v.urlNotRedacted("index.postgres.url", pg.URL)
+		if !strings.HasPrefix(pg.URL, "postgres://") && !strings.HasPrefix(pg.URL, "postgresql://") {
+			v.addf("index.postgres.url", "must be a postgres:// URL, got %q", RedactURL(pg.URL))
+		}
+		if !c.Redis.Configured() {
+			v.addf("index.postgres.url", "needs Redis (the source keeps its position there)")
+		}
+		if len(pg.Tables) == 0 {
+			v.addf("index.postgres.tables", "must name at least one table")
+		}
+		if pg.Slot == "" || strings.Trim(pg.Slot, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" || len(pg.Slot) > 63 {
+			v.addf("index.postgres.slot", "must be 1..63 characters from [a-z0-9_], got %q", pg.Slot)
+		}
+	}
 	if len(c.Index.Streams.Keys) > 0 && !c.Redis.Configured() {
 		v.addf("index.streams.keys", "need Redis (set redis.url, redis.cluster-addrs or redis.sentinel)")
 	}

@@ -81,6 +81,10 @@ type Store interface {
 
 	// DeadLetter appends entry to the dead-letter list key, keeping the newest max entries.
 	DeadLetter(ctx context.Context, key string, entry []byte, max int) error
+
+	// Remove deletes field id from the index hash key (HDEL): verify's repair of an entry no
+	// change accounts for.
+	Remove(ctx context.Context, key, id string) error
 }
 
 // VersionValue is the version key's value: "<version>|<stamp>".

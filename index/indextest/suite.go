@@ -277,6 +277,34 @@ func RunStoreSuite(t *testing.T, newStore NewStore, f Features) {
 				t.Fatalf("QueryBatch = %d results, %v", len(res), err)
 			}
 		},
+		"VerifyAndRepair": func(t *testing.T) {
+			ix := newIndexer(t, newStore(t), f)
+			apply(t, ix, upsert(5, row(1, 1, 1, 1, "a")), upsert(5, row(2, 1, 1, 1, "b")), upsert(5, row(3, 2, 2, 2, "c")))
+			source := []map[string]*string{row(1, 1, 1, 1, "a"), row(2, 1, 1, 1, "b-changed"), row(4, 3, 3, 3, "d")} // 2 stale, 3 extra, 4 missing
+			rows := func(f func(map[string]*string) bool) error {
+				for _, r := range source {
+					if !f(r) {
+						break
+					}
+				}
+				return nil
+			}
+			rep, err := ix.Verify(ctx, "db1", "table1", rows, false, nil)
+			if err != nil || rep.Rows != 3 || rep.Missing != 2 || rep.Stale != 2 || rep.Extra != 2 || rep.Clean() {
+				t.Fatalf("Verify = %+v, %v", rep, err)
+			}
+			if rep, err = ix.Verify(ctx, "db1", "table1", rows, true, nil); err != nil || rep.Repaired == 0 {
+				t.Fatalf("repair = %+v, %v", rep, err)
+			}
+			if rep, err = ix.Verify(ctx, "db1", "table1", rows, false, nil); err != nil || !rep.Clean() {
+				t.Fatalf("after repair = %+v, %v", rep, err)
+			}
+			// A real change after the repair still wins.
+			apply(t, ix, upsert(6, row(2, 9, 9, 9, "real")))
+			if len(query(t, ix, lc(9, 9))) != 1 || len(query(t, ix, lc(1, 1))) != 1 {
+				t.Fatal("a change after the repair lost to the repair's version")
+			}
+		},
 		"ConcurrentWritersConverge": func(t *testing.T) {
 			store := newStore(t)
 			ix := newIndexer(t, store, f)

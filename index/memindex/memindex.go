@@ -195,3 +195,11 @@ func (s *Store) DeadLetters(key string) [][]byte {
 	defer s.mu.RUnlock()
 	return slices.Clone(s.lists[key])
 }
+
+// Remove implements index.Store.
+func (s *Store) Remove(_ context.Context, key, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hdel(key, id)
+	return nil
+}

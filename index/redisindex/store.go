@@ -214,3 +214,8 @@ func rawRows(m map[string]string) map[string]json.RawMessage {
 	}
 	return out
 }
+
+// Remove implements index.Store.
+func (s *Store) Remove(ctx context.Context, key, id string) error {
+	return rediserr.Map(s.client.HDel(ctx, key, id).Err(), "index remove")
+}

@@ -50,3 +50,20 @@ func (c *indexCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.skipped, prometheus.CounterValue, float64(c.ix.Skipped.Load()))
 	ch <- prometheus.MustNewConstMetric(c.unreadable, prometheus.CounterValue, float64(c.ix.Unreadable.Load()))
 }
+
+// RegisterIndexSource registers the gauges of one index source (e.g. "postgres"):
+//
+//	redstate_index_source_lag_seconds{source}      age of the last applied commit when it was applied
+//	redstate_index_source_lag_bytes{source}        WAL (or backlog) not yet applied
+//	redstate_index_backfill_rows_total{source}     rows copied by the backfill
+func RegisterIndexSource(m *Metrics, source string, lagSeconds, lagBytes, backfilled func() float64) {
+	if m == nil {
+		return
+	}
+	labels := prometheus.Labels{"source": source}
+	m.registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "redstate_index_source_lag_seconds", Help: "Age of the last applied source commit when it was applied.", ConstLabels: labels}, lagSeconds),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "redstate_index_source_lag_bytes", Help: "Source changes (WAL bytes) not yet applied.", ConstLabels: labels}, lagBytes),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "redstate_index_backfill_rows_total", Help: "Rows copied by the source's backfill.", ConstLabels: labels}, backfilled),
+	)
+}

@@ -1,0 +1,206 @@
+package index
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// VerifyReport is the outcome of Verify.
+type VerifyReport struct {
+	// Rows is how many source rows were compared (logically deleted ones included).
+	Rows int `json:"rows"`
+	// Missing counts (index key, row) entries the source implies and Redis lacks; Stale ones
+	// Redis holds with other content; Extra ones Redis holds and the source does not imply.
+	Missing int `json:"missing"`
+	Stale   int `json:"stale"`
+	Extra   int `json:"extra"`
+	// Repaired counts the entries fixed (with repair).
+	Repaired int `json:"repaired"`
+	// Examples describe the first differences (at most 20).
+	Examples []string `json:"examples,omitempty"`
+}
+
+// Clean reports whether nothing differed.
+func (r VerifyReport) Clean() bool { return r.Missing+r.Stale+r.Extra == 0 }
+
+// RowSource yields a table's current rows (column → text value) to f until f returns false
+// or the rows end.
+type RowSource func(f func(row map[string]*string) bool) error
+
+// Verify compares db.tbl's index with the rows of source: every index entry a row implies
+// must be there with the row's content, and no other entry may be. With repair, every
+// differing row is rewritten with a version just above its stored one (so a later real change
+// still wins) and every extra entry removed. progress, if set, is called with the rows read so
+// far. Errors: ENOTFOUND (undeclared table), EINVALID (a row that cannot be converted),
+// EUNAVAILABLE.
+func (ix *Indexer) Verify(ctx context.Context, db, tbl string, source RowSource, repair bool, progress func(rows int)) (VerifyReport, error) {
+	t, err := ix.table(db, tbl)
+	if err != nil {
+		return VerifyReport{}, err
+	}
+	var rep VerifyReport
+	want := map[string]map[string]string{} // index key → id → row JSON
+	rowsByID := map[string]map[string]*string{}
+	var convErr error
+	err = source(func(row map[string]*string) bool {
+		rep.Rows++
+		if progress != nil && rep.Rows%1000 == 0 {
+			progress(rep.Rows)
+		}
+		w, err := ix.write(t, Change{DB: db, Table: tbl, Op: OpUpsert, Row: row, Version: "v"})
+		if err != nil {
+			convErr = err
+			return false
+		}
+		if w.Delete {
+			return true
+		}
+		rowsByID[w.ID] = row
+		for _, k := range w.Keys {
+			if want[k] == nil {
+				want[k] = map[string]string{}
+			}
+			want[k][w.ID] = string(w.Row)
+		}
+		return true
+	})
+	if progress != nil {
+		progress(rep.Rows)
+	}
+	if err != nil {
+		return rep, err
+	}
+	if convErr != nil {
+		return rep, convErr
+	}
+	dump, err := ix.store.Dump(ctx, t.keys.Pattern())
+	if err != nil {
+		return rep, err
+	}
+	have := map[string]map[string]string{}
+	for k, v := range dump {
+		body, ok := strings.CutPrefix(v, "hash:")
+		if !ok {
+			continue
+		}
+		h := map[string]string{}
+		for _, line := range strings.Split(body, "\n") {
+			if id, val, ok := strings.Cut(line, "="); ok {
+				h[id] = val
+			}
+		}
+		have[k] = h
+	}
+	note := func(format string, args ...any) {
+		if len(rep.Examples) < 20 {
+			rep.Examples = append(rep.Examples, fmt.Sprintf(format, args...))
+		}
+	}
+	fix := map[string]bool{}
+	for k, ids := range want {
+		for id, row := range ids {
+			got, ok := have[k][id]
+			switch {
+			case !ok:
+				rep.Missing++
+				note("missing: %s in %s", id, k)
+				fix[id] = true
+			case !sameJSON(got, row):
+				rep.Stale++
+				note("stale: %s in %s", id, k)
+				fix[id] = true
+			}
+		}
+	}
+	type entry struct{ key, id string }
+	var extras []entry
+	for k, ids := range have {
+		for id := range ids {
+			if _, ok := want[k][id]; !ok {
+				rep.Extra++
+				note("extra: %s in %s", id, k)
+				extras = append(extras, entry{k, id})
+				if rowsByID[id] != nil {
+					fix[id] = true
+				}
+			}
+		}
+	}
+	if !repair {
+		return rep, nil
+	}
+	for _, e := range extras {
+		if rowsByID[e.id] == nil {
+			fix[e.id] = true // not in the source: deleted (a tombstone at the repair version)
+		}
+	}
+	for id := range fix {
+		if err := ix.repairRow(ctx, t, db, tbl, id, rowsByID[id]); err != nil {
+			return rep, err
+		}
+		rep.Repaired++
+	}
+	// An extra entry its row's relation did not list survives the rewrite: remove it.
+	for _, e := range extras {
+		rows, err := ix.store.Rows(ctx, e.key)
+		if err != nil {
+			return rep, err
+		}
+		if _, still := rows[e.id]; still {
+			if err := ix.store.Remove(ctx, e.key, e.id); err != nil {
+				return rep, err
+			}
+			rep.Repaired++
+		}
+	}
+	return rep, nil
+}
+
+// repairRow rewrites row id (nil row: deletes it) with a version just above the stored one:
+// the stored version plus "r" sorts after it and before every later real version (versions of
+// one kind have a fixed width). Without a stored version it writes "0", below every real
+// version, so any later change wins.
+func (ix *Indexer) repairRow(ctx context.Context, t *table, db, tbl, id string, row map[string]*string) error {
+	dump, err := ix.store.Dump(ctx, t.keys.Version(id))
+	if err != nil {
+		return err
+	}
+	stored := ""
+	if v, ok := dump[t.keys.Version(id)]; ok {
+		stored, _, _ = strings.Cut(strings.TrimPrefix(v, "string:"), "|")
+	}
+	version := Version("0")
+	if stored != "" {
+		version = Version(stored + "r")
+	}
+	ch := Change{DB: db, Table: tbl, Op: OpUpsert, Row: row, Version: version, Time: time.Now()}
+	if row == nil {
+		ch.Op, ch.Row = OpDelete, map[string]*string{t.spec.Key: &id}
+	}
+	w, err := ix.write(t, ch)
+	if err != nil {
+		return err
+	}
+	if _, err := ix.store.Apply(ctx, []RowWrite{w}); err != nil {
+		return err
+	}
+	return nil
+}
+
+// sameJSON compares two JSON texts by value.
+func sameJSON(a, b string) bool {
+	if a == b {
+		return true
+	}
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	xb, _ := json.Marshal(x)
+	yb, _ := json.Marshal(y)
+	return string(xb) == string(yb)
+}
+
