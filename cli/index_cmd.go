@@ -1,0 +1,317 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/redstate/redstate/config"
+	"github.com/redstate/redstate/index"
+	"github.com/redstate/redstate/index/redisindex"
+	"github.com/redstate/redstate/sqldb"
+)
+
+// maxEventLine bounds one line of a replayed or snapshot file.
+const maxEventLine = 16 << 20
+
+// newIndexCommand returns `redstate index`: replay recorded change streams and verify the
+// index against its source.
+func newIndexCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "index",
+		Short: "Replay change streams into the CDC index and verify it against its source",
+		Long: `Commands for the CDC tag index (seed 001). They use the configured Redis and index.tables
+(--config, --redis, REDSTATE_* variables), as serve does.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newIndexReplayCommand(), newIndexVerifyCommand())
+	return cmd
+}
+
+// openIndexer returns the Indexer of cfg on client.
+func openIndexer(cfg config.Config, client redis.UniversalClient) (*index.Indexer, error) {
+	if len(cfg.Index.Tables) == 0 {
+		return nil, errors.New("no index.tables declared in the configuration")
+	}
+	return index.New(redisindex.New(client), cfg.Index.Tables, index.Options{Prefix: cfg.Index.Prefix,
+		VersionTTL: cfg.Index.VersionTTL, DeadLetterMax: cfg.Index.DeadLetterMax, Cluster: redisindex.IsCluster(client)})
+}
+
+func newIndexReplayCommand() *cobra.Command {
+	var format string
+	var batch int
+	cmd := &cobra.Command{
+		Use:   "replay FILE.jsonl",
+		Short: "Apply a recorded change stream (one event per line) to the index",
+		Long: `Reads FILE (one event per line, in --format: native, canal or debezium; "-" for stdin)
+and applies it in batches, with a progress bar on stderr and a summary on stdout. Replaying a
+stream twice, or out of order, is safe: every change carries its version.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withRedisClient(cmd, func(cfg config.Config, client redis.UniversalClient) error {
+				ix, err := openIndexer(cfg, client)
+				if err != nil {
+					return err
+				}
+				return replay(cmd.Context(), ix, args[0], format, batch, cmd.ErrOrStderr(), cmd.OutOrStdout())
+			})
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", index.FormatNative, "event format: native, canal or debezium")
+	cmd.Flags().IntVar(&batch, "batch", 500, "events per apply")
+	config.BindFlags(cmd.Flags())
+	return cmd
+}
+
+// replay applies the events of path.
+func replay(ctx context.Context, ix *index.Indexer, path, format string, batch int, progress, out io.Writer) error {
+	if batch < 1 {
+		return errors.New("--batch must be at least 1")
+	}
+	in, size := io.Reader(os.Stdin), int64(-1)
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if st, err := f.Stat(); err == nil {
+			size = st.Size()
+		}
+		in = f
+	}
+	bar := progressbar.NewOptions64(size, progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription("replaying"),
+		progressbar.OptionShowBytes(true), progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
+	sc := bufio.NewScanner(io.TeeReader(in, bar))
+	sc.Buffer(make([]byte, 64<<10), maxEventLine)
+	var total index.Result
+	events, start := 0, time.Now()
+	var pending []json.RawMessage
+	flush := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		p, err := index.ParseEventList(format, pending)
+		if err != nil {
+			return err
+		}
+		res, err := ix.Apply(ctx, p.Changes)
+		if err != nil {
+			return err
+		}
+		total.Applied += res.Applied
+		total.Stale += res.Stale
+		total.Skipped += res.Skipped + p.Skipped
+		total.Failed += res.Failed + len(p.Errors)
+		for _, e := range append(p.Errors, res.Errors...) {
+			if len(total.Errors) < 20 {
+				total.Errors = append(total.Errors, e)
+			}
+		}
+		pending = pending[:0]
+		return nil
+	}
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		events++
+		pending = append(pending, json.RawMessage(line))
+		if len(pending) >= batch {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	_ = bar.Finish()
+	elapsed := time.Since(start)
+	fmt.Fprintf(out, "replayed %d events in %s (%.0f events/s): %d applied, %d stale, %d skipped, %d failed\n",
+		events, elapsed.Round(time.Millisecond), float64(events)/max(elapsed.Seconds(), 1e-9), total.Applied, total.Stale, total.Skipped, total.Failed)
+	for _, e := range total.Errors {
+		fmt.Fprintln(out, "  "+e)
+	}
+	return nil
+}
+
+func newIndexVerifyCommand() *cobra.Command {
+	var snapshot, only string
+	var repair bool
+	cmd := &cobra.Command{
+		Use:   "verify",
+		Short: "Compare the index with its source tables (PostgreSQL) or a JSONL snapshot; --repair fixes it",
+		Long: `For every declared table (or --table db.table), reads the source rows — from the
+PostgreSQL database of index.postgres.url for its followed tables, or from --snapshot FILE.jsonl
+(lines {"db","table","row":{column: value}}) — and reports every missing, stale or extra index
+entry as JSON, with progress on stderr. With --repair every difference is fixed (a rewritten
+row gets a version just above its stored one, so later real changes still win). Exits 1 when
+differences were found and not repaired.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withRedisClient(cmd, func(cfg config.Config, client redis.UniversalClient) error {
+				ix, err := openIndexer(cfg, client)
+				if err != nil {
+					return err
+				}
+				return verify(cmd.Context(), cfg, ix, snapshot, only, repair, cmd.ErrOrStderr(), cmd.OutOrStdout())
+			})
+		},
+	}
+	cmd.Flags().StringVar(&snapshot, "snapshot", "", "JSONL snapshot of the source rows instead of PostgreSQL")
+	cmd.Flags().StringVar(&only, "table", "", "verify only this db.table")
+	cmd.Flags().BoolVar(&repair, "repair", false, "fix every difference")
+	config.BindFlags(cmd.Flags())
+	return cmd
+}
+
+// verify runs Indexer.Verify for the selected tables.
+func verify(ctx context.Context, cfg config.Config, ix *index.Indexer, snapshot, only string, repair bool, progress, out io.Writer) error {
+	var db *sqldb.DB
+	if snapshot == "" {
+		if cfg.Index.Postgres.URL == "" {
+			return errors.New("no source: pass --snapshot FILE.jsonl or configure index.postgres.url")
+		}
+		var err error
+		if db, err = sqldb.Open(ctx, cfg.Index.Postgres.URL); err != nil {
+			return err
+		}
+		defer db.Close()
+	}
+	differences := false
+	verified := 0
+	for _, t := range ix.Tables() {
+		name := t.DB + "." + t.Table
+		if only != "" && only != name {
+			continue
+		}
+		var source index.RowSource
+		if snapshot != "" {
+			source = snapshotRows(snapshot, t.DB, t.Table)
+		} else {
+			pgTable, ok := followedTable(cfg, db, t)
+			if !ok {
+				continue
+			}
+			source = postgresRows(ctx, db, pgTable)
+		}
+		bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription("verifying "+name),
+			progressbar.OptionShowCount(), progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
+		rep, err := ix.Verify(ctx, t.DB, t.Table, source, repair, func(n int) { _ = bar.Set(n) })
+		_ = bar.Finish()
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		verified++
+		line, _ := json.Marshal(struct {
+			Table string `json:"table"`
+			index.VerifyReport
+		}{name, rep})
+		fmt.Fprintln(out, string(line))
+		if !rep.Clean() && !repair {
+			differences = true
+		}
+	}
+	if verified == 0 {
+		return errors.New("no table verified: check --table and that the tables are followed by index.postgres or present in the snapshot")
+	}
+	if differences {
+		return errors.New("the index differs from its source (run with --repair to fix it)")
+	}
+	return nil
+}
+
+// followedTable returns the PostgreSQL table index table t follows, if any.
+func followedTable(cfg config.Config, db *sqldb.DB, t index.TableSpec) (string, bool) {
+	dbName := cfg.Index.Postgres.Database
+	if dbName == "" {
+		_ = db.QueryRow("SELECT current_database()").Scan(&dbName)
+	}
+	if dbName != t.DB {
+		return "", false
+	}
+	for _, pt := range cfg.Index.Postgres.Tables {
+		if pt == t.Table || strings.HasSuffix(pt, "."+t.Table) {
+			return pt, true
+		}
+	}
+	return "", false
+}
+
+// postgresRows streams a table's rows as JSON objects.
+func postgresRows(ctx context.Context, db *sqldb.DB, table string) index.RowSource {
+	schema, name, ok := strings.Cut(table, ".")
+	if !ok {
+		schema, name = "public", table
+	}
+	ident := `"` + strings.ReplaceAll(schema, `"`, `""`) + `"."` + strings.ReplaceAll(name, `"`, `""`) + `"`
+	return func(f func(map[string]*string) bool) error {
+		rows, err := db.QueryContext(ctx, "SELECT row_to_json(t)::text FROM "+ident+" t")
+		if err != nil {
+			return sqldb.Map(err, "read "+table)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var js string
+			if err := rows.Scan(&js); err != nil {
+				return sqldb.Map(err, "read "+table)
+			}
+			var cols map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(js), &cols); err != nil {
+				return err
+			}
+			if !f(index.TextRow(cols)) {
+				return nil
+			}
+		}
+		return sqldb.Map(rows.Err(), "read "+table)
+	}
+}
+
+// snapshotRows reads the rows of db.table from a JSONL snapshot.
+func snapshotRows(path, db, table string) index.RowSource {
+	return func(f func(map[string]*string) bool) error {
+		file, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer file.Close()
+		sc := bufio.NewScanner(file)
+		sc.Buffer(make([]byte, 64<<10), maxEventLine)
+		n := 0
+		for sc.Scan() {
+			n++
+			if strings.TrimSpace(sc.Text()) == "" {
+				continue
+			}
+			var line struct {
+				DB    string                     `json:"db"`
+				Table string                     `json:"table"`
+				Row   map[string]json.RawMessage `json:"row"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+				return fmt.Errorf("%s line %d: %w", path, n, err)
+			}
+			if line.DB == db && line.Table == table && !f(index.TextRow(line.Row)) {
+				return nil
+			}
+		}
+		return sc.Err()
+	}
+}
