@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/redstate/redstate/sqldb/sqltest"
 )
 
 // binary is the redstate binary built once for the whole package by TestMain.
@@ -40,6 +42,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "building redstate:", err)
 			return 1
 		}
+		defer sqltest.Stop()
 		return m.Run()
 	}()
 	os.Exit(code)

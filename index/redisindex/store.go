@@ -162,41 +162,65 @@ func (s *Store) Dump(ctx context.Context, pattern string) (map[string]string, er
 		return nil, rediserr.Map(err, "index dump")
 	}
 	out := make(map[string]string, len(keys))
-	for _, k := range keys {
-		typ, err := s.client.Type(ctx, k).Result()
-		if err != nil {
-			return nil, rediserr.Map(err, "index dump")
-		}
-		switch typ {
-		case "string":
-			v, err := s.client.Get(ctx, k).Result()
-			if errors.Is(err, redis.Nil) {
-				continue
-			}
-			if err != nil {
-				return nil, rediserr.Map(err, "index dump")
-			}
-			out[k] = "string:" + v
-		case "hash":
-			m, err := s.client.HGetAll(ctx, k).Result()
-			if err != nil {
-				return nil, rediserr.Map(err, "index dump")
-			}
-			if len(m) > 0 {
-				out[k] = index.CanonicalHash(rawRows(m))
-			}
-		case "list":
-			n, err := s.client.LLen(ctx, k).Result()
-			if err != nil {
-				return nil, rediserr.Map(err, "index dump")
-			}
-			out[k] = "list:" + strconv.FormatInt(n, 10)
-		case "none":
-		default:
-			out[k] = typ + ":"
+	for start := 0; start < len(keys); start += dumpChunk {
+		if err := s.dumpChunk(ctx, keys[start:min(start+dumpChunk, len(keys))], out); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// dumpChunk is the number of keys Dump reads per pair of pipelines.
+const dumpChunk = 1000
+
+// dumpChunk reads the types of keys in one pipeline, then their values in another.
+func (s *Store) dumpChunk(ctx context.Context, keys []string, out map[string]string) error {
+	types, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, k := range keys {
+			p.Type(ctx, k)
+		}
+		return nil
+	})
+	if err != nil {
+		return rediserr.Map(err, "index dump")
+	}
+	values, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			switch types[i].(*redis.StatusCmd).Val() {
+			case "string":
+				p.Get(ctx, k)
+			case "hash":
+				p.HGetAll(ctx, k)
+			case "list":
+				p.LLen(ctx, k)
+			default:
+				p.Exists(ctx, k)
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return rediserr.Map(err, "index dump")
+	}
+	for i, k := range keys {
+		switch c := values[i].(type) {
+		case *redis.StringCmd:
+			if v, err := c.Result(); err == nil {
+				out[k] = "string:" + v
+			}
+		case *redis.MapStringStringCmd:
+			if m := c.Val(); len(m) > 0 {
+				out[k] = index.CanonicalHash(rawRows(m))
+			}
+		case *redis.IntCmd:
+			if t := types[i].(*redis.StatusCmd).Val(); t == "list" {
+				out[k] = "list:" + strconv.FormatInt(c.Val(), 10)
+			} else if t != "none" && c.Val() > 0 {
+				out[k] = t + ":"
+			}
+		}
+	}
+	return nil
 }
 
 // DeadLetter implements index.Store.

@@ -21,9 +21,13 @@ import (
 // `func TestMain(m *testing.M) { sqltest.Main(m) }`.
 func Main(m *testing.M) {
 	code := m.Run()
-	stopPostgres()
+	Stop()
 	os.Exit(code)
 }
+
+// Stop stops the PostgreSQL server, if one was started: for a TestMain that does more than
+// Main.
+func Stop() { stopPostgres() }
 
 // SQLite returns a migrated-nothing SQLite database in a fresh file under t.TempDir, closed
 // when the test ends.
