@@ -117,16 +117,26 @@ func sqliteDSN(path string) string {
 	return "file:" + path + "?" + q.Encode()
 }
 
-// RedactDSN returns dsn with the password of a URL DSN replaced by "***"; other DSNs are
-// returned unchanged (an SQLite path holds no secret).
+// RedactDSN returns dsn with the password of a URL DSN replaced by "***", wherever pgx reads
+// one: the user info (postgres://app:pw@host) and the "password" query parameter. A URL DSN
+// that cannot be parsed is reduced to its scheme, since where its password sits is unknown.
+// Other DSNs are returned unchanged (an SQLite path holds no secret).
 func RedactDSN(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil || u.User == nil {
+	scheme, _, isURL := strings.Cut(dsn, "://")
+	if !isURL {
 		return dsn
 	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "***")
-		return strings.Replace(u.String(), "%2A%2A%2A", "***", 1)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return scheme + "://(unparsable DSN)"
 	}
-	return dsn
+	const mask = "***"
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), mask)
+	}
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", mask)
+		u.RawQuery = q.Encode()
+	}
+	return strings.ReplaceAll(u.String(), "%2A%2A%2A", mask)
 }

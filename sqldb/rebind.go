@@ -6,7 +6,8 @@ import (
 )
 
 // Rebind returns query with its `?` placeholders in the DB's dialect: unchanged for SQLite,
-// `$1, $2, …` for PostgreSQL. A `?` inside a single-quoted string literal is left alone.
+// `$1, $2, …` for PostgreSQL. A `?` inside a single-quoted string literal or a double-quoted
+// identifier is left alone.
 func (db *DB) Rebind(query string) string { return Rebind(db.Dialect, query) }
 
 // Rebind is DB.Rebind for a dialect.
@@ -16,13 +17,18 @@ func Rebind(d Dialect, query string) string {
 	}
 	var b strings.Builder
 	b.Grow(len(query) + 8)
-	n, quoted := 0, false
+	n := 0
+	var quote byte // the open quote (' or "), 0 outside quotes
 	for i := 0; i < len(query); i++ {
 		c := query[i]
 		switch {
-		case c == '\'':
-			quoted = !quoted // '' inside a literal toggles twice: still quoted
-		case c == '?' && !quoted:
+		case quote != 0:
+			if c == quote {
+				quote = 0 // a doubled quote closes and reopens: still quoted
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '?':
 			n++
 			b.WriteByte('$')
 			b.WriteString(strconv.Itoa(n))

@@ -21,6 +21,8 @@ func TestRebind(t *testing.T) {
 		{"SELECT * FROM t WHERE a = ? AND b = ?", "SELECT * FROM t WHERE a = $1 AND b = $2"},
 		{"INSERT INTO t VALUES (?, '?', ?)", "INSERT INTO t VALUES ($1, '?', $2)"},
 		{"SELECT 'it''s ?' || ?", "SELECT 'it''s ?' || $1"},
+		{`SELECT "odd?col" FROM t WHERE x = ?`, `SELECT "odd?col" FROM t WHERE x = $1`},
+		{`SELECT "it's" FROM t WHERE x = ? AND y = '"?'`, `SELECT "it's" FROM t WHERE x = $1 AND y = '"?'`},
 	}
 	for _, c := range cases {
 		if got := sqldb.Rebind(sqldb.Postgres, c.in); got != c.pg {
@@ -37,9 +39,16 @@ func TestRedactDSN(t *testing.T) {
 		"postgres://app:s3cret@db:5432/redstate?sslmode=disable": "postgres://app:***@db:5432/redstate?sslmode=disable",
 		"postgres://app@db/redstate":                             "postgres://app@db/redstate",
 		"sqlite:/var/lib/redstate/redstate.db":                   "sqlite:/var/lib/redstate/redstate.db",
+		// The password as a query parameter, which pgx accepts too.
+		"postgres://app@db/redstate?password=s3cret&sslmode=disable": "postgres://app@db/redstate?password=***&sslmode=disable",
+		// A DSN url.Parse rejects (bad escape): its password position is unknown.
+		"postgres://app:s3c%zzret@db/redstate": "postgres://(unparsable DSN)",
 	} {
 		if got := sqldb.RedactDSN(in); got != want {
 			t.Errorf("RedactDSN(%q) = %q, want %q", in, got, want)
+		}
+		if strings.Contains(sqldb.RedactDSN(in), "s3c") {
+			t.Errorf("RedactDSN(%q) shows the password", in)
 		}
 	}
 }
