@@ -1,0 +1,63 @@
+// Package feed is the feed read/unread state block (seed 003, "大V博客阅读状态"): posts of
+// authors live in SQL (the source of truth, Source); Redis keeps post caches, author indexes,
+// per-user per-author unread sets, unread counts and read sets (Cache), so that "the unread posts
+// of author A for user U" and "U's unread count per author" take one or two round trips.
+package feed
+
+import (
+	"time"
+)
+
+// Post is the seed's Blog (blog table).
+type Post struct {
+	// ID is the post id (the seed's blog id), assigned by the Source on create.
+	ID int64 `json:"id"`
+	// AuthorID is the seed's user_id: the author.
+	AuthorID int64 `json:"userId"`
+	// Title, Content and Images are the post's content (Images: URLs, the seed's images
+	// column, stored as a JSON array).
+	Title   string   `json:"title"`
+	Content string   `json:"content"`
+	Images  []string `json:"images"`
+	// Liked is the number of likes.
+	Liked int64 `json:"liked"`
+	// CreateTime and UpdateTime are the seed's create_time and update_time (UTC, microsecond
+	// precision).
+	CreateTime time.Time `json:"createTime"`
+	UpdateTime time.Time `json:"updateTime"`
+}
+
+// Follow is one follow relation: Follower follows Author since Since. A follower's unread
+// state of an author covers the author's posts created at or after Since.
+type Follow struct {
+	Follower int64     `json:"follower"`
+	Author   int64     `json:"author"`
+	Since    time.Time `json:"since"`
+}
+
+// Cursor is a position in a list ordered by (create time, id), newest first; a page starts
+// strictly after it. The zero Cursor is the start.
+type Cursor struct {
+	// Time is the create time of the last post of the previous page.
+	Time time.Time
+	// ID is that post's id.
+	ID int64
+}
+
+// IsZero reports whether c is the start.
+func (c Cursor) IsZero() bool { return c.Time.IsZero() && c.ID == 0 }
+
+// Before reports whether a post (t, id) comes after the cursor in newest-first order, i.e. it
+// belongs to the page starting at c.
+func (c Cursor) Before(t time.Time, id int64) bool {
+	if c.IsZero() {
+		return true
+	}
+	return t.Before(c.Time) || (t.Equal(c.Time) && id < c.ID)
+}
+
+// PostRef is a post's position: its id and create time.
+type PostRef struct {
+	ID         int64     `json:"id"`
+	CreateTime time.Time `json:"createTime"`
+}

@@ -1,0 +1,76 @@
+package feed
+
+import (
+	"context"
+	"time"
+)
+
+// Source is the SQL source of truth (seed 2.1.1): posts, follows, read marks and likes.
+// feed/sqlfeed implements it on SQLite and PostgreSQL (package sqldb), checked by
+// feedtest.RunSourceSuite on both. Implementations are safe for concurrent use, also from
+// several processes sharing the database.
+//
+// Every error is a *redstate.Error: EINVALID (ids <= 0, limit out of 1..1000, a post without
+// author or title), ENOTFOUND, EUNAVAILABLE (the database does not answer), EINTERNAL.
+// Times are stored with microsecond precision and returned in UTC.
+type Source interface {
+	// CreatePost inserts p (ID 0: the Source assigns it; CreateTime/UpdateTime zero: now)
+	// and returns it as stored. Errors: EINVALID.
+	CreatePost(ctx context.Context, p Post) (Post, error)
+
+	// Posts returns the posts with the given ids that exist (missing ids are absent from the
+	// map). At most 1000 ids. Errors: EINVALID.
+	Posts(ctx context.Context, ids []int64) (map[int64]Post, error)
+
+	// AuthorPosts returns up to limit of author's posts strictly after cursor in newest-first
+	// order (create time, then id, descending), as refs. Keyset pagination: never OFFSET.
+	AuthorPosts(ctx context.Context, author int64, after Cursor, limit int) ([]PostRef, error)
+
+	// UnreadPosts returns up to limit of author's posts that viewer has not read and that were
+	// created at or after viewer's follow of author (none if viewer does not follow author),
+	// strictly after cursor, newest first: the SQL truth of the unread set.
+	UnreadPosts(ctx context.Context, viewer, author int64, after Cursor, limit int) ([]PostRef, error)
+
+	// UnreadCount is the number of posts UnreadPosts would list without a limit.
+	UnreadCount(ctx context.Context, viewer, author int64) (int64, error)
+
+	// Follow records that follower follows author since since; following again keeps the
+	// original since and reports created false. Errors: EINVALID (follower == author).
+	Follow(ctx context.Context, follower, author int64, since time.Time) (created bool, err error)
+
+	// Unfollow removes the relation and reports whether it existed.
+	Unfollow(ctx context.Context, follower, author int64) (removed bool, err error)
+
+	// FollowOf returns the relation. Errors: ENOTFOUND.
+	FollowOf(ctx context.Context, follower, author int64) (Follow, error)
+
+	// Followers returns up to limit of author's followers with follower id > after, ascending
+	// (keyset pages for fan-out).
+	Followers(ctx context.Context, author, after int64, limit int) ([]Follow, error)
+
+	// FollowerCount is the number of author's followers.
+	FollowerCount(ctx context.Context, author int64) (int64, error)
+
+	// Following returns every author user follows.
+	Following(ctx context.Context, user int64) ([]Follow, error)
+
+	// MarkRead records that user read post at at; marking again keeps the first time and
+	// reports created false. Errors: ENOTFOUND (no such post).
+	MarkRead(ctx context.Context, user, post int64, at time.Time) (created bool, err error)
+
+	// MarkAuthorRead marks every post of author created up to upTo as read by user (one
+	// statement) and returns how many marks it created.
+	MarkAuthorRead(ctx context.Context, user, author int64, upTo, at time.Time) (int64, error)
+
+	// ReadOf returns which of posts user has read. At most 1000 ids.
+	ReadOf(ctx context.Context, user int64, posts []int64) (map[int64]bool, error)
+
+	// Like records that user likes post and increments the post's liked count in the same
+	// transaction, only if the like is new (reports whether it was). Unlike is the reverse.
+	// Errors: ENOTFOUND (no such post).
+	Like(ctx context.Context, user, post int64) (changed bool, err error)
+	Unlike(ctx context.Context, user, post int64) (changed bool, err error)
+
+	// LikedOf returns which of posts user likes. At most 1000 ids.
+	LikedOf(ctx context.Context, user int64, posts []int64) (map[int64]bool, error)
+}
