@@ -5,6 +5,7 @@
 package feed
 
 import (
+	"sort"
 	"time"
 )
 
@@ -60,4 +61,37 @@ func (c Cursor) Before(t time.Time, id int64) bool {
 type PostRef struct {
 	ID         int64     `json:"id"`
 	CreateTime time.Time `json:"createTime"`
+}
+
+// HybridPage computes a hybrid author's unread count and page from the author's posts since
+// the follow (refs, any order) and the read marks among them: count is exact; page holds up to
+// limit unread posts strictly after cursor, newest first (ties by id descending).
+func HybridPage(refs []PostRef, read map[int64]bool, after Cursor, limit int) (int64, []PostRef, error) {
+	unread := make([]PostRef, 0, len(refs))
+	for _, r := range refs {
+		if !read[r.ID] {
+			unread = append(unread, r)
+		}
+	}
+	SortNewestFirst(unread)
+	var page []PostRef
+	for _, r := range unread {
+		if len(page) >= limit {
+			break
+		}
+		if after.Before(r.CreateTime, r.ID) {
+			page = append(page, r)
+		}
+	}
+	return int64(len(unread)), page, nil
+}
+
+// SortNewestFirst sorts refs by create time, then id, descending.
+func SortNewestFirst(refs []PostRef) {
+	sort.Slice(refs, func(i, j int) bool {
+		if !refs[i].CreateTime.Equal(refs[j].CreateTime) {
+			return refs[i].CreateTime.After(refs[j].CreateTime)
+		}
+		return refs[i].ID > refs[j].ID
+	})
 }

@@ -1,0 +1,80 @@
+package feed
+
+import (
+	"context"
+	"time"
+)
+
+// TTLs of the seed (4.2).
+const (
+	// PostTTL is the post cache's TTL.
+	PostTTL = 7 * 24 * time.Hour
+	// StateTTL is the TTL of read sets, unread sets and counts, renewed on every write.
+	StateTTL = 30 * 24 * time.Hour
+)
+
+// UserState is a user's unread state as rebuilt from SQL: per fan-out author, the unread
+// posts; and the read posts.
+type UserState struct {
+	// Unread maps an author (fanned-out, not hybrid) to the user's unread posts of that author.
+	Unread map[int64][]PostRef
+	// Read are the posts the user read.
+	Read []int64
+}
+
+// Cache is the Redis side of the feed (seed 4.1). feed/redisfeed and feed/memfeed implement it
+// with the same semantics, checked by feedtest.RunCacheSuite. Every method that changes a
+// user's unread set and count does it in one atomic step, and moves the count only by what the
+// set changed, so retries are harmless and a count never drifts from its set. Errors are
+// *redstate.Error: EINVALID, EUNAVAILABLE.
+type Cache interface {
+	// PutPosts caches posts (HSET + EXPIRE PostTTL), in one round trip per node.
+	PutPosts(ctx context.Context, posts []Post) error
+	// GetPosts returns the cached posts among ids (misses absent), in one round trip per node.
+	GetPosts(ctx context.Context, ids []int64) (map[int64]Post, error)
+
+	// AddAuthorPost adds a post to its author's index.
+	AddAuthorPost(ctx context.Context, author int64, ref PostRef) error
+	// HasAuthorIndex reports whether author's index exists (it is built from SQL otherwise).
+	HasAuthorIndex(ctx context.Context, author int64) (bool, error)
+	// SetAuthorIndex adds refs to author's index (a rebuild from SQL; merges, never removes).
+	SetAuthorIndex(ctx context.Context, author int64, refs []PostRef) error
+	// AuthorPage returns up to limit of author's posts strictly after cursor, newest first.
+	AuthorPage(ctx context.Context, author int64, after Cursor, limit int) ([]PostRef, error)
+
+	// FanOut adds the post to the unread set of each follower and, only where it was added,
+	// increments that follower's count for the author, in one script per follower, pipelined
+	// (one round trip per node). It returns how many sets changed.
+	FanOut(ctx context.Context, author int64, ref PostRef, followers []int64) (int, error)
+	// MarkRead adds post to user's read set and removes it from the unread set of author,
+	// decrementing the count only if it removed something (never below 0; idempotent); one
+	// script. It reports whether an unread entry was removed.
+	MarkRead(ctx context.Context, user, author, post int64) (bool, error)
+	// MarkAuthorRead moves every unread post of author into user's read set, deletes the
+	// unread set and the count field: one script, O(1) round trips. It returns how many.
+	MarkAuthorRead(ctx context.Context, user, author int64) (int, error)
+	// Unfollow deletes user's unread set of author and its count.
+	Unfollow(ctx context.Context, user, author int64) error
+	// Built reports whether user's unread state was built from SQL.
+	Built(ctx context.Context, user int64) (bool, error)
+	// Rebuild merges a state read from SQL into user's keys and marks it built: unread entries
+	// are added (never removed, so a concurrent fan-out is not lost) unless read, read posts
+	// are added to the read set and removed from unread sets, and every count is set to its
+	// set's size; one script.
+	Rebuild(ctx context.Context, user int64, st UserState) error
+	// Invalidate removes user's built mark, so the next access rebuilds from SQL (after a
+	// write reached SQL but not Redis).
+	Invalidate(ctx context.Context, user int64) error
+	// UnreadPage returns up to limit of user's unread posts of author strictly after cursor,
+	// newest first.
+	UnreadPage(ctx context.Context, user, author int64, after Cursor, limit int) ([]PostRef, error)
+	// UnreadCounts returns user's per-author counts (fan-out authors; zero counts absent).
+	UnreadCounts(ctx context.Context, user int64) (map[int64]int64, error)
+	// ReadOf returns which of posts user has read (per the read set).
+	ReadOf(ctx context.Context, user int64, posts []int64) (map[int64]bool, error)
+	// AddRead adds posts to user's read set (a hybrid author's posts marked read).
+	AddRead(ctx context.Context, user int64, posts []int64) error
+	// HybridUnread counts and lists user's unread posts of a hybrid (big) author: the author
+	// index from since on, minus the read set; limit 0 counts only.
+	HybridUnread(ctx context.Context, user, author int64, since time.Time, after Cursor, limit int) (count int64, page []PostRef, err error)
+}

@@ -1,0 +1,180 @@
+// Package feedtest holds the feed block's conformance suites: RunCacheSuite for every
+// feed.Cache (memory, standalone Redis, Cluster) and RunSourceSuite for every feed.Source
+// (SQLite, PostgreSQL).
+package feedtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/redstate/redstate/feed"
+)
+
+// NewCache returns the cache under test; the same instance is fine (tests use fresh ids).
+type NewCache func(t *testing.T) feed.Cache
+
+// ID returns a fresh random positive id.
+func ID() int64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return int64(binary.BigEndian.Uint64(b[:])>>12) + 1
+}
+
+var base = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
+func ref(id int64, sec int) feed.PostRef { return feed.PostRef{ID: id, CreateTime: base.Add(time.Duration(sec) * time.Second)} }
+
+func ids(refs []feed.PostRef) []int64 {
+	out := make([]int64, len(refs))
+	for i, r := range refs {
+		out[i] = r.ID
+	}
+	return out
+}
+
+// must returns v or panics with err; the suite's runner turns the panic into a test failure.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// RunCacheSuite runs every Cache conformance test.
+func RunCacheSuite(t *testing.T, newCache NewCache) {
+	ctx := context.Background()
+	tests := map[string]func(t *testing.T, c feed.Cache){
+		"PostsRoundTrip": func(t *testing.T, c feed.Cache) {
+			p := feed.Post{ID: ID(), AuthorID: ID(), Title: "t", Content: "c", Images: []string{"a.png", "b.png"}, Liked: 3,
+				CreateTime: base.Add(1234 * time.Microsecond), UpdateTime: base.Add(time.Hour)}
+			mustOK(t, c.PutPosts(ctx, []feed.Post{p}))
+			got := must(c.GetPosts(ctx, []int64{p.ID, ID()}))
+			if len(got) != 1 || got[p.ID].Title != "t" || !slices.Equal(got[p.ID].Images, p.Images) || !got[p.ID].CreateTime.Equal(p.CreateTime) || got[p.ID].Liked != 3 {
+				t.Fatalf("GetPosts = %+v", got)
+			}
+		},
+		"FanOutIdempotent": func(t *testing.T, c feed.Cache) {
+			author, u1, u2 := ID(), ID(), ID()
+			if n := must(c.FanOut(ctx, author, ref(1, 1), []int64{u1, u2})); n != 2 {
+				t.Fatalf("first fan-out added %d", n)
+			}
+			if n := must(c.FanOut(ctx, author, ref(1, 1), []int64{u1, u2})); n != 0 {
+				t.Fatalf("repeated fan-out added %d", n)
+			}
+			must(c.FanOut(ctx, author, ref(2, 2), []int64{u1}))
+			if got := must(c.UnreadCounts(ctx, u1)); got[author] != 2 {
+				t.Fatalf("counts = %v", got)
+			}
+		},
+		"MarkReadNeverNegative": func(t *testing.T, c feed.Cache) {
+			author, u := ID(), ID()
+			must(c.FanOut(ctx, author, ref(1, 1), []int64{u}))
+			if !must(c.MarkRead(ctx, u, author, 1)) || must(c.MarkRead(ctx, u, author, 1)) || must(c.MarkRead(ctx, u, author, 99)) {
+				t.Fatal("MarkRead reported a removal it did not make")
+			}
+			if got := must(c.UnreadCounts(ctx, u)); got[author] != 0 {
+				t.Fatalf("count = %d", got[author])
+			}
+			if r := must(c.ReadOf(ctx, u, []int64{1, 2, 99})); !r[1] || r[2] || !r[99] {
+				t.Fatalf("ReadOf = %v", r)
+			}
+		},
+		"MarkAuthorReadAndUnfollow": func(t *testing.T, c feed.Cache) {
+			a, b, u := ID(), ID(), ID()
+			for i := int64(1); i <= 3; i++ {
+				must(c.FanOut(ctx, a, ref(i, int(i)), []int64{u}))
+				must(c.FanOut(ctx, b, ref(10+i, int(i)), []int64{u}))
+			}
+			if n := must(c.MarkAuthorRead(ctx, u, a)); n != 3 {
+				t.Fatalf("MarkAuthorRead = %d", n)
+			}
+			mustOK(t, c.Unfollow(ctx, u, b))
+			if got := must(c.UnreadCounts(ctx, u)); len(got) != 0 {
+				t.Fatalf("counts = %v", got)
+			}
+			if r := must(c.ReadOf(ctx, u, []int64{1, 2, 3, 11})); len(r) != 3 || r[11] {
+				t.Fatalf("ReadOf = %v", r)
+			}
+		},
+		"PagesTiesByIDAndCursor": func(t *testing.T, c feed.Cache) {
+			a, u := ID(), ID()
+			for _, r := range []feed.PostRef{ref(9, 5), ref(10, 5), ref(11, 5), ref(3, 7), ref(100, 1)} {
+				must(c.FanOut(ctx, a, r, []int64{u}))
+				mustOK(t, c.AddAuthorPost(ctx, a, r))
+			}
+			want := []int64{3, 11, 10, 9, 100}
+			var got []int64
+			var cur feed.Cursor
+			for range 10 {
+				p := must(c.UnreadPage(ctx, u, a, cur, 2))
+				if len(p) == 0 {
+					break
+				}
+				got = append(got, ids(p)...)
+				cur = feed.Cursor{Time: p[len(p)-1].CreateTime, ID: p[len(p)-1].ID}
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("unread pages = %v, want %v", got, want)
+			}
+			if p := must(c.AuthorPage(ctx, a, feed.Cursor{Time: base.Add(5 * time.Second), ID: 10}, 10)); !slices.Equal(ids(p), []int64{9, 100}) {
+				t.Fatalf("author page after (5s, 10) = %v", ids(p))
+			}
+		},
+		"RebuildMerges": func(t *testing.T, c feed.Cache) {
+			a, gone, u := ID(), ID(), ID()
+			must(c.FanOut(ctx, a, ref(1, 1), []int64{u}))    // a fan-out that raced the rebuild
+			must(c.FanOut(ctx, gone, ref(5, 1), []int64{u})) // an author the user no longer follows
+			if must(c.Built(ctx, u)) {
+				t.Fatal("built before a rebuild")
+			}
+			st := feed.UserState{Unread: map[int64][]feed.PostRef{a: {ref(2, 2), ref(3, 3)}}, Read: []int64{3}}
+			mustOK(t, c.Rebuild(ctx, u, st))
+			if !must(c.Built(ctx, u)) {
+				t.Fatal("not built after a rebuild")
+			}
+			if p := must(c.UnreadPage(ctx, u, a, feed.Cursor{}, 10)); !slices.Equal(ids(p), []int64{2, 1}) {
+				t.Fatalf("unread after rebuild = %v, want [2 1]", ids(p))
+			}
+			if got := must(c.UnreadCounts(ctx, u)); got[a] != 2 || got[gone] != 0 {
+				t.Fatalf("counts after rebuild = %v", got)
+			}
+			mustOK(t, c.Invalidate(ctx, u))
+			if must(c.Built(ctx, u)) {
+				t.Fatal("built after Invalidate")
+			}
+		},
+		"Hybrid": func(t *testing.T, c feed.Cache) {
+			a, u := ID(), ID()
+			for i := int64(1); i <= 5; i++ {
+				mustOK(t, c.AddAuthorPost(ctx, a, ref(i, int(i))))
+			}
+			mustOK(t, c.AddRead(ctx, u, []int64{4}))
+			n, p, err := c.HybridUnread(ctx, u, a, base.Add(2*time.Second), feed.Cursor{}, 2)
+			if err != nil || n != 3 || !slices.Equal(ids(p), []int64{5, 3}) {
+				t.Fatalf("HybridUnread = %d %v %v", n, ids(p), err)
+			}
+		},
+	}
+	for name, test := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("%v", r)
+				}
+			}()
+			test(t, newCache(t))
+		})
+	}
+}
+
+func mustOK(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

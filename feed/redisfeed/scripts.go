@@ -1,0 +1,128 @@
+package redisfeed
+
+import "github.com/redis/go-redis/v9"
+
+// fanOutScript adds one post to one follower's unread set and, only if it was added,
+// increments the follower's count for the author.
+// KEYS[1] unread set, KEYS[2] counts hash. ARGV[1] post id, ARGV[2] score (ms), ARGV[3] author,
+// ARGV[4] TTL ms. Returns 1 if added.
+var fanOutScript = redis.NewScript(`
+local added = redis.call('ZADD', KEYS[1], 'NX', ARGV[2], ARGV[1])
+if added == 1 then redis.call('HINCRBY', KEYS[2], ARGV[3], 1) end
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
+return added
+`)
+
+// markReadScript marks one post read.
+// KEYS[1] read set, KEYS[2] unread set, KEYS[3] counts. ARGV[1] post, ARGV[2] author,
+// ARGV[3] TTL ms. Returns 1 if an unread entry was removed.
+var markReadScript = redis.NewScript(`
+redis.call('SADD', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+local removed = redis.call('ZREM', KEYS[2], ARGV[1])
+if removed == 1 then
+  local c = redis.call('HINCRBY', KEYS[3], ARGV[2], -1)
+  if c <= 0 then redis.call('HDEL', KEYS[3], ARGV[2]) end
+end
+return removed
+`)
+
+// markAuthorReadScript moves every unread post of an author into the read set.
+// KEYS[1] read set, KEYS[2] unread set, KEYS[3] counts. ARGV[1] author, ARGV[2] TTL ms.
+// Returns how many posts were unread.
+var markAuthorReadScript = redis.NewScript(`
+local ids = redis.call('ZRANGE', KEYS[2], 0, -1)
+for i = 1, #ids, 1000 do
+  redis.call('SADD', KEYS[1], unpack(ids, i, math.min(i + 999, #ids)))
+end
+if #ids > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+redis.call('DEL', KEYS[2])
+redis.call('HDEL', KEYS[3], ARGV[1])
+return #ids
+`)
+
+// unfollowScript deletes a user's unread state of an author.
+// KEYS[1] unread set, KEYS[2] counts. ARGV[1] author.
+var unfollowScript = redis.NewScript(`
+redis.call('DEL', KEYS[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+return 1
+`)
+
+// rebuildScript merges a user's state from SQL and marks it built. Unread keys of authors not
+// in the state (unfollowed) are deleted: they are found from the counts hash and built from
+// ARGV[3], in the user's slot (the user's hash tag on Cluster).
+// KEYS[1] read set, KEYS[2] counts, KEYS[3..] unread sets of the state's authors.
+// ARGV[1] TTL ms, ARGV[2] now (ms), ARGV[3] unread key prefix (the key without the author),
+// ARGV[4] JSON read ids, ARGV[5..] per KEYS[3..]: author id, then JSON [[id, score], …].
+var rebuildScript = redis.NewScript(`
+local ttl = ARGV[1]
+local read = cjson.decode(ARGV[4])
+for i = 1, #read, 1000 do
+  redis.call('SADD', KEYS[1], unpack(read, i, math.min(i + 999, #read)))
+end
+local keep = {}
+for k = 3, #KEYS do
+  local author = ARGV[2 + 2 * (k - 2) + 1]
+  local entries = cjson.decode(ARGV[2 + 2 * (k - 2) + 2])
+  keep[author] = true
+  for _, e in ipairs(entries) do
+    if redis.call('SISMEMBER', KEYS[1], tostring(e[1])) == 0 then
+      redis.call('ZADD', KEYS[k], 'NX', e[2], tostring(e[1]))
+    end
+  end
+  for _, m in ipairs(redis.call('ZRANGE', KEYS[k], 0, -1)) do
+    if redis.call('SISMEMBER', KEYS[1], m) == 1 then redis.call('ZREM', KEYS[k], m) end
+  end
+  local n = redis.call('ZCARD', KEYS[k])
+  if n > 0 then
+    redis.call('HSET', KEYS[2], author, n)
+    redis.call('PEXPIRE', KEYS[k], ttl)
+  else
+    redis.call('HDEL', KEYS[2], author)
+  end
+end
+for _, f in ipairs(redis.call('HKEYS', KEYS[2])) do
+  if f ~= '_built' and not keep[f] then
+    redis.call('DEL', ARGV[3] .. f)
+    redis.call('HDEL', KEYS[2], f)
+  end
+end
+redis.call('HSET', KEYS[2], '_built', ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ttl)
+if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], ttl) end
+return 1
+`)
+
+// pageScript returns a page of a ZSET of post ids scored by create time (ms), newest first,
+// ties by id descending (numerically), strictly after the cursor (ARGV[1] score or '' for the
+// start, ARGV[2] id), down to ARGV[4] (min score: '-inf' or a time), at most ARGV[3] entries.
+// Returns a flat list id, score, id, score, … KEYS[1] the ZSET.
+var pageScript = redis.NewScript(`
+local limit = tonumber(ARGV[3])
+local out = {}
+local bound = '+inf'
+local cursorScore, cursorID = nil, nil
+if ARGV[1] ~= '' then bound = ARGV[1]; cursorScore = tonumber(ARGV[1]); cursorID = tonumber(ARGV[2]) end
+while #out < 2 * limit do
+  local r = redis.call('ZREVRANGEBYSCORE', KEYS[1], bound, ARGV[4], 'WITHSCORES', 'LIMIT', 0, 1)
+  if #r == 0 then break end
+  local s = r[2]
+  local group = redis.call('ZRANGEBYSCORE', KEYS[1], s, s)
+  local ids = {}
+  for _, m in ipairs(group) do
+    local id = tonumber(m)
+    if id and (cursorScore == nil or tonumber(s) ~= cursorScore or id < cursorID) then
+      table.insert(ids, id)
+    end
+  end
+  table.sort(ids, function(a, b) return a > b end)
+  for _, id in ipairs(ids) do
+    if #out >= 2 * limit then break end
+    table.insert(out, tostring(id)); table.insert(out, s)
+  end
+  bound = '(' .. s
+end
+return out
+`)

@@ -1,0 +1,315 @@
+// Package redisfeed is the Redis feed.Cache: the seed's keys (feed.Keys), one Lua script per
+// change of a user's unread state (set and count together), pipelined per batch.
+package redisfeed
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/feed"
+	"github.com/redstate/redstate/internal/rediserr"
+	"github.com/redstate/redstate/internal/redisscript"
+)
+
+// Cache is the Redis feed.Cache. It is safe for concurrent use.
+type Cache struct {
+	client redis.UniversalClient
+	keys   feed.Keys
+}
+
+var _ feed.Cache = (*Cache)(nil)
+
+// New returns a Cache on client with keys under prefix (hash-tagged per user on Cluster).
+func New(client redis.UniversalClient, prefix string) *Cache {
+	_, cluster := client.(*redis.ClusterClient)
+	return &Cache{client: client, keys: feed.NewKeys(prefix, cluster)}
+}
+
+// Keys returns the cache's key builder.
+func (c *Cache) Keys() feed.Keys { return c.keys }
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func ttlMS(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+
+// PutPosts implements feed.Cache.
+func (c *Cache) PutPosts(ctx context.Context, posts []feed.Post) error {
+	if len(posts) == 0 {
+		return nil
+	}
+	_, err := c.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, post := range posts {
+			images, _ := json.Marshal(post.Images)
+			k := c.keys.Post(post.ID)
+			p.HSet(ctx, k, "id", post.ID, "user_id", post.AuthorID, "title", post.Title, "content", post.Content,
+				"images", string(images), "liked", post.Liked, "create_time", post.CreateTime.UnixMicro(), "update_time", post.UpdateTime.UnixMicro())
+			p.PExpire(ctx, k, feed.PostTTL)
+		}
+		return nil
+	})
+	return rediserr.Map(err, "feed cache posts")
+}
+
+// GetPosts implements feed.Cache.
+func (c *Cache) GetPosts(ctx context.Context, ids []int64) (map[int64]feed.Post, error) {
+	cmds, err := c.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, id := range ids {
+			p.HGetAll(ctx, c.keys.Post(id))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, rediserr.Map(err, "feed get posts")
+	}
+	out := make(map[int64]feed.Post, len(ids))
+	for i, cmd := range cmds {
+		m := cmd.(*redis.MapStringStringCmd).Val()
+		if len(m) == 0 {
+			continue
+		}
+		post, ok := decodePost(m)
+		if ok && post.ID == ids[i] {
+			out[post.ID] = post
+		}
+	}
+	return out, nil
+}
+
+// decodePost reads a post cache hash; ok is false for a malformed one (treated as a miss).
+func decodePost(m map[string]string) (feed.Post, bool) {
+	var p feed.Post
+	var err error
+	num := func(f string) int64 {
+		if err != nil {
+			return 0
+		}
+		var n int64
+		n, err = strconv.ParseInt(m[f], 10, 64)
+		return n
+	}
+	p.ID, p.AuthorID, p.Liked = num("id"), num("user_id"), num("liked")
+	p.CreateTime, p.UpdateTime = time.UnixMicro(num("create_time")).UTC(), time.UnixMicro(num("update_time")).UTC()
+	if err != nil {
+		return feed.Post{}, false
+	}
+	p.Title, p.Content = m["title"], m["content"]
+	if json.Unmarshal([]byte(m["images"]), &p.Images) != nil {
+		return feed.Post{}, false
+	}
+	return p, true
+}
+
+// AddAuthorPost implements feed.Cache.
+func (c *Cache) AddAuthorPost(ctx context.Context, author int64, ref feed.PostRef) error {
+	return rediserr.Map(c.client.ZAdd(ctx, c.keys.AuthorPosts(author), redis.Z{Score: float64(ms(ref.CreateTime)), Member: ref.ID}).Err(), "feed author index")
+}
+
+// HasAuthorIndex implements feed.Cache.
+func (c *Cache) HasAuthorIndex(ctx context.Context, author int64) (bool, error) {
+	n, err := c.client.Exists(ctx, c.keys.AuthorPosts(author)).Result()
+	return n == 1, rediserr.Map(err, "feed author index")
+}
+
+// SetAuthorIndex implements feed.Cache.
+func (c *Cache) SetAuthorIndex(ctx context.Context, author int64, refs []feed.PostRef) error {
+	if len(refs) == 0 {
+		return nil
+	}
+	zs := make([]redis.Z, len(refs))
+	for i, r := range refs {
+		zs[i] = redis.Z{Score: float64(ms(r.CreateTime)), Member: r.ID}
+	}
+	return rediserr.Map(c.client.ZAdd(ctx, c.keys.AuthorPosts(author), zs...).Err(), "feed author index")
+}
+
+// AuthorPage implements feed.Cache.
+func (c *Cache) AuthorPage(ctx context.Context, author int64, after feed.Cursor, limit int) ([]feed.PostRef, error) {
+	return c.page(ctx, c.keys.AuthorPosts(author), after, limit, "-inf")
+}
+
+// page runs pageScript.
+func (c *Cache) page(ctx context.Context, key string, after feed.Cursor, limit int, min string) ([]feed.PostRef, error) {
+	score, id := "", "0"
+	if !after.IsZero() {
+		score, id = strconv.FormatInt(ms(after.Time), 10), strconv.FormatInt(after.ID, 10)
+	}
+	r, err := pageScript.Run(ctx, c.client, []string{key}, score, id, limit, min).StringSlice()
+	if err != nil {
+		return nil, rediserr.Map(err, "feed page")
+	}
+	out := make([]feed.PostRef, 0, len(r)/2)
+	for i := 0; i+1 < len(r); i += 2 {
+		pid, _ := strconv.ParseInt(r[i], 10, 64)
+		sc, _ := strconv.ParseFloat(r[i+1], 64)
+		out = append(out, feed.PostRef{ID: pid, CreateTime: time.UnixMilli(int64(sc)).UTC()})
+	}
+	return out, nil
+}
+
+// FanOut implements feed.Cache.
+func (c *Cache) FanOut(ctx context.Context, author int64, ref feed.PostRef, followers []int64) (int, error) {
+	if len(followers) == 0 {
+		return 0, nil
+	}
+	calls := make([]redisscript.Call, len(followers))
+	a, score, id, ttl := strconv.FormatInt(author, 10), strconv.FormatInt(ms(ref.CreateTime), 10), strconv.FormatInt(ref.ID, 10), ttlMS(feed.StateTTL)
+	for i, u := range followers {
+		calls[i] = redisscript.Call{Keys: []string{c.keys.Unread(u, author), c.keys.Counts(u)}, Args: []any{id, score, a, ttl}}
+	}
+	added := 0
+	for _, cmd := range redisscript.RunPipelined(ctx, c.client, fanOutScript, calls) {
+		n, err := cmd.Int64()
+		if err != nil {
+			return added, rediserr.Map(err, "feed fan-out")
+		}
+		added += int(n)
+	}
+	return added, nil
+}
+
+// MarkRead implements feed.Cache.
+func (c *Cache) MarkRead(ctx context.Context, user, author, post int64) (bool, error) {
+	n, err := markReadScript.Run(ctx, c.client, []string{c.keys.Read(user), c.keys.Unread(user, author), c.keys.Counts(user)},
+		post, author, ttlMS(feed.StateTTL)).Int64()
+	return n == 1, rediserr.Map(err, "feed mark read")
+}
+
+// MarkAuthorRead implements feed.Cache.
+func (c *Cache) MarkAuthorRead(ctx context.Context, user, author int64) (int, error) {
+	n, err := markAuthorReadScript.Run(ctx, c.client, []string{c.keys.Read(user), c.keys.Unread(user, author), c.keys.Counts(user)},
+		author, ttlMS(feed.StateTTL)).Int64()
+	return int(n), rediserr.Map(err, "feed mark author read")
+}
+
+// Unfollow implements feed.Cache.
+func (c *Cache) Unfollow(ctx context.Context, user, author int64) error {
+	return rediserr.Map(unfollowScript.Run(ctx, c.client, []string{c.keys.Unread(user, author), c.keys.Counts(user)}, author).Err(), "feed unfollow")
+}
+
+// Built implements feed.Cache.
+func (c *Cache) Built(ctx context.Context, user int64) (bool, error) {
+	ok, err := c.client.HExists(ctx, c.keys.Counts(user), feed.BuiltField).Result()
+	return ok, rediserr.Map(err, "feed built")
+}
+
+// Invalidate implements feed.Cache.
+func (c *Cache) Invalidate(ctx context.Context, user int64) error {
+	return rediserr.Map(c.client.HDel(ctx, c.keys.Counts(user), feed.BuiltField).Err(), "feed invalidate")
+}
+
+// Rebuild implements feed.Cache.
+func (c *Cache) Rebuild(ctx context.Context, user int64, st feed.UserState) error {
+	read, _ := json.Marshal(st.Read)
+	if st.Read == nil {
+		read = []byte("[]")
+	}
+	unreadPrefix := strings.TrimSuffix(c.keys.Unread(user, 0), "0")
+	keys := []string{c.keys.Read(user), c.keys.Counts(user)}
+	args := []any{ttlMS(feed.StateTTL), strconv.FormatInt(time.Now().UnixMilli(), 10), unreadPrefix, string(read)}
+	for author, refs := range st.Unread {
+		entries := make([][2]int64, len(refs))
+		for i, r := range refs {
+			entries[i] = [2]int64{r.ID, ms(r.CreateTime)}
+		}
+		js, _ := json.Marshal(entries)
+		if len(refs) == 0 {
+			js = []byte("[]")
+		}
+		keys = append(keys, c.keys.Unread(user, author))
+		args = append(args, strconv.FormatInt(author, 10), string(js))
+	}
+	return rediserr.Map(rebuildScript.Run(ctx, c.client, keys, args...).Err(), "feed rebuild")
+}
+
+// UnreadPage implements feed.Cache.
+func (c *Cache) UnreadPage(ctx context.Context, user, author int64, after feed.Cursor, limit int) ([]feed.PostRef, error) {
+	return c.page(ctx, c.keys.Unread(user, author), after, limit, "-inf")
+}
+
+// UnreadCounts implements feed.Cache.
+func (c *Cache) UnreadCounts(ctx context.Context, user int64) (map[int64]int64, error) {
+	m, err := c.client.HGetAll(ctx, c.keys.Counts(user)).Result()
+	if err != nil {
+		return nil, rediserr.Map(err, "feed unread counts")
+	}
+	out := make(map[int64]int64, len(m))
+	for f, v := range m {
+		a, err1 := strconv.ParseInt(f, 10, 64)
+		n, err2 := strconv.ParseInt(v, 10, 64)
+		if err1 == nil && err2 == nil && n > 0 {
+			out[a] = n
+		}
+	}
+	return out, nil
+}
+
+// ReadOf implements feed.Cache.
+func (c *Cache) ReadOf(ctx context.Context, user int64, posts []int64) (map[int64]bool, error) {
+	out := make(map[int64]bool, len(posts))
+	if len(posts) == 0 {
+		return out, nil
+	}
+	members := make([]any, len(posts))
+	for i, p := range posts {
+		members[i] = p
+	}
+	r, err := c.client.SMIsMember(ctx, c.keys.Read(user), members...).Result()
+	if err != nil {
+		return nil, rediserr.Map(err, "feed read of")
+	}
+	for i, p := range posts {
+		if r[i] {
+			out[p] = true
+		}
+	}
+	return out, nil
+}
+
+// AddRead implements feed.Cache.
+func (c *Cache) AddRead(ctx context.Context, user int64, posts []int64) error {
+	if len(posts) == 0 {
+		return nil
+	}
+	members := make([]any, len(posts))
+	for i, p := range posts {
+		members[i] = p
+	}
+	_, err := c.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.SAdd(ctx, c.keys.Read(user), members...)
+		p.PExpire(ctx, c.keys.Read(user), feed.StateTTL)
+		return nil
+	})
+	return rediserr.Map(err, "feed add read")
+}
+
+// HybridUnread implements feed.Cache: the author index from since on (one round trip), then
+// the read set's membership of those posts (one more); not atomic across the two, which are in
+// different slots on Cluster.
+func (c *Cache) HybridUnread(ctx context.Context, user, author int64, since time.Time, after feed.Cursor, limit int) (int64, []feed.PostRef, error) {
+	zs, err := c.client.ZRevRangeByScoreWithScores(ctx, c.keys.AuthorPosts(author), &redis.ZRangeBy{Min: strconv.FormatInt(ms(since), 10), Max: "+inf"}).Result()
+	if err != nil {
+		return 0, nil, rediserr.Map(err, "feed hybrid unread")
+	}
+	ids := make([]int64, 0, len(zs))
+	refs := make([]feed.PostRef, 0, len(zs))
+	for _, z := range zs {
+		id, err := strconv.ParseInt(z.Member.(string), 10, 64)
+		if err != nil {
+			return 0, nil, redstate.Errorf(redstate.EINTERNAL, "author index member %q is not an id", z.Member)
+		}
+		ids = append(ids, id)
+		refs = append(refs, feed.PostRef{ID: id, CreateTime: time.UnixMilli(int64(z.Score)).UTC()})
+	}
+	read, err := c.ReadOf(ctx, user, ids)
+	if err != nil {
+		return 0, nil, err
+	}
+	return feed.HybridPage(refs, read, after, limit)
+}
+
