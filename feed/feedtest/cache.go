@@ -26,7 +26,9 @@ func ID() int64 {
 
 var base = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 
-func ref(id int64, sec int) feed.PostRef { return feed.PostRef{ID: id, CreateTime: base.Add(time.Duration(sec) * time.Second)} }
+func ref(id int64, sec int) feed.PostRef {
+	return feed.PostRef{ID: id, CreateTime: base.Add(time.Duration(sec) * time.Second)}
+}
 
 func ids(refs []feed.PostRef) []int64 {
 	out := make([]int64, len(refs))

@@ -96,7 +96,7 @@ return 1
 `)
 
 // pageScript returns a page of a ZSET of post ids scored by create time (ms), newest first,
-// ties by id descending (numerically), strictly after the cursor (ARGV[1] score or '' for the
+// ties by id descending (numerically), strictly after the cursor (ARGV[1] score or ” for the
 // start, ARGV[2] id), down to ARGV[4] (min score: '-inf' or a time), at most ARGV[3] entries.
 // Returns a flat list id, score, id, score, … KEYS[1] the ZSET.
 var pageScript = redis.NewScript(`

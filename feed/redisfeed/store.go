@@ -312,4 +312,3 @@ func (c *Cache) HybridUnread(ctx context.Context, user, author int64, since time
 	}
 	return feed.HybridPage(refs, read, after, limit)
 }
-
