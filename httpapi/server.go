@@ -15,6 +15,7 @@ import (
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/executor"
+	"github.com/redstate/redstate/feed"
 	"github.com/redstate/redstate/index"
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/report"
@@ -83,6 +84,8 @@ type Deps struct {
 	ExecutorRunner func() (*executor.Runner, error)
 	// Index is the CDC tag index of seed 001 (/v1/index/...); nil: those routes answer 404.
 	Index *index.Indexer
+	// Feed is the feed of seed 003 (/v1/feed/...); nil: those routes answer 404.
+	Feed *feed.Service
 	// Degraded lists the blocks running degraded (e.g. the executor waiting for Redis); /readyz
 	// answers 503 while it is not empty. Nil: none.
 	Degraded func() []string
@@ -108,6 +111,7 @@ type server struct {
 	execFn      func() (*executor.Runner, error)
 	degraded    func() []string
 	index       *index.Indexer
+	feed        *feed.Service
 }
 
 // New returns the HTTP handler of the API. It applies cfg's defaults and validates it: an
@@ -185,6 +189,7 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 		executor:    deps.Executor,
 		execFn:      deps.ExecutorRunner,
 		index:       deps.Index,
+		feed:        deps.Feed,
 		degraded:    deps.Degraded,
 	}
 	s.routes(promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{}))
@@ -204,6 +209,7 @@ func (s *server) routes(metricsHandler http.Handler) {
 	s.handle("GET /v1/projects/{projectId}/builds", roleRead, s.listProjectBuilds)
 	s.reportRoutes()
 	s.indexRoutes()
+	s.feedRoutes()
 	s.queueRoutes()
 	s.executorRoutes()
 	s.handle("GET /healthz", roleNone, s.healthz)
