@@ -42,17 +42,18 @@ type Cache interface {
 	// AuthorPage returns up to limit of author's posts strictly after cursor, newest first.
 	AuthorPage(ctx context.Context, author int64, after Cursor, limit int) ([]PostRef, error)
 
-	// FanOut adds the post to the unread set of each follower and, only where it was added,
-	// increments that follower's count for the author, in one script per follower, pipelined
-	// (one round trip per node). It returns how many sets changed.
+	// FanOut adds the post to the unread set of each follower that has not read it and, only
+	// where it was added, increments that follower's count for the author, in one script per
+	// follower, pipelined (one round trip per node). It returns how many sets changed.
 	FanOut(ctx context.Context, author int64, ref PostRef, followers []int64) (int, error)
 	// MarkRead adds post to user's read set and removes it from the unread set of author,
 	// decrementing the count only if it removed something (never below 0; idempotent); one
 	// script. It reports whether an unread entry was removed.
 	MarkRead(ctx context.Context, user, author, post int64) (bool, error)
-	// MarkAuthorRead moves every unread post of author into user's read set, deletes the
-	// unread set and the count field: one script, O(1) round trips. It returns how many.
-	MarkAuthorRead(ctx context.Context, user, author int64) (int, error)
+	// MarkAuthorRead adds posts (the ids SQL just marked read) to user's read set and removes
+	// them from the unread set of author, lowering the count by what it removed: one script,
+	// one round trip. It returns how many unread entries it removed.
+	MarkAuthorRead(ctx context.Context, user, author int64, posts []int64) (int, error)
 	// Unfollow deletes user's unread set of author and its count.
 	Unfollow(ctx context.Context, user, author int64) error
 	// Built reports whether user's unread state was built from SQL.

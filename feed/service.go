@@ -28,7 +28,8 @@ const (
 
 // Options configure a Service. Zero fields take the defaults stated on them.
 type Options struct {
-	// HybridThreshold: authors with more followers are hybrid (no fan-out). Default 10,000.
+	// HybridThreshold: authors with more followers are hybrid (no fan-out). Default 10,000;
+	// negative: every author is hybrid.
 	HybridThreshold int64
 	// FanOutBatch is the followers per fan-out pipeline. Default 1,000.
 	FanOutBatch int
@@ -59,7 +60,7 @@ func NewService(src Source, cache Cache, opts Options) (*Service, error) {
 	if src == nil || cache == nil {
 		return nil, redstate.Errorf(redstate.EINVALID, "feed: a source and a cache are required")
 	}
-	if opts.HybridThreshold <= 0 {
+	if opts.HybridThreshold == 0 {
 		opts.HybridThreshold = DefaultHybridThreshold
 	}
 	if opts.FanOutBatch <= 0 {
@@ -392,39 +393,20 @@ func (s *Service) MarkRead(ctx context.Context, viewer, postID int64) error {
 	return nil
 }
 
-// MarkAuthorRead marks every post of author read for viewer (SQL one statement, Redis one
-// script) and returns how many posts were newly marked in SQL. Errors: EINVALID, EUNAVAILABLE.
+// MarkAuthorRead marks every post of author read for viewer (SQL one statement returning the
+// ids it marked, Redis one script for exactly those ids, so a post published meanwhile is not
+// lost) and returns how many posts were newly marked. Errors: EINVALID, EUNAVAILABLE.
 func (s *Service) MarkAuthorRead(ctx context.Context, viewer, author int64) (int64, error) {
 	if viewer <= 0 || author <= 0 {
 		return 0, redstate.Errorf(redstate.EINVALID, "viewer and author ids must be > 0")
 	}
 	now := s.now()
-	n, err := s.src.MarkAuthorRead(ctx, viewer, author, now, now)
+	marked, err := s.src.MarkAuthorRead(ctx, viewer, author, now, now)
 	if err != nil {
 		return 0, err
 	}
-	hybrid, err := s.hybrid(ctx, author)
-	if err != nil {
-		return n, err
-	}
-	if hybrid {
-		f, ferr := s.src.FollowOf(ctx, viewer, author)
-		if ferr == nil {
-			refs, err := s.allSince(ctx, author, f.Since)
-			if err != nil {
-				return n, err
-			}
-			ids := make([]int64, len(refs))
-			for i, r := range refs {
-				ids[i] = r.ID
-			}
-			if err := s.cache.AddRead(ctx, viewer, ids); err != nil {
-				s.cacheFailed("mark author read", viewer, err)
-			}
-		}
-		return n, nil
-	}
-	if _, err := s.cache.MarkAuthorRead(ctx, viewer, author); err != nil {
+	n := int64(len(marked))
+	if _, err := s.cache.MarkAuthorRead(ctx, viewer, author, marked); err != nil {
 		s.cacheFailed("mark author read", viewer, err)
 	}
 	return n, nil
@@ -435,7 +417,15 @@ func (s *Service) Follow(ctx context.Context, viewer, author int64) (bool, error
 	if viewer <= 0 || author <= 0 {
 		return false, redstate.Errorf(redstate.EINVALID, "viewer and author ids must be > 0")
 	}
-	return s.src.Follow(ctx, viewer, author, s.now())
+	created, err := s.src.Follow(ctx, viewer, author, s.now())
+	if err != nil || !created {
+		return created, err
+	}
+	// A new follow starts with no unread posts: clear any state left from an earlier follow.
+	if err := s.cache.Unfollow(ctx, viewer, author); err != nil {
+		s.cacheFailed("follow", viewer, err)
+	}
+	return true, nil
 }
 
 // Unfollow ends viewer's follow of author and removes viewer's unread state of author.
@@ -706,4 +696,3 @@ func (s *Service) sqlCounts(ctx context.Context, viewer int64) (map[int64]int64,
 	}
 	return counts, nil
 }
-

@@ -59,8 +59,8 @@ type Source interface {
 	MarkRead(ctx context.Context, user, post int64, at time.Time) (created bool, err error)
 
 	// MarkAuthorRead marks every post of author created up to upTo as read by user (one
-	// statement) and returns how many marks it created.
-	MarkAuthorRead(ctx context.Context, user, author int64, upTo, at time.Time) (int64, error)
+	// statement) and returns the ids it newly marked.
+	MarkAuthorRead(ctx context.Context, user, author int64, upTo, at time.Time) ([]int64, error)
 
 	// ReadOf returns which of posts user has read. At most 1000 ids.
 	ReadOf(ctx context.Context, user int64, posts []int64) (map[int64]bool, error)

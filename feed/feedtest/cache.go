@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -72,6 +73,16 @@ func RunCacheSuite(t *testing.T, newCache NewCache) {
 				t.Fatalf("counts = %v", got)
 			}
 		},
+		"FanOutSkipsWhatWasRead": func(t *testing.T, c feed.Cache) {
+			author, u := ID(), ID()
+			must(c.MarkRead(ctx, u, author, 7)) // the read overtook the fan-out
+			if n := must(c.FanOut(ctx, author, ref(7, 1), []int64{u})); n != 0 {
+				t.Fatalf("fan-out of a read post added %d", n)
+			}
+			if got := must(c.UnreadCounts(ctx, u)); got[author] != 0 {
+				t.Fatalf("counts = %v", got)
+			}
+		},
 		"MarkReadNeverNegative": func(t *testing.T, c feed.Cache) {
 			author, u := ID(), ID()
 			must(c.FanOut(ctx, author, ref(1, 1), []int64{u}))
@@ -91,7 +102,7 @@ func RunCacheSuite(t *testing.T, newCache NewCache) {
 				must(c.FanOut(ctx, a, ref(i, int(i)), []int64{u}))
 				must(c.FanOut(ctx, b, ref(10+i, int(i)), []int64{u}))
 			}
-			if n := must(c.MarkAuthorRead(ctx, u, a)); n != 3 {
+			if n := must(c.MarkAuthorRead(ctx, u, a, []int64{1, 2, 3, 4})); n != 3 {
 				t.Fatalf("MarkAuthorRead = %d", n)
 			}
 			mustOK(t, c.Unfollow(ctx, u, b))
@@ -180,3 +191,6 @@ func mustOK(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// UniquePrefix returns a fresh key prefix, so caches sharing a server never see each other.
+func UniquePrefix() string { return fmt.Sprintf("t%x:", ID()) }

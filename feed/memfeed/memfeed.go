@@ -133,6 +133,9 @@ func (c *Cache) FanOut(_ context.Context, author int64, ref feed.PostRef, follow
 	defer c.mu.Unlock()
 	added := 0
 	for _, u := range followers {
+		if c.read[u][ref.ID] {
+			continue
+		}
 		set := c.unreadOf(u, author)
 		if _, ok := set[ref.ID]; !ok {
 			set[ref.ID] = ms(ref.CreateTime)
@@ -165,15 +168,18 @@ func (c *Cache) MarkRead(_ context.Context, user, author, post int64) (bool, err
 }
 
 // MarkAuthorRead implements feed.Cache.
-func (c *Cache) MarkAuthorRead(_ context.Context, user, author int64) (int, error) {
+func (c *Cache) MarkAuthorRead(_ context.Context, user, author int64, posts []int64) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.addRead(user, posts...)
 	set := c.unreadOf(user, author)
-	n := len(set)
-	for p := range set {
-		c.addRead(user, p)
+	n := 0
+	for _, p := range posts {
+		if _, ok := set[p]; ok {
+			delete(set, p)
+			n++
+		}
 	}
-	delete(c.unread[user], author)
 	return n, nil
 }
 

@@ -2,11 +2,13 @@ package redisfeed
 
 import "github.com/redis/go-redis/v9"
 
-// fanOutScript adds one post to one follower's unread set and, only if it was added,
-// increments the follower's count for the author.
-// KEYS[1] unread set, KEYS[2] counts hash. ARGV[1] post id, ARGV[2] score (ms), ARGV[3] author,
-// ARGV[4] TTL ms. Returns 1 if added.
+// fanOutScript adds one post to one follower's unread set unless the follower already read it
+// (a read that overtook the fan-out) and, only if it was added, increments the follower's count
+// for the author.
+// KEYS[1] unread set, KEYS[2] counts hash, KEYS[3] read set. ARGV[1] post id, ARGV[2] score
+// (ms), ARGV[3] author, ARGV[4] TTL ms. Returns 1 if added.
 var fanOutScript = redis.NewScript(`
+if redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 1 then return 0 end
 local added = redis.call('ZADD', KEYS[1], 'NX', ARGV[2], ARGV[1])
 if added == 1 then redis.call('HINCRBY', KEYS[2], ARGV[3], 1) end
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
@@ -28,18 +30,22 @@ end
 return removed
 `)
 
-// markAuthorReadScript moves every unread post of an author into the read set.
-// KEYS[1] read set, KEYS[2] unread set, KEYS[3] counts. ARGV[1] author, ARGV[2] TTL ms.
-// Returns how many posts were unread.
+// markAuthorReadScript marks the given posts of one author read.
+// KEYS[1] read set, KEYS[2] unread set, KEYS[3] counts. ARGV[1] author, ARGV[2] TTL ms,
+// ARGV[3..] post ids. Returns how many unread entries were removed.
 var markAuthorReadScript = redis.NewScript(`
-local ids = redis.call('ZRANGE', KEYS[2], 0, -1)
-for i = 1, #ids, 1000 do
-  redis.call('SADD', KEYS[1], unpack(ids, i, math.min(i + 999, #ids)))
+local removed = 0
+for i = 3, #ARGV, 1000 do
+  local last = math.min(i + 999, #ARGV)
+  redis.call('SADD', KEYS[1], unpack(ARGV, i, last))
+  removed = removed + redis.call('ZREM', KEYS[2], unpack(ARGV, i, last))
 end
-if #ids > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-redis.call('DEL', KEYS[2])
-redis.call('HDEL', KEYS[3], ARGV[1])
-return #ids
+if #ARGV >= 3 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+if removed > 0 then
+  local c = redis.call('HINCRBY', KEYS[3], ARGV[1], -removed)
+  if c <= 0 then redis.call('HDEL', KEYS[3], ARGV[1]) end
+end
+return removed
 `)
 
 // unfollowScript deletes a user's unread state of an author.

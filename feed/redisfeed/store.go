@@ -160,7 +160,7 @@ func (c *Cache) FanOut(ctx context.Context, author int64, ref feed.PostRef, foll
 	calls := make([]redisscript.Call, len(followers))
 	a, score, id, ttl := strconv.FormatInt(author, 10), strconv.FormatInt(ms(ref.CreateTime), 10), strconv.FormatInt(ref.ID, 10), ttlMS(feed.StateTTL)
 	for i, u := range followers {
-		calls[i] = redisscript.Call{Keys: []string{c.keys.Unread(u, author), c.keys.Counts(u)}, Args: []any{id, score, a, ttl}}
+		calls[i] = redisscript.Call{Keys: []string{c.keys.Unread(u, author), c.keys.Counts(u), c.keys.Read(u)}, Args: []any{id, score, a, ttl}}
 	}
 	added := 0
 	for _, cmd := range redisscript.RunPipelined(ctx, c.client, fanOutScript, calls) {
@@ -181,9 +181,16 @@ func (c *Cache) MarkRead(ctx context.Context, user, author, post int64) (bool, e
 }
 
 // MarkAuthorRead implements feed.Cache.
-func (c *Cache) MarkAuthorRead(ctx context.Context, user, author int64) (int, error) {
-	n, err := markAuthorReadScript.Run(ctx, c.client, []string{c.keys.Read(user), c.keys.Unread(user, author), c.keys.Counts(user)},
-		author, ttlMS(feed.StateTTL)).Int64()
+func (c *Cache) MarkAuthorRead(ctx context.Context, user, author int64, posts []int64) (int, error) {
+	if len(posts) == 0 {
+		return 0, nil
+	}
+	args := make([]any, 0, 2+len(posts))
+	args = append(args, author, ttlMS(feed.StateTTL))
+	for _, p := range posts {
+		args = append(args, p)
+	}
+	n, err := markAuthorReadScript.Run(ctx, c.client, []string{c.keys.Read(user), c.keys.Unread(user, author), c.keys.Counts(user)}, args...).Int64()
 	return int(n), rediserr.Map(err, "feed mark author read")
 }
 
