@@ -114,6 +114,12 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 		}
 	}()
 
+	fd, err := openFeedBackend(ctx, cfg, db, queues.broker, log)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = fd.close() }()
+
 	idx, err := openIndexBackend(ctx, cfg, m, log)
 	if err != nil {
 		return err
@@ -144,7 +150,7 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 		MaxEventStreams:          cfg.Server.MaxEventStreams,
 		MaxEventStreamsPerClient: cfg.Server.MaxEventStreamsPerClient,
 	}, httpapi.Deps{Builds: backend.store, Ready: backend.ready, Reports: queues.reports, Queues: queues.admin,
-		ExecutorRunner: exec.runner, Index: idx.indexer, Degraded: func() []string {
+		ExecutorRunner: exec.runner, Index: idx.indexer, Feed: fd.svc, Degraded: func() []string {
 			if d := exec.degraded(); d != "" {
 				return []string{d}
 			}
@@ -175,6 +181,12 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 	ictx, icancel := context.WithCancel(ctx)
 	waitIndex := idx.start(ictx)
 	defer func() { icancel(); waitIndex() }()
+	// The fan-out worker stops taking jobs when ctx ends; running fan-outs get
+	// server.shutdown-timeout; an interrupted one is redelivered (harmless: counts move only
+	// when sets change).
+	fctx, fcancel := context.WithCancel(ctx)
+	waitFeed := fd.start(fctx)
+	defer func() { fcancel(); waitFeed() }()
 	streams := newStreamCloser()
 	srv := &http.Server{
 		Handler:           streams.Wrap(handler),

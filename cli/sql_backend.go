@@ -13,7 +13,7 @@ import (
 
 // needsSQL reports whether any block serve runs keeps its state in the SQL database.
 func needsSQL(cfg config.Config) bool {
-	return cfg.Queue.RecordStore == config.RecordStoreSQL
+	return cfg.Queue.RecordStore == config.RecordStoreSQL || cfg.Feed.Enabled
 }
 
 // openSQL opens the SQL database of cfg (config.DatabaseURL), creating the data directory of

@@ -35,6 +35,8 @@ type Config struct {
 	Executor Executor `koanf:"executor"`
 	// Index configures the change-data-capture tag index (seed 001).
 	Index Index `koanf:"index"`
+	// Feed configures the feed read/unread state block (seed 003).
+	Feed Feed `koanf:"feed"`
 	// DataDir is where embedded state lives on disk: the SQLite database (default
 	// "redstate-data", relative to the working directory; created on start).
 	DataDir string `koanf:"data-dir"`
@@ -89,6 +91,22 @@ type IndexStreams struct {
 	// ClaimIdle is how long an entry stays pending at a dead consumer before it is claimed
 	// (default 30s).
 	ClaimIdle time.Duration `koanf:"claim-idle"`
+}
+
+// Feed configures the feed block (seed 003, package feed). Its posts, follows, read marks and
+// likes live in the SQL database (Database); Redis (or memory) holds the read/unread state.
+type Feed struct {
+	// Enabled turns the feed routes on (default true).
+	Enabled bool `koanf:"enabled"`
+	// Prefix is put before every feed key (default "": the seed's names).
+	Prefix string `koanf:"prefix"`
+	// HybridThreshold: authors with more followers get no fan-out; their followers' unread
+	// state is computed on read (default 10000).
+	HybridThreshold int64 `koanf:"hybrid-threshold"`
+	// FanOutQueue is the job queue of fan-outs (default "feed:fanout").
+	FanOutQueue string `koanf:"fanout-queue"`
+	// FanOutConcurrency is how many fan-out jobs run at once (default 2).
+	FanOutConcurrency int `koanf:"fanout-concurrency"`
 }
 
 // Database selects the SQL database (package sqldb).
@@ -544,6 +562,7 @@ func Default() Config {
 		},
 		Report:  Report{Delay: 2 * time.Second},
 		DataDir: DefaultDataDir,
+		Feed:    Feed{Enabled: true, HybridThreshold: 10000, FanOutQueue: "feed:fanout", FanOutConcurrency: 2},
 		Index: Index{Prefix: index.DefaultPrefix, VersionTTL: index.DefaultVersionTTL, DeadLetterMax: index.DefaultDeadLetterMax, Tables: []index.TableSpec{},
 			Streams:  IndexStreams{Keys: []string{}, Group: "redstate-index", Format: index.FormatDebezium, ClaimIdle: 30 * time.Second},
 			Postgres: IndexPostgres{Slot: "redstate_index", Tables: []string{}}},

@@ -67,6 +67,25 @@ func (c Config) Validate() error {
 	c.Executor.validate(v, c.Redis.Configured())
 	c.checkQueueKeyspace(v)
 	c.Index.validate(v)
+	if c.Feed.HybridThreshold < 1 {
+		v.addf("feed.hybrid-threshold", "must be at least 1, got %d", c.Feed.HybridThreshold)
+	}
+	if c.Feed.FanOutConcurrency < 1 {
+		v.addf("feed.fanout-concurrency", "must be at least 1, got %d", c.Feed.FanOutConcurrency)
+	}
+	if c.Feed.Enabled {
+		if err := queue.ValidateQueueName(c.Feed.FanOutQueue); err != nil {
+			v.addf("feed.fanout-queue", "%s", redstate.ErrorMessage(err))
+		}
+		for i, q := range c.Queue.Queues {
+			if queue.NamesCollide(q.Name, c.Feed.FanOutQueue) {
+				v.addf("feed.fanout-queue", "%q overlaps the keys of queue.queues[%d] (%q); choose another name", c.Feed.FanOutQueue, i, q.Name)
+			}
+		}
+	}
+	if c.Feed.Prefix != "" {
+		v.namespace("feed.prefix", c.Feed.Prefix)
+	}
 	if pg := c.Index.Postgres; pg.URL != "" {
 		v.urlNotRedacted("index.postgres.url", pg.URL)
 		if !strings.HasPrefix(pg.URL, "postgres://") && !strings.HasPrefix(pg.URL, "postgresql://") {

@@ -50,11 +50,6 @@ func (k Keys) Unread(user, author int64) string {
 // Counts is user's unread counts hash.
 func (k Keys) Counts(user int64) string { return k.prefix + "user:unread:count:" + k.user(user) }
 
-// FanOutProgress is the last follower a post's fan-out reached (a crash resumes after it).
-func (k Keys) FanOutProgress(post int64) string {
-	return k.prefix + "feed:fanout:" + strconv.FormatInt(post, 10)
-}
-
 // BuiltField is the field of the counts hash saying the user's unread state was built from
 // SQL (absent: rebuild before answering from Redis).
 const BuiltField = "_built"

@@ -203,4 +203,3 @@ func sameJSON(a, b string) bool {
 	yb, _ := json.Marshal(y)
 	return string(xb) == string(yb)
 }
-

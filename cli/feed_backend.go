@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/config"
+	"github.com/redstate/redstate/feed"
+	"github.com/redstate/redstate/feed/memfeed"
+	"github.com/redstate/redstate/feed/redisfeed"
+	"github.com/redstate/redstate/feed/sqlfeed"
+	"github.com/redstate/redstate/queue"
+	"github.com/redstate/redstate/redisconn"
+	"github.com/redstate/redstate/sqldb"
+)
+
+// feedBackend is the feed block as serve runs it: SQL source, Redis (or memory) cache, and a
+// worker of the fan-out queue.
+type feedBackend struct {
+	svc    *feed.Service
+	worker *queue.Worker
+	close  func() error
+}
+
+// openFeedBackend builds the feed on db (its truth) and broker (durable fan-out jobs); nil
+// service when feed.enabled is false.
+func openFeedBackend(ctx context.Context, cfg config.Config, db *sqldb.DB, broker queue.Broker, log *slog.Logger) (*feedBackend, error) {
+	fb := &feedBackend{close: func() error { return nil }}
+	if !cfg.Feed.Enabled {
+		return fb, nil
+	}
+	src, err := sqlfeed.New(ctx, db)
+	if err != nil {
+		return nil, fmt.Errorf("feed: %w", err)
+	}
+	var cache feed.Cache = memfeed.New()
+	backend := backendMemory
+	if cfg.Redis.Configured() {
+		client, err := redisconn.New(cfg.Redis)
+		if err != nil {
+			return nil, err
+		}
+		fb.close = client.Close
+		cache, backend = redisfeed.New(client, cfg.Namespace+cfg.Feed.Prefix), backendRedis
+	}
+	producer := queue.NewProducer(broker, cfg.Feed.FanOutQueue)
+	svc, err := feed.NewService(src, cache, feed.Options{HybridThreshold: cfg.Feed.HybridThreshold, Logger: log,
+		Enqueue: func(ctx context.Context, post int64) error { _, err := producer.Enqueue(ctx, post, nil); return err }})
+	if err != nil {
+		_ = fb.close()
+		return nil, err
+	}
+	handler := func(ctx context.Context, d *queue.Delivery) error {
+		err := svc.FanOutPost(ctx, d.Message.RecordID)
+		if redstate.IsCode(err, redstate.ENOTFOUND) {
+			return queue.Permanent(err)
+		}
+		return err
+	}
+	w, err := queue.NewWorker(broker, nil, handler, queue.Config{Queue: cfg.Feed.FanOutQueue, Concurrency: cfg.Feed.FanOutConcurrency,
+		ShutdownTimeout: cfg.Server.ShutdownTimeout, Logger: log})
+	if err != nil {
+		_ = fb.close()
+		return nil, fmt.Errorf("feed fan-out worker: %w", err)
+	}
+	fb.svc, fb.worker = svc, w
+	log.Info("feed ready", "backend", backend, "hybrid_threshold", cfg.Feed.HybridThreshold, "fanout_queue", cfg.Feed.FanOutQueue)
+	return fb, nil
+}
+
+// start runs the fan-out worker until ctx ends; wait blocks until it returned.
+func (fb *feedBackend) start(ctx context.Context) (wait func()) {
+	var wg sync.WaitGroup
+	if fb.worker != nil {
+		wg.Go(func() { _ = fb.worker.Run(ctx) })
+	}
+	return wg.Wait
+}

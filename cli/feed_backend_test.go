@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redstate/redstate/redistest"
+)
+
+// TestServe_FeedOverHTTP runs the seed's flows through serve: follow, publish (fan-out through
+// the queue), unread counts and pages, like, mark read, mark all read; on the embedded
+// defaults (SQLite + memory) and on Redis.
+func TestServe_FeedOverHTTP(t *testing.T) {
+	for _, backend := range []string{"memory", "redis"} {
+		t.Run(backend, func(t *testing.T) {
+			var args []string
+			if backend == "redis" {
+				args = append(args, "--redis", redistest.StartStandalone(t).URL)
+			}
+			base, logs, _, _ := startServe(t, args...)
+			if !strings.Contains(logs.String(), `"msg":"feed ready"`) {
+				t.Fatalf("no feed:\n%s", logs)
+			}
+			if status, body := request(t, http.MethodPut, base+"/v1/feed/users/2001/following/1001", ""); status != http.StatusOK || !strings.Contains(body, `"changed":true`) {
+				t.Fatalf("follow = %d %s", status, body)
+			}
+			var ids []int64
+			for i := 0; i < 3; i++ {
+				status, body := request(t, http.MethodPost, base+"/v1/feed/posts", `{"userId":1001,"title":"post","content":"c","images":["a.png"]}`)
+				if status != http.StatusCreated {
+					t.Fatalf("publish = %d %s", status, body)
+				}
+				var p struct {
+					ID int64 `json:"id"`
+				}
+				_ = json.Unmarshal([]byte(body), &p)
+				ids = append(ids, p.ID)
+			}
+			deadline := time.Now().Add(15 * time.Second)
+			for {
+				_, body := request(t, http.MethodGet, base+"/v1/feed/users/2001/unread-counts", "")
+				if strings.Contains(body, `"total":3`) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("fan-out never arrived: %s\n%s", body, logs)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if status, body := request(t, http.MethodPut, base+"/v1/feed/users/2001/likes/"+itoa(ids[2]), ""); status != http.StatusOK {
+				t.Fatalf("like = %d %s", status, body)
+			}
+			status, body := request(t, http.MethodGet, base+"/v1/feed/users/2001/authors/1001/posts?readStatus=UNREAD&size=2", "")
+			if status != http.StatusOK || !strings.Contains(body, `"hasMore":true`) || !strings.Contains(body, `"isLike":true`) || !strings.Contains(body, `"liked":1`) {
+				t.Fatalf("unread page = %d %s", status, body)
+			}
+			var page struct {
+				Next string `json:"next"`
+			}
+			_ = json.Unmarshal([]byte(body), &page)
+			if status, body := request(t, http.MethodGet, base+"/v1/feed/users/2001/authors/1001/posts?readStatus=UNREAD&size=2&cursor="+page.Next, ""); status != http.StatusOK || strings.Contains(body, `"hasMore":true`) || !strings.Contains(body, `"id":`+itoa(ids[0])) {
+				t.Fatalf("second page = %d %s", status, body)
+			}
+			if status, body := request(t, http.MethodPost, base+"/v1/feed/users/2001/read/"+itoa(ids[1]), ""); status != http.StatusNoContent {
+				t.Fatalf("read = %d %s", status, body)
+			}
+			if _, body := request(t, http.MethodGet, base+"/v1/feed/users/2001/unread-counts", ""); !strings.Contains(body, `"total":2`) {
+				t.Fatalf("after read: %s", body)
+			}
+			if status, body := request(t, http.MethodPost, base+"/v1/feed/users/2001/authors/1001/read-all", ""); status != http.StatusOK || !strings.Contains(body, `"marked":2`) {
+				t.Fatalf("read-all = %d %s", status, body)
+			}
+			if _, body := request(t, http.MethodGet, base+"/v1/feed/users/2001/unread-counts", ""); !strings.Contains(body, `"total":0`) {
+				t.Fatalf("after read-all: %s", body)
+			}
+			if status, body := request(t, http.MethodGet, base+"/v1/feed/users/2001/authors/1001/posts?readStatus=ALL&current=1&size=10", ""); status != http.StatusOK || strings.Count(body, `"title"`) != 3 {
+				t.Fatalf("all = %d %s", status, body)
+			}
+			if status, body := request(t, http.MethodGet, base+"/v1/feed/users/x/unread-counts", ""); status != http.StatusBadRequest {
+				t.Fatalf("bad viewer = %d %s", status, body)
+			}
+		})
+	}
+}
+
+func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
