@@ -39,6 +39,16 @@ func idParam(r *http.Request, name string) (int64, error) {
 	return id, nil
 }
 
+// idParams parses two positive integer path segments.
+func idParams(r *http.Request, a, b string) (int64, int64, error) {
+	x, err := idParam(r, a)
+	if err != nil {
+		return 0, 0, err
+	}
+	y, err := idParam(r, b)
+	return x, y, err
+}
+
 // publishRequest is the seed's Blog as saveBlog receives it.
 type publishRequest struct {
 	UserID  int64    `json:"userId"`
@@ -73,11 +83,7 @@ func (s *server) feedMarkRead(w http.ResponseWriter, r *http.Request) error {
 	if s.feed == nil {
 		return errNoFeed()
 	}
-	viewer, err := idParam(r, "viewer")
-	if err != nil {
-		return err
-	}
-	post, err := idParam(r, "post")
+	viewer, post, err := idParams(r, "viewer", "post")
 	if err != nil {
 		return err
 	}
@@ -93,11 +99,7 @@ func (s *server) feedMarkAuthorRead(w http.ResponseWriter, r *http.Request) erro
 	if s.feed == nil {
 		return errNoFeed()
 	}
-	viewer, err := idParam(r, "viewer")
-	if err != nil {
-		return err
-	}
-	author, err := idParam(r, "author")
+	viewer, author, err := idParams(r, "viewer", "author")
 	if err != nil {
 		return err
 	}
@@ -116,11 +118,7 @@ func (s *server) feedFollow(follow bool) handlerFunc {
 		if s.feed == nil {
 			return errNoFeed()
 		}
-		viewer, err := idParam(r, "viewer")
-		if err != nil {
-			return err
-		}
-		author, err := idParam(r, "author")
+		viewer, author, err := idParams(r, "viewer", "author")
 		if err != nil {
 			return err
 		}
@@ -144,11 +142,7 @@ func (s *server) feedLike(like bool) handlerFunc {
 		if s.feed == nil {
 			return errNoFeed()
 		}
-		viewer, err := idParam(r, "viewer")
-		if err != nil {
-			return err
-		}
-		post, err := idParam(r, "post")
+		viewer, post, err := idParams(r, "viewer", "post")
 		if err != nil {
 			return err
 		}
@@ -178,11 +172,7 @@ func (s *server) feedQuery(w http.ResponseWriter, r *http.Request) error {
 	if s.feed == nil {
 		return errNoFeed()
 	}
-	viewer, err := idParam(r, "viewer")
-	if err != nil {
-		return err
-	}
-	author, err := idParam(r, "author")
+	viewer, author, err := idParams(r, "viewer", "author")
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/redstate/redstate"
 )
 
 // Record statuses of the seed's assessment records (Assessment_Record.Status).
@@ -120,4 +122,20 @@ func Submittable(status int) bool { return status == StatusPending || status == 
 func SubmitConflict(id int64, status int) error {
 	return &BusinessError{Code: CodeInvalidOperation, Message: MsgStatusNotSubmittable,
 		Err: fmt.Errorf("record %d is in status %d (%s); answers can be submitted in status 1 or 2 only", id, status, StatusText(status))}
+}
+
+// CheckRecordID returns EINVALID unless id > 0: the id rule every RecordStore applies.
+func CheckRecordID(id int64) error {
+	if id <= 0 {
+		return redstate.Errorf(redstate.EINVALID, "record id must be > 0, got %d", id)
+	}
+	return nil
+}
+
+// CheckRecordJSON returns EINVALID unless b is empty or valid JSON (answers, results).
+func CheckRecordJSON(what string, b json.RawMessage) error {
+	if len(b) > 0 && !json.Valid(b) {
+		return redstate.Errorf(redstate.EINVALID, "%s is not valid JSON", what)
+	}
+	return nil
 }

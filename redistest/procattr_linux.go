@@ -10,7 +10,7 @@ import (
 // setProcAttr makes the child its own process group leader (so a Ctrl-C to
 // the test's group does not race our own shutdown) and asks the kernel to
 // SIGKILL it when the thread that started it dies. Processes are started from
-// a dedicated goroutine locked to its OS thread (see spawn), so that thread
+// a dedicated goroutine locked to its OS thread (see internal/spawn), so that thread
 // lives as long as the test binary.
 func setProcAttr(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

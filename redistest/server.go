@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +16,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate/internal/spawn"
 )
 
 const (
@@ -367,7 +368,7 @@ func (s *Server) start() error {
 	cmd.Stdout = out
 	cmd.Stderr = out
 	setProcAttr(cmd)
-	err = spawn(cmd)
+	err = spawn.Start(cmd)
 	_ = out.Close()
 	if err != nil {
 		return fmt.Errorf("redistest: exec %s: %w", s.bin, err)
@@ -508,34 +509,4 @@ func fileSize(name string) int64 {
 		return 0
 	}
 	return fi.Size()
-}
-
-// Processes are started from one goroutine locked to its own OS thread. On
-// Linux, Pdeathsig fires when the *thread* that forked the child exits, not
-// the process; Go may retire threads (for example when a goroutine that
-// called runtime.LockOSThread ends). The spawner thread never exits, so the
-// signal fires exactly when the test binary dies.
-var (
-	spawnOnce sync.Once
-	spawnCh   chan spawnReq
-)
-
-type spawnReq struct {
-	cmd  *exec.Cmd
-	errc chan error
-}
-
-func spawn(cmd *exec.Cmd) error {
-	spawnOnce.Do(func() {
-		spawnCh = make(chan spawnReq)
-		go func() {
-			runtime.LockOSThread() // never unlocked: the thread lives forever
-			for r := range spawnCh {
-				r.errc <- r.cmd.Start()
-			}
-		}()
-	})
-	errc := make(chan error, 1)
-	spawnCh <- spawnReq{cmd: cmd, errc: errc}
-	return <-errc
 }

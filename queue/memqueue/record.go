@@ -56,7 +56,7 @@ func (s *RecordStore) live(id int64) *queue.Record {
 
 // mustLive returns the unexpired record or ENOTFOUND. s.mu must be held.
 func (s *RecordStore) mustLive(id int64) (*queue.Record, error) {
-	if err := checkID(id); err != nil {
+	if err := queue.CheckRecordID(id); err != nil {
 		return nil, err
 	}
 	r := s.live(id)
@@ -68,13 +68,13 @@ func (s *RecordStore) mustLive(id int64) (*queue.Record, error) {
 
 // Create implements queue.RecordStore.
 func (s *RecordStore) Create(_ context.Context, id int64, status int, answers json.RawMessage) (*queue.Record, error) {
-	if err := checkID(id); err != nil {
+	if err := queue.CheckRecordID(id); err != nil {
 		return nil, err
 	}
 	if !queue.ValidStatus(status) {
 		return nil, redstate.Errorf(redstate.EINVALID, "unknown record status %d", status)
 	}
-	if err := checkJSON("answers", answers); err != nil {
+	if err := queue.CheckRecordJSON("answers", answers); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -89,10 +89,10 @@ func (s *RecordStore) Create(_ context.Context, id int64, status int, answers js
 
 // Submit implements queue.RecordStore.
 func (s *RecordStore) Submit(_ context.Context, id int64, answers json.RawMessage) (*queue.Record, error) {
-	if err := checkID(id); err != nil {
+	if err := queue.CheckRecordID(id); err != nil {
 		return nil, err
 	}
-	if err := checkJSON("answers", answers); err != nil {
+	if err := queue.CheckRecordJSON("answers", answers); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -118,7 +118,7 @@ func (s *RecordStore) Get(_ context.Context, id int64) (*queue.Record, error) {
 
 // SetResult implements queue.RecordStore.
 func (s *RecordStore) SetResult(_ context.Context, id int64, result json.RawMessage) (*queue.Record, error) {
-	if err := checkJSON("result", result); err != nil {
+	if err := queue.CheckRecordJSON("result", result); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -174,20 +174,6 @@ func (s *RecordStore) ListGeneratingOlderThan(_ context.Context, age time.Durati
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	return ids, nil
-}
-
-func checkID(id int64) error {
-	if id <= 0 {
-		return redstate.Errorf(redstate.EINVALID, "record id must be > 0, got %d", id)
-	}
-	return nil
-}
-
-func checkJSON(what string, b json.RawMessage) error {
-	if len(b) > 0 && !json.Valid(b) {
-		return redstate.Errorf(redstate.EINVALID, "%s is not valid JSON", what)
-	}
-	return nil
 }
 
 func clone(b json.RawMessage) json.RawMessage {

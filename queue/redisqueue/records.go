@@ -94,13 +94,13 @@ func (s *Records) stamp() (string, time.Time, int64) {
 
 // Create implements queue.RecordStore.
 func (s *Records) Create(ctx context.Context, id int64, status int, answers json.RawMessage) (*queue.Record, error) {
-	if err := checkID(id); err != nil {
+	if err := queue.CheckRecordID(id); err != nil {
 		return nil, err
 	}
 	if !queue.ValidStatus(status) {
 		return nil, redstate.Errorf(redstate.EINVALID, "unknown record status %d", status)
 	}
-	if err := checkJSON("answers", answers); err != nil {
+	if err := queue.CheckRecordJSON("answers", answers); err != nil {
 		return nil, err
 	}
 	return s.put(ctx, "create", id, status, answers)
@@ -108,10 +108,10 @@ func (s *Records) Create(ctx context.Context, id int64, status int, answers json
 
 // Submit implements queue.RecordStore.
 func (s *Records) Submit(ctx context.Context, id int64, answers json.RawMessage) (*queue.Record, error) {
-	if err := checkID(id); err != nil {
+	if err := queue.CheckRecordID(id); err != nil {
 		return nil, err
 	}
-	if err := checkJSON("answers", answers); err != nil {
+	if err := queue.CheckRecordJSON("answers", answers); err != nil {
 		return nil, err
 	}
 	return s.put(ctx, "submit", id, queue.StatusGenerating, answers)
@@ -137,7 +137,7 @@ func (s *Records) put(ctx context.Context, mode string, id int64, status int, an
 
 // Get implements queue.RecordStore: one HMGET.
 func (s *Records) Get(ctx context.Context, id int64) (*queue.Record, error) {
-	if err := checkID(id); err != nil {
+	if err := queue.CheckRecordID(id); err != nil {
 		return nil, err
 	}
 	v, err := s.client.HMGet(ctx, s.keys.Record(id), "status", "answers", "result", "error", "updatedAt").Result()
@@ -153,10 +153,10 @@ func (s *Records) Get(ctx context.Context, id int64) (*queue.Record, error) {
 
 // SetResult implements queue.RecordStore.
 func (s *Records) SetResult(ctx context.Context, id int64, result json.RawMessage) (*queue.Record, error) {
-	if err := checkID(id); err != nil {
+	if err := queue.CheckRecordID(id); err != nil {
 		return nil, err
 	}
-	if err := checkJSON("result", result); err != nil {
+	if err := queue.CheckRecordJSON("result", result); err != nil {
 		return nil, err
 	}
 	return s.update(ctx, "result", id, string(result))
@@ -164,7 +164,7 @@ func (s *Records) SetResult(ctx context.Context, id int64, result json.RawMessag
 
 // SetFailed implements queue.RecordStore.
 func (s *Records) SetFailed(ctx context.Context, id int64, reason string) (*queue.Record, error) {
-	if err := checkID(id); err != nil {
+	if err := queue.CheckRecordID(id); err != nil {
 		return nil, err
 	}
 	return s.update(ctx, "failed", id, reason)
@@ -173,7 +173,7 @@ func (s *Records) SetFailed(ctx context.Context, id int64, reason string) (*queu
 // ResetForRegeneration implements queue.RecordStore: one script that checks status ∈ {3, 5}
 // and resets the record atomically.
 func (s *Records) ResetForRegeneration(ctx context.Context, id int64) (*queue.Record, error) {
-	if err := checkID(id); err != nil {
+	if err := queue.CheckRecordID(id); err != nil {
 		return nil, err
 	}
 	return s.update(ctx, "reset", id, "")
@@ -291,20 +291,4 @@ func raw(s string) json.RawMessage {
 // notFound is the ENOTFOUND of a missing or expired record.
 func notFound(id int64) error {
 	return redstate.Errorf(redstate.ENOTFOUND, "record %d not found", id)
-}
-
-// checkID returns EINVALID unless id > 0.
-func checkID(id int64) error {
-	if id <= 0 {
-		return redstate.Errorf(redstate.EINVALID, "record id must be > 0, got %d", id)
-	}
-	return nil
-}
-
-// checkJSON returns EINVALID unless b is empty or valid JSON.
-func checkJSON(what string, b json.RawMessage) error {
-	if len(b) > 0 && !json.Valid(b) {
-		return redstate.Errorf(redstate.EINVALID, "%s is not valid JSON", what)
-	}
-	return nil
 }

@@ -66,13 +66,13 @@ func (s *Store) cutoff(now time.Time) int64 {
 
 // Create implements queue.RecordStore. An expired record with the same id is replaced.
 func (s *Store) Create(ctx context.Context, id int64, status int, answers json.RawMessage) (*queue.Record, error) {
-	if err := checkID(id); err != nil {
+	if err := queue.CheckRecordID(id); err != nil {
 		return nil, err
 	}
 	if !queue.ValidStatus(status) {
 		return nil, redstate.Errorf(redstate.EINVALID, "unknown record status %d", status)
 	}
-	if err := checkJSON("answers", answers); err != nil {
+	if err := queue.CheckRecordJSON("answers", answers); err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -91,10 +91,10 @@ func (s *Store) Create(ctx context.Context, id int64, status int, answers json.R
 // Submit implements queue.RecordStore in one upsert: insert with status 3, or update a record
 // in status 1 or 2 (or an expired one); a record in status 3, 4 or 5 is left unchanged.
 func (s *Store) Submit(ctx context.Context, id int64, answers json.RawMessage) (*queue.Record, error) {
-	if err := checkID(id); err != nil {
+	if err := queue.CheckRecordID(id); err != nil {
 		return nil, err
 	}
-	if err := checkJSON("answers", answers); err != nil {
+	if err := queue.CheckRecordJSON("answers", answers); err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -116,7 +116,7 @@ func (s *Store) Submit(ctx context.Context, id int64, answers json.RawMessage) (
 
 // Get implements queue.RecordStore.
 func (s *Store) Get(ctx context.Context, id int64) (*queue.Record, error) {
-	if err := checkID(id); err != nil {
+	if err := queue.CheckRecordID(id); err != nil {
 		return nil, err
 	}
 	return s.one(ctx, "record get", id, `SELECT `+columns+` FROM `+Table+` WHERE id = ? AND updated_at >= ?`, id, s.cutoff(s.now()))
@@ -124,10 +124,10 @@ func (s *Store) Get(ctx context.Context, id int64) (*queue.Record, error) {
 
 // SetResult implements queue.RecordStore.
 func (s *Store) SetResult(ctx context.Context, id int64, result json.RawMessage) (*queue.Record, error) {
-	if err := checkID(id); err != nil {
+	if err := queue.CheckRecordID(id); err != nil {
 		return nil, err
 	}
-	if err := checkJSON("result", result); err != nil {
+	if err := queue.CheckRecordJSON("result", result); err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -137,7 +137,7 @@ func (s *Store) SetResult(ctx context.Context, id int64, result json.RawMessage)
 
 // SetFailed implements queue.RecordStore.
 func (s *Store) SetFailed(ctx context.Context, id int64, reason string) (*queue.Record, error) {
-	if err := checkID(id); err != nil {
+	if err := queue.CheckRecordID(id); err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -147,7 +147,7 @@ func (s *Store) SetFailed(ctx context.Context, id int64, reason string) (*queue.
 
 // ResetForRegeneration implements queue.RecordStore with one guarded UPDATE.
 func (s *Store) ResetForRegeneration(ctx context.Context, id int64) (*queue.Record, error) {
-	if err := checkID(id); err != nil {
+	if err := queue.CheckRecordID(id); err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -240,18 +240,4 @@ func text(b json.RawMessage) any {
 		return nil
 	}
 	return string(b)
-}
-
-func checkID(id int64) error {
-	if id <= 0 {
-		return redstate.Errorf(redstate.EINVALID, "record id must be > 0, got %d", id)
-	}
-	return nil
-}
-
-func checkJSON(what string, b json.RawMessage) error {
-	if len(b) > 0 && !json.Valid(b) {
-		return redstate.Errorf(redstate.EINVALID, "%s is not valid JSON", what)
-	}
-	return nil
 }

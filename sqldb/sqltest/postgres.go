@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,6 +20,8 @@ import (
 	"time"
 
 	"github.com/redstate/redstate/sqldb"
+
+	"github.com/redstate/redstate/internal/spawn"
 )
 
 // pgServer is the one PostgreSQL server of a test binary.
@@ -168,7 +169,7 @@ func launch() (*pgServer, error) {
 		srv.cmd.Stdout, srv.cmd.Stderr = out, out
 		srv.cmd.Dir = dir
 		srv.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
-		if err := spawn(srv.cmd); err != nil {
+		if err := spawn.Start(srv.cmd); err != nil {
 			_ = out.Close()
 			return nil, fmt.Errorf("start postgres: %w", err)
 		}
@@ -276,32 +277,4 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// Processes are started from one goroutine locked to its own OS thread: on Linux, Pdeathsig
-// fires when the thread that forked the child exits, and this thread never does, so the
-// server dies exactly when the test binary does.
-var (
-	spawnOnce sync.Once
-	spawnCh   chan spawnReq
-)
-
-type spawnReq struct {
-	cmd  *exec.Cmd
-	errc chan error
-}
-
-func spawn(cmd *exec.Cmd) error {
-	spawnOnce.Do(func() {
-		spawnCh = make(chan spawnReq)
-		go func() {
-			runtime.LockOSThread() // never unlocked: the thread lives forever
-			for r := range spawnCh {
-				r.errc <- r.cmd.Start()
-			}
-		}()
-	})
-	errc := make(chan error, 1)
-	spawnCh <- spawnReq{cmd: cmd, errc: errc}
-	return <-errc
 }
