@@ -76,6 +76,7 @@ func (fb *feedBackend) start(ctx context.Context) (wait func()) {
 	var wg sync.WaitGroup
 	if fb.worker != nil {
 		wg.Go(func() { _ = fb.worker.Run(ctx) })
+		wg.Go(func() { _ = fb.svc.Run(ctx) })
 	}
 	return wg.Wait
 }

@@ -20,6 +20,9 @@ type UserState struct {
 	Unread map[int64][]PostRef
 	// Read are the posts the user read.
 	Read []int64
+	// Replace makes Rebuild replace the user's keys instead of merging (an operator's
+	// `feed rebuild`: a fan-out racing it may be lost and is then repaired by the next one).
+	Replace bool
 }
 
 // Cache is the Redis side of the feed (seed 4.1). feed/redisfeed and feed/memfeed implement it

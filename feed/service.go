@@ -51,8 +51,9 @@ type Service struct {
 	opts  Options
 	log   *slog.Logger
 
-	mu    sync.Mutex
-	dirty map[int64]bool // users whose Redis state missed a write (invalidated when Redis answers)
+	mu      sync.Mutex
+	dirty   map[int64]bool // users whose Redis state missed a write (invalidated when Redis answers)
+	pending map[int64]bool // posts whose fan-out failed (retried by Run until Redis answers)
 }
 
 // NewService returns a Service. Errors: EINVALID (nil source or cache).
@@ -72,7 +73,7 @@ func NewService(src Source, cache Cache, opts Options) (*Service, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Service{src: src, cache: cache, opts: opts, log: opts.Logger.With("block", "feed"), dirty: map[int64]bool{}}, nil
+	return &Service{src: src, cache: cache, opts: opts, log: opts.Logger.With("block", "feed"), dirty: map[int64]bool{}, pending: map[int64]bool{}}, nil
 }
 
 // now is the clock at millisecond precision: the precision of Redis scores, so that cursors
@@ -137,9 +138,50 @@ func (s *Service) Publish(ctx context.Context, p Post) (Post, error) {
 		}
 	}
 	if err := s.FanOutPost(ctx, post.ID); err != nil {
-		s.log.Error("feed: fan-out failed; followers' unread state will be rebuilt from SQL on `feed rebuild`", "post", post.ID, "err", err)
+		s.log.Error("feed: fan-out failed; retrying until Redis answers", "post", post.ID, "err", err)
+		s.mu.Lock()
+		s.pending[post.ID] = true
+		s.mu.Unlock()
 	}
 	return post, nil
+}
+
+// RetryInterval is how often Run retries failed fan-outs and invalidations.
+const RetryInterval = 2 * time.Second
+
+// Run retries, every RetryInterval until ctx ends, the fan-outs that failed while Redis was
+// unreachable and the invalidation of users whose Redis writes failed, and returns nil. They
+// live in memory: a process that dies first leaves the drift for `feed verify` / `rebuild`.
+func (s *Service) Run(ctx context.Context) error {
+	t := time.NewTicker(RetryInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		s.retryPending(ctx)
+		s.healDirty(ctx)
+	}
+}
+
+// retryPending runs the failed fan-outs again; each one done is forgotten.
+func (s *Service) retryPending(ctx context.Context) {
+	s.mu.Lock()
+	posts := make([]int64, 0, len(s.pending))
+	for p := range s.pending {
+		posts = append(posts, p)
+	}
+	s.mu.Unlock()
+	for _, p := range posts {
+		if err := s.FanOutPost(ctx, p); err != nil && !redstate.IsCode(err, redstate.ENOTFOUND) {
+			return
+		}
+		s.mu.Lock()
+		delete(s.pending, p)
+		s.mu.Unlock()
+	}
 }
 
 // validatePost checks a post to publish.
@@ -233,35 +275,163 @@ func (s *Service) ensureBuilt(ctx context.Context, user int64) error {
 	if err != nil || built {
 		return err
 	}
-	follows, err := s.src.Following(ctx, user)
+	st, err := s.stateFromSQL(ctx, user)
 	if err != nil {
 		return err
+	}
+	return s.cache.Rebuild(ctx, user, st)
+}
+
+// stateFromSQL reads user's unread state from SQL: per followed fan-out author the unread
+// posts, and the read marks of hybrid authors' posts since the follow.
+func (s *Service) stateFromSQL(ctx context.Context, user int64) (UserState, error) {
+	follows, err := s.src.Following(ctx, user)
+	if err != nil {
+		return UserState{}, err
 	}
 	st := UserState{Unread: map[int64][]PostRef{}}
 	for _, f := range follows {
 		hybrid, err := s.hybrid(ctx, f.Author)
 		if err != nil {
-			return err
+			return UserState{}, err
 		}
+		refs, err := s.allSince(ctx, f.Author, f.Since)
+		if err != nil {
+			return UserState{}, err
+		}
+		read, err := s.readOf(ctx, user, refs)
+		if err != nil {
+			return UserState{}, err
+		}
+		// Every read mark goes to the read set, also of fan-out authors: the merge removes a
+		// post read while Redis was unreachable from the unread set.
+		st.Read = append(st.Read, read...)
 		if hybrid {
-			refs, err := s.allSince(ctx, f.Author, f.Since)
-			if err != nil {
-				return err
-			}
-			read, err := s.readOf(ctx, user, refs)
-			if err != nil {
-				return err
-			}
-			st.Read = append(st.Read, read...)
 			continue
 		}
-		refs, err := s.allUnread(ctx, user, f.Author)
-		if err != nil {
-			return err
+		isRead := make(map[int64]bool, len(read))
+		for _, id := range read {
+			isRead[id] = true
 		}
-		st.Unread[f.Author] = refs
+		unread := []PostRef{}
+		for _, r := range refs {
+			if !isRead[r.ID] {
+				unread = append(unread, r)
+			}
+		}
+		st.Unread[f.Author] = unread
 	}
+	return st, nil
+}
+
+// RebuildUser replaces user's Redis unread state with the one SQL implies (`feed rebuild`).
+// Errors: EINVALID, EUNAVAILABLE.
+func (s *Service) RebuildUser(ctx context.Context, user int64) error {
+	if user <= 0 {
+		return redstate.Errorf(redstate.EINVALID, "user id must be > 0")
+	}
+	st, err := s.stateFromSQL(ctx, user)
+	if err != nil {
+		return err
+	}
+	st.Replace = true
 	return s.cache.Rebuild(ctx, user, st)
+}
+
+// Drift is one difference VerifyUser found between Redis and SQL.
+type Drift struct {
+	User   int64 `json:"user"`
+	Author int64 `json:"author"`
+	// Count is Redis' count, Listed the posts its unread set holds, SQL the truth (the sets
+	// may also differ at equal sizes: a drift is reported then too).
+	Count  int64 `json:"count"`
+	Listed int64 `json:"listed"`
+	SQL    int64 `json:"sql"`
+}
+
+// VerifyUser compares user's unread state in Redis (count and listed posts per followed
+// author; an unbuilt state is compared as it would be served, after its rebuild) with SQL
+// (`feed verify`). Errors: EINVALID, EUNAVAILABLE.
+func (s *Service) VerifyUser(ctx context.Context, user int64) ([]Drift, error) {
+	counts, err := s.redisCounts(ctx, user)
+	if err != nil {
+		return nil, err
+	}
+	follows, err := s.src.Following(ctx, user)
+	if err != nil {
+		return nil, err
+	}
+	var drifts []Drift
+	for _, f := range follows {
+		truth, err := s.src.UnreadCount(ctx, user, f.Author)
+		if err != nil {
+			return nil, err
+		}
+		hybrid, err := s.hybrid(ctx, f.Author)
+		if err != nil {
+			return nil, err
+		}
+		var listed int64
+		same := true
+		if hybrid {
+			listed = counts[f.Author]
+		} else {
+			inRedis, err := s.allRedisUnread(ctx, user, f.Author)
+			if err != nil {
+				return nil, err
+			}
+			inSQL, err := s.allUnread(ctx, user, f.Author)
+			if err != nil {
+				return nil, err
+			}
+			listed = int64(len(inRedis))
+			same = sameIDs(inRedis, inSQL)
+		}
+		if counts[f.Author] != truth || listed != truth || !same {
+			drifts = append(drifts, Drift{User: user, Author: f.Author, Count: counts[f.Author], Listed: listed, SQL: truth})
+		}
+	}
+	return drifts, nil
+}
+
+// allRedisUnread lists user's whole unread set of author in Redis.
+func (s *Service) allRedisUnread(ctx context.Context, user, author int64) ([]PostRef, error) {
+	var out []PostRef
+	var cur Cursor
+	for {
+		refs, err := s.cache.UnreadPage(ctx, user, author, cur, 1000)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, refs...)
+		if len(refs) < 1000 {
+			return out, nil
+		}
+		last := refs[len(refs)-1]
+		cur = Cursor{Time: last.CreateTime, ID: last.ID}
+	}
+}
+
+// sameIDs reports whether a and b list the same post ids.
+func sameIDs(a, b []PostRef) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	seen := make(map[int64]bool, len(a))
+	for _, r := range a {
+		seen[r.ID] = true
+	}
+	for _, r := range b {
+		if !seen[r.ID] {
+			return false
+		}
+	}
+	return true
+}
+
+// Users pages the users that follow someone (for rebuild and verify).
+func (s *Service) Users(ctx context.Context, after int64, limit int) ([]int64, error) {
+	return s.src.Users(ctx, after, limit)
 }
 
 // allSince lists every post of author created at or after since, from SQL.

@@ -51,6 +51,10 @@ type Source interface {
 	// FollowerCount is the number of author's followers.
 	FollowerCount(ctx context.Context, author int64) (int64, error)
 
+	// Users returns up to limit distinct users who follow someone, with id > after, ascending
+	// (keyset pages for rebuild and verify).
+	Users(ctx context.Context, after int64, limit int) ([]int64, error)
+
 	// Following returns every author user follows.
 	Following(ctx context.Context, user int64) ([]Follow, error)
 

@@ -210,6 +210,10 @@ func (c *Cache) Invalidate(_ context.Context, user int64) error {
 func (c *Cache) Rebuild(_ context.Context, user int64, st feed.UserState) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if st.Replace {
+		delete(c.read, user)
+		delete(c.unread, user)
+	}
 	c.addRead(user, st.Read...)
 	for author := range c.unread[user] {
 		if _, keep := st.Unread[author]; !keep {

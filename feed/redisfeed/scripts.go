@@ -61,17 +61,22 @@ return 1
 // ARGV[3], in the user's slot (the user's hash tag on Cluster).
 // KEYS[1] read set, KEYS[2] counts, KEYS[3..] unread sets of the state's authors.
 // ARGV[1] TTL ms, ARGV[2] now (ms), ARGV[3] unread key prefix (the key without the author),
-// ARGV[4] JSON read ids, ARGV[5..] per KEYS[3..]: author id, then JSON [[id, score], …].
+// ARGV[4] JSON read ids, ARGV[5] "1" to replace instead of merging, ARGV[6..] per KEYS[3..]:
+// author id, then JSON [[id, score], …].
 var rebuildScript = redis.NewScript(`
 local ttl = ARGV[1]
 local read = cjson.decode(ARGV[4])
+if ARGV[5] == '1' then
+  redis.call('DEL', KEYS[1])
+  for k = 3, #KEYS do redis.call('DEL', KEYS[k]) end
+end
 for i = 1, #read, 1000 do
   redis.call('SADD', KEYS[1], unpack(read, i, math.min(i + 999, #read)))
 end
 local keep = {}
 for k = 3, #KEYS do
-  local author = ARGV[2 + 2 * (k - 2) + 1]
-  local entries = cjson.decode(ARGV[2 + 2 * (k - 2) + 2])
+  local author = ARGV[3 + 2 * (k - 2) + 1]
+  local entries = cjson.decode(ARGV[3 + 2 * (k - 2) + 2])
   keep[author] = true
   for _, e in ipairs(entries) do
     if redis.call('SISMEMBER', KEYS[1], tostring(e[1])) == 0 then

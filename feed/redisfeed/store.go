@@ -218,7 +218,11 @@ func (c *Cache) Rebuild(ctx context.Context, user int64, st feed.UserState) erro
 	}
 	unreadPrefix := strings.TrimSuffix(c.keys.Unread(user, 0), "0")
 	keys := []string{c.keys.Read(user), c.keys.Counts(user)}
-	args := []any{ttlMS(feed.StateTTL), strconv.FormatInt(time.Now().UnixMilli(), 10), unreadPrefix, string(read)}
+	replace := "0"
+	if st.Replace {
+		replace = "1"
+	}
+	args := []any{ttlMS(feed.StateTTL), strconv.FormatInt(time.Now().UnixMilli(), 10), unreadPrefix, string(read), replace}
 	for author, refs := range st.Unread {
 		entries := make([][2]int64, len(refs))
 		for i, r := range refs {

@@ -289,6 +289,27 @@ func (s *Store) FollowerCount(ctx context.Context, author int64) (int64, error) 
 	return n, sqldb.Map(err, "follower count")
 }
 
+// Users implements feed.Source.
+func (s *Store) Users(ctx context.Context, after int64, limit int) ([]int64, error) {
+	if err := checkLimit(limit); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, s.db.Rebind("SELECT DISTINCT follower_id FROM follow WHERE follower_id > ? ORDER BY follower_id LIMIT "+strconv.Itoa(limit)), after)
+	if err != nil {
+		return nil, sqldb.Map(err, "users")
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, sqldb.Map(err, "users")
+		}
+		out = append(out, id)
+	}
+	return out, sqldb.Map(rows.Err(), "users")
+}
+
 // Following implements feed.Source.
 func (s *Store) Following(ctx context.Context, user int64) ([]feed.Follow, error) {
 	if err := positive("user", user); err != nil {

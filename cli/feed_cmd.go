@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/redstate/redstate/config"
+	"github.com/redstate/redstate/feed"
+	"github.com/redstate/redstate/feed/redisfeed"
+	"github.com/redstate/redstate/feed/sqlfeed"
+	"github.com/redstate/redstate/sqldb"
+)
+
+// newFeedCommand returns `redstate feed`: rebuild the feed's Redis state from SQL and verify it.
+func newFeedCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "feed",
+		Short: "Rebuild the feed's Redis state from SQL, or report where it drifted",
+		Long: `Commands for the feed block (seed 003). They use the configured SQL database
+(database.url, default SQLite in --data-dir) and Redis, as serve does.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	var user int64
+	rebuild := &cobra.Command{
+		Use:   "rebuild",
+		Short: "Replace every user's (or --user's) unread state in Redis with what SQL implies",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withFeed(cmd, func(svc *feed.Service) error {
+				n, err := forEachUser(cmd.Context(), svc, user, "rebuilding", cmd.ErrOrStderr(), func(u int64) error {
+					return svc.RebuildUser(cmd.Context(), u)
+				})
+				fmt.Fprintf(cmd.OutOrStdout(), "rebuilt the unread state of %d users\n", n)
+				return err
+			})
+		},
+	}
+	verify := &cobra.Command{
+		Use:   "verify",
+		Short: "Compare every user's (or --user's) unread counts and sets in Redis with SQL; exit 1 on drift",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withFeed(cmd, func(svc *feed.Service) error {
+				drifted := 0
+				n, err := forEachUser(cmd.Context(), svc, user, "verifying", cmd.ErrOrStderr(), func(u int64) error {
+					drifts, err := svc.VerifyUser(cmd.Context(), u)
+					for _, d := range drifts {
+						line, _ := json.Marshal(d)
+						fmt.Fprintln(cmd.OutOrStdout(), string(line))
+					}
+					drifted += len(drifts)
+					return err
+				})
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "verified %d users: %d drifted (user, author) pairs\n", n, drifted)
+				if drifted > 0 {
+					return errors.New("the feed's Redis state drifted from SQL (run `redstate feed rebuild`)")
+				}
+				return nil
+			})
+		},
+	}
+	for _, c := range []*cobra.Command{rebuild, verify} {
+		c.Flags().Int64Var(&user, "user", 0, "only this user")
+		config.BindFlags(c.Flags())
+	}
+	cmd.AddCommand(rebuild, verify)
+	return cmd
+}
+
+// withFeed runs f with a feed Service on the configured SQL database and Redis.
+func withFeed(cmd *cobra.Command, f func(*feed.Service) error) error {
+	return withRedisClient(cmd, func(cfg config.Config, client redis.UniversalClient) error {
+		ctx := cmd.Context()
+		db, err := sqldb.Open(ctx, cfg.DatabaseURL())
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		src, err := sqlfeed.New(ctx, db)
+		if err != nil {
+			return err
+		}
+		svc, err := feed.NewService(src, redisfeed.New(client, cfg.Namespace+cfg.Feed.Prefix), feed.Options{HybridThreshold: cfg.Feed.HybridThreshold})
+		if err != nil {
+			return err
+		}
+		return f(svc)
+	})
+}
+
+// forEachUser runs f for one user, or for every user who follows someone (keyset pages),
+// with a progress bar; it returns how many users it did.
+func forEachUser(ctx context.Context, svc *feed.Service, only int64, what string, progress io.Writer, f func(int64) error) (int, error) {
+	if only > 0 {
+		return 1, f(only)
+	}
+	bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription(what+" users"),
+		progressbar.OptionShowCount(), progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
+	defer func() { _ = bar.Finish() }()
+	n := 0
+	after := int64(0)
+	for {
+		users, err := svc.Users(ctx, after, 500)
+		if err != nil {
+			return n, err
+		}
+		if len(users) == 0 {
+			return n, nil
+		}
+		for _, u := range users {
+			if err := f(u); err != nil {
+				return n, fmt.Errorf("user %d: %w", u, err)
+			}
+			n++
+			_ = bar.Add(1)
+		}
+		after = users[len(users)-1]
+	}
+}
