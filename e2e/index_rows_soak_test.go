@@ -1,0 +1,7 @@
+//go:build soak
+
+package e2e
+
+// indexRows is the size of the table TestIndexPostgres_BackfillKillRestartVerify backfills
+// while writes go on: 100,000 in `make soak`.
+const indexRows = 100000
