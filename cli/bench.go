@@ -30,6 +30,7 @@ func NewBenchCommand() *cobra.Command {
 	cmd.AddCommand(newBenchQueueCommand())
 	cmd.AddCommand(newBenchExecutorCommands()...)
 	cmd.AddCommand(newBenchIndexCommand())
+	cmd.AddCommand(newBenchFeedCommand())
 	return cmd
 }
 

@@ -135,4 +135,3 @@ index:
 	}
 	t.Logf("verify: %s", out)
 }
-

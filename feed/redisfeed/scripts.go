@@ -2,17 +2,23 @@ package redisfeed
 
 import "github.com/redis/go-redis/v9"
 
-// fanOutScript adds one post to one follower's unread set unless the follower already read it
-// (a read that overtook the fan-out) and, only if it was added, increments the follower's count
-// for the author.
-// KEYS[1] unread set, KEYS[2] counts hash, KEYS[3] read set. ARGV[1] post id, ARGV[2] score
-// (ms), ARGV[3] author, ARGV[4] TTL ms. Returns 1 if added.
+// fanOutScript adds one post to the unread sets of a group of followers (all in one slot on
+// Cluster): for each follower, unless the follower already read the post (a read that overtook
+// the fan-out), ZADD NX into the unread set and, only if it was added, HINCRBY of the count.
+// KEYS per follower: unread set, counts hash, read set (3 × n). ARGV[1] post id, ARGV[2] score
+// (ms), ARGV[3] author, ARGV[4] TTL ms. Returns how many sets changed.
 var fanOutScript = redis.NewScript(`
-if redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 1 then return 0 end
-local added = redis.call('ZADD', KEYS[1], 'NX', ARGV[2], ARGV[1])
-if added == 1 then redis.call('HINCRBY', KEYS[2], ARGV[3], 1) end
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-redis.call('PEXPIRE', KEYS[2], ARGV[4])
+local added = 0
+for i = 1, #KEYS, 3 do
+  if redis.call('SISMEMBER', KEYS[i + 2], ARGV[1]) == 0 then
+    if redis.call('ZADD', KEYS[i], 'NX', ARGV[2], ARGV[1]) == 1 then
+      redis.call('HINCRBY', KEYS[i + 1], ARGV[3], 1)
+      redis.call('PEXPIRE', KEYS[i], ARGV[4])
+      redis.call('PEXPIRE', KEYS[i + 1], ARGV[4])
+      added = added + 1
+    end
+  end
+end
 return added
 `)
 
@@ -109,31 +115,49 @@ return 1
 // pageScript returns a page of a ZSET of post ids scored by create time (ms), newest first,
 // ties by id descending (numerically), strictly after the cursor (ARGV[1] score or ” for the
 // start, ARGV[2] id), down to ARGV[4] (min score: '-inf' or a time), at most ARGV[3] entries.
-// Returns a flat list id, score, id, score, … KEYS[1] the ZSET.
+// One ZREVRANGEBYSCORE usually serves the page; a group of equal scores is fetched whole only
+// where the page's edge cuts it. Returns a flat list id, score, id, score, … KEYS[1] the ZSET.
 var pageScript = redis.NewScript(`
 local limit = tonumber(ARGV[3])
 local out = {}
-local bound = '+inf'
-local cursorScore, cursorID = nil, nil
-if ARGV[1] ~= '' then bound = ARGV[1]; cursorScore = tonumber(ARGV[1]); cursorID = tonumber(ARGV[2]) end
-while #out < 2 * limit do
-  local r = redis.call('ZREVRANGEBYSCORE', KEYS[1], bound, ARGV[4], 'WITHSCORES', 'LIMIT', 0, 1)
-  if #r == 0 then break end
-  local s = r[2]
-  local group = redis.call('ZRANGEBYSCORE', KEYS[1], s, s)
-  local ids = {}
-  for _, m in ipairs(group) do
-    local id = tonumber(m)
-    if id and (cursorScore == nil or tonumber(s) ~= cursorScore or id < cursorID) then
-      table.insert(ids, id)
-    end
-  end
+local function emit(ids, s)
   table.sort(ids, function(a, b) return a > b end)
   for _, id in ipairs(ids) do
-    if #out >= 2 * limit then break end
+    if #out >= 2 * limit then return end
     table.insert(out, tostring(id)); table.insert(out, s)
   end
-  bound = '(' .. s
+end
+local bound = '+inf'
+if ARGV[1] ~= '' then
+  local cid = tonumber(ARGV[2])
+  local ids = {}
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[1])) do
+    local id = tonumber(m)
+    if id and id < cid then table.insert(ids, id) end
+  end
+  local g = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[1], 'WITHSCORES', 'LIMIT', 0, 1)
+  emit(ids, g[2] or ARGV[1])
+  bound = '(' .. ARGV[1]
+end
+while #out < 2 * limit do
+  local need = limit - #out / 2
+  local r = redis.call('ZREVRANGEBYSCORE', KEYS[1], bound, ARGV[4], 'WITHSCORES', 'LIMIT', 0, need + 1)
+  if #r == 0 then break end
+  local full = #r == 2 * (need + 1)
+  local i, last = 1, nil
+  while i <= #r and #out < 2 * limit do
+    local s = r[i + 1]
+    local ids, j = {}, i
+    while j <= #r and r[j + 1] == s do table.insert(ids, tonumber(r[j])); j = j + 2 end
+    if j > #r and full then
+      ids = {}
+      for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], s, s)) do table.insert(ids, tonumber(m)) end
+    end
+    emit(ids, s)
+    last, i = s, j
+  end
+  if not full then break end
+  bound = '(' .. last
 end
 return out
 `)

@@ -13,14 +13,16 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/feed"
+	"github.com/redstate/redstate/internal/keyspace"
 	"github.com/redstate/redstate/internal/rediserr"
 	"github.com/redstate/redstate/internal/redisscript"
 )
 
 // Cache is the Redis feed.Cache. It is safe for concurrent use.
 type Cache struct {
-	client redis.UniversalClient
-	keys   feed.Keys
+	client  redis.UniversalClient
+	keys    feed.Keys
+	cluster bool
 }
 
 var _ feed.Cache = (*Cache)(nil)
@@ -28,7 +30,7 @@ var _ feed.Cache = (*Cache)(nil)
 // New returns a Cache on client with keys under prefix (hash-tagged per user on Cluster).
 func New(client redis.UniversalClient, prefix string) *Cache {
 	_, cluster := client.(*redis.ClusterClient)
-	return &Cache{client: client, keys: feed.NewKeys(prefix, cluster)}
+	return &Cache{client: client, keys: feed.NewKeys(prefix, cluster), cluster: cluster}
 }
 
 // Keys returns the cache's key builder.
@@ -152,15 +154,39 @@ func (c *Cache) page(ctx context.Context, key string, after feed.Cursor, limit i
 	return out, nil
 }
 
-// FanOut implements feed.Cache.
+// fanOutGroup bounds the followers one fan-out script serves.
+const fanOutGroup = 100
+
+// FanOut implements feed.Cache: followers are grouped by the slot of their keys (all of them on
+// a standalone server), up to fanOutGroup per script, and the scripts pipelined.
 func (c *Cache) FanOut(ctx context.Context, author int64, ref feed.PostRef, followers []int64) (int, error) {
 	if len(followers) == 0 {
 		return 0, nil
 	}
-	calls := make([]redisscript.Call, len(followers))
+	groups := map[int][]int64{}
+	var order []int
+	for _, u := range followers {
+		slot := 0
+		if c.cluster {
+			slot = keyspace.Slot(c.keys.Counts(u))
+		}
+		if _, ok := groups[slot]; !ok {
+			order = append(order, slot)
+		}
+		groups[slot] = append(groups[slot], u)
+	}
 	a, score, id, ttl := strconv.FormatInt(author, 10), strconv.FormatInt(ms(ref.CreateTime), 10), strconv.FormatInt(ref.ID, 10), ttlMS(feed.StateTTL)
-	for i, u := range followers {
-		calls[i] = redisscript.Call{Keys: []string{c.keys.Unread(u, author), c.keys.Counts(u), c.keys.Read(u)}, Args: []any{id, score, a, ttl}}
+	var calls []redisscript.Call
+	for _, slot := range order {
+		users := groups[slot]
+		for lo := 0; lo < len(users); lo += fanOutGroup {
+			chunk := users[lo:min(lo+fanOutGroup, len(users))]
+			keys := make([]string, 0, 3*len(chunk))
+			for _, u := range chunk {
+				keys = append(keys, c.keys.Unread(u, author), c.keys.Counts(u), c.keys.Read(u))
+			}
+			calls = append(calls, redisscript.Call{Keys: keys, Args: []any{id, score, a, ttl}})
+		}
 	}
 	added := 0
 	for _, cmd := range redisscript.RunPipelined(ctx, c.client, fanOutScript, calls) {
@@ -322,4 +348,10 @@ func (c *Cache) HybridUnread(ctx context.Context, user, author int64, since time
 		return 0, nil, err
 	}
 	return feed.HybridPage(refs, read, after, limit)
+}
+
+// IsCluster reports whether client talks to a Redis Cluster.
+func IsCluster(client redis.UniversalClient) bool {
+	_, ok := client.(*redis.ClusterClient)
+	return ok
 }

@@ -1,0 +1,230 @@
+// Package feedbench benchmarks the feed's Redis side (feed/redisfeed) against raw go-redis
+// commands of the same shape on the same client in the same run:
+//
+//	fanout  FanOut of one post to N followers (one script per follower: ZADD NX, HINCRBY only
+//	        if added, skip if already read; pipelined per batch) vs pipelined SADD + HINCRBY of
+//	        the same key shapes (the seed's algorithm, no guard), followers/s
+//	read    MarkRead (one script: SADD read, ZREM unread, HINCRBY -1 only if removed) vs a
+//	        pipelined SADD + SREM + HINCRBY, ops/s and p99
+//	page    UnreadPage of 20 (cursor script) vs ZREVRANGE 0 19, ops/s and p99
+//
+// It also prints the Redis memory per unread entry (MEMORY USAGE of an unread set and a
+// counts hash over the entries they hold).
+package feedbench
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate/bench"
+	"github.com/redstate/redstate/feed"
+	"github.com/redstate/redstate/feed/redisfeed"
+)
+
+// Options configure a run. Zero values take the defaults noted.
+type Options struct {
+	// Client is the Redis client shared by ours and the baseline (required).
+	Client redis.UniversalClient
+	// Followers is the fan-out size (default 1,000,000).
+	Followers int
+	// Batch is the followers per pipeline (default 1,000).
+	Batch int
+	// Clients is the number of concurrent pipelines / callers (default 8).
+	Clients int
+	// Duration is the measured time of read and page per implementation (default 5s).
+	Duration time.Duration
+	// Progress receives progress lines (nil: none).
+	Progress io.Writer
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	// FanOut: followers/s of ours and of the baseline, and ours' wall time.
+	FanOutOurs, FanOutBaseline float64
+	FanOutTime                 time.Duration
+	// Read and Page are the timed comparisons.
+	Read, Page bench.Comparison
+	// BytesPerEntry is Redis memory per unread entry (unread set + count field).
+	BytesPerEntry float64
+}
+
+// Lines returns the RESULT lines.
+func (r Result) Lines() []string {
+	ratio := 0.0
+	if r.FanOutBaseline > 0 {
+		ratio = r.FanOutOurs / r.FanOutBaseline
+	}
+	return []string{
+		fmt.Sprintf("RESULT feed.fanout ours=%.0f baseline=%.0f ratio=%.2f seconds=%.2f", r.FanOutOurs, r.FanOutBaseline, ratio, r.FanOutTime.Seconds()),
+		bench.ResultLine(r.Read),
+		bench.ResultLine(r.Page),
+		fmt.Sprintf("RESULT feed.memory bytes_per_unread_entry=%.0f", r.BytesPerEntry),
+	}
+}
+
+// Run measures and removes its keys.
+func Run(ctx context.Context, opts Options) (Result, error) {
+	var res Result
+	if opts.Client == nil {
+		return res, fmt.Errorf("feedbench: a Redis client is required")
+	}
+	if opts.Followers <= 0 {
+		opts.Followers = 1000000
+	}
+	if opts.Batch <= 0 {
+		opts.Batch = 1000
+	}
+	if opts.Clients <= 0 {
+		opts.Clients = 8
+	}
+	if opts.Duration <= 0 {
+		opts.Duration = 5 * time.Second
+	}
+	ns := make([]byte, 6)
+	_, _ = crand.Read(ns)
+	prefix := "bench-" + hex.EncodeToString(ns) + ":"
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+		defer cancel()
+		n, err := bench.UnlinkPrefix(cctx, opts.Client, prefix)
+		progressf(opts.Progress, "cleanup: unlinked %d keys under %s\n", n, prefix)
+		if err != nil {
+			progressf(opts.Progress, "cleanup failed: %v\n", err)
+		}
+	}()
+	ours := redisfeed.New(opts.Client, prefix+"ours:")
+	base := feed.NewKeys(prefix+"raw:", redisfeed.IsCluster(opts.Client))
+	const author = int64(1)
+	ref := feed.PostRef{ID: 42, CreateTime: time.Now()}
+
+	progressf(opts.Progress, "fanout: one post to %d followers, %d concurrent pipelines of %d\n", opts.Followers, opts.Clients, opts.Batch)
+	start := time.Now()
+	if err := batches(opts, func(followers []int64) error {
+		_, err := ours.FanOut(ctx, author, ref, followers)
+		return err
+	}); err != nil {
+		return res, fmt.Errorf("fanout ours: %w", err)
+	}
+	res.FanOutTime = time.Since(start)
+	res.FanOutOurs = float64(opts.Followers) / res.FanOutTime.Seconds()
+	start = time.Now()
+	if err := batches(opts, func(followers []int64) error {
+		_, err := opts.Client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, u := range followers {
+				p.SAdd(ctx, base.Unread(u, author), ref.ID)
+				p.HIncrBy(ctx, base.Counts(u), strconv.FormatInt(author, 10), 1)
+			}
+			return nil
+		})
+		return err
+	}); err != nil {
+		return res, fmt.Errorf("fanout baseline: %w", err)
+	}
+	res.FanOutBaseline = float64(opts.Followers) / time.Since(start).Seconds()
+	progressf(opts.Progress, "fanout: ours %.0f/s (%s), baseline %.0f/s\n", res.FanOutOurs, res.FanOutTime.Round(time.Millisecond), res.FanOutBaseline)
+
+	// Memory: one follower's unread set and counts hash after 20 posts, per entry.
+	for i := int64(0); i < 20; i++ {
+		if _, err := ours.FanOut(ctx, author, feed.PostRef{ID: 1000 + i, CreateTime: time.Now()}, []int64{1}); err != nil {
+			return res, err
+		}
+	}
+	keys := ours.Keys()
+	u1, _ := opts.Client.MemoryUsage(ctx, keys.Unread(1, author)).Result()
+	u2, _ := opts.Client.MemoryUsage(ctx, keys.Counts(1)).Result()
+	res.BytesPerEntry = float64(u1+u2) / 21
+
+	// Read and page on followers that have unread entries: each op uses its own follower.
+	rngs := make([]*rand.Rand, opts.Clients)
+	for c := range rngs {
+		rngs[c] = rand.New(rand.NewPCG(uint64(c)+3, 5))
+	}
+	pick := func(c int) int64 { return 2 + rngs[c].Int64N(int64(opts.Followers-1)) }
+	cfg := bench.Config{Clients: opts.Clients, Duration: opts.Duration, Progress: opts.Progress}
+	readOurs := func(ctx context.Context, c int, _ int64) error {
+		_, err := ours.MarkRead(ctx, pick(c), author, ref.ID)
+		return err
+	}
+	readRaw := func(ctx context.Context, c int, _ int64) error {
+		u := pick(c)
+		_, err := opts.Client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.SAdd(ctx, base.Read(u), ref.ID)
+			p.SRem(ctx, base.Unread(u, author), ref.ID)
+			p.HIncrBy(ctx, base.Counts(u), strconv.FormatInt(author, 10), -1)
+			return nil
+		})
+		return err
+	}
+	o, b := bench.RunPair(ctx, "read/ours", "read/raw", cfg, readOurs, readRaw)
+	res.Read = bench.Comparison{Name: "feed.read", Ours: o, Baseline: b}
+	// Pages of a follower with 21 unread posts.
+	pageOurs := func(ctx context.Context, _ int, _ int64) error {
+		_, err := ours.UnreadPage(ctx, 1, author, feed.Cursor{}, 20)
+		return err
+	}
+	rawKey := keys.Unread(1, author)
+	pageRaw := func(ctx context.Context, _ int, _ int64) error {
+		return opts.Client.ZRevRange(ctx, rawKey, 0, 19).Err()
+	}
+	o, b = bench.RunPair(ctx, "page/ours", "page/raw", cfg, pageOurs, pageRaw)
+	res.Page = bench.Comparison{Name: "feed.page", Ours: o, Baseline: b}
+	for _, r := range []*bench.Result{res.Read.Ours, res.Read.Baseline, res.Page.Ours, res.Page.Baseline} {
+		if r.Errors > 0 {
+			return res, fmt.Errorf("%s: %d operations failed, first: %w", r.Name, r.Errors, r.FirstErr)
+		}
+	}
+	return res, nil
+}
+
+// batches calls f for every batch of follower ids 2..Followers+1, Clients at a time.
+func batches(opts Options, f func([]int64) error) error {
+	next := make(chan []int64)
+	errs := make(chan error, opts.Clients)
+	var wg sync.WaitGroup
+	for range opts.Clients {
+		wg.Go(func() {
+			for b := range next {
+				if err := f(b); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	for lo := 0; lo < opts.Followers; lo += opts.Batch {
+		b := make([]int64, 0, opts.Batch)
+		for u := lo; u < min(lo+opts.Batch, opts.Followers); u++ {
+			b = append(b, int64(u)+2)
+		}
+		select {
+		case next <- b:
+		case err := <-errs:
+			close(next)
+			wg.Wait()
+			return err
+		}
+	}
+	close(next)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+		return nil
+	}
+}
+
+func progressf(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, format, args...)
+	}
+}

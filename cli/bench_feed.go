@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
+
+	"github.com/redstate/redstate/bench"
+	"github.com/redstate/redstate/bench/feedbench"
+)
+
+func newBenchFeedCommand() *cobra.Command {
+	var opts feedbench.Options
+	cmd := &cobra.Command{
+		Use:   "feed",
+		Short: "Benchmark the feed's fan-out, mark-read and unread page against raw commands",
+		Long: `On the same go-redis client:
+
+  fanout  one post to --followers followers: FanOut (one script per follower, pipelined in
+          batches of --batch, --clients at a time) vs pipelined SADD + HINCRBY of the same keys
+  read    MarkRead (one script) vs pipelined SADD + SREM + HINCRBY
+  page    an unread page of 20 (cursor script) vs ZREVRANGE 0 19
+
+stdout gets a table, then:
+
+  RESULT feed.fanout ours=<followers/s> baseline=<followers/s> ratio=<x> seconds=<ours>
+  RESULT feed.read ours=<ops/s> baseline=<ops/s> ratio=<x> p99_ms=… baseline_p99_ms=…
+  RESULT feed.page …
+  RESULT feed.memory bytes_per_unread_entry=<n>
+
+The bench's keys are removed at the end.`,
+		Args: cobra.NoArgs,
+	}
+	withBench(cmd, func(ctx context.Context, client redis.UniversalClient, progress, out io.Writer) error {
+		opts.Client, opts.Progress = client, progress
+		res, err := feedbench.Run(ctx, opts)
+		if err != nil {
+			return err
+		}
+		if err := bench.PrintTable(out, []bench.Comparison{res.Read, res.Page}); err != nil {
+			return err
+		}
+		for _, l := range res.Lines() {
+			fmt.Fprintln(out, l)
+		}
+		return nil
+	})
+	f := cmd.Flags()
+	f.IntVar(&opts.Followers, "followers", 1000000, "followers of the fanned-out post")
+	f.IntVar(&opts.Batch, "batch", 1000, "followers per pipeline")
+	f.IntVar(&opts.Clients, "clients", 8, "concurrent pipelines and callers")
+	f.DurationVar(&opts.Duration, "duration", 5*time.Second, "measured time of read and page per implementation")
+	return cmd
+}
