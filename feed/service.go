@@ -396,20 +396,7 @@ func (s *Service) VerifyUser(ctx context.Context, user int64) ([]Drift, error) {
 
 // allRedisUnread lists user's whole unread set of author in Redis.
 func (s *Service) allRedisUnread(ctx context.Context, user, author int64) ([]PostRef, error) {
-	var out []PostRef
-	var cur Cursor
-	for {
-		refs, err := s.cache.UnreadPage(ctx, user, author, cur, 1000)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, refs...)
-		if len(refs) < 1000 {
-			return out, nil
-		}
-		last := refs[len(refs)-1]
-		cur = Cursor{Time: last.CreateTime, ID: last.ID}
-	}
+	return collectPages(func(c Cursor, n int) ([]PostRef, error) { return s.cache.UnreadPage(ctx, user, author, c, n) })
 }
 
 // sameIDs reports whether a and b list the same post ids.
@@ -459,20 +446,7 @@ func (s *Service) allSince(ctx context.Context, author int64, since time.Time) (
 
 // allUnread lists every unread post of author for user, from SQL.
 func (s *Service) allUnread(ctx context.Context, user, author int64) ([]PostRef, error) {
-	var out []PostRef
-	var after Cursor
-	for {
-		refs, err := s.src.UnreadPosts(ctx, user, author, after, 1000)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, refs...)
-		if len(refs) < 1000 {
-			return out, nil
-		}
-		last := refs[len(refs)-1]
-		after = Cursor{Time: last.CreateTime, ID: last.ID}
-	}
+	return collectPages(func(c Cursor, n int) ([]PostRef, error) { return s.src.UnreadPosts(ctx, user, author, c, n) })
 }
 
 // readOf returns the ids among refs user has read, from SQL (in chunks of 1000).
@@ -865,4 +839,25 @@ func (s *Service) sqlCounts(ctx context.Context, viewer int64) (map[int64]int64,
 		}
 	}
 	return counts, nil
+}
+
+// pageSize is the page size of collectPages.
+const pageSize = 1000
+
+// collectPages reads every page fetch returns, newest first, and returns them concatenated.
+func collectPages(fetch func(after Cursor, limit int) ([]PostRef, error)) ([]PostRef, error) {
+	var out []PostRef
+	var after Cursor
+	for {
+		refs, err := fetch(after, pageSize)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, refs...)
+		if len(refs) < pageSize {
+			return out, nil
+		}
+		last := refs[len(refs)-1]
+		after = Cursor{Time: last.CreateTime, ID: last.ID}
+	}
 }
