@@ -22,7 +22,9 @@ import (
 type feedBackend struct {
 	svc    *feed.Service
 	worker *queue.Worker
-	close  func() error
+	// notifier carries count notifications across instances (nil without Redis).
+	notifier *redisfeed.Notifier
+	close    func() error
 }
 
 // openFeedBackend builds the feed on db (its truth) and broker (durable fan-out jobs); nil
@@ -45,9 +47,14 @@ func openFeedBackend(ctx context.Context, cfg config.Config, db *sqldb.DB, broke
 		}
 		fb.close = client.Close
 		cache, backend = redisfeed.New(client, cfg.Namespace+cfg.Feed.Prefix), backendRedis
+		fb.notifier = redisfeed.NewNotifier(client, cfg.Namespace+cfg.Feed.Prefix, log)
+	}
+	var notifier feed.Notifier
+	if fb.notifier != nil {
+		notifier = fb.notifier
 	}
 	producer := queue.NewProducer(broker, cfg.Feed.FanOutQueue)
-	svc, err := feed.NewService(src, cache, feed.Options{HybridThreshold: cfg.Feed.HybridThreshold, Logger: log,
+	svc, err := feed.NewService(src, cache, feed.Options{HybridThreshold: cfg.Feed.HybridThreshold, Logger: log, Notifier: notifier,
 		Enqueue: func(ctx context.Context, post int64) error { _, err := producer.Enqueue(ctx, post, nil); return err }})
 	if err != nil {
 		_ = fb.close()
@@ -77,6 +84,9 @@ func (fb *feedBackend) start(ctx context.Context) (wait func()) {
 	if fb.worker != nil {
 		wg.Go(func() { _ = fb.worker.Run(ctx) })
 		wg.Go(func() { _ = fb.svc.Run(ctx) })
+	}
+	if fb.notifier != nil {
+		wg.Go(func() { _ = fb.notifier.Run(ctx) })
 	}
 	return wg.Wait
 }

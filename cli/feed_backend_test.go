@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -87,3 +89,64 @@ func TestServe_FeedOverHTTP(t *testing.T) {
 }
 
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestServe_FeedLiveCountsAcrossInstances: a client streaming user 2001's counts from one
+// instance sees the counts change when a post is published and read through another instance
+// sharing the same Redis and database.
+func TestServe_FeedLiveCountsAcrossInstances(t *testing.T) {
+	rds := redistest.StartStandalone(t)
+	dir := t.TempDir()
+	a, _, _, _ := startServe(t, "--redis", rds.URL, "--data-dir", dir)
+	b, _, _, _ := startServe(t, "--redis", rds.URL, "--data-dir", dir)
+	if status, body := request(t, http.MethodPut, a+"/v1/feed/users/2001/following/1001", ""); status != http.StatusOK {
+		t.Fatalf("follow = %d %s", status, body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b+"/v1/feed/users/2001/events", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if line, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				events <- line
+			}
+		}
+		close(events)
+	}()
+	next := func(want string) {
+		t.Helper()
+		for {
+			select {
+			case e, ok := <-events:
+				if !ok {
+					t.Fatalf("stream ended before %s", want)
+				}
+				if strings.Contains(e, want) {
+					return
+				}
+			case <-ctx.Done():
+				t.Fatalf("no counts event with %s", want)
+			}
+		}
+	}
+	next(`"total":0`)
+	status, body := request(t, http.MethodPost, a+"/v1/feed/posts", `{"userId":1001,"title":"live"}`)
+	if status != http.StatusCreated {
+		t.Fatalf("publish = %d %s", status, body)
+	}
+	next(`"total":1`)
+	var p struct {
+		ID int64 `json:"id"`
+	}
+	_ = json.Unmarshal([]byte(body), &p)
+	if status, body := request(t, http.MethodPost, a+"/v1/feed/users/2001/read/"+itoa(p.ID), ""); status != http.StatusNoContent {
+		t.Fatalf("read = %d %s", status, body)
+	}
+	next(`"total":0`)
+}

@@ -36,6 +36,8 @@ type Options struct {
 	// Enqueue, if set, schedules the fan-out of a post durably (the queue block; its handler
 	// calls FanOutPost). Nil: Publish fans out before returning.
 	Enqueue func(ctx context.Context, post int64) error
+	// Notifier tells live clients their counts changed. Default: a LocalNotifier.
+	Notifier Notifier
 	// Logger receives cache failures. Default slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Default time.Now.
@@ -72,6 +74,9 @@ func NewService(src Source, cache Cache, opts Options) (*Service, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Notifier == nil {
+		opts.Notifier = NewLocalNotifier()
 	}
 	return &Service{src: src, cache: cache, opts: opts, log: opts.Logger.With("block", "feed"), dirty: map[int64]bool{}, pending: map[int64]bool{}}, nil
 }
@@ -235,6 +240,7 @@ func (s *Service) FanOutPost(ctx context.Context, postID int64) error {
 		if _, err := s.cache.FanOut(ctx, post.AuthorID, ref, followers); err != nil {
 			return err
 		}
+		s.notify(ctx, followers...)
 		after = page[len(page)-1].Follower
 	}
 }
@@ -534,6 +540,7 @@ func (s *Service) MarkRead(ctx context.Context, viewer, postID int64) error {
 	if _, err := s.cache.MarkRead(ctx, viewer, p.AuthorID, postID); err != nil {
 		s.cacheFailed("mark read", viewer, err)
 	}
+	s.notify(ctx, viewer)
 	return nil
 }
 
@@ -553,6 +560,7 @@ func (s *Service) MarkAuthorRead(ctx context.Context, viewer, author int64) (int
 	if _, err := s.cache.MarkAuthorRead(ctx, viewer, author, marked); err != nil {
 		s.cacheFailed("mark author read", viewer, err)
 	}
+	s.notify(ctx, viewer)
 	return n, nil
 }
 
@@ -585,6 +593,7 @@ func (s *Service) Unfollow(ctx context.Context, viewer, author int64) (bool, err
 	if err := s.cache.Unfollow(ctx, viewer, author); err != nil {
 		s.cacheFailed("unfollow", viewer, err)
 	}
+	s.notify(ctx, viewer)
 	return removed, nil
 }
 
@@ -860,4 +869,18 @@ func collectPages(fetch func(after Cursor, limit int) ([]PostRef, error)) ([]Pos
 		last := refs[len(refs)-1]
 		after = Cursor{Time: last.CreateTime, ID: last.ID}
 	}
+}
+
+// notify tells users' live clients that their counts changed; a failure only delays them to
+// their next heartbeat re-read.
+func (s *Service) notify(ctx context.Context, users ...int64) {
+	if err := s.opts.Notifier.Notify(ctx, users); err != nil {
+		s.log.Debug("feed: notification failed", "err", err)
+	}
+}
+
+// Subscribe returns a channel signalled when viewer's unread counts may have changed, and the
+// function that ends the subscription.
+func (s *Service) Subscribe(viewer int64) (<-chan struct{}, func()) {
+	return s.opts.Notifier.Subscribe(viewer)
 }

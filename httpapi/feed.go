@@ -1,6 +1,9 @@
 package httpapi
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -23,6 +26,7 @@ func (s *server) feedRoutes() {
 	s.handle("DELETE /v1/feed/users/{viewer}/likes/{post}", roleWrite, s.feedLike(false))
 	s.handle("GET /v1/feed/users/{viewer}/authors/{author}/posts", roleRead, s.feedQuery)
 	s.handle("GET /v1/feed/users/{viewer}/unread-counts", roleRead, s.feedCounts)
+	s.handle("GET /v1/feed/users/{viewer}/events", roleRead, s.feedEvents)
 }
 
 func errNoFeed() error {
@@ -240,13 +244,80 @@ func (s *server) feedCounts(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	writeRawJSON(w, http.StatusOK, feedCountsJSON(counts, total))
+	return nil
+}
+
+// feedCountsJSON is the data of a counts event and of GET …/unread-counts.
+func feedCountsJSON(counts map[int64]int64, total int64) []byte {
 	out := make(map[string]int64, len(counts))
 	for a, n := range counts {
 		out[strconv.FormatInt(a, 10)] = n
 	}
-	writeJSON(w, http.StatusOK, struct {
+	b, _ := json.Marshal(struct {
 		Counts map[string]int64 `json:"counts"`
 		Total  int64            `json:"total"`
 	}{out, total})
-	return nil
+	return b
+}
+
+// feedEvents streams a user's unread counts: GET /v1/feed/users/{viewer}/events [read] is a
+// Server-Sent Events stream that sends "counts" ({"counts","total"}) at once and again whenever
+// they change — on a publish fanned out to the viewer or a read, on any instance (Redis
+// Pub/Sub), and at the latest at the next heartbeat (a ": ping" comment), when counts are
+// re-read (hybrid authors' posts are noticed then).
+func (s *server) feedEvents(w http.ResponseWriter, r *http.Request) error {
+	if s.feed == nil {
+		return errNoFeed()
+	}
+	viewer, err := idParam(r, "viewer")
+	if err != nil {
+		return err
+	}
+	release, err := s.streams.acquire(streamClient(r))
+	if err != nil {
+		return err
+	}
+	defer release()
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	signal, unsubscribe := s.feed.Subscribe(viewer)
+	defer unsubscribe()
+	counts, total, err := s.feed.UnreadCounts(ctx, viewer)
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	rc := http.NewResponseController(w)
+	liftDeadlines(ctx, rc, s.logger)
+	w.WriteHeader(http.StatusOK)
+	st := &sseWriter{w: w, rc: rc}
+	last := feedCountsJSON(counts, total)
+	st.event("counts", "", last)
+	if st.flush() != nil {
+		return nil
+	}
+	heartbeat := time.NewTicker(s.heartbeat)
+	defer heartbeat.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-heartbeat.C:
+			st.comment("ping")
+		case <-signal:
+		}
+		if counts, total, err := s.feed.UnreadCounts(ctx, viewer); err == nil {
+			if b := feedCountsJSON(counts, total); !bytes.Equal(b, last) {
+				st.event("counts", "", b)
+				last = b
+			}
+		}
+		if st.flush() != nil {
+			return nil
+		}
+	}
 }
