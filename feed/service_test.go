@@ -15,6 +15,7 @@ import (
 	"github.com/redstate/redstate/feed/redisfeed"
 	"github.com/redstate/redstate/feed/sqlfeed"
 	"github.com/redstate/redstate/redistest"
+	"github.com/redstate/redstate/sqldb"
 	"github.com/redstate/redstate/sqldb/sqltest"
 )
 
@@ -43,7 +44,13 @@ func TestProperty_UnreadMatchesSQLInBothModes(t *testing.T) {
 	if fl := flag.Lookup("rapid.checks"); fl != nil && fl.Value.String() == "100" {
 		_ = fl.Value.Set("200") // the issue asks for at least 200 histories
 	}
-	db := sqltest.SQLite(t)
+	for _, engine := range sqltest.Engines {
+		t.Run(engine.Name, func(t *testing.T) { propertyOnEngine(t, engine.Open(t)) })
+	}
+}
+
+// propertyOnEngine runs the property on one SQL database, with every cache in both modes.
+func propertyOnEngine(t *testing.T, db *sqldb.DB) {
 	src, err := sqlfeed.New(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
