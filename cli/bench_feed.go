@@ -20,14 +20,18 @@ func newBenchFeedCommand() *cobra.Command {
 		Short: "Benchmark the feed's fan-out, mark-read and unread page against raw commands",
 		Long: `On the same go-redis client:
 
-  fanout  one post to --followers followers: FanOut (one script per follower, pipelined in
-          batches of --batch, --clients at a time) vs pipelined SADD + HINCRBY of the same keys
+  fanout  two posts in a row to --followers followers: FanOut (one script per group of 100
+          followers, pipelined in batches of --batch, --clients at a time) vs pipelined
+          SADD + HINCRBY of the same keys; the first post creates the followers' keys
+          (fanout_first), the second finds them (fanout)
   read    MarkRead (one script) vs pipelined SADD + SREM + HINCRBY
-  page    an unread page of 20 (cursor script) vs ZREVRANGE 0 19
+  page    an unread page of 20 (one ZREVRANGEBYSCORE, the cursor script when a group of
+          equal times is cut) vs ZREVRANGE 0 19
 
 stdout gets a table, then:
 
   RESULT feed.fanout ours=<followers/s> baseline=<followers/s> ratio=<x> seconds=<ours>
+  RESULT feed.fanout_first …
   RESULT feed.read ours=<ops/s> baseline=<ops/s> ratio=<x> p99_ms=… baseline_p99_ms=…
   RESULT feed.page …
   RESULT feed.memory bytes_per_unread_entry=<n>

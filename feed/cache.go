@@ -9,8 +9,14 @@ import (
 const (
 	// PostTTL is the post cache's TTL.
 	PostTTL = 7 * 24 * time.Hour
-	// StateTTL is the TTL of read sets, unread sets and counts, renewed on every write.
+	// StateTTL is the lifetime of a user's counts hash from the rebuild that built it: the user's
+	// state is rebuilt from SQL at the first access after it expired. Read and unread sets live
+	// at least as long (SetTTL from their creation and from every rebuild), so a built counts
+	// hash never names a set that has expired (docs/feed.md, "Expiry").
 	StateTTL = 30 * 24 * time.Hour
+	// SetTTL is the TTL of read and unread sets, given when a set is created, on every read mark
+	// and on every rebuild: StateTTL plus an hour of slack.
+	SetTTL = StateTTL + time.Hour
 )
 
 // UserState is a user's unread state as rebuilt from SQL: per fan-out author, the unread

@@ -5,7 +5,8 @@
 package feed
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"time"
 )
 
@@ -88,10 +89,10 @@ func HybridPage(refs []PostRef, read map[int64]bool, after Cursor, limit int) (i
 
 // SortNewestFirst sorts refs by create time, then id, descending.
 func SortNewestFirst(refs []PostRef) {
-	sort.Slice(refs, func(i, j int) bool {
-		if !refs[i].CreateTime.Equal(refs[j].CreateTime) {
-			return refs[i].CreateTime.After(refs[j].CreateTime)
+	slices.SortFunc(refs, func(a, b PostRef) int {
+		if c := b.CreateTime.Compare(a.CreateTime); c != 0 {
+			return c
 		}
-		return refs[i].ID > refs[j].ID
+		return cmp.Compare(b.ID, a.ID)
 	})
 }

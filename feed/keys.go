@@ -50,6 +50,24 @@ func (k Keys) Unread(user, author int64) string {
 // Counts is user's unread counts hash.
 func (k Keys) Counts(user int64) string { return k.prefix + "user:unread:count:" + k.user(user) }
 
+// ScriptParts are the pieces a script joins into a user's keys, for scripts that take user ids
+// instead of keys (the fan-out): read key = ReadPrefix + TagOpen + id + TagClose, unread key =
+// UnreadPrefix + TagOpen + id + TagClose + ":" + author, counts key = CountsPrefix + TagOpen +
+// id + TagClose; the same keys Read, Unread and Counts return.
+type ScriptParts struct {
+	ReadPrefix, UnreadPrefix, CountsPrefix string
+	TagOpen, TagClose                      string
+}
+
+// ScriptParts returns the parts of the user keys for scripts.
+func (k Keys) ScriptParts() ScriptParts {
+	p := ScriptParts{ReadPrefix: k.prefix + "user:read:", UnreadPrefix: k.prefix + "user:unread:", CountsPrefix: k.prefix + "user:unread:count:"}
+	if k.cluster {
+		p.TagOpen, p.TagClose = "{", "}"
+	}
+	return p
+}
+
 // BuiltField is the field of the counts hash saying the user's unread state was built from
 // SQL (absent: rebuild before answering from Redis).
 const BuiltField = "_built"

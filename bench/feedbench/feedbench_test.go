@@ -21,8 +21,8 @@ func TestRun_SmokeAgainstRealRedis(t *testing.T) {
 		t.Fatalf("%v\n%s", err, progress.String())
 	}
 	lines := res.Lines()
-	if res.FanOutOurs == 0 || res.FanOutBaseline == 0 || res.Read.Ours.Ops == 0 || res.Page.Ours.Ops == 0 || res.BytesPerEntry <= 0 ||
-		len(lines) != 4 || !strings.HasPrefix(lines[0], "RESULT feed.fanout ours=") {
+	if res.FanOutOurs == 0 || res.FanOutBaseline == 0 || res.FirstOurs == 0 || res.FirstBaseline == 0 || res.Read.Ours.Ops == 0 || res.Page.Ours.Ops == 0 || res.BytesPerEntry <= 0 ||
+		len(lines) != 5 || !strings.HasPrefix(lines[0], "RESULT feed.fanout ours=") || !strings.HasPrefix(lines[1], "RESULT feed.fanout_first ours=") {
 		t.Fatalf("result %+v %v", res, lines)
 	}
 	if n := client.DBSize(context.Background()).Val(); n != 0 {

@@ -137,6 +137,49 @@ func RunCacheSuite(t *testing.T, newCache NewCache) {
 				t.Fatalf("author page after (5s, 10) = %v", ids(p))
 			}
 		},
+		"PagesOfLargeTieGroups": func(t *testing.T, c feed.Cache) {
+			// 25 posts in one millisecond, groups of three, then singletons; ids of one and two
+			// digits, so that string order differs from numeric order.
+			a, u := ID(), ID()
+			var all []feed.PostRef
+			for i := int64(5); i < 50; i++ {
+				sec := 100
+				switch {
+				case i >= 30 && i < 42:
+					sec = 50 + int(i-30)/3
+				case i >= 42:
+					sec = int(i)
+				}
+				r := ref(i, sec)
+				all = append(all, r)
+				must(c.FanOut(ctx, a, r, []int64{u}))
+				mustOK(t, c.AddAuthorPost(ctx, a, r))
+			}
+			feed.SortNewestFirst(all)
+			for _, size := range []int{1, 2, 7, 20, 50} {
+				for name, list := range map[string]func(feed.Cursor, int) ([]feed.PostRef, error){
+					"unread": func(cur feed.Cursor, n int) ([]feed.PostRef, error) { return c.UnreadPage(ctx, u, a, cur, n) },
+					"author": func(cur feed.Cursor, n int) ([]feed.PostRef, error) { return c.AuthorPage(ctx, a, cur, n) },
+				} {
+					var got []int64
+					var cur feed.Cursor
+					for range 100 {
+						p := must(list(cur, size))
+						if len(p) > size {
+							t.Fatalf("%s page of %d holds %d", name, size, len(p))
+						}
+						got = append(got, ids(p)...)
+						if len(p) < size {
+							break
+						}
+						cur = feed.Cursor{Time: p[len(p)-1].CreateTime, ID: p[len(p)-1].ID}
+					}
+					if !slices.Equal(got, ids(all)) {
+						t.Fatalf("%s pages of %d = %v, want %v", name, size, got, ids(all))
+					}
+				}
+			}
+		},
 		"RebuildMerges": func(t *testing.T, c feed.Cache) {
 			a, gone, u := ID(), ID(), ID()
 			must(c.FanOut(ctx, a, ref(1, 1), []int64{u}))    // a fan-out that raced the rebuild

@@ -5,16 +5,28 @@ import "github.com/redis/go-redis/v9"
 // fanOutScript adds one post to the unread sets of a group of followers (all in one slot on
 // Cluster): for each follower, unless the follower already read the post (a read that overtook
 // the fan-out), ZADD NX into the unread set and, only if it was added, HINCRBY of the count.
-// KEYS per follower: unread set, counts hash, read set (3 × n). ARGV[1] post id, ARGV[2] score
-// (ms), ARGV[3] author, ARGV[4] TTL ms. Returns how many sets changed.
+// Keys are built here from the parts feed.Keys.ScriptParts returns (one user id per follower
+// crosses the wire instead of three keys); KEYS[1] is the first follower's counts hash, for
+// routing. A set whose count became 1 was just created: it gets the state TTL plus slack, and
+// the counts hash gets the state TTL only if it has none (NX), so a built user's counts hash
+// never outlives one of its unread sets (docs/feed.md, "Expiry").
+// ARGV[1] read prefix, ARGV[2] unread prefix, ARGV[3] counts prefix, ARGV[4] tag open,
+// ARGV[5] tag close, ARGV[6] post id, ARGV[7] score (ms), ARGV[8] author, ARGV[9] TTL ms of
+// the counts hash, ARGV[10] TTL ms of the sets, ARGV[11..] follower ids. Returns how many sets
+// changed.
 var fanOutScript = redis.NewScript(`
 local added = 0
-for i = 1, #KEYS, 3 do
-  if redis.call('SISMEMBER', KEYS[i + 2], ARGV[1]) == 0 then
-    if redis.call('ZADD', KEYS[i], 'NX', ARGV[2], ARGV[1]) == 1 then
-      redis.call('HINCRBY', KEYS[i + 1], ARGV[3], 1)
-      redis.call('PEXPIRE', KEYS[i], ARGV[4])
-      redis.call('PEXPIRE', KEYS[i + 1], ARGV[4])
+local open, close, post, score, author = ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]
+for i = 11, #ARGV do
+  local u = open .. ARGV[i] .. close
+  if redis.call('SISMEMBER', ARGV[1] .. u, post) == 0 then
+    local unread = ARGV[2] .. u .. ':' .. author
+    if redis.call('ZADD', unread, 'NX', score, post) == 1 then
+      local counts = ARGV[3] .. u
+      if redis.call('HINCRBY', counts, author, 1) == 1 then
+        redis.call('PEXPIRE', unread, ARGV[10])
+        redis.call('PEXPIRE', counts, ARGV[9], 'NX')
+      end
       added = added + 1
     end
   end
@@ -24,7 +36,7 @@ return added
 
 // markReadScript marks one post read.
 // KEYS[1] read set, KEYS[2] unread set, KEYS[3] counts. ARGV[1] post, ARGV[2] author,
-// ARGV[3] TTL ms. Returns 1 if an unread entry was removed.
+// ARGV[3] TTL ms of the read set. Returns 1 if an unread entry was removed.
 var markReadScript = redis.NewScript(`
 redis.call('SADD', KEYS[1], ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
@@ -37,8 +49,8 @@ return removed
 `)
 
 // markAuthorReadScript marks the given posts of one author read.
-// KEYS[1] read set, KEYS[2] unread set, KEYS[3] counts. ARGV[1] author, ARGV[2] TTL ms,
-// ARGV[3..] post ids. Returns how many unread entries were removed.
+// KEYS[1] read set, KEYS[2] unread set, KEYS[3] counts. ARGV[1] author, ARGV[2] TTL ms of the
+// read set, ARGV[3..] post ids. Returns how many unread entries were removed.
 var markAuthorReadScript = redis.NewScript(`
 local removed = 0
 for i = 3, #ARGV, 1000 do
@@ -66,11 +78,11 @@ return 1
 // in the state (unfollowed) are deleted: they are found from the counts hash and built from
 // ARGV[3], in the user's slot (the user's hash tag on Cluster).
 // KEYS[1] read set, KEYS[2] counts, KEYS[3..] unread sets of the state's authors.
-// ARGV[1] TTL ms, ARGV[2] now (ms), ARGV[3] unread key prefix (the key without the author),
-// ARGV[4] JSON read ids, ARGV[5] "1" to replace instead of merging, ARGV[6..] per KEYS[3..]:
-// author id, then JSON [[id, score], …].
+// ARGV[1] TTL ms of the counts hash, ARGV[2] now (ms), ARGV[3] unread key prefix (the key
+// without the author), ARGV[4] JSON read ids, ARGV[5] "1" to replace instead of merging,
+// ARGV[6] TTL ms of the sets, ARGV[7..] per KEYS[3..]: author id, then JSON [[id, score], …].
 var rebuildScript = redis.NewScript(`
-local ttl = ARGV[1]
+local ttl, setTTL = ARGV[1], ARGV[6]
 local read = cjson.decode(ARGV[4])
 if ARGV[5] == '1' then
   redis.call('DEL', KEYS[1])
@@ -81,8 +93,8 @@ for i = 1, #read, 1000 do
 end
 local keep = {}
 for k = 3, #KEYS do
-  local author = ARGV[3 + 2 * (k - 2) + 1]
-  local entries = cjson.decode(ARGV[3 + 2 * (k - 2) + 2])
+  local author = ARGV[4 + 2 * (k - 2) + 1]
+  local entries = cjson.decode(ARGV[4 + 2 * (k - 2) + 2])
   keep[author] = true
   for _, e in ipairs(entries) do
     if redis.call('SISMEMBER', KEYS[1], tostring(e[1])) == 0 then
@@ -95,7 +107,7 @@ for k = 3, #KEYS do
   local n = redis.call('ZCARD', KEYS[k])
   if n > 0 then
     redis.call('HSET', KEYS[2], author, n)
-    redis.call('PEXPIRE', KEYS[k], ttl)
+    redis.call('PEXPIRE', KEYS[k], setTTL)
   else
     redis.call('HDEL', KEYS[2], author)
   end
@@ -108,7 +120,7 @@ for _, f in ipairs(redis.call('HKEYS', KEYS[2])) do
 end
 redis.call('HSET', KEYS[2], '_built', ARGV[2])
 redis.call('PEXPIRE', KEYS[2], ttl)
-if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], ttl) end
+if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], setTTL) end
 return 1
 `)
 
