@@ -27,9 +27,9 @@ type feedBackend struct {
 	close    func() error
 }
 
-// openFeedBackend builds the feed on db (its truth) and broker (durable fan-out jobs); nil
-// service when feed.enabled is false.
-func openFeedBackend(ctx context.Context, cfg config.Config, db *sqldb.DB, broker queue.Broker, log *slog.Logger) (*feedBackend, error) {
+// openFeedBackend builds the feed on db (its truth) and broker (durable fan-out jobs, reported to
+// observer); nil service when feed.enabled is false.
+func openFeedBackend(ctx context.Context, cfg config.Config, db *sqldb.DB, broker queue.Broker, observer queue.Observer, log *slog.Logger) (*feedBackend, error) {
 	fb := &feedBackend{close: func() error { return nil }}
 	if !cfg.Feed.Enabled {
 		return fb, nil
@@ -68,7 +68,7 @@ func openFeedBackend(ctx context.Context, cfg config.Config, db *sqldb.DB, broke
 		return err
 	}
 	w, err := queue.NewWorker(broker, nil, handler, queue.Config{Queue: cfg.Feed.FanOutQueue, Concurrency: cfg.Feed.FanOutConcurrency,
-		ShutdownTimeout: cfg.Server.ShutdownTimeout, Logger: log})
+		ShutdownTimeout: cfg.Server.ShutdownTimeout, Logger: log, Observer: observer})
 	if err != nil {
 		_ = fb.close()
 		return nil, fmt.Errorf("feed fan-out worker: %w", err)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -39,6 +41,10 @@ type queueBackend struct {
 	// sqlRecords is the SQL record store when queue.record-store is sql (swept for expired
 	// records by start).
 	sqlRecords *sqlrecords.Store
+	// throughput counts handled jobs per queue and minute into the broker (shared by every
+	// instance, for the dashboard); observer is what workers report to (metrics and it).
+	throughput *queue.ThroughputRecorder
+	observer   queue.Observer
 }
 
 // openQueueBackend builds the queue block from cfg.Queue and cfg.Report: memqueue without
@@ -96,6 +102,11 @@ func openQueueBackend(ctx context.Context, cfg config.Config, db *sqldb.DB, m *m
 	}
 
 	qm := metrics.NewQueueMetrics(m)
+	qb.observer = qm
+	if ts, ok := qb.broker.(queue.ThroughputStore); ok {
+		qb.throughput = queue.NewThroughputRecorder(ts, 5*time.Second, log)
+		qb.observer = queue.MultiObserver{qm, qb.throughput}
+	}
 	reportQueue, reportOn := cfg.ReportQueue()
 	for _, spec := range cfg.Queue.Queues {
 		spec = spec.Effective()
@@ -152,7 +163,7 @@ func openQueueBackend(ctx context.Context, cfg config.Config, db *sqldb.DB, m *m
 			NoPrefetch:      spec.Prefetch != nil && *spec.Prefetch == 0,
 			ShutdownTimeout: cfg.Server.ShutdownTimeout,
 			Logger:          log,
-			Observer:        qm,
+			Observer:        qb.observer,
 		})
 		if err != nil {
 			_ = qb.Close()
@@ -188,6 +199,25 @@ func (qb *queueBackend) openReports(cfg config.Config, name string, log *slog.Lo
 // admin returns the admin of a configured queue, or nil (httpapi.Deps.Queues).
 func (qb *queueBackend) admin(name string) *queue.Admin { return qb.admins[name] }
 
+// names returns the queues with an admin, sorted (httpapi.Deps.QueueNames).
+func (qb *queueBackend) names() []string {
+	return slices.Sorted(maps.Keys(qb.admins))
+}
+
+// addAdmin gives a queue another block works (the feed's fan-out queue) an admin, so that
+// the API and the dashboard show it. Errors: EINVALID.
+func (qb *queueBackend) addAdmin(name string) error {
+	if _, ok := qb.admins[name]; ok {
+		return nil
+	}
+	a, err := queue.NewAdmin(qb.broker, qb.records, queue.AdminOptions{Queue: name, Logger: qb.log})
+	if err != nil {
+		return err
+	}
+	qb.admins[name] = a
+	return nil
+}
+
 // start runs every worker and reconciler until ctx ends. The returned wait blocks until all
 // of them returned: workers let their running jobs finish (within server.shutdown-timeout).
 func (qb *queueBackend) start(ctx context.Context) (wait func()) {
@@ -200,6 +230,9 @@ func (qb *queueBackend) start(ctx context.Context) (wait func()) {
 	}
 	for _, rc := range qb.reconcilers {
 		wg.Go(func() { _ = rc.Run(ctx) })
+	}
+	if qb.throughput != nil {
+		wg.Go(func() { _ = qb.throughput.Run(ctx) })
 	}
 	if qb.sqlRecords != nil {
 		wg.Go(func() { qb.sweepExpiredRecords(ctx, time.Hour) })

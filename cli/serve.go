@@ -114,9 +114,14 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 		}
 	}()
 
-	fd, err := openFeedBackend(ctx, cfg, db, queues.broker, log)
+	fd, err := openFeedBackend(ctx, cfg, db, queues.broker, queues.observer, log)
 	if err != nil {
 		return err
+	}
+	if fd.svc != nil {
+		if err := queues.addAdmin(cfg.Feed.FanOutQueue); err != nil {
+			return err
+		}
 	}
 	defer func() { _ = fd.close() }()
 
@@ -155,7 +160,10 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 				return []string{d}
 			}
 			return nil
-		}})
+		},
+		QueueNames: queues.names, Throughput: queues.throughputStore(), IndexSources: idx.sourceStatus,
+		Overview: func(ctx context.Context) httpapi.Overview { return overviewOf(ctx, cfg, backend, queues, exec, idx, fd) },
+	})
 	if err != nil {
 		return err
 	}

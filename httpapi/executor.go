@@ -18,6 +18,7 @@ func (s *server) executorRoutes() {
 	s.handle("GET /v1/executor/tenants/{tenantId}/checkpoint", roleRead, s.getTenantCheckpoint)
 	s.handle("POST /v1/executor/tenants/{tenantId}/retry", roleAdmin, s.retryTenant)
 	s.handle("POST /v1/executor/tenants/{tenantId}/{action}", roleWrite, s.tenantAction)
+	s.handle("GET /v1/executor/state", roleAdmin, s.executorState)
 }
 
 // runner returns the executor serving this request. Errors: ENOTFOUND (not enabled),

@@ -18,6 +18,7 @@ func (s *server) indexRoutes() {
 	s.handle("POST /v1/index/events", roleWrite, s.indexEvents)
 	s.handle("GET /v1/index/{db}/{table}", roleRead, s.indexQuery)
 	s.handle("POST /v1/index/{db}/{table}/batch", roleRead, s.indexBatch)
+	s.handle("GET /v1/index/status", roleRead, s.indexStatus)
 }
 
 func errNoIndex() error {

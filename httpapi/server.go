@@ -89,29 +89,43 @@ type Deps struct {
 	// Degraded lists the blocks running degraded (e.g. the executor waiting for Redis); /readyz
 	// answers 503 while it is not empty. Nil: none.
 	Degraded func() []string
+	// Overview fills GET /v1/overview (the dashboard's first page); nil: 404.
+	Overview func(ctx context.Context) Overview
+	// QueueNames lists the configured queues (GET /v1/queues), sorted; nil: none.
+	QueueNames func() []string
+	// Throughput holds the shared per-minute job counts (GET /v1/queues/{queue}/throughput);
+	// nil: 404.
+	Throughput queue.ThroughputStore
+	// IndexSources reports the index's change sources' progress (GET /v1/index/status); nil:
+	// none.
+	IndexSources func() []IndexSourceStatus
 }
 
 // server is the API's http.Handler.
 type server struct {
-	mux         *http.ServeMux
-	builds      buildstatus.Store
-	ready       func(ctx context.Context) error
-	auth        *authenticator
-	throttle    *authThrottle
-	streams     *streamLimiter
-	guard       *guard
-	metrics     *httpMetrics
-	logger      *slog.Logger
-	maxBody     int64
-	maxResponse int64
-	heartbeat   time.Duration
-	reports     *report.Service
-	queues      func(name string) *queue.Admin
-	executor    *executor.Runner
-	execFn      func() (*executor.Runner, error)
-	degraded    func() []string
-	index       *index.Indexer
-	feed        *feed.Service
+	mux          *http.ServeMux
+	builds       buildstatus.Store
+	ready        func(ctx context.Context) error
+	auth         *authenticator
+	throttle     *authThrottle
+	streams      *streamLimiter
+	guard        *guard
+	metrics      *httpMetrics
+	logger       *slog.Logger
+	maxBody      int64
+	maxResponse  int64
+	heartbeat    time.Duration
+	reports      *report.Service
+	queues       func(name string) *queue.Admin
+	executor     *executor.Runner
+	execFn       func() (*executor.Runner, error)
+	degraded     func() []string
+	index        *index.Indexer
+	feed         *feed.Service
+	overviewFn   func(ctx context.Context) Overview
+	queueNames   func() []string
+	throughput   queue.ThroughputStore
+	indexSources func() []IndexSourceStatus
 }
 
 // New returns the HTTP handler of the API. It applies cfg's defaults and validates it: an
@@ -172,25 +186,29 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 		return nil, fmt.Errorf("httpapi: registering metrics: %w", err)
 	}
 	s := &server{
-		mux:         http.NewServeMux(),
-		builds:      deps.Builds,
-		ready:       deps.Ready,
-		auth:        auth,
-		throttle:    newAuthThrottle(cfg.FailedAuthPerMinute),
-		streams:     newStreamLimiter(cfg.MaxEventStreams, cfg.MaxEventStreamsPerClient, metrics.streamGauge()),
-		guard:       g,
-		metrics:     metrics,
-		logger:      cfg.Logger,
-		maxBody:     cfg.MaxBodyBytes,
-		maxResponse: cfg.MaxResponseBytes,
-		heartbeat:   cfg.HeartbeatInterval,
-		reports:     deps.Reports,
-		queues:      deps.Queues,
-		executor:    deps.Executor,
-		execFn:      deps.ExecutorRunner,
-		index:       deps.Index,
-		feed:        deps.Feed,
-		degraded:    deps.Degraded,
+		mux:          http.NewServeMux(),
+		builds:       deps.Builds,
+		ready:        deps.Ready,
+		auth:         auth,
+		throttle:     newAuthThrottle(cfg.FailedAuthPerMinute),
+		streams:      newStreamLimiter(cfg.MaxEventStreams, cfg.MaxEventStreamsPerClient, metrics.streamGauge()),
+		guard:        g,
+		metrics:      metrics,
+		logger:       cfg.Logger,
+		maxBody:      cfg.MaxBodyBytes,
+		maxResponse:  cfg.MaxResponseBytes,
+		heartbeat:    cfg.HeartbeatInterval,
+		reports:      deps.Reports,
+		queues:       deps.Queues,
+		executor:     deps.Executor,
+		execFn:       deps.ExecutorRunner,
+		index:        deps.Index,
+		feed:         deps.Feed,
+		degraded:     deps.Degraded,
+		overviewFn:   deps.Overview,
+		queueNames:   deps.QueueNames,
+		throughput:   deps.Throughput,
+		indexSources: deps.IndexSources,
 	}
 	s.routes(promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{}))
 	return s, nil
@@ -212,6 +230,8 @@ func (s *server) routes(metricsHandler http.Handler) {
 	s.feedRoutes()
 	s.queueRoutes()
 	s.executorRoutes()
+	s.overviewRoutes()
+	s.uiSessionRoutes()
 	s.handle("GET /healthz", roleNone, s.healthz)
 	s.handle("GET /readyz", roleNone, s.readyz)
 	s.handle("GET /metrics", roleRead, func(w http.ResponseWriter, r *http.Request) error {
@@ -232,7 +252,17 @@ func (s *server) authorize(w http.ResponseWriter, r *http.Request, need role) (s
 		w.Header().Set("Connection", "close")
 		return "", err
 	}
-	name, err := s.auth.authorize(r, need)
+	var name string
+	var err error
+	if sess, ok, serr := s.auth.sessionOf(r, time.Now()); ok && r.Header.Get("Authorization") == "" {
+		if serr == nil {
+			name, err = s.auth.authorizeSession(r, sess, need)
+		} else {
+			err = serr
+		}
+	} else {
+		name, err = s.auth.authorize(r, need)
+	}
 	if err != nil {
 		w.Header().Set("Connection", "close")
 		if redstate.IsCode(err, redstate.EUNAUTHORIZED) {

@@ -51,6 +51,8 @@ type Keys struct {
 	Consumers string
 	// processingPrefix + consumer id is a consumer's in-flight LIST.
 	processingPrefix string
+	// statsPrefix + Unix minute is the HASH of that minute's job counts (outcome → jobs).
+	statsPrefix string
 }
 
 // NewKeys returns the keys of queue (which must pass ValidateQueueName).
@@ -65,7 +67,13 @@ func NewKeys(queue string, cluster bool) Keys {
 		Retry:            base + ":retry",
 		Consumers:        base + ":consumers",
 		processingPrefix: base + ":processing:",
+		statsPrefix:      base + ":stats:",
 	}
+}
+
+// Throughput returns the HASH of the job counts of minute (Unix time / 60).
+func (k Keys) Throughput(minute int64) string {
+	return k.statsPrefix + strconv.FormatInt(minute, 10)
 }
 
 // Processing returns the in-flight LIST of consumerID (which must pass ValidateConsumerID).
@@ -83,6 +91,7 @@ func NewNamespacedKeys(namespace, queue string, cluster bool) Keys {
 		Retry:            namespace + k.Retry,
 		Consumers:        namespace + k.Consumers,
 		processingPrefix: namespace + k.processingPrefix,
+		statsPrefix:      namespace + k.statsPrefix,
 	}
 }
 
@@ -119,7 +128,7 @@ func (k RecordKeys) Generating() string { return k.generating }
 
 // NamesCollide reports whether two queues' keys would overlap: the same name, or one name
 // extending the other with a suffix that one of the other's own keys uses (":dead", ":retry",
-// ":consumers", ":processing" and its consumer lists). Such a pair must not be configured
+// ":consumers", ":processing" and its consumer lists, ":stats" and its minutes). Such a pair must not be configured
 // together: with "report:queue" and "report:queue:dead", the second queue's workers would
 // consume the first one's dead letters.
 func NamesCollide(a, b string) bool {
@@ -137,5 +146,5 @@ func NamesCollide(a, b string) bool {
 	case "dead", "retry", "consumers", "processing":
 		return true
 	}
-	return strings.HasPrefix(rest, "processing:")
+	return strings.HasPrefix(rest, "processing:") || rest == "stats" || strings.HasPrefix(rest, "stats:")
 }

@@ -29,8 +29,9 @@ type Options struct {
 type Broker struct {
 	now func() time.Time
 
-	mu     sync.Mutex
-	queues map[string]*state
+	mu         sync.Mutex
+	queues     map[string]*state
+	throughput map[string]map[int64]map[string]int64 // queue → minute → outcome → jobs
 }
 
 var _ queue.Broker = (*Broker)(nil)

@@ -85,3 +85,7 @@ func TestRecords_RetentionExpires(t *testing.T) {
 		t.Fatalf("Get after retention = %v, want ENOTFOUND", err)
 	}
 }
+
+func TestThroughputSuite(t *testing.T) {
+	queuetest.RunThroughputSuite(t, func(*testing.T) queue.ThroughputStore { return memqueue.NewBroker(memqueue.Options{}) })
+}

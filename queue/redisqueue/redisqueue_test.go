@@ -498,3 +498,14 @@ func TestRecords_RetentionExpiresAndSweepsIndex(t *testing.T) {
 		})
 	}
 }
+
+func TestThroughputSuite(t *testing.T) {
+	for _, topo := range topologies {
+		t.Run(topo.name, func(t *testing.T) {
+			c := topo.client(t)
+			queuetest.RunThroughputSuite(t, func(t *testing.T) queue.ThroughputStore {
+				return mustBroker(t, c, redisqueue.Options{Namespace: uniqueNS()})
+			})
+		})
+	}
+}

@@ -1,0 +1,144 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/queue"
+)
+
+// Overview is the dashboard's first page: what runs, on what, and whether it is healthy.
+type Overview struct {
+	// Version is the server's version.
+	Version string `json:"version"`
+	// Redis is the configured Redis and whether it answers.
+	Redis RedisOverview `json:"redis"`
+	// Blocks are the blocks, each with its backend and status.
+	Blocks []BlockOverview `json:"blocks"`
+	// Degraded lists what runs degraded (empty when nothing does).
+	Degraded []string `json:"degraded"`
+}
+
+// RedisOverview describes the Redis deployment.
+type RedisOverview struct {
+	// Mode is "memory" (none configured), "standalone", "cluster" or "sentinel".
+	Mode string `json:"mode"`
+	// Describe names the servers (passwords removed).
+	Describe string `json:"describe,omitempty"`
+	// Reachable reports whether a PING answered; LatencyMS is its round trip.
+	Reachable bool    `json:"reachable"`
+	LatencyMS float64 `json:"latencyMs,omitempty"`
+	// Error says why it is not reachable.
+	Error string `json:"error,omitempty"`
+}
+
+// BlockOverview is one block's line of the overview.
+type BlockOverview struct {
+	// Name is the block: builds, queue, executor, index, feed.
+	Name string `json:"name"`
+	// Backend is where its state lives, e.g. "redis", "memory", "redis + sql (sqlite)".
+	Backend string `json:"backend"`
+	// Status is "ok", "degraded" (serving from a fallback) or "off" (not configured).
+	Status string `json:"status"`
+	// Detail explains a degraded status or names the mode (e.g. the breaker state).
+	Detail string `json:"detail,omitempty"`
+}
+
+// overviewRoutes registers the overview and the queue list and throughput routes.
+func (s *server) overviewRoutes() {
+	s.handle("GET /v1/overview", roleRead, s.overview)
+	s.handle("GET /v1/queues", roleAdmin, s.queueList)
+	s.handle("GET /v1/queues/{queue}/throughput", roleAdmin, s.queueThroughput)
+}
+
+// overview answers the overview (the Overview dependency fills it; 404 without one).
+func (s *server) overview(w http.ResponseWriter, r *http.Request) error {
+	if s.overviewFn == nil {
+		return redstate.Errorf(redstate.ENOTFOUND, "this server has no overview")
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+	defer cancel()
+	o := s.overviewFn(ctx)
+	if o.Degraded == nil {
+		o.Degraded = []string{}
+	}
+	writeJSON(w, http.StatusOK, o)
+	return nil
+}
+
+// queueSummary is one queue of GET /v1/queues.
+type queueSummary struct {
+	Name  string      `json:"name"`
+	Stats queue.Stats `json:"stats"`
+	// Error is set when the queue's stats could not be read.
+	Error string `json:"error,omitempty"`
+}
+
+// queueList answers every configured queue with its stats.
+func (s *server) queueList(w http.ResponseWriter, r *http.Request) error {
+	out := []queueSummary{}
+	if s.queueNames != nil {
+		for _, name := range s.queueNames() {
+			a := s.queues(name)
+			if a == nil {
+				continue
+			}
+			st, err := a.Stats(r.Context())
+			q := queueSummary{Name: name, Stats: st}
+			if err != nil {
+				q.Error = err.Error()
+			}
+			out = append(out, q)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"queues": out})
+	return nil
+}
+
+// throughputMinute is one minute of GET /v1/queues/{queue}/throughput.
+type throughputMinute struct {
+	// Minute is the minute's start (UTC).
+	Minute time.Time `json:"minute"`
+	// Counts are jobs by outcome (acked, retried, dead, dropped, lost).
+	Counts map[string]int64 `json:"counts"`
+}
+
+// queueThroughput answers a queue's jobs per minute and outcome over the last ?minutes=
+// (default 180, at most 1440), oldest first, every minute present (zero counts included),
+// from the figures every instance writes to the shared store.
+func (s *server) queueThroughput(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("queue")
+	if s.queues == nil || s.queues(name) == nil {
+		return redstate.Errorf(redstate.ENOTFOUND, "queue %q is not configured on this server", truncate(name))
+	}
+	if s.throughput == nil {
+		return redstate.Errorf(redstate.ENOTFOUND, "this server keeps no throughput figures")
+	}
+	minutes := 180
+	if v := r.URL.Query().Get("minutes"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > queue.MaxThroughputMinutes {
+			return redstate.Errorf(redstate.EINVALID, "minutes must be 1..%d, got %q", queue.MaxThroughputMinutes, truncate(v))
+		}
+		minutes = n
+	}
+	to := time.Now().Unix() / 60
+	from := to - int64(minutes) + 1
+	got, err := s.throughput.Throughput(r.Context(), name, from, to)
+	if err != nil {
+		return err
+	}
+	out := make([]throughputMinute, 0, minutes)
+	for m := from; m <= to; m++ {
+		c := got[m]
+		if c == nil {
+			c = map[string]int64{}
+		}
+		out = append(out, throughputMinute{Minute: time.Unix(m*60, 0).UTC(), Counts: c})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"queue": name, "minutes": out})
+	return nil
+}

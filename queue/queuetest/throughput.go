@@ -1,0 +1,82 @@
+package queuetest
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/queue"
+)
+
+// RunThroughputSuite checks a queue.ThroughputStore: counts add up per minute and outcome
+// (also through a ThroughputRecorder flushing twice, as two instances would), queues are kept
+// apart, ranges are inclusive and bounded, and bad names are refused.
+func RunThroughputSuite(t *testing.T, newStore func(t *testing.T) queue.ThroughputStore) {
+	ctx := context.Background()
+	t.Run("AddsUpPerMinuteAndOutcome", func(t *testing.T) {
+		s := newStore(t)
+		q, other := NewQueueName(), NewQueueName()
+		must := func(err error) {
+			t.Helper()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		must(s.AddThroughput(ctx, q, 100, map[string]int64{queue.OutcomeAcked: 3, queue.OutcomeDead: 1}))
+		must(s.AddThroughput(ctx, q, 100, map[string]int64{queue.OutcomeAcked: 2}))
+		must(s.AddThroughput(ctx, q, 102, map[string]int64{queue.OutcomeRetried: 5}))
+		must(s.AddThroughput(ctx, other, 100, map[string]int64{queue.OutcomeAcked: 7}))
+		got, err := s.Throughput(ctx, q, 99, 102)
+		must(err)
+		want := map[int64]map[string]int64{100: {queue.OutcomeAcked: 5, queue.OutcomeDead: 1}, 102: {queue.OutcomeRetried: 5}}
+		if !maps.EqualFunc(got, want, maps.Equal) {
+			t.Fatalf("Throughput = %v, want %v", got, want)
+		}
+		if got, _ := s.Throughput(ctx, q, 101, 101); len(got) != 0 {
+			t.Errorf("an empty minute = %v", got)
+		}
+	})
+	t.Run("RecorderFlushesSharedCounts", func(t *testing.T) {
+		s := newStore(t)
+		q := NewQueueName()
+		a, b := queue.NewThroughputRecorder(s, time.Hour, nil), queue.NewThroughputRecorder(s, time.Hour, nil)
+		for range 3 {
+			a.ObserveJob(q, queue.OutcomeAcked, time.Millisecond)
+		}
+		b.ObserveJob(q, queue.OutcomeAcked, time.Millisecond)
+		b.ObserveJob(q, queue.OutcomeDead, time.Millisecond)
+		if err := errors.Join(a.Flush(ctx), b.Flush(ctx), a.Flush(ctx)); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().Unix() / 60
+		got, err := s.Throughput(ctx, q, now-1, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var acked, dead int64
+		for _, c := range got {
+			acked += c[queue.OutcomeAcked]
+			dead += c[queue.OutcomeDead]
+		}
+		if acked != 4 || dead != 1 {
+			t.Errorf("acked %d dead %d after two instances flushed, want 4 and 1 (%v)", acked, dead, got)
+		}
+	})
+	t.Run("InvalidArguments", func(t *testing.T) {
+		s := newStore(t)
+		if err := s.AddThroughput(ctx, "bad name{", 1, map[string]int64{"acked": 1}); !redstate.IsCode(err, redstate.EINVALID) {
+			t.Errorf("AddThroughput of a bad name = %v", err)
+		}
+		for _, r := range [][2]int64{{5, 4}, {0, int64(queue.MaxThroughputMinutes)}} {
+			if _, err := s.Throughput(ctx, NewQueueName(), r[0], r[1]); !redstate.IsCode(err, redstate.EINVALID) {
+				t.Errorf("Throughput %v = %v, want EINVALID", r, err)
+			}
+		}
+		if _, err := s.Throughput(ctx, NewQueueName(), 0, int64(queue.MaxThroughputMinutes)-1); err != nil {
+			t.Errorf("a full day: %v", err)
+		}
+	})
+}

@@ -1,0 +1,133 @@
+package queue
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// ThroughputTTL is how long the per-minute job counts are kept.
+const ThroughputTTL = 48 * time.Hour
+
+// MaxThroughputMinutes bounds one ThroughputStore.Range read (one day).
+const MaxThroughputMinutes = 24 * 60
+
+// ThroughputStore keeps per-minute counts of handled jobs per queue and outcome, shared by every
+// instance (redisqueue keeps them in Redis, one hash per queue and minute, ThroughputTTL), so
+// that every instance's dashboard shows the same figures. *redisqueue.Broker and
+// *memqueue.Broker implement it.
+type ThroughputStore interface {
+	// AddThroughput adds counts (outcome → jobs) to queue's minute (Unix time / 60).
+	// Errors: EINVALID (queue name), EUNAVAILABLE.
+	AddThroughput(ctx context.Context, queue string, minute int64, counts map[string]int64) error
+	// Throughput returns queue's counts of the minutes from..to (inclusive, at most
+	// MaxThroughputMinutes): minute → outcome → jobs; minutes without jobs are absent.
+	// Errors: EINVALID, EUNAVAILABLE.
+	Throughput(ctx context.Context, queue string, from, to int64) (map[int64]map[string]int64, error)
+}
+
+// ThroughputRecorder is an Observer that counts outcomes per queue and minute in memory and
+// flushes them to a ThroughputStore every FlushEvery (Run), so recording never adds a round
+// trip to a job. Counts of a process that dies are lost since its last flush (at most
+// FlushEvery's worth); a failed flush keeps them for the next one.
+type ThroughputRecorder struct {
+	store ThroughputStore
+	every time.Duration
+	now   func() time.Time
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	pending map[throughputKey]int64
+}
+
+type throughputKey struct {
+	queue, outcome string
+	minute         int64
+}
+
+// NewThroughputRecorder returns a recorder flushing to store every every (default 5 s).
+func NewThroughputRecorder(store ThroughputStore, every time.Duration, log *slog.Logger) *ThroughputRecorder {
+	if every <= 0 {
+		every = 5 * time.Second
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &ThroughputRecorder{store: store, every: every, now: time.Now, log: log, pending: map[throughputKey]int64{}}
+}
+
+// ObserveJob implements Observer.
+func (r *ThroughputRecorder) ObserveJob(queue, outcome string, _ time.Duration) {
+	k := throughputKey{queue: queue, outcome: outcome, minute: r.now().Unix() / 60}
+	r.mu.Lock()
+	r.pending[k]++
+	r.mu.Unlock()
+}
+
+// Flush writes the pending counts; what fails stays pending.
+func (r *ThroughputRecorder) Flush(ctx context.Context) error {
+	r.mu.Lock()
+	batch := r.pending
+	r.pending = map[throughputKey]int64{}
+	r.mu.Unlock()
+	type qm struct {
+		queue  string
+		minute int64
+	}
+	grouped := map[qm]map[string]int64{}
+	for k, n := range batch {
+		g := qm{k.queue, k.minute}
+		if grouped[g] == nil {
+			grouped[g] = map[string]int64{}
+		}
+		grouped[g][k.outcome] += n
+	}
+	var first error
+	for g, counts := range grouped {
+		if err := r.store.AddThroughput(ctx, g.queue, g.minute, counts); err != nil {
+			if first == nil {
+				first = err
+			}
+			r.mu.Lock()
+			for outcome, n := range counts {
+				r.pending[throughputKey{queue: g.queue, outcome: outcome, minute: g.minute}] += n
+			}
+			r.mu.Unlock()
+		}
+	}
+	return first
+}
+
+// Run flushes every FlushEvery until ctx ends, then once more.
+func (r *ThroughputRecorder) Run(ctx context.Context) error {
+	t := time.NewTicker(r.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			defer cancel()
+			if err := r.Flush(fctx); err != nil {
+				r.log.Warn("queue throughput: last flush failed; counts since the previous one are lost", "err", err)
+			}
+			return nil
+		case <-t.C:
+			if err := r.Flush(ctx); err != nil {
+				r.log.Warn("queue throughput flush failed; retrying with the next one", "err", err)
+			}
+		}
+	}
+}
+
+// MultiObserver passes every observation to each of its observers.
+type MultiObserver []Observer
+
+// ObserveJob implements Observer.
+func (m MultiObserver) ObserveJob(queue, outcome string, d time.Duration) {
+	for _, o := range m {
+		if o != nil {
+			o.ObserveJob(queue, outcome, d)
+		}
+	}
+}
