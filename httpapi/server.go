@@ -232,6 +232,7 @@ func (s *server) routes(metricsHandler http.Handler) {
 	s.executorRoutes()
 	s.overviewRoutes()
 	s.uiSessionRoutes()
+	s.uiRoutes()
 	s.handle("GET /healthz", roleNone, s.healthz)
 	s.handle("GET /readyz", roleNone, s.readyz)
 	s.handle("GET /metrics", roleRead, func(w http.ResponseWriter, r *http.Request) error {

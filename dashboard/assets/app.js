@@ -1,0 +1,408 @@
+// redstate dashboard. Plain JavaScript, no dependencies. Every value from the server is put in
+// the page with textContent (never innerHTML), and links are made only from http(s) URLs.
+'use strict';
+
+const state = { session: null, stream: null, timer: null };
+
+// el builds an element: attrs may hold class, text, href (checked), title, type, value,
+// placeholder, name, data-*, aria-*, and on* handlers; children are nodes or strings (as text).
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'text') e.textContent = String(v);
+    else if (k === 'class') e.className = v;
+    else if (k === 'href') { const u = safeURL(v); if (u) e.href = u; }
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+// safeURL returns u if it is an http(s) URL or a same-page fragment, else null: a
+// "javascript:" or "data:" URL never becomes a link.
+function safeURL(u) {
+  if (typeof u !== 'string') return null;
+  if (u.startsWith('#')) return u;
+  try {
+    const p = new URL(u, location.href);
+    return (p.protocol === 'http:' || p.protocol === 'https:') ? p.href : null;
+  } catch (_) { return null; }
+}
+
+// link renders u as a link when safe, else as plain text.
+function link(u, label) {
+  if (u === undefined || u === null || u === '') return '';
+  const ok = safeURL(u);
+  return ok ? el('a', { href: ok, rel: 'noopener noreferrer', target: '_blank', text: label || u }) : el('span', { class: 'unsafe', title: 'not an http(s) URL', text: u });
+}
+
+class APIError extends Error {
+  constructor(status, code, message) { super(message); this.status = status; this.code = code; }
+}
+
+// api calls the JSON API with the session cookie (and the CSRF token on writes).
+async function api(method, path, body) {
+  const opts = { method, credentials: 'same-origin', headers: { 'Accept': 'application/json' } };
+  if (method !== 'GET' && method !== 'HEAD') {
+    opts.headers['Content-Type'] = 'application/json';
+    opts.body = JSON.stringify(body || {});
+    if (state.session && state.session.csrf) opts.headers['X-CSRF-Token'] = state.session.csrf;
+  }
+  const r = await fetch(path, opts);
+  const text = await r.text();
+  let data = null;
+  try { data = text ? JSON.parse(text) : null; } catch (_) { data = null; }
+  if (!r.ok) {
+    if (r.status === 401 && state.session && state.session.authEnabled) { state.session.loggedIn = false; }
+    throw new APIError(r.status, data && data.code, (data && data.message) || (r.status + ' ' + r.statusText));
+  }
+  return data;
+}
+
+const seg = (s) => encodeURIComponent(String(s));
+const role = () => (state.session && state.session.role) || 'admin';
+const canWrite = () => role() === 'write' || role() === 'admin';
+const isAdmin = () => role() === 'admin';
+
+function fmtTime(t) {
+  if (!t) return '';
+  const d = new Date(t);
+  return isNaN(d) ? String(t) : d.toLocaleString();
+}
+
+function badge(status) {
+  return el('span', { class: 'badge ' + String(status).toLowerCase().replace(/[^a-z_-]/g, ''), text: status });
+}
+
+function table(headers, rows) {
+  return el('div', { class: 'scroll' }, el('table', {},
+    el('thead', {}, el('tr', {}, headers.map((h) => el('th', { text: h })))),
+    el('tbody', {}, rows.length ? rows.map((r) => el('tr', {}, r.map((c) => el('td', {}, c))))
+      : el('tr', {}, el('td', { colspan: headers.length, class: 'empty', text: 'nothing here' })))));
+}
+
+function errorBox(err) {
+  return el('p', { class: 'error', role: 'alert', text: (err.code ? err.code + ': ' : '') + err.message });
+}
+
+function flash(view, text, ok) {
+  const p = el('p', { class: ok ? 'ok' : 'error', role: 'status', text });
+  view.prepend(p);
+  setTimeout(() => p.remove(), 6000);
+}
+
+// confirmAction asks before a destructive action.
+function confirmAction(text) {
+  const d = document.getElementById('confirm');
+  document.getElementById('confirm-text').textContent = text;
+  return new Promise((resolve) => {
+    d.addEventListener('close', () => resolve(d.returnValue === 'ok'), { once: true });
+    d.showModal();
+  });
+}
+
+// button renders an action button that calls fn, shows its outcome and re-renders.
+function button(label, fn, cls) {
+  return el('button', { class: cls || '', type: 'button', onclick: async (ev) => {
+    const b = ev.currentTarget;
+    b.disabled = true;
+    let msg = '', err = null;
+    try { msg = await fn(); } catch (e) { err = e; }
+    try { await render(); } catch (_) { /* render shows its own errors */ }
+    b.disabled = false;
+    const view = document.getElementById('view');
+    if (err) flash(view, (err.code ? err.code + ': ' : '') + err.message, false);
+    else if (msg) flash(view, msg, true);
+  } }, label);
+}
+
+// form renders a one-line search form.
+function searchForm(fields, submit) {
+  const inputs = fields.map((f) => el('input', { name: f.name, placeholder: f.placeholder, value: f.value || '', 'aria-label': f.placeholder }));
+  return el('form', { class: 'search', onsubmit: (ev) => { ev.preventDefault(); submit(Object.fromEntries(inputs.map((i) => [i.name, i.value.trim()]))); } },
+    inputs, el('button', { type: 'submit', text: 'Show' }));
+}
+
+function params() {
+  const [, query] = location.hash.split('?');
+  return new URLSearchParams(query || '');
+}
+
+function go(page, p) {
+  const q = new URLSearchParams(p).toString();
+  location.hash = '#/' + page + (q ? '?' + q : '');
+}
+
+// ---- pages ----
+
+async function overviewPage(view) {
+  const o = await api('GET', '/v1/overview');
+  const r = o.redis;
+  view.append(el('h1', { text: 'Overview' }),
+    el('section', { class: 'cards' },
+      el('div', { class: 'card' }, el('h2', { text: 'Redis' }),
+        el('p', {}, badge(r.mode === 'memory' ? 'memory' : (r.reachable ? 'reachable' : 'unreachable'))),
+        el('p', { text: 'mode: ' + r.mode }),
+        r.describe ? el('p', { class: 'mono', text: r.describe }) : '',
+        r.reachable ? el('p', { text: 'ping ' + r.latencyMs.toFixed(2) + ' ms' }) : '',
+        r.error ? el('p', { class: 'error', text: r.error }) : ''),
+      el('div', { class: 'card' }, el('h2', { text: 'Server' }), el('p', { text: 'version ' + o.version }),
+        o.degraded.length ? el('p', { class: 'error', text: 'degraded: ' + o.degraded.join('; ') }) : el('p', { text: 'nothing degraded' }))),
+    el('h2', { text: 'Blocks' }),
+    table(['block', 'status', 'backend', 'detail'], o.blocks.map((b) => [b.name, badge(b.status), b.backend, b.detail || ''])));
+}
+
+function platformRows(b) {
+  return Object.values(b.platformResults || {}).map((p) => [
+    p.platform, badge(p.status),
+    el('progress', { max: 100, value: p.progress || 0, title: (p.progress || 0) + '%' }),
+    link(p.downloadUrl, 'download'), link(p.logUrl, 'log'), p.errorMessage || '', fmtTime(p.updatedAt || p.completedAt || p.startedAt)]);
+}
+
+function buildView(b) {
+  return el('section', { class: 'build', id: 'build-detail' },
+    el('h2', {}, 'Build ', el('span', { class: 'mono', text: b.buildId }), ' ', badge(b.status)),
+    el('p', { text: 'project ' + b.projectId + ' · updated ' + fmtTime(b.updatedAt) }),
+    table(['platform', 'status', 'progress', 'download', 'log', 'error', 'updated'], platformRows(b)));
+}
+
+async function buildsPage(view) {
+  const p = params();
+  view.append(el('h1', { text: 'Builds' }),
+    searchForm([{ name: 'build', placeholder: 'build id', value: p.get('build') }, { name: 'project', placeholder: 'project id', value: p.get('project') }],
+      (v) => go('builds', Object.fromEntries(Object.entries(v).filter(([, x]) => x)))));
+  if (p.get('build')) {
+    const id = p.get('build');
+    const holder = el('div', {});
+    view.append(holder);
+    try { holder.append(buildView(await api('GET', '/v1/builds/' + seg(id)))); } catch (e) { holder.append(errorBox(e)); }
+    // Live progress: the build's event stream replaces the detail on every change.
+    const es = new EventSource('/v1/builds/' + seg(id) + '/events');
+    state.stream = es;
+    // Events: snapshot (at start and after a gap) and saved carry the document; missing and
+    // deleted say it is gone; a gap is followed by a fresh snapshot.
+    const show = (ev) => { holder.replaceChildren(buildView(JSON.parse(ev.data)), el('p', { class: 'live', text: 'live' })); };
+    const gone = () => { holder.replaceChildren(el('p', { class: 'empty', text: 'no such build (yet)' })); };
+    es.addEventListener('snapshot', show);
+    es.addEventListener('saved', show);
+    es.addEventListener('missing', gone);
+    es.addEventListener('deleted', gone);
+    return;
+  }
+  const path = p.get('project') ? '/v1/projects/' + seg(p.get('project')) + '/builds?limit=50' : '/v1/builds?limit=50';
+  const page = await api('GET', path);
+  view.append(table(['build', 'project', 'status', 'platforms', 'updated'], page.builds.map((b) => [
+    el('a', { href: '#/builds?build=' + seg(b.buildId), text: b.buildId }), b.projectId, badge(b.status),
+    (b.platforms || []).join(', '), fmtTime(b.updatedAt)])));
+}
+
+// chart draws per-minute bars of done and failed jobs as inline SVG.
+function chart(minutes) {
+  const ns = 'http://www.w3.org/2000/svg';
+  const w = 720, h = 140, n = minutes.length;
+  const done = minutes.map((m) => m.counts.acked || 0);
+  const failed = minutes.map((m) => (m.counts.retried || 0) + (m.counts.dead || 0) + (m.counts.dropped || 0) + (m.counts.lost || 0));
+  const max = Math.max(1, ...done.map((d, i) => d + failed[i]));
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('viewBox', `0 0 ${w} ${h}`);
+  svg.setAttribute('class', 'chart');
+  svg.setAttribute('role', 'img');
+  const total = done.reduce((a, b) => a + b, 0), fails = failed.reduce((a, b) => a + b, 0);
+  svg.setAttribute('aria-label', `${total} jobs done and ${fails} failed in the last ${n} minutes`);
+  const bw = w / n;
+  minutes.forEach((m, i) => {
+    const dh = (done[i] / max) * (h - 10), fh = (failed[i] / max) * (h - 10);
+    for (const [cls, y, hh] of [['done', h - dh, dh], ['failed', h - dh - fh, fh]]) {
+      if (hh <= 0) continue;
+      const r = document.createElementNS(ns, 'rect');
+      r.setAttribute('x', (i * bw).toFixed(1)); r.setAttribute('y', y.toFixed(1));
+      r.setAttribute('width', Math.max(1, bw - 1).toFixed(1)); r.setAttribute('height', hh.toFixed(1));
+      r.setAttribute('class', cls);
+      const t = document.createElementNS(ns, 'title');
+      t.textContent = `${new Date(m.minute).toLocaleTimeString()}: ${done[i]} done, ${failed[i]} failed`;
+      r.append(t);
+      svg.append(r);
+    }
+  });
+  return el('figure', {}, svg, el('figcaption', { text: `last ${n} minutes: ${total} done, ${fails} failed (retried, dead, dropped or lost), all instances` }));
+}
+
+async function queuesPage(view) {
+  const p = params();
+  view.append(el('h1', { text: 'Queues' }));
+  const { queues } = await api('GET', '/v1/queues');
+  view.append(table(['queue', 'pending', 'running', 'retrying', 'dead', ''], queues.map((q) => [
+    el('a', { href: '#/queues?queue=' + seg(q.name), text: q.name }), q.stats.pending, q.stats.running, q.stats.retrying,
+    el('span', { class: q.stats.dead ? 'warn' : '', text: q.stats.dead }), q.error ? el('span', { class: 'error', text: q.error }) : ''])));
+  const name = p.get('queue') || (queues[0] && queues[0].name);
+  if (!name) return;
+  const sec = el('section', { id: 'queue-detail' }, el('h2', {}, 'Queue ', el('span', { class: 'mono', text: name })));
+  view.append(sec);
+  try {
+    const t = await api('GET', '/v1/queues/' + seg(name) + '/throughput?minutes=180');
+    sec.append(chart(t.minutes));
+  } catch (e) { sec.append(errorBox(e)); }
+  const dead = await api('GET', '/v1/queues/' + seg(name) + '/dead?count=100');
+  const actions = [];
+  if (isAdmin() && dead.deadLetters.length) {
+    actions.push(button('Requeue all', async () => {
+      const r = await api('POST', '/v1/queues/' + seg(name) + '/dead/requeue-all');
+      return `requeued ${r.requeued} jobs`;
+    }));
+    actions.push(button('Purge dead letters…', async () => {
+      if (!await confirmAction(`Delete all ${dead.deadLetters.length}+ dead letters of ${name}? This cannot be undone.`)) return '';
+      const r = await api('DELETE', '/v1/queues/' + seg(name) + '/dead');
+      return `purged ${r.purged} dead letters`;
+    }, 'danger'));
+  }
+  sec.append(el('h3', { text: `Dead letters (${dead.deadLetters.length}${dead.deadLetters.length === 100 ? '+' : ''})` }), el('div', { class: 'actions' }, actions),
+    table(['record', 'job', 'retries', 'failed at', 'last error', ''], dead.deadLetters.map((d) => {
+      const m = d.message || {};
+      return [m.RecordId ?? '', m.JobId || '', m.RetryCount ?? '', fmtTime(m.FailedAt), el('span', { class: 'mono', text: m.LastError || (d.message ? '' : d.raw) }),
+        isAdmin() ? button('Requeue', async () => { await api('POST', '/v1/queues/' + seg(name) + '/dead/requeue', { raw: d.raw }); return 'requeued'; }) : ''];
+    })));
+}
+
+function taskView(t, tenant) {
+  const stages = (t.stageNames || []).map((s, i) => el('li', { class: i <= t.lastCompletedStageIndex ? 'done' : (s === t.currentStage ? 'current' : ''), text: s }));
+  const acts = [];
+  if (canWrite()) {
+    for (const a of ['pause', 'resume', 'cancel']) {
+      acts.push(button(a[0].toUpperCase() + a.slice(1), async () => {
+        if (a === 'cancel' && !await confirmAction(`Cancel the task of tenant ${tenant}?`)) return '';
+        await api('POST', '/v1/executor/tenants/' + seg(tenant) + '/' + a);
+        return a + ' requested';
+      }, a === 'cancel' ? 'danger' : ''));
+    }
+  }
+  if (isAdmin()) {
+    acts.push(button('Retry from checkpoint', async () => {
+      const r = await api('POST', '/v1/executor/tenants/' + seg(tenant) + '/retry', { fromCheckpoint: true });
+      return 'retry started: task ' + r.taskId;
+    }));
+  }
+  return el('section', { class: 'task', id: 'task-detail' },
+    el('h2', {}, 'Task ', el('span', { class: 'mono', text: t.taskId }), ' ', badge(t.status)),
+    el('p', { text: `tenant ${t.tenantId} · plan ${t.planId} · ${t.completedStages}/${(t.stageNames || []).length} stages · lock ${t.lockHeld ? 'held' : 'free'} · checkpoint ${t.checkpoint}` }),
+    t.reason ? el('p', { class: 'error', text: t.reason }) : '',
+    el('progress', { max: 1, value: t.progress || 0 }),
+    el('ol', { class: 'stages' }, stages),
+    el('div', { class: 'actions' }, acts));
+}
+
+async function executorPage(view) {
+  const p = params();
+  view.append(el('h1', { text: 'Executor' }),
+    searchForm([{ name: 'tenant', placeholder: 'tenant id', value: p.get('tenant') }, { name: 'plan', placeholder: 'plan id', value: p.get('plan') }],
+      (v) => go('executor', Object.fromEntries(Object.entries(v).filter(([, x]) => x)))));
+  if (p.get('tenant')) {
+    const tenant = p.get('tenant');
+    try {
+      view.append(taskView(await api('GET', '/v1/executor/tenants/' + seg(tenant) + '/task'), tenant));
+      const cp = await api('GET', '/v1/executor/tenants/' + seg(tenant) + '/checkpoint');
+      view.append(el('p', { text: `checkpoint: ${cp.checkpoint}${cp.checkpointError ? ' (' + cp.checkpointError + ')' : ''}` }));
+    } catch (e) { view.append(errorBox(e)); }
+  }
+  if (p.get('task')) {
+    try {
+      const t = await api('GET', '/v1/executor/tasks/' + seg(p.get('task')));
+      view.append(taskView(t, t.tenantId));
+    } catch (e) { view.append(errorBox(e)); }
+  }
+  if (p.get('plan')) {
+    try {
+      const plan = await api('GET', '/v1/executor/plans/' + seg(p.get('plan')));
+      view.append(el('h2', {}, 'Plan ', el('span', { class: 'mono', text: plan.planId }), ' ', badge(plan.status)),
+        el('progress', { max: 1, value: plan.progress || 0 }),
+        table(['task', 'tenant', 'status', 'stages', 'current'], plan.tasks.map((t) => [el('a', { href: '#/executor?task=' + seg(t.taskId), text: t.taskId }),
+          el('a', { href: '#/executor?tenant=' + seg(t.tenantId), text: t.tenantId }), badge(t.status),
+          `${t.completedStages}/${(t.stageNames || []).length}`, t.currentStage || ''])));
+    } catch (e) { view.append(errorBox(e)); }
+  }
+  if (isAdmin()) {
+    try {
+      const st = await api('GET', '/v1/executor/state');
+      view.append(el('h2', { text: 'Tenant locks' }),
+        table(['tenant', 'holder'], st.locks.map((l) => [el('a', { href: '#/executor?tenant=' + seg(l.tenantId), text: l.tenantId }), l.holder])),
+        el('h2', { text: 'Keys' }), table(['type', 'count'], Object.entries(st.keys).map(([k, v]) => [k, v])));
+    } catch (e) { view.append(errorBox(e)); }
+  }
+}
+
+async function indexPage(view) {
+  view.append(el('h1', { text: 'Index' }));
+  const s = await api('GET', '/v1/index/status');
+  view.append(el('p', { text: `this instance since start: ${s.skipped} events of undeclared tables skipped, ${s.unreadable} unreadable` }),
+    table(['table', 'applied', 'stale (skipped by version)', 'failed'], s.tables.map((t) => [t.db + '.' + t.table, t.applied, t.stale, t.failed])),
+    el('h2', { text: 'Sources' }),
+    table(['source', 'backfilled rows', 'lag (bytes)', 'lag (s)'], s.sources.map((x) => [x.name, x.backfilledRows, x.lagBytes, x.lagSeconds.toFixed(1)])));
+}
+
+async function feedPage(view) {
+  const p = params();
+  view.append(el('h1', { text: 'Feed' }));
+  if (isAdmin()) {
+    const { queues } = await api('GET', '/v1/queues');
+    const fq = queues.filter((q) => q.name.includes('fanout'));
+    view.append(el('h2', { text: 'Fan-out backlog' }),
+      table(['queue', 'pending', 'running', 'retrying', 'dead'], fq.map((q) => [el('a', { href: '#/queues?queue=' + seg(q.name), text: q.name }), q.stats.pending, q.stats.running, q.stats.retrying, q.stats.dead])));
+  }
+  view.append(el('h2', { text: 'Unread counts of a user' }), searchForm([{ name: 'user', placeholder: 'user id', value: p.get('user') }], (v) => go('feed', v.user ? { user: v.user } : {})));
+  if (p.get('user')) {
+    try {
+      const c = await api('GET', '/v1/feed/users/' + seg(p.get('user')) + '/unread-counts');
+      view.append(el('p', { text: `total unread: ${c.total}` }), table(['author', 'unread'], Object.entries(c.counts).map(([a, n]) => [a, n])));
+    } catch (e) { view.append(errorBox(e)); }
+  }
+}
+
+const pages = { overview: overviewPage, builds: buildsPage, queues: queuesPage, executor: executorPage, index: indexPage, feed: feedPage };
+
+function loginPage(view) {
+  const input = el('input', { type: 'password', name: 'token', placeholder: 'API token', autocomplete: 'current-password', 'aria-label': 'API token', required: true });
+  const msg = el('p', { class: 'error', role: 'alert' });
+  view.append(el('h1', { text: 'Log in' }), el('p', { text: 'Enter an API token. The session lasts 12 hours; the token itself is not kept by the browser.' }),
+    el('form', { class: 'login', onsubmit: async (ev) => {
+      ev.preventDefault();
+      try { state.session = await api('POST', '/ui/login', { token: input.value }); input.value = ''; await render(); }
+      catch (e) { msg.textContent = e.message; }
+    } }, input, el('button', { type: 'submit', text: 'Log in' })), msg);
+}
+
+function renderWho() {
+  const who = document.getElementById('who');
+  who.replaceChildren();
+  const s = state.session;
+  if (!s || !s.authEnabled) { who.append(el('span', { class: 'muted', text: 'no auth configured' })); return; }
+  if (!s.loggedIn) return;
+  who.append(el('span', { text: `${s.name} (${s.role})` }), ' ',
+    el('button', { type: 'button', class: 'link', onclick: async () => { await api('POST', '/ui/logout'); state.session = await api('GET', '/ui/session'); render(); } }, 'Log out'));
+}
+
+async function render() {
+  if (state.stream) { state.stream.close(); state.stream = null; }
+  const view = document.getElementById('view');
+  const fresh = el('div', {});
+  if (!state.session) state.session = await api('GET', '/ui/session');
+  renderWho();
+  const page = (location.hash.replace(/^#\//, '').split('?')[0]) || 'overview';
+  for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('active', a.dataset.page === page);
+  if (state.session.authEnabled && !state.session.loggedIn) { loginPage(fresh); view.replaceChildren(fresh); return; }
+  const fn = pages[page] || overviewPage;
+  try { await fn(fresh); }
+  catch (e) {
+    if (e.status === 401) { state.session = null; return render(); }
+    fresh.append(errorBox(e));
+  }
+  view.replaceChildren(...fresh.childNodes);
+  document.body.dataset.page = page;
+  document.body.dataset.ready = String(Date.now());
+}
+
+window.addEventListener('hashchange', render);
+window.addEventListener('DOMContentLoaded', render);
