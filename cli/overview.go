@@ -43,7 +43,7 @@ func overviewOf(ctx context.Context, cfg config.Config, builds *buildBackend, qu
 	}
 	o.Blocks = append(o.Blocks, q)
 
-	e := httpapi.BlockOverview{Name: "executor", Backend: queues.name, Status: "ok", }
+	e := httpapi.BlockOverview{Name: "executor", Backend: queues.name, Status: "ok"}
 	if d := exec.degraded(); d != "" {
 		e.Status, e.Detail = "degraded", d
 		o.Degraded = append(o.Degraded, d)

@@ -162,7 +162,9 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 			return nil
 		},
 		QueueNames: queues.names, Throughput: queues.throughputStore(), IndexSources: idx.sourceStatus,
-		Overview: func(ctx context.Context) httpapi.Overview { return overviewOf(ctx, cfg, backend, queues, exec, idx, fd) },
+		Overview: func(ctx context.Context) httpapi.Overview {
+			return overviewOf(ctx, cfg, backend, queues, exec, idx, fd)
+		},
 	})
 	if err != nil {
 		return err
