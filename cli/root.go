@@ -28,7 +28,7 @@ see docs/configuration.md.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
-	root.AddCommand(newServeCommand(), NewBenchCommand(), newBuildsCommand(), newQueueCommand(), newIndexCommand(), newFeedCommand(), newConfigCommand(), newVersionCommand())
+	root.AddCommand(newServeCommand(), NewBenchCommand(), newBuildsCommand(), newQueueCommand(), newIndexCommand(), newFeedCommand(), newExecutorCommand(), newConfigCommand(), newVersionCommand())
 	return root
 }
 
