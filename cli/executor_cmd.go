@@ -99,7 +99,9 @@ func executorListCommand[T any](use, short string, list func(context.Context, *e
 
 func newExecutorPlansCommand() *cobra.Command {
 	return executorListCommand("plans", "List plans: status, progress, tasks",
-		func(ctx context.Context, a *executorAdmin) ([]executor.PlanProjection, error) { return a.lister.Plans(ctx) },
+		func(ctx context.Context, a *executorAdmin) ([]executor.PlanProjection, error) {
+			return a.lister.Plans(ctx)
+		},
 		func(w io.Writer, plans []executor.PlanProjection) error {
 			t := newTable(w, "PLAN", "STATUS", "PROGRESS", "TASKS", "MAX CONCURRENCY", "CREATED", "UPDATED")
 			for _, p := range plans {
@@ -170,7 +172,9 @@ func newExecutorLocksCommand() *cobra.Command {
 
 func newExecutorCheckpointsCommand() *cobra.Command {
 	return executorListCommand("checkpoints", "List stored checkpoints: version, completed stages, saved at",
-		func(ctx context.Context, a *executorAdmin) ([]executor.CheckpointInfo, error) { return a.lister.Checkpoints(ctx) },
+		func(ctx context.Context, a *executorAdmin) ([]executor.CheckpointInfo, error) {
+			return a.lister.Checkpoints(ctx)
+		},
 		func(w io.Writer, cps []executor.CheckpointInfo) error {
 			t := newTable(w, "TASK", "VERSION", "COMPLETED STAGES", "LAST STAGE", "CONTEXT KEYS", "SAVED", "ERROR")
 			for _, c := range cps {
