@@ -50,7 +50,7 @@ func buildsSubcommand(use, short string, args cobra.PositionalArgs, run func(ctx
 			})
 		},
 	}
-	config.BindFlags(cmd.Flags())
+	config.BindFlags(cmd.Flags(), config.FlagsRedis, config.FlagsNamespace)
 	return cmd
 }
 
@@ -96,7 +96,7 @@ func newBuildsListCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&project, "project", "", "list only this project's builds, newest createdAt first")
 	cmd.Flags().IntVar(&max, "max", 0, "stop after this many builds (0 = all)")
-	config.BindFlags(cmd.Flags())
+	config.BindFlags(cmd.Flags(), config.FlagsRedis, config.FlagsNamespace)
 	return cmd
 }
 

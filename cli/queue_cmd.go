@@ -66,7 +66,7 @@ func queueSubcommand(use, short string, args cobra.PositionalArgs, run func(*cob
 	cmd.Flags().IntVar(&f.count, "count", 100, "dead: how many dead letters to print (at most 1000)")
 	cmd.Flags().BoolVar(&f.all, "all", false, "requeue: move every dead letter back to pending")
 	cmd.Flags().BoolVar(&f.yes, "yes", false, "purge: confirm deleting every dead letter")
-	config.BindFlags(cmd.Flags())
+	config.BindFlags(cmd.Flags(), config.FlagsRedis, config.FlagsNamespace)
 	return cmd
 }
 
