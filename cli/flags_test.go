@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -95,4 +97,18 @@ func TestCommands_ShowOnlyTheConfigFlagsTheyUse(t *testing.T) {
 			t.Errorf("commandFlagGroups lists %q, which is no command", path)
 		}
 	}
+}
+
+// TestREADME_ListsEveryCommand: README's "Commands" table has a row for every command.
+func TestREADME_ListsEveryCommand(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	walk(NewRootCommand(), func(path string, _ *cobra.Command) {
+		if !strings.Contains(readme, "| `"+path+"` | `redstate "+path) {
+			t.Errorf("README.md's Commands table has no example row for %q", path)
+		}
+	})
 }
