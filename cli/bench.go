@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -34,26 +33,27 @@ func NewBenchCommand() *cobra.Command {
 	return cmd
 }
 
-// benchConn registers the flags every bench shares (--redis / --redis-cluster, --cpuprofile)
-// and returns a setup function for RunE: it connects to Redis and starts the CPU profile;
-// done closes both.
+// benchConn registers the flags every bench shares (the Redis connection flags of the shared
+// configuration and --cpuprofile) and returns a setup function for RunE: it loads the
+// configuration (--config, REDSTATE_* and flags, as every command does), connects to its Redis
+// (standalone, Cluster or Sentinel) and starts the CPU profile; done closes both.
 func benchConn(cmd *cobra.Command) (setup func() (client redis.UniversalClient, done func(), err error)) {
-	var redisURL, cluster, profile string
+	var profile string
 	f := cmd.Flags()
-	f.StringVar(&redisURL, "redis", "", "Redis URL of a standalone server, e.g. redis://127.0.0.1:6390 (this or --redis-cluster is required)")
-	f.StringVar(&cluster, "redis-cluster", "", "comma-separated Redis Cluster seed addresses host:port")
 	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
-	cmd.MarkFlagsMutuallyExclusive("redis", "redis-cluster")
-	cmd.MarkFlagsOneRequired("redis", "redis-cluster")
+	config.BindFlags(f, config.FlagsRedis)
 	return func() (redis.UniversalClient, func(), error) {
-		if (redisURL == "") == (cluster == "") {
-			return nil, nil, errors.New("give exactly one of --redis URL or --redis-cluster addr,addr")
+		cfg, err := loadConfig(f)
+		if err != nil {
+			return nil, nil, err
 		}
-		rc := config.Redis{URL: redisURL}
-		if cluster != "" {
-			rc.ClusterAddrs = strings.Split(cluster, ",")
+		if err := cfg.Validate(); err != nil {
+			return nil, nil, err
 		}
-		client, err := redisconn.New(rc)
+		if !cfg.Redis.Configured() {
+			return nil, nil, errors.New("no Redis configured: a benchmark needs a real server; pass --redis URL, --redis-cluster host:port,... or --redis-sentinel with --redis-sentinel-master (or set them with --config FILE or REDSTATE_REDIS_*)")
+		}
+		client, err := redisconn.New(cfg.Redis)
 		if err != nil {
 			return nil, nil, err
 		}

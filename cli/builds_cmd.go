@@ -32,7 +32,7 @@ with the same namespace and key prefix as serve.`,
 	}
 	cmd.AddCommand(
 		buildsSubcommand("get BUILD_ID", "Print one build's stored JSON document", cobra.ExactArgs(1), getBuildCmd),
-		buildsSubcommand("delete BUILD_ID", "Delete one build and its project-index entry", cobra.ExactArgs(1), deleteBuildCmd),
+		newBuildsDeleteCommand(),
 		newBuildsListCommand(),
 	)
 	return cmd
@@ -50,7 +50,7 @@ func buildsSubcommand(use, short string, args cobra.PositionalArgs, run func(ctx
 			})
 		},
 	}
-	config.BindFlags(cmd.Flags())
+	config.BindFlags(cmd.Flags(), config.FlagsRedis, config.FlagsNamespace)
 	return cmd
 }
 
@@ -67,10 +67,32 @@ func getBuildCmd(ctx context.Context, s buildstatus.Store, out io.Writer, args [
 	return err
 }
 
-func deleteBuildCmd(ctx context.Context, s buildstatus.Store, out io.Writer, args []string) error {
-	id, err := buildstatus.NormalizeBuildID(args[0])
+// newBuildsDeleteCommand returns `redstate builds delete BUILD_ID --yes`.
+func newBuildsDeleteCommand() *cobra.Command {
+	var yes *bool
+	cmd := buildsSubcommand("delete BUILD_ID", "Delete one build and its project-index entry (needs --yes)", cobra.ExactArgs(1),
+		func(ctx context.Context, s buildstatus.Store, out io.Writer, args []string) error {
+			return deleteBuild(ctx, s, out, args[0], *yes)
+		})
+	yes = bindYes(cmd)
+	return cmd
+}
+
+func deleteBuild(ctx context.Context, s buildstatus.Store, out io.Writer, rawID string, yes bool) error {
+	id, err := buildstatus.NormalizeBuildID(rawID)
 	if err != nil {
 		return err
+	}
+	if !yes {
+		b, err := s.Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		project := "?"
+		if doc, err := b.Doc(); err == nil {
+			project = doc.ProjectID
+		}
+		return notConfirmed("delete build %s of project %q", id, project)
 	}
 	if err := s.Delete(ctx, id, ""); err != nil {
 		return err
@@ -96,7 +118,7 @@ func newBuildsListCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&project, "project", "", "list only this project's builds, newest createdAt first")
 	cmd.Flags().IntVar(&max, "max", 0, "stop after this many builds (0 = all)")
-	config.BindFlags(cmd.Flags())
+	config.BindFlags(cmd.Flags(), config.FlagsRedis, config.FlagsNamespace)
 	return cmd
 }
 

@@ -41,7 +41,13 @@ func TestBuildsCommands_GetListDeleteAgainstRedis(t *testing.T) {
 	if err != nil || !strings.Contains(out, `"buildId":"`+ids[0]+`"`) {
 		t.Fatalf("builds get = %v:\n%s", err, out)
 	}
-	if _, err := run(t, "builds", "delete", ids[0], "--redis", srv.URL); err != nil {
+	if _, err := run(t, "builds", "delete", ids[0], "--redis", srv.URL); err == nil || !strings.Contains(err.Error(), "not confirmed: this would delete build "+ids[0]) {
+		t.Fatalf("builds delete without --yes = %v", err)
+	}
+	if _, err := run(t, "builds", "get", ids[0], "--redis", srv.URL); err != nil {
+		t.Fatalf("builds delete without --yes deleted the build: %v", err)
+	}
+	if _, err := run(t, "builds", "delete", ids[0], "--yes", "--redis", srv.URL); err != nil {
 		t.Fatalf("builds delete: %v", err)
 	}
 	if _, err := run(t, "builds", "get", ids[0], "--redis", srv.URL); err == nil || !strings.Contains(err.Error(), "not") {

@@ -73,7 +73,7 @@ func newFeedCommand() *cobra.Command {
 	}
 	for _, c := range []*cobra.Command{rebuild, verify} {
 		c.Flags().Int64Var(&user, "user", 0, "only this user")
-		config.BindFlags(c.Flags())
+		config.BindFlags(c.Flags(), config.FlagsRedis, config.FlagsNamespace, config.FlagsData)
 	}
 	cmd.AddCommand(rebuild, verify)
 	return cmd

@@ -70,7 +70,7 @@ stream twice, or out of order, is safe: every change carries its version.`,
 	}
 	cmd.Flags().StringVar(&format, "format", index.FormatNative, "event format: native, canal or debezium")
 	cmd.Flags().IntVar(&batch, "batch", 500, "events per apply")
-	config.BindFlags(cmd.Flags())
+	config.BindFlags(cmd.Flags(), config.FlagsRedis)
 	return cmd
 }
 
@@ -177,7 +177,7 @@ differences were found and not repaired.`,
 	cmd.Flags().StringVar(&snapshot, "snapshot", "", "JSONL snapshot of the source rows instead of PostgreSQL")
 	cmd.Flags().StringVar(&only, "table", "", "verify only this db.table")
 	cmd.Flags().BoolVar(&repair, "repair", false, "fix every difference")
-	config.BindFlags(cmd.Flags())
+	config.BindFlags(cmd.Flags(), config.FlagsRedis)
 	return cmd
 }
 

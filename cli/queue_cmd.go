@@ -65,8 +65,8 @@ func queueSubcommand(use, short string, args cobra.PositionalArgs, run func(*cob
 	cmd.Flags().IntVar(&f.start, "start", 0, "dead: offset of the first dead letter (0 = newest)")
 	cmd.Flags().IntVar(&f.count, "count", 100, "dead: how many dead letters to print (at most 1000)")
 	cmd.Flags().BoolVar(&f.all, "all", false, "requeue: move every dead letter back to pending")
-	cmd.Flags().BoolVar(&f.yes, "yes", false, "purge: confirm deleting every dead letter")
-	config.BindFlags(cmd.Flags())
+	cmd.Flags().BoolVar(&f.yes, "yes", false, "purge, requeue --all: confirm (without it the command only says what it would do and exits 1)")
+	config.BindFlags(cmd.Flags(), config.FlagsRedis, config.FlagsNamespace)
 	return cmd
 }
 
@@ -107,6 +107,13 @@ func queueDead(cmd *cobra.Command, a *queue.Admin, f *queueFlags, _ []string) er
 func queueRequeue(cmd *cobra.Command, a *queue.Admin, f *queueFlags, args []string) error {
 	switch {
 	case f.all && len(args) == 0:
+		if !f.yes {
+			st, err := a.Stats(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return notConfirmed("move all %d dead letters of the queue back to pending", st.Dead)
+		}
 		n, err := a.RequeueAllDead(cmd.Context())
 		if err != nil {
 			return err
@@ -125,7 +132,11 @@ func queueRequeue(cmd *cobra.Command, a *queue.Admin, f *queueFlags, args []stri
 
 func queuePurge(cmd *cobra.Command, a *queue.Admin, f *queueFlags, _ []string) error {
 	if !f.yes {
-		return errors.New("purge deletes every dead letter of the queue; add --yes to confirm")
+		st, err := a.Stats(cmd.Context())
+		if err != nil {
+			return err
+		}
+		return notConfirmed("delete all %d dead letters of the queue", st.Dead)
 	}
 	n, err := a.PurgeDead(cmd.Context())
 	if err != nil {

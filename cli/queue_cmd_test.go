@@ -29,10 +29,13 @@ func TestQueueCommands_DeadLettersStatsRegenerate(t *testing.T) {
 	if err != nil || !strings.Contains(out, `"RecordId\":12345`) {
 		t.Fatalf("queue dead = %v:\n%s", err, out)
 	}
-	if _, err := run(t, "queue", "purge", "--redis", srv.URL); err == nil || !strings.Contains(err.Error(), "--yes") {
+	if _, err := run(t, "queue", "purge", "--redis", srv.URL); err == nil || !strings.Contains(err.Error(), "delete all 1 dead letters") || !strings.Contains(err.Error(), "--yes") {
 		t.Fatalf("queue purge without --yes = %v", err)
 	}
-	if out, err := run(t, "queue", "requeue", "--all", "--redis", srv.URL); err != nil || !strings.Contains(out, "requeued 1") {
+	if _, err := run(t, "queue", "requeue", "--all", "--redis", srv.URL); err == nil || !strings.Contains(err.Error(), "move all 1 dead letters") {
+		t.Fatalf("queue requeue --all without --yes = %v", err)
+	}
+	if out, err := run(t, "queue", "requeue", "--all", "--yes", "--redis", srv.URL); err != nil || !strings.Contains(out, "requeued 1") {
 		t.Fatalf("queue requeue --all = %v: %s", err, out)
 	}
 	out, err = run(t, "queue", "stats", "--redis", srv.URL)

@@ -18,17 +18,29 @@ func NewRootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "redstate",
 		Short: "Redis-backed state blocks, served over HTTP/JSON",
-		Long: `redstate serves Redis-backed state blocks over HTTP/JSON. The first block is the
-build-status registry: JSON build documents with a TTL, batch reads, per-project
-listings, per-platform updates and live change streams (Server-Sent Events).
+		Long: `redstate gives back-ends Redis-backed state building blocks, served over HTTP/JSON by
+one binary (redstate serve) and usable as Go packages:
 
-Without Redis configured it runs on an embedded in-memory backend.
-Configuration: --config FILE (YAML), REDSTATE_* environment variables, flags;
-see docs/configuration.md.`,
+  build status   JSON build documents with a TTL, batch reads, per-project listings,
+                 per-platform updates, live changes over Server-Sent Events
+  queue          reliable job queues (leases, retries, dead letters) and the report flow
+  executor       multi-tenant stage executor: plans, tasks, tenant locks with fencing,
+                 checkpoints, pause / resume / retry / cancel across instances
+  index          CDC tag index fed by change streams (canal, Debezium, Redis Streams)
+  feed           follow feed with fan-out, unread counts and live counts
+
+Admin commands (builds, queue, executor, index, feed) work on the same Redis data as serve:
+tables for people, --json for scripts, --yes for destructive actions. bench compares each
+block with a baseline on a real Redis.
+
+Without Redis configured, serve runs on embedded in-memory backends (and SQLite in
+--data-dir for SQL-backed state). Every command reads the same configuration: --config FILE
+(YAML), REDSTATE_* environment variables, then its flags; see docs/configuration.md.`,
+
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
-	root.AddCommand(newServeCommand(), NewBenchCommand(), newBuildsCommand(), newQueueCommand(), newIndexCommand(), newFeedCommand(), newConfigCommand(), newVersionCommand())
+	root.AddCommand(newServeCommand(), NewBenchCommand(), newBuildsCommand(), newQueueCommand(), newIndexCommand(), newFeedCommand(), newExecutorCommand(), newConfigCommand(), newVersionCommand())
 	return root
 }
 

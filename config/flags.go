@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/knadh/koanf/v2"
@@ -12,28 +13,65 @@ import (
 // configuration key; the caller reads it and passes it to Load as path.
 const FlagConfig = "config"
 
+// FlagGroup names a set of configuration flags that commands bind together, so that each
+// command shows only the flags it uses (BindFlags).
+type FlagGroup string
+
+// The flag groups. Every flag of flagBindings belongs to exactly one.
+const (
+	// FlagsRedis: the Redis connection (--redis, --redis-cluster, --redis-sentinel-master,
+	// --redis-sentinel).
+	FlagsRedis FlagGroup = "redis"
+	// FlagsNamespace: --namespace, the prefix of every Redis key (commands that read or write
+	// the blocks' keys).
+	FlagsNamespace FlagGroup = "namespace"
+	// FlagsServer: the HTTP listener (--addr, --insecure).
+	FlagsServer FlagGroup = "server"
+	// FlagsData: embedded state and the SQL database (--data-dir, --database).
+	FlagsData FlagGroup = "data"
+	// FlagsLog: --log-level, --log-format.
+	FlagsLog FlagGroup = "log"
+	// FlagsBuildStatus: the build-status registry's --policy and --ttl.
+	FlagsBuildStatus FlagGroup = "build-status"
+)
+
+// AllFlagGroups lists every flag group, in the order BindFlags defines them.
+var AllFlagGroups = []FlagGroup{FlagsRedis, FlagsNamespace, FlagsServer, FlagsData, FlagsLog, FlagsBuildStatus}
+
 // flagBinding ties a command-line flag to the configuration key it sets.
 type flagBinding struct {
 	Flag  string
 	Key   string
 	Usage string
+	Group FlagGroup
 }
 
 // flagBindings lists every flag BindFlags defines, besides --config.
 var flagBindings = []flagBinding{
-	{"redis", "redis.url", "standalone Redis URL: redis://[user:pass@]host:port[/db] or rediss:// for TLS"},
-	{"redis-cluster", "redis.cluster-addrs", "Redis Cluster seed addresses, comma separated (host:port,host:port)"},
-	{"redis-sentinel-master", "redis.sentinel.master-name", "name of the Sentinel-monitored master"},
-	{"redis-sentinel", "redis.sentinel.addrs", "Sentinel addresses, comma separated (host:port,host:port)"},
-	{"addr", "server.addr", "HTTP listen address (host:port; port 0 picks a free port)"},
-	{"insecure", "server.insecure", "allow a non-loopback --addr without auth tokens (anyone who can reach it can write)"},
-	{"namespace", "namespace", "prefix of every Redis key, e.g. prod-"},
-	{"data-dir", "data-dir", "directory of embedded state (the SQLite database), created on start"},
-	{"database", "database.url", "SQL database: sqlite:<path> or postgres://user:pw@host:5432/db (default: SQLite in --data-dir)"},
-	{"log-level", "log.level", "log level: debug, info, warn or error"},
-	{"log-format", "log.format", "log format: json or text"},
-	{"policy", "publish.build-status.resilience.policy", "what the build-status registry does while Redis is down: fail-fast or fallback"},
-	{"ttl", "publish.build-status.ttl", "build retention as a duration (e.g. 1h, 30d); overrides publish.build-status.ttl-days"},
+	{"redis", "redis.url", "standalone Redis URL: redis://[user:pass@]host:port[/db] or rediss:// for TLS", FlagsRedis},
+	{"redis-cluster", "redis.cluster-addrs", "Redis Cluster seed addresses, comma separated (host:port,host:port)", FlagsRedis},
+	{"redis-sentinel-master", "redis.sentinel.master-name", "name of the Sentinel-monitored master", FlagsRedis},
+	{"redis-sentinel", "redis.sentinel.addrs", "Sentinel addresses, comma separated (host:port,host:port)", FlagsRedis},
+	{"addr", "server.addr", "HTTP listen address (host:port; port 0 picks a free port)", FlagsServer},
+	{"insecure", "server.insecure", "allow a non-loopback --addr without auth tokens (anyone who can reach it can write)", FlagsServer},
+	{"namespace", "namespace", "prefix of every Redis key, e.g. prod-", FlagsNamespace},
+	{"data-dir", "data-dir", "directory of embedded state (the SQLite database), created on start", FlagsData},
+	{"database", "database.url", "SQL database: sqlite:<path> or postgres://user:pw@host:5432/db (default: SQLite in --data-dir)", FlagsData},
+	{"log-level", "log.level", "log level: debug, info, warn or error", FlagsLog},
+	{"log-format", "log.format", "log format: json or text", FlagsLog},
+	{"policy", "publish.build-status.resilience.policy", "what the build-status registry does while Redis is down: fail-fast or fallback", FlagsBuildStatus},
+	{"ttl", "publish.build-status.ttl", "build retention as a duration (e.g. 1h, 30d); overrides publish.build-status.ttl-days", FlagsBuildStatus},
+}
+
+// GroupFlags returns the names of the flags of group (without --config), in definition order.
+func GroupFlags(group FlagGroup) []string {
+	var names []string
+	for _, b := range flagBindings {
+		if b.Group == group {
+			names = append(names, b.Flag)
+		}
+	}
+	return names
 }
 
 // FlagForKey returns the flag that sets a configuration key, or "" when there is none.
@@ -46,14 +84,21 @@ func FlagForKey(key string) string {
 	return ""
 }
 
-// BindFlags defines redstate's configuration flags on fs: --config plus one flag per
-// frequently changed key (see docs/configuration.md). Defaults shown in help are Default()'s;
-// Load applies a flag only when it was set explicitly, so a flag never hides a value from the
-// file or the environment by its default.
-func BindFlags(fs *pflag.FlagSet) {
+// BindFlags defines redstate's configuration flags on fs: --config plus the flags of the
+// given groups, one per frequently changed key (see docs/configuration.md); with no group, the
+// flags of every group. Defaults shown in help are Default()'s; Load applies a flag only when
+// it was set explicitly, so a flag never hides a value from the file or the environment by its
+// default. Keys without a flag on a command still come from the file and the environment.
+func BindFlags(fs *pflag.FlagSet, groups ...FlagGroup) {
+	if len(groups) == 0 {
+		groups = AllFlagGroups
+	}
 	d := Default()
 	fs.String(FlagConfig, "", "YAML configuration file (env "+EnvPrefix+"CONFIG)")
 	for _, b := range flagBindings {
+		if !slices.Contains(groups, b.Group) {
+			continue
+		}
 		usage := fmt.Sprintf("%s (key %s, env %s)", b.Usage, b.Key, EnvName(b.Key))
 		switch b.Key {
 		case "redis.cluster-addrs", "redis.sentinel.addrs":

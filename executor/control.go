@@ -72,6 +72,8 @@ func (r *Runner) applyControls(ctx context.Context) {
 			err = r.Resume(ctx, c.TaskID)
 		case ControlCancel:
 			err = r.Cancel(ctx, c.TaskID)
+		case ControlRetry, ControlRetryFromStart:
+			err = r.Retry(ctx, c.TaskID, c.Action == ControlRetry)
 		}
 		if err != nil {
 			r.log.Warn("executor: a routed control command could not be applied", "task", c.TaskID, "action", c.Action, "error", err)

@@ -33,8 +33,8 @@ func ValidateControl(instance string, cmd ControlCommand) error {
 		return err
 	}
 	switch cmd.Action {
-	case ControlPause, ControlResume, ControlCancel:
+	case ControlPause, ControlResume, ControlCancel, ControlRetry, ControlRetryFromStart:
 		return nil
 	}
-	return redstate.Errorf(redstate.EINVALID, "unknown control action %q (want pause, resume or cancel)", cmd.Action)
+	return redstate.Errorf(redstate.EINVALID, "unknown control action %q (want pause, resume, cancel, retry or retry-from-start)", cmd.Action)
 }

@@ -169,6 +169,11 @@ const (
 	ControlPause  = "pause"
 	ControlResume = "resume"
 	ControlCancel = "cancel"
+	// ControlRetry retries a FAILED task from its checkpoint on the instance that receives it
+	// (sent by `redstate executor retry` to a live instance).
+	ControlRetry = "retry"
+	// ControlRetryFromStart retries a FAILED task from its first stage.
+	ControlRetryFromStart = "retry-from-start"
 )
 
 // ControlCommand is a pause, resume or cancel of a task sent to the instance that runs it.

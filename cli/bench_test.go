@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate/redistest"
+)
+
+// commandsProcessed returns the server's total_commands_processed.
+func commandsProcessed(t *testing.T, c redis.Cmdable) int64 {
+	t.Helper()
+	info, err := c.Info(context.Background(), "stats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "total_commands_processed:"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("no total_commands_processed in INFO stats:\n%s", info)
+	return 0
+}
+
+// benchLock is a short `bench lock` run.
+var benchLock = []string{"bench", "lock", "--clients", "1", "--duration", "50ms"}
+
+// TestBench_ReadsTheSharedConfiguration: bench finds its Redis the way every command does:
+// REDSTATE_REDIS_URL, a --config file (here a Cluster), or the Sentinel flags; the server
+// selected is the one that runs the commands.
+func TestBench_ReadsTheSharedConfiguration(t *testing.T) {
+	t.Run("environment", func(t *testing.T) {
+		srv := redistest.StartStandalone(t)
+		client := srv.Client(t)
+		before := commandsProcessed(t, client)
+		t.Setenv("REDSTATE_REDIS_URL", srv.URL)
+		out, err := run(t, benchLock...)
+		if err != nil || !strings.Contains(out, "RESULT lock.cycle") {
+			t.Fatalf("bench lock with REDSTATE_REDIS_URL: %v\n%s", err, out)
+		}
+		if after := commandsProcessed(t, client); after-before < 100 {
+			t.Fatalf("the server of REDSTATE_REDIS_URL ran %d commands", after-before)
+		}
+	})
+	t.Run("config file, cluster", func(t *testing.T) {
+		t.Setenv("REDSTATE_REDIS_URL", "")
+		cluster := redistest.StartCluster(t, 3)
+		cfg := writeConfig(t, "redis:\n  cluster-addrs: ["+strings.Join(cluster.Addrs, ", ")+"]\n")
+		out, err := run(t, append(benchLock, "--config", cfg)...)
+		if err != nil || !strings.Contains(out, "RESULT lock.cycle") {
+			t.Fatalf("bench lock --config (cluster): %v\n%s", err, out)
+		}
+	})
+	t.Run("sentinel flags", func(t *testing.T) {
+		t.Setenv("REDSTATE_REDIS_URL", "")
+		sen := redistest.StartSentinel(t)
+		client := sen.Master.Client(t)
+		before := commandsProcessed(t, client)
+		out, err := run(t, append(benchLock, "--redis-sentinel", sen.Addrs[0], "--redis-sentinel-master", sen.MasterName)...)
+		if err != nil || !strings.Contains(out, "RESULT lock.cycle") {
+			t.Fatalf("bench lock via Sentinel: %v\n%s", err, out)
+		}
+		if after := commandsProcessed(t, client); after-before < 100 {
+			t.Fatalf("the Sentinel's master ran %d commands", after-before)
+		}
+	})
+}
+
+func TestBench_NoRedisConfigured(t *testing.T) {
+	t.Setenv("REDSTATE_REDIS_URL", "")
+	t.Setenv("REDSTATE_CONFIG", "")
+	_, err := run(t, benchLock...)
+	if err == nil || !strings.Contains(err.Error(), "no Redis configured") || !strings.Contains(err.Error(), "--redis URL") {
+		t.Fatalf("bench lock without Redis = %v", err)
+	}
+}
+
+func TestBench_InvalidConfigurationIsAnError(t *testing.T) {
+	_, err := run(t, append(benchLock, "--redis", "redis://127.0.0.1:1", "--redis-cluster", "127.0.0.1:2")...)
+	if err == nil || !strings.Contains(err.Error(), "exactly one topology") {
+		t.Fatalf("bench lock with two topologies = %v", err)
+	}
+}
