@@ -28,7 +28,7 @@ var commandFlagGroups = map[string][]config.FlagGroup{
 	"queue dead":       {config.FlagsRedis, config.FlagsNamespace},
 	"queue requeue":    {config.FlagsRedis, config.FlagsNamespace},
 	"queue purge":      {config.FlagsRedis, config.FlagsNamespace},
-	"queue regenerate": {config.FlagsRedis, config.FlagsNamespace},
+	"queue regenerate": {config.FlagsRedis, config.FlagsNamespace, config.FlagsData},
 
 	"executor plans":       {config.FlagsRedis, config.FlagsNamespace},
 	"executor tasks":       {config.FlagsRedis, config.FlagsNamespace},

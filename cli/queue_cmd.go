@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
@@ -12,7 +14,9 @@ import (
 
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/queue"
+	"github.com/redstate/redstate/queue/memqueue"
 	"github.com/redstate/redstate/queue/redisqueue"
+	"github.com/redstate/redstate/queue/sqlrecords"
 )
 
 // newQueueCommand returns `redstate queue`: admin commands on a job queue's Redis data (seed
@@ -32,7 +36,8 @@ same namespace as serve. --queue selects the queue (default report:queue, the se
 		queueSubcommand("dead", "Print dead letters as JSON lines, newest first (--start, --count)", cobra.NoArgs, queueDead),
 		queueSubcommand("requeue [RAW]", "Move one dead letter (its raw JSON) or, with --all, every dead letter back to pending", cobra.MaximumNArgs(1), queueRequeue),
 		queueSubcommand("purge", "Delete every dead letter (needs --yes)", cobra.NoArgs, queuePurge),
-		queueSubcommand("regenerate ID...", "Regenerate the reports of records in status 3 or 5 (seed: batchRegenerateReport)", cobra.MinimumNArgs(1), queueRegenerate),
+		// Records live in SQL by default: regenerate also takes --data-dir and --database.
+		queueSubcommand("regenerate ID...", "Regenerate the reports of records in status 3 or 5 (seed: batchRegenerateReport); records are read from the configured queue.record-store (SQL by default)", cobra.MinimumNArgs(1), queueRegenerate, config.FlagsData),
 	)
 	return cmd
 }
@@ -44,8 +49,9 @@ type queueFlags struct {
 	all, yes     bool
 }
 
-// queueSubcommand returns a queue subcommand that runs run on an Admin for --queue.
-func queueSubcommand(use, short string, args cobra.PositionalArgs, run func(*cobra.Command, *queue.Admin, *queueFlags, []string) error) *cobra.Command {
+// queueSubcommand returns a queue subcommand that runs run on an Admin for --queue, with the
+// Redis and namespace flags plus the extra flag groups.
+func queueSubcommand(use, short string, args cobra.PositionalArgs, run func(*cobra.Command, *queue.Admin, *queueFlags, []string) error, extra ...config.FlagGroup) *cobra.Command {
 	f := &queueFlags{}
 	cmd := &cobra.Command{
 		Use:   use,
@@ -53,10 +59,11 @@ func queueSubcommand(use, short string, args cobra.PositionalArgs, run func(*cob
 		Args:  args,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withRedisClient(cmd, func(cfg config.Config, client redis.UniversalClient) error {
-				admin, err := openQueueAdmin(cfg, client, f.queue)
+				admin, done, err := openQueueAdmin(cmd.Context(), cfg, client, f.queue)
 				if err != nil {
 					return err
 				}
+				defer done()
 				return run(cmd, admin, f, args)
 			})
 		},
@@ -66,21 +73,44 @@ func queueSubcommand(use, short string, args cobra.PositionalArgs, run func(*cob
 	cmd.Flags().IntVar(&f.count, "count", 100, "dead: how many dead letters to print (at most 1000)")
 	cmd.Flags().BoolVar(&f.all, "all", false, "requeue: move every dead letter back to pending")
 	cmd.Flags().BoolVar(&f.yes, "yes", false, "purge, requeue --all: confirm (without it the command only says what it would do and exits 1)")
-	config.BindFlags(cmd.Flags(), config.FlagsRedis, config.FlagsNamespace)
+	config.BindFlags(cmd.Flags(), append([]config.FlagGroup{config.FlagsRedis, config.FlagsNamespace}, extra...)...)
 	return cmd
 }
 
-// openQueueAdmin returns the Admin of queueName on the configured Redis.
-func openQueueAdmin(cfg config.Config, client redis.UniversalClient, queueName string) (*queue.Admin, error) {
+// openQueueAdmin returns the Admin of queueName on the configured Redis, with the job records in
+// the configured record store (queue.record-store: sql, the default, opens the database; redis;
+// memory, always empty in a one-off command). done releases the database.
+func openQueueAdmin(ctx context.Context, cfg config.Config, client redis.UniversalClient, queueName string) (*queue.Admin, func(), error) {
+	done := func() {}
 	broker, err := redisqueue.New(client, redisqueue.Options{Namespace: cfg.Namespace})
 	if err != nil {
-		return nil, err
+		return nil, done, err
 	}
-	records, err := redisqueue.NewRecords(client, redisqueue.RecordOptions{Namespace: cfg.Namespace})
+	var records queue.RecordStore
+	switch cfg.Queue.RecordStore {
+	case config.RecordStoreSQL:
+		db, err := openSQL(ctx, cfg, slog.New(slog.DiscardHandler))
+		if err != nil {
+			return nil, done, err
+		}
+		done = func() { _ = db.Close() }
+		if records, err = sqlrecords.New(ctx, db, sqlrecords.Options{Retention: cfg.Queue.RecordRetention}); err != nil {
+			done()
+			return nil, func() {}, err
+		}
+	case config.RecordStoreMemory:
+		records = memqueue.NewRecordStore(memqueue.RecordOptions{})
+	default:
+		if records, err = redisqueue.NewRecords(client, redisqueue.RecordOptions{Namespace: cfg.Namespace, Retention: cfg.Queue.RecordRetention}); err != nil {
+			return nil, done, err
+		}
+	}
+	admin, err := queue.NewAdmin(broker, records, queue.AdminOptions{Queue: queueName})
 	if err != nil {
-		return nil, err
+		done()
+		return nil, func() {}, err
 	}
-	return queue.NewAdmin(broker, records, queue.AdminOptions{Queue: queueName})
+	return admin, done, nil
 }
 
 func queueStats(cmd *cobra.Command, a *queue.Admin, _ *queueFlags, _ []string) error {

@@ -1,15 +1,19 @@
 package cli
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/queue/redisqueue"
+	"github.com/redstate/redstate/queue/sqlrecords"
 	"github.com/redstate/redstate/redistest"
+	"github.com/redstate/redstate/sqldb"
 )
 
 func TestQueueCommands_DeadLettersStatsRegenerate(t *testing.T) {
+	t.Setenv("REDSTATE_QUEUE_RECORD_STORE", "redis") // this test's records are in Redis
 	srv := redistest.StartStandalone(t)
 	client := srv.Client(t)
 	ctx := t.Context()
@@ -48,5 +52,31 @@ func TestQueueCommands_DeadLettersStatsRegenerate(t *testing.T) {
 	}
 	if _, err := run(t, "queue", "regenerate", "x", "--redis", srv.URL); err == nil {
 		t.Fatal("queue regenerate accepted a non-numeric id")
+	}
+}
+
+// TestQueueRegenerate_ReadsRecordsFromSQL: with the default record store (SQL), regenerate finds
+// a failed record in the database (it used to read Redis and skip every id).
+func TestQueueRegenerate_ReadsRecordsFromSQL(t *testing.T) {
+	srv := redistest.StartStandalone(t)
+	dir := t.TempDir()
+	db, err := sqldb.Open(t.Context(), "sqlite:"+filepath.Join(dir, "redstate.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	records, err := sqlrecords.New(t.Context(), db, sqlrecords.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := records.Create(t.Context(), 8, queue.StatusFailed, nil); err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Close()
+	out, err := run(t, "queue", "regenerate", "8", "--redis", srv.URL, "--data-dir", dir)
+	if err != nil || !strings.Contains(out, `"SuccessCount":1`) {
+		t.Fatalf("queue regenerate from SQL = %v: %s", err, out)
+	}
+	if n := srv.Client(t).LLen(t.Context(), "report:queue").Val(); n != 1 {
+		t.Fatalf("report:queue holds %d jobs after regenerate, want 1", n)
 	}
 }
