@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redstate/redstate/config"
+	"github.com/redstate/redstate/executor"
+	"github.com/redstate/redstate/executor/redisstate"
 	"github.com/redstate/redstate/httpapi"
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/redisconn"
@@ -109,4 +111,20 @@ func (ib *indexBackend) sourceStatus() []httpapi.IndexSourceStatus {
 		out = append(out, httpapi.IndexSourceStatus{Name: "streams"})
 	}
 	return out
+}
+
+// lister returns the executor's state lister on Redis, or nil (memory backend).
+func (eb *executorBackend) lister(cfg config.Config) httpapi.ExecutorLister {
+	if eb.client == nil {
+		return nil
+	}
+	keys, err := executor.NewKeysUnder(cfg.Namespace, cfg.Executor.Persistence.Redis.WithDefaults().Namespace)
+	if err != nil {
+		return nil
+	}
+	l, err := redisstate.NewLister(eb.client, redisstate.Options{Keys: keys})
+	if err != nil {
+		return nil
+	}
+	return l
 }

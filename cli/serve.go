@@ -161,7 +161,7 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 			}
 			return nil
 		},
-		QueueNames: queues.names, Throughput: queues.throughputStore(), IndexSources: idx.sourceStatus,
+		QueueNames: queues.names, Throughput: queues.throughputStore(), IndexSources: idx.sourceStatus, ExecutorLister: exec.lister(cfg),
 		Overview: func(ctx context.Context) httpapi.Overview {
 			return overviewOf(ctx, cfg, backend, queues, exec, idx, fd)
 		},

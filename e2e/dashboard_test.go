@@ -306,6 +306,9 @@ executor:
 	// Executor: pause and cancel (with confirmation) a running task; retry a failed one from its
 	// checkpoint. Each effect is read back from Redis.
 	open("#/executor?tenant=acme", "#task-detail")
+	if view := text("#view"); !strings.Contains(view, "plan-ui") || !strings.Contains(view, "task-ui") || !strings.Contains(view, " min") {
+		t.Fatalf("executor page without the plan, the lock's holder or its time left:\n%s", view)
+	}
 	screenshot("executor")
 	run("pause", chromedp.Click(`//button[text()='Pause']`, chromedp.BySearch), chromedp.WaitVisible(`//p[contains(text(),'pause requested')]`, chromedp.BySearch))
 	keys, err := executor.NewKeys("")

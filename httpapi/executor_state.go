@@ -1,20 +1,24 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/redstate/redstate/executor"
 )
 
-// executorLock is one held tenant lock of GET /v1/executor/state.
-type executorLock struct {
-	TenantID string `json:"tenantId"`
-	// Holder is the lock owner: a task id, or "orphan-scan".
-	Holder string `json:"holder"`
+// ExecutorLister lists the executor's state for operators (executor/redisstate.Lister).
+type ExecutorLister interface {
+	Plans(ctx context.Context) ([]executor.PlanProjection, error)
+	Locks(ctx context.Context) ([]executor.LockInfo, error)
+	Checkpoints(ctx context.Context) ([]executor.CheckpointInfo, error)
 }
 
-// executorState answers the executor's state snapshot: keys per type and the held tenant locks
-// (sorted by tenant). Redis: one SCAN per key type, so it is an admin route.
+// executorState answers the executor's state for the dashboard: key counts, the held tenant
+// locks (with fence and time left when a lister is configured, i.e. on Redis), and with a
+// lister the plans and checkpoints. Redis: SCANs, so it is an admin route.
 func (s *server) executorState(w http.ResponseWriter, r *http.Request) error {
 	ex, err := s.runner()
 	if err != nil {
@@ -24,15 +28,42 @@ func (s *server) executorState(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	locks := make([]executorLock, 0, len(st.Locks))
-	for tenant, holder := range st.Locks {
-		locks = append(locks, executorLock{TenantID: tenant, Holder: holder})
-	}
-	slices.SortFunc(locks, func(a, b executorLock) int { return strings.Compare(a.TenantID, b.TenantID) })
 	keys := st.Keys
 	if keys == nil {
 		keys = map[string]int64{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"keys": keys, "locks": locks})
+	body := map[string]any{"keys": keys}
+	if s.execLister == nil {
+		locks := make([]executor.LockInfo, 0, len(st.Locks))
+		for tenant, holder := range st.Locks {
+			locks = append(locks, executor.LockInfo{TenantID: tenant, Holder: holder})
+		}
+		slices.SortFunc(locks, func(a, b executor.LockInfo) int { return strings.Compare(a.TenantID, b.TenantID) })
+		body["locks"], body["plans"], body["checkpoints"] = locks, []executor.PlanProjection{}, []executor.CheckpointInfo{}
+		writeJSON(w, http.StatusOK, body)
+		return nil
+	}
+	locks, err := s.execLister.Locks(r.Context())
+	if err != nil {
+		return err
+	}
+	plans, err := s.execLister.Plans(r.Context())
+	if err != nil {
+		return err
+	}
+	cps, err := s.execLister.Checkpoints(r.Context())
+	if err != nil {
+		return err
+	}
+	body["locks"], body["plans"], body["checkpoints"] = emptyIfNil(locks), emptyIfNil(plans), emptyIfNil(cps)
+	writeJSON(w, http.StatusOK, body)
 	return nil
+}
+
+// emptyIfNil returns s, or an empty slice for nil (a JSON [] instead of null).
+func emptyIfNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }

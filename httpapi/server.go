@@ -99,6 +99,9 @@ type Deps struct {
 	// IndexSources reports the index's change sources' progress (GET /v1/index/status); nil:
 	// none.
 	IndexSources func() []IndexSourceStatus
+	// ExecutorLister lists plans, locks (fence, time left) and checkpoints for
+	// GET /v1/executor/state; nil: locks from the executor's inspector only.
+	ExecutorLister ExecutorLister
 }
 
 // server is the API's http.Handler.
@@ -126,6 +129,7 @@ type server struct {
 	queueNames   func() []string
 	throughput   queue.ThroughputStore
 	indexSources func() []IndexSourceStatus
+	execLister   ExecutorLister
 }
 
 // New returns the HTTP handler of the API. It applies cfg's defaults and validates it: an
@@ -209,6 +213,7 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 		queueNames:   deps.QueueNames,
 		throughput:   deps.Throughput,
 		indexSources: deps.IndexSources,
+		execLister:   deps.ExecutorLister,
 	}
 	s.routes(promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{}))
 	return s, nil

@@ -327,8 +327,16 @@ async function executorPage(view) {
   if (isAdmin()) {
     try {
       const st = await api('GET', '/v1/executor/state');
-      view.append(el('h2', { text: 'Tenant locks' }),
-        table(['tenant', 'holder'], st.locks.map((l) => [el('a', { href: '#/executor?tenant=' + seg(l.tenantId), text: l.tenantId }), l.holder])),
+      const left = (ms) => (ms > 0 ? (ms >= 60000 ? Math.round(ms / 60000) + ' min' : (ms / 1000).toFixed(1) + ' s') : '');
+      view.append(el('h2', { text: 'Plans' }),
+        table(['plan', 'status', 'progress', 'tasks', 'updated'], st.plans.map((p) => [el('a', { href: '#/executor?plan=' + seg(p.planId), text: p.planId }),
+          badge(p.status), el('progress', { max: 1, value: p.progress || 0 }), (p.taskIds || []).length, fmtTime(p.updatedAt)])),
+        el('h2', { text: 'Tenant locks' }),
+        table(['tenant', 'holder', 'fence', 'time left'], st.locks.map((l) => [el('a', { href: '#/executor?tenant=' + seg(l.tenantId), text: l.tenantId }),
+          l.holder, l.fence || '', left(l.timeLeftMs)])),
+        el('h2', { text: 'Checkpoints' }),
+        table(['task', 'version', 'stages done', 'saved', 'error'], st.checkpoints.map((c) => [el('a', { href: '#/executor?task=' + seg(c.taskId), text: c.taskId }),
+          c.version, (c.completedStages || []).join(', '), fmtTime(c.savedAt), c.error || ''])),
         el('h2', { text: 'Keys' }), table(['type', 'count'], Object.entries(st.keys).map(([k, v]) => [k, v])));
     } catch (e) { view.append(errorBox(e)); }
   }
