@@ -44,9 +44,9 @@ same namespace as serve. --queue selects the queue (default report:queue, the se
 
 // queueFlags are the flags every queue subcommand shares.
 type queueFlags struct {
-	queue        string
-	start, count int
-	all, yes     bool
+	queue          string
+	start, count   int
+	all, yes, json bool
 }
 
 // queueSubcommand returns a queue subcommand that runs run on an Admin for --queue, with the
@@ -73,6 +73,7 @@ func queueSubcommand(use, short string, args cobra.PositionalArgs, run func(*cob
 	cmd.Flags().IntVar(&f.count, "count", 100, "dead: how many dead letters to print (at most 1000)")
 	cmd.Flags().BoolVar(&f.all, "all", false, "requeue: move every dead letter back to pending")
 	cmd.Flags().BoolVar(&f.yes, "yes", false, "purge, requeue --all: confirm (without it the command only says what it would do and exits 1)")
+	cmd.Flags().BoolVar(&f.json, "json", false, "stats, dead, regenerate: print one JSON document (for scripts) instead of a table")
 	config.BindFlags(cmd.Flags(), append([]config.FlagGroup{config.FlagsRedis, config.FlagsNamespace}, extra...)...)
 	return cmd
 }
@@ -113,12 +114,17 @@ func openQueueAdmin(ctx context.Context, cfg config.Config, client redis.Univers
 	return admin, done, nil
 }
 
-func queueStats(cmd *cobra.Command, a *queue.Admin, _ *queueFlags, _ []string) error {
+func queueStats(cmd *cobra.Command, a *queue.Admin, f *queueFlags, _ []string) error {
 	st, err := a.Stats(cmd.Context())
 	if err != nil {
 		return err
 	}
-	return writeJSONLine(cmd.OutOrStdout(), st)
+	if f.json {
+		return writeJSON(cmd.OutOrStdout(), st)
+	}
+	t := newTable(cmd.OutOrStdout(), "QUEUE", "PENDING", "RUNNING", "RETRYING", "DEAD")
+	t.row(f.queue, st.Pending, st.Running, st.Retrying, st.Dead)
+	return t.flush()
 }
 
 func queueDead(cmd *cobra.Command, a *queue.Admin, f *queueFlags, _ []string) error {
@@ -126,12 +132,22 @@ func queueDead(cmd *cobra.Command, a *queue.Admin, f *queueFlags, _ []string) er
 	if err != nil {
 		return err
 	}
-	for _, dl := range letters {
-		if err := writeJSONLine(cmd.OutOrStdout(), dl); err != nil {
-			return err
+	if f.json {
+		if letters == nil {
+			letters = []queue.DeadLetter{}
 		}
+		return writeJSON(cmd.OutOrStdout(), letters)
 	}
-	return nil
+	t := newTable(cmd.OutOrStdout(), "RECORD", "JOB", "RETRIES", "FAILED AT", "LAST ERROR")
+	for _, dl := range letters {
+		if dl.Message == nil {
+			t.row("-", "-", "-", "-", "unreadable: "+dl.Raw)
+			continue
+		}
+		m := dl.Message
+		t.row(m.RecordID, m.JobID, m.RetryCount, m.FailedAt, m.LastError)
+	}
+	return t.flush()
 }
 
 func queueRequeue(cmd *cobra.Command, a *queue.Admin, f *queueFlags, args []string) error {

@@ -29,9 +29,13 @@ func TestQueueCommands_DeadLettersStatsRegenerate(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	out, err := run(t, "queue", "dead", "--redis", srv.URL)
-	if err != nil || !strings.Contains(out, `"RecordId\":12345`) {
-		t.Fatalf("queue dead = %v:\n%s", err, out)
+	out, err := run(t, "queue", "dead", "--json", "--redis", srv.URL)
+	if err != nil || !strings.HasPrefix(out, "[") || !strings.Contains(out, `"RecordId\":12345`) {
+		t.Fatalf("queue dead --json = %v:\n%s", err, out)
+	}
+	out, err = run(t, "queue", "dead", "--redis", srv.URL)
+	if err != nil || !strings.Contains(out, "RECORD") || !strings.Contains(out, "12345") {
+		t.Fatalf("queue dead (table) = %v:\n%s", err, out)
 	}
 	if _, err := run(t, "queue", "purge", "--redis", srv.URL); err == nil || !strings.Contains(err.Error(), "delete all 1 dead letters") || !strings.Contains(err.Error(), "--yes") {
 		t.Fatalf("queue purge without --yes = %v", err)
@@ -42,9 +46,13 @@ func TestQueueCommands_DeadLettersStatsRegenerate(t *testing.T) {
 	if out, err := run(t, "queue", "requeue", "--all", "--yes", "--redis", srv.URL); err != nil || !strings.Contains(out, "requeued 1") {
 		t.Fatalf("queue requeue --all = %v: %s", err, out)
 	}
-	out, err = run(t, "queue", "stats", "--redis", srv.URL)
+	out, err = run(t, "queue", "stats", "--json", "--redis", srv.URL)
 	if err != nil || !strings.Contains(out, `"pending":1`) || !strings.Contains(out, `"dead":0`) {
-		t.Fatalf("queue stats = %v: %s", err, out)
+		t.Fatalf("queue stats --json = %v: %s", err, out)
+	}
+	out, err = run(t, "queue", "stats", "--redis", srv.URL)
+	if err != nil || !strings.Contains(out, "PENDING") || !strings.Contains(out, "report:queue") {
+		t.Fatalf("queue stats (table) = %v: %s", err, out)
 	}
 	out, err = run(t, "queue", "regenerate", "7", "999", "--redis", srv.URL)
 	if err != nil || !strings.Contains(out, `"SuccessCount":1`) || !strings.Contains(out, `"SkippedCount":1`) {
