@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	_ "embed" // the OpenAPI document
 	"net/http"
 )
@@ -19,3 +20,6 @@ func (s *server) openAPI(w http.ResponseWriter, _ *http.Request) error {
 	writeRawJSON(w, http.StatusOK, openAPIDocument)
 	return nil
 }
+
+// OpenAPIDocument returns the OpenAPI 3.1 document served on GET /openapi.json.
+func OpenAPIDocument() []byte { return bytes.Clone(openAPIDocument) }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redstate/redstate/buildstatus/memstore"
 	"github.com/redstate/redstate/config"
+	"github.com/redstate/redstate/internal/openapicheck"
 )
 
 // registeredRoutes returns "METHOD path" → role of every route New registers.
@@ -34,7 +35,7 @@ func registeredRoutes(t *testing.T) map[string]string {
 }
 
 // documentedRoutes returns "METHOD path" → x-redstate-role of every operation in doc.
-func documentedRoutes(t *testing.T, doc openAPIDoc) map[string]string {
+func documentedRoutes(t *testing.T, doc openapicheck.Doc) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for path, ops := range doc.Paths {
@@ -72,7 +73,7 @@ func TestOpenAPI_DocumentsEveryRoute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range routeMismatches(registeredRoutes(t), documentedRoutes(t, spec.doc)) {
+	for _, m := range routeMismatches(registeredRoutes(t), documentedRoutes(t, spec.Doc)) {
 		t.Error(m)
 	}
 }
@@ -100,7 +101,7 @@ func TestOpenAPI_ErrorCodesHaveTheirStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for path, ops := range spec.doc.Paths {
+	for path, ops := range spec.Doc.Paths {
 		for method, op := range ops {
 			for status, resp := range op.Responses {
 				n, _ := strconv.Atoi(status)
@@ -156,7 +157,7 @@ func TestOpenAPI_ServedWithoutToken(t *testing.T) {
 	if !bytes.Equal(r.body, openAPIDocument) {
 		t.Fatal("body is not the embedded document")
 	}
-	var doc openAPIDoc
+	var doc openapicheck.Doc
 	if err := json.Unmarshal(r.body, &doc); err != nil || doc.OpenAPI != "3.1.0" {
 		t.Fatalf("openapi = %q, err %v", doc.OpenAPI, err)
 	}
