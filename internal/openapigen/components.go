@@ -9,7 +9,7 @@ import (
 func schemas() obj {
 	return obj{
 		// httpapi.errorBody
-		"Error": object("The body of every error response (httpapi.errorBody). code is one of the stable codes listed in docs/http-api.md; each response lists the codes it can carry in x-redstate-error-codes.",
+		"Error": object("The body of every error response (httpapi.errorBody). code is one of the stable codes listed in docs/openapi.md; each response lists the codes it can carry in x-redstate-error-codes.",
 			req("code", str("Stable machine-readable error code, e.g. not_found.")),
 			req("message", str("Human-readable explanation.")),
 			opt("businessCode", integer("The seed's numeric business code (1001, 2005, 3241) for report-flow errors.")),
