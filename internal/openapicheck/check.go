@@ -1,5 +1,5 @@
 // Package openapicheck validates HTTP responses against redstate's OpenAPI document
-// (httpapi/openapi.json). The httpapi and cli tests run every response they receive through
+// (httpapi/openapi.json). The httpapi, cli and e2e tests run every response they receive through
 // it, so a handler whose answer drifts from the document fails a test. It is used by tests
 // only; the server binary does not link it.
 package openapicheck
