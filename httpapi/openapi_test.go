@@ -20,7 +20,9 @@ import (
 // registeredRoutes returns "METHOD path" → role of every route New registers.
 func registeredRoutes(t *testing.T) map[string]string {
 	t.Helper()
-	h, err := New(Config{}, Deps{Builds: memstore.New(memstore.Options{})})
+	store := memstore.New(memstore.Options{})
+	t.Cleanup(func() { _ = store.Close() })
+	h, err := New(Config{}, Deps{Builds: store})
 	if err != nil {
 		t.Fatal(err)
 	}
