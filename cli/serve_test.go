@@ -106,6 +106,7 @@ func request(t *testing.T, method, url, body string) (int, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	validateServeResponse(t, req, resp.StatusCode, resp.Header, b)
 	return resp.StatusCode, string(b)
 }
 

@@ -193,6 +193,7 @@ func (s *server) do(t *testing.T, method, path, body string, headers ...string) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	validateResponse(t, req, resp.StatusCode, resp.Header, b)
 	return resp.StatusCode, b, resp.Header
 }
 

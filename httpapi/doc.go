@@ -29,6 +29,7 @@
 //	GET    /healthz                                   [none]  → {"status":"ok"}
 //	GET    /readyz                                    [none]  → {"status":"ready"} or 503 unavailable
 //	GET    /metrics                                   [read]  → Prometheus text format
+//	GET    /openapi.json                              [none]  → the OpenAPI 3.1 document of every route (docs/openapi.md)
 //
 // PUT: the body's buildId may be omitted (the path's is used) and must otherwise equal the
 // path's. If-Match: "<etag>" makes the write conditional (412 when stale, 404 when the build

@@ -130,6 +130,14 @@ type server struct {
 	throughput   queue.ThroughputStore
 	indexSources func() []IndexSourceStatus
 	execLister   ExecutorLister
+	// registered lists every route in registration order, for the OpenAPI tests.
+	registered []registeredRoute
+}
+
+// registeredRoute is one pattern passed to handle and the role it needs.
+type registeredRoute struct {
+	pattern string
+	role    role
 }
 
 // New returns the HTTP handler of the API. It applies cfg's defaults and validates it: an
@@ -240,6 +248,7 @@ func (s *server) routes(metricsHandler http.Handler) {
 	s.uiRoutes()
 	s.handle("GET /healthz", roleNone, s.healthz)
 	s.handle("GET /readyz", roleNone, s.readyz)
+	s.handle("GET /openapi.json", roleNone, s.openAPI)
 	s.handle("GET /metrics", roleRead, func(w http.ResponseWriter, r *http.Request) error {
 		metricsHandler.ServeHTTP(w, r)
 		return nil
@@ -285,6 +294,7 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 // handle registers h under pattern behind the role check. It records the matched pattern for
 // logs and metrics.
 func (s *server) handle(pattern string, need role, h handlerFunc) {
+	s.registered = append(s.registered, registeredRoute{pattern: pattern, role: need})
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		info := requestInfoOf(r.Context())
 		info.route = r.Pattern

@@ -96,6 +96,7 @@ func (a *testAPI) do(method, path, body string, headers ...string) response {
 	if err != nil {
 		a.t.Fatal(err)
 	}
+	validateResponse(a.t, req, res.StatusCode, res.Header, b)
 	return response{status: res.StatusCode, header: res.Header, body: b}
 }
 
