@@ -22,7 +22,12 @@ func (s *server) uiRoutes() {
 		http.Redirect(w, r, "/ui/", http.StatusMovedPermanently)
 		return nil
 	})
-	s.handle("GET /ui/{$}", roleNone, func(w http.ResponseWriter, r *http.Request) error { return serveAsset(w, "index.html") })
+	s.handle("GET /ui/", roleNone, func(w http.ResponseWriter, r *http.Request) error {
+		if r.URL.Path != "/ui/" {
+			return redstate.Errorf(redstate.ENOTFOUND, "no dashboard page %q", truncate(r.URL.Path))
+		}
+		return serveAsset(w, "index.html")
+	})
 	s.handle("GET /ui/{file}", roleNone, func(w http.ResponseWriter, r *http.Request) error { return serveAsset(w, r.PathValue("file")) })
 }
 

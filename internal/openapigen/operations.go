@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/httpapi"
 	"github.com/redstate/redstate/queue"
 )
 
@@ -269,6 +270,55 @@ func operations() []operation {
 			desc:    "Sends a counts event (data = UnreadCounts) at once and whenever the counts change, on any instance; a \": ping\" comment every heartbeat.",
 			replies: []reply{sse("The event stream.")},
 			codes:   []string{invalid, notFound, unavailable}},
+
+		// Dashboard support (httpapi/overview.go, executor_state.go, index_status.go).
+		{method: "GET", path: "/v1/overview", id: "overview", role: "read", tag: "operations",
+			summary: "What runs, on what, and whether it is healthy (the dashboard's first page)",
+			replies: []reply{ok("Overview", "The overview.")},
+			codes:   []string{notFound}},
+		{method: "GET", path: "/v1/queues", id: "listQueues", role: "admin", tag: "queues",
+			summary: "Every configured queue with its counts",
+			replies: []reply{ok("QueueList", "The queues, sorted by name.")}},
+		{method: "GET", path: "/v1/queues/{queue}/throughput", id: "queueThroughput", role: "admin", tag: "queues",
+			summary:  "A queue's jobs per minute and outcome, shared by every instance",
+			pathDesc: queueDesc,
+			query:    []obj{queryParam("minutes", obj{"type": "integer", "minimum": 1, "maximum": queue.MaxThroughputMinutes}, "How many minutes up to now (default 180).")},
+			replies:  []reply{ok("QueueThroughput", "Every minute, oldest first.")},
+			codes:    []string{invalid, notFound, unavailable}},
+		{method: "GET", path: "/v1/executor/state", id: "executorState", role: "admin", tag: "executor",
+			summary: "Key counts, held tenant locks (holder, fence, time left), plans and checkpoints",
+			replies: []reply{ok("ExecutorState", "The state.")},
+			codes:   []string{notFound, unavailable}},
+		{method: "GET", path: "/v1/index/status", id: "indexStatus", role: "read", tag: "index",
+			summary: "This instance's index counters since it started, and its sources' progress",
+			replies: []reply{ok("IndexStatus", "The counters.")},
+			codes:   []string{notFound}},
+
+		// Dashboard (httpapi/ui.go, ui_session.go; docs/dashboard.md).
+		{method: "GET", path: "/ui", id: "dashboardRedirect", role: "none", tag: "dashboard",
+			summary: "Redirect to /ui/",
+			replies: []reply{{status: 301, desc: "Moved to /ui/.", headers: obj{"Location": obj{"description": "/ui/", "schema": str("")}}}}},
+		{method: "GET", path: "/ui/", id: "dashboardPage", role: "none", tag: "dashboard",
+			summary: "The dashboard's page",
+			replies: []reply{{status: 200, desc: "The page.", rawType: "text/html", rawSchema: str("")}},
+			codes:   []string{notFound}},
+		{method: "GET", path: "/ui/{file}", id: "dashboardAsset", role: "none", tag: "dashboard",
+			summary: "One of the dashboard's files (app.js, app.css)", pathDesc: map[string]string{"file": "The file name."},
+			replies: []reply{{status: 200, desc: "The file.", rawType: "*/*", rawSchema: str("")}},
+			codes:   []string{notFound}},
+		{method: "POST", path: "/ui/login", id: "dashboardLogin", role: "none", tag: "dashboard",
+			summary: "Exchange an API token for a session cookie (HttpOnly, SameSite=Strict) and a CSRF token",
+			body:    "LoginRequest",
+			replies: []reply{{status: 200, desc: "The session; Set-Cookie carries redstate_session.", schema: "Session", headers: obj{
+				"Set-Cookie": obj{"description": "redstate_session=…; HttpOnly; SameSite=Strict.", "schema": str("")},
+			}}},
+			codes: []string{invalid, tooLarge, redstate.EUNAUTHORIZED, httpapi.ETOOMANYREQUESTS}},
+		{method: "POST", path: "/ui/logout", id: "dashboardLogout", role: "none", tag: "dashboard",
+			summary: "Clear the session cookie",
+			replies: []reply{{status: 204, desc: "Cleared."}}},
+		{method: "GET", path: "/ui/session", id: "dashboardSession", role: "none", tag: "dashboard",
+			summary: "Whether auth is on and the caller's session (name, role, CSRF token)",
+			replies: []reply{ok("Session", "The session.")}},
 
 		// Operations (httpapi/server.go, health.go, openapi.go).
 		{method: "GET", path: "/healthz", id: "healthz", role: "none", tag: "operations",
