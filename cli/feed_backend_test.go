@@ -157,3 +157,47 @@ func TestServe_FeedLiveCountsAcrossInstances(t *testing.T) {
 	}
 	next(`"total":0`)
 }
+
+// TestFeedCommands_RebuildNeedsYesAndRepairsDrift: serve publishes to a follower on Redis; a
+// count is broken behind the feed's back; `feed verify` reports it and exits 1; `feed rebuild`
+// refuses without --yes and says what it would do, repairs with it; verify is clean after.
+func TestFeedCommands_RebuildNeedsYesAndRepairsDrift(t *testing.T) {
+	srv := redistest.StartStandalone(t)
+	dir := t.TempDir()
+	base, logs, stop, done := startServe(t, "--redis", srv.URL, "--data-dir", dir)
+	if status, body := request(t, http.MethodPut, base+"/v1/feed/users/3001/following/1001", ""); status != http.StatusOK {
+		t.Fatalf("follow = %d %s", status, body)
+	}
+	if status, body := request(t, http.MethodPost, base+"/v1/feed/posts", `{"userId":1001,"title":"t"}`); status != http.StatusCreated {
+		t.Fatalf("publish = %d %s", status, body)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if _, body := request(t, http.MethodGet, base+"/v1/feed/users/3001/unread-counts", ""); strings.Contains(body, `"total":1`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fan-out never arrived\n%s", logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	<-done
+	if err := srv.Client(t).HSet(t.Context(), "user:unread:count:3001", "1001", 7).Err(); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--redis", srv.URL, "--data-dir", dir}
+	out, err := run(t, append([]string{"feed", "verify"}, args...)...)
+	if err == nil || !strings.Contains(out, `"user":3001`) {
+		t.Fatalf("feed verify on drift = %v:\n%s", err, out)
+	}
+	if _, err := run(t, append([]string{"feed", "rebuild"}, args...)...); err == nil || !strings.Contains(err.Error(), "every user who follows someone") || !strings.Contains(err.Error(), "--yes") {
+		t.Fatalf("feed rebuild without --yes = %v", err)
+	}
+	if out, err := run(t, append([]string{"feed", "rebuild", "--yes"}, args...)...); err != nil || !strings.Contains(out, "rebuilt the unread state of 1 users") {
+		t.Fatalf("feed rebuild --yes = %v:\n%s", err, out)
+	}
+	if out, err := run(t, append([]string{"feed", "verify"}, args...)...); err != nil {
+		t.Fatalf("feed verify after rebuild = %v:\n%s", err, out)
+	}
+}

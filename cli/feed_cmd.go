@@ -30,11 +30,19 @@ func newFeedCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	var user int64
+	var yes *bool
 	rebuild := &cobra.Command{
 		Use:   "rebuild",
-		Short: "Replace every user's (or --user's) unread state in Redis with what SQL implies",
+		Short: "Replace every user's (or --user's) unread state in Redis with what SQL implies (needs --yes)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !*yes {
+				who := "every user who follows someone"
+				if user > 0 {
+					who = fmt.Sprintf("user %d", user)
+				}
+				return notConfirmed("replace the Redis unread state (unread sets, counts, read set) of %s with what SQL implies; a fan-out running meanwhile may need the next one to show", who)
+			}
 			return withFeed(cmd, func(svc *feed.Service) error {
 				n, err := forEachUser(cmd.Context(), svc, user, "rebuilding", cmd.ErrOrStderr(), func(u int64) error {
 					return svc.RebuildUser(cmd.Context(), u)
@@ -71,6 +79,7 @@ func newFeedCommand() *cobra.Command {
 			})
 		},
 	}
+	yes = bindYes(rebuild)
 	for _, c := range []*cobra.Command{rebuild, verify} {
 		c.Flags().Int64Var(&user, "user", 0, "only this user")
 		config.BindFlags(c.Flags(), config.FlagsRedis, config.FlagsNamespace, config.FlagsData)
