@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -106,27 +107,34 @@ func deleteBuild(ctx context.Context, s buildstatus.Store, out io.Writer, rawID 
 func newBuildsListCommand() *cobra.Command {
 	var project string
 	var max int
+	var asJSON *bool
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "Print builds as JSON lines (all builds, or --project's newest first)",
+		Short: "List builds as a table, or --json lines (all builds, or --project's newest first)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withRedisBuilds(cmd, func(s buildstatus.Store) error {
-				return listBuilds(cmd.Context(), s, project, max, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				return listBuilds(cmd.Context(), s, project, max, *asJSON, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			})
 		},
 	}
+	asJSON = cmd.Flags().Bool("json", false, "print each build's stored document as one JSON line (streamed, for scripts) instead of a table")
 	cmd.Flags().StringVar(&project, "project", "", "list only this project's builds, newest createdAt first")
 	cmd.Flags().IntVar(&max, "max", 0, "stop after this many builds (0 = all)")
 	config.BindFlags(cmd.Flags(), config.FlagsRedis, config.FlagsNamespace)
 	return cmd
 }
 
-// listBuilds walks a listing page by page, writing each build as a JSON line to out and a
-// progress line to progress once per second.
-func listBuilds(ctx context.Context, s buildstatus.Store, project string, max int, out, progress io.Writer) error {
+// listBuilds walks a listing page by page, writing each build to out (a table row, or its
+// stored document as a JSON line) and a progress line to progress once per second.
+func listBuilds(ctx context.Context, s buildstatus.Store, project string, max int, asJSON bool, out, progress io.Writer) error {
 	w := bufio.NewWriter(out)
 	defer w.Flush()
+	var t *table
+	if !asJSON {
+		t = newTable(w, "BUILD", "PROJECT", "STATUS", "PLATFORMS", "UPDATED")
+		defer func() { _ = t.flush() }()
+	}
 	var listed atomic.Int64
 	stop := reportProgress(progress, &listed)
 	defer stop()
@@ -146,7 +154,18 @@ func listBuilds(ctx context.Context, s buildstatus.Store, project string, max in
 			if max > 0 && listed.Load() >= int64(max) {
 				return nil
 			}
-			if _, err := fmt.Fprintf(w, "%s\n", b.JSON); err != nil {
+			if t != nil {
+				doc, err := b.Doc()
+				if err != nil {
+					t.row(b.ETag(), "-", "unreadable: "+err.Error(), "-", "-")
+				} else {
+					updated := "-"
+					if doc.UpdatedAt != nil {
+						updated = doc.UpdatedAt.String()
+					}
+					t.row(doc.BuildID, doc.ProjectID, doc.Status, strings.Join(doc.Platforms, ","), updated)
+				}
+			} else if _, err := fmt.Fprintf(w, "%s\n", b.JSON); err != nil {
 				return err
 			}
 			listed.Add(1)

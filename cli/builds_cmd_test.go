@@ -29,11 +29,15 @@ func TestBuildsCommands_GetListDeleteAgainstRedis(t *testing.T) {
 		}
 	}
 
-	out, err := run(t, "builds", "list", "--redis", srv.URL)
-	if err != nil || strings.Count(out, "\n") != 3 {
-		t.Fatalf("builds list = %v, %d lines:\n%s", err, strings.Count(out, "\n"), out)
+	out, err := run(t, "builds", "list", "--json", "--redis", srv.URL)
+	if err != nil || strings.Count(out, "\n") != 3 || !strings.HasPrefix(out, "{") {
+		t.Fatalf("builds list --json = %v, %d lines:\n%s", err, strings.Count(out, "\n"), out)
 	}
-	out, err = run(t, "builds", "list", "--project", "a*", "--redis", srv.URL)
+	out, err = run(t, "builds", "list", "--redis", srv.URL)
+	if err != nil || strings.Count(out, "\n") != 4 || !strings.HasPrefix(out, "BUILD") || !strings.Contains(out, ids[0]) {
+		t.Fatalf("builds list (table) = %v:\n%s", err, out)
+	}
+	out, err = run(t, "builds", "list", "--json", "--project", "a*", "--redis", srv.URL)
 	if err != nil || strings.Count(out, "\n") != 2 || strings.Contains(out, ids[2]) {
 		t.Fatalf("builds list --project a* = %v:\n%s", err, out)
 	}
