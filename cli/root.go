@@ -29,6 +29,8 @@ one binary (redstate serve) and usable as Go packages:
   index          CDC tag index fed by change streams (canal, Debezium, Redis Streams)
   feed           follow feed with fan-out, unread counts and live counts
 
+serve also serves a web dashboard at /ui/ and the OpenAPI 3.1 document at /openapi.json.
+
 Admin commands (builds, queue, executor, index, feed) work on the same Redis data as serve:
 tables for people, --json for scripts, --yes for destructive actions. bench compares each
 block with a baseline on a real Redis.
