@@ -2,10 +2,8 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"strconv"
 
@@ -205,14 +203,5 @@ func queueRegenerate(cmd *cobra.Command, a *queue.Admin, _ *queueFlags, args []s
 	if err != nil {
 		return err
 	}
-	return writeJSONLine(cmd.OutOrStdout(), res)
-}
-
-func writeJSONLine(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, "%s\n", b)
-	return err
+	return writeJSON(cmd.OutOrStdout(), res)
 }

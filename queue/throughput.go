@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/redstate/redstate"
 )
 
 // ThroughputTTL is how long the per-minute job counts are kept.
@@ -12,6 +14,15 @@ const ThroughputTTL = 48 * time.Hour
 
 // MaxThroughputMinutes bounds one ThroughputStore.Range read (one day).
 const MaxThroughputMinutes = 24 * 60
+
+// ValidateThroughputRange checks a ThroughputStore.Throughput range: from..to inclusive, 1 to
+// MaxThroughputMinutes minutes. Errors: EINVALID.
+func ValidateThroughputRange(from, to int64) error {
+	if to < from || to-from+1 > MaxThroughputMinutes {
+		return redstate.Errorf(redstate.EINVALID, "throughput range must hold 1..%d minutes, got %d..%d", MaxThroughputMinutes, from, to)
+	}
+	return nil
+}
 
 // ThroughputStore keeps per-minute counts of handled jobs per queue and outcome, shared by every
 // instance (redisqueue keeps them in Redis, one hash per queue and minute, ThroughputTTL), so

@@ -3,7 +3,6 @@ package memqueue
 import (
 	"context"
 
-	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/queue"
 )
 
@@ -45,7 +44,7 @@ func (b *Broker) Throughput(_ context.Context, name string, from, to int64) (map
 	if err := queue.ValidateQueueName(name); err != nil {
 		return nil, err
 	}
-	if err := checkThroughputRange(from, to); err != nil {
+	if err := queue.ValidateThroughputRange(from, to); err != nil {
 		return nil, err
 	}
 	b.mu.Lock()
@@ -62,12 +61,4 @@ func (b *Broker) Throughput(_ context.Context, name string, from, to int64) (map
 		out[m] = c
 	}
 	return out, nil
-}
-
-// checkThroughputRange validates a Throughput range.
-func checkThroughputRange(from, to int64) error {
-	if to < from || to-from+1 > queue.MaxThroughputMinutes {
-		return redstate.Errorf(redstate.EINVALID, "throughput range must hold 1..%d minutes, got %d..%d", queue.MaxThroughputMinutes, from, to)
-	}
-	return nil
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/queue"
 )
 
@@ -37,8 +36,8 @@ func (b *Broker) Throughput(ctx context.Context, name string, from, to int64) (m
 	if err := queue.ValidateQueueName(name); err != nil {
 		return nil, err
 	}
-	if to < from || to-from+1 > queue.MaxThroughputMinutes {
-		return nil, redstate.Errorf(redstate.EINVALID, "throughput range must hold 1..%d minutes, got %d..%d", queue.MaxThroughputMinutes, from, to)
+	if err := queue.ValidateThroughputRange(from, to); err != nil {
+		return nil, err
 	}
 	k := b.keys(name)
 	cmds := make([]*redis.MapStringStringCmd, 0, to-from+1)
