@@ -141,6 +141,17 @@ executor:
   handlers:
     - {name: steps, url: %q, timeout: 2m}
     - {name: flaky, url: %q, timeout: 10s}
+index:
+  tables:
+    - db: shop
+      table: orders
+      key: id
+      hash-tag: true
+      columns:
+        - {name: id, type: long}
+        - {name: region, type: int}
+      dimensions:
+        - [{code: reg, column: region}]
 `, adminToken, readToken, hook.url, stages.url, failOnceStages(t)), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -165,6 +176,9 @@ executor:
 		"downloadUrl":%q,"logUrl":%q,"errorMessage":%q}}}`, buildID, download, "https://logs.example.com/b1", hostile)
 	}
 	must(http.MethodPut, "/v1/builds/"+buildID, doc("builds/app.apk"), http.StatusOK)
+	must(http.MethodPost, "/v1/index/events", `{"format":"canal","events":[
+		{"data":[{"id":"1","region":"7"},{"id":"2","region":"7"}],"database":"shop","table":"orders","type":"INSERT","es":1700000000000,"id":1},
+		{"data":[{"id":"1","region":"7"}],"database":"shop","table":"orders","type":"UPDATE","es":1600000000000,"id":0}]}`, http.StatusOK)
 	rc := rds.Client(t)
 	if err := rc.SetArgs(context.Background(), buildstatus.NewKeys("", "").Build(buildID), strings.Join(strings.Fields(doc("javascript:window.__pwned=3")), " "),
 		redis.SetArgs{KeepTTL: true}).Err(); err != nil {
@@ -332,8 +346,17 @@ executor:
 		return st == string(executor.TaskCompleted)
 	})
 
-	// Index and feed pages render (index is not configured: its page says so).
-	open("#/index", "#view h1")
+	// Index: the table's counters (2 applied, 1 stale). Feed: the fan-out backlog.
+	open("#/index", "#view table")
+	if view := text("#view"); !strings.Contains(view, "shop.orders") || !strings.Contains(view, "2") {
+		t.Fatalf("index page:\n%s", view)
+	}
+	var cells []string
+	run("index row", chromedp.Evaluate(`[...document.querySelectorAll('#view table')[0].querySelectorAll('tbody td')].map(td => td.textContent)`, &cells))
+	if len(cells) < 4 || cells[0] != "shop.orders" || cells[1] != "2" || cells[2] != "1" {
+		t.Fatalf("index counters = %v, want shop.orders applied 2 stale 1", cells)
+	}
+	screenshot("index")
 	open("#/feed", "#view h1")
 	if view := text("#view"); !strings.Contains(view, "feed:fanout") {
 		t.Fatalf("feed page without the fan-out backlog:\n%s", view)
