@@ -115,7 +115,8 @@ func failOnceStages(t *testing.T) string {
 // renders its data, requeue a dead letter (the job runs again: Redis's dead list empties and the
 // webhook is called a second time), pause, cancel and retry an executor task (its state in
 // Redis follows), a hostile build stays inert text, and a read-only session shows no action
-// buttons. Screenshots of every page are saved as artifacts.
+// buttons. The window is phone-sized (420 px wide) and no page may scroll sideways.
+// Screenshots of every page are saved as artifacts.
 func TestDashboard_WalksEveryPageInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real processes and a browser: not under -short")
@@ -233,8 +234,17 @@ index:
 			t.Fatalf("%s: %v\npage:\n%s\nserver logs:\n%s", what, err, html, s.Logs())
 		}
 	}
+	// screenshot saves the page and checks it fits the phone-sized window (420 px): the page
+	// never scrolls sideways, wide tables scroll inside their own box.
 	screenshot := func(name string) {
 		t.Helper()
+		var overflow int
+		run("width of "+name, chromedp.Evaluate(`document.documentElement.scrollWidth - window.innerWidth`, &overflow))
+		if overflow > 0 {
+			var wide []string
+			_ = chromedp.Run(ctx, chromedp.Evaluate(`[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1).slice(0, 8).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))`, &wide))
+			t.Errorf("page %s is %d px wider than the phone-sized window; too wide: %v", name, overflow, wide)
+		}
 		var png []byte
 		run("screenshot "+name, chromedp.FullScreenshot(&png, 100))
 		path := filepath.Join(shots, "dashboard-"+name+".png")
