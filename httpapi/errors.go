@@ -54,6 +54,13 @@ type errorBody struct {
 	BusinessCode int `json:"businessCode,omitempty"`
 }
 
+// StatusOf returns the HTTP status the error code is answered with, and false for a code the
+// API does not know (answered as 500). The OpenAPI generator documents error codes with it.
+func StatusOf(code string) (status int, known bool) {
+	status, known = statusByCode[code]
+	return status, known
+}
+
 // writeError answers a request with err as a JSON error body. The status comes from
 // statusByCode; internal errors are answered "internal error" and their cause is only logged.
 func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {

@@ -50,24 +50,6 @@ type reply struct {
 	headers   obj
 }
 
-// statusByCode is the status each error code is answered with (httpapi's statusByCode; the
-// httpapi tests check that both agree for every documented code).
-var statusByCode = map[string]int{
-	redstate.EINVALID:         http.StatusBadRequest,
-	redstate.ENOTFOUND:        http.StatusNotFound,
-	redstate.ECONFLICT:        http.StatusConflict,
-	redstate.EPRECONDITION:    http.StatusPreconditionFailed,
-	redstate.ETOOLARGE:        http.StatusRequestEntityTooLarge,
-	redstate.EUNAUTHORIZED:    http.StatusUnauthorized,
-	redstate.EFORBIDDEN:       http.StatusForbidden,
-	redstate.EUNAVAILABLE:     http.StatusServiceUnavailable,
-	redstate.EINTERNAL:        http.StatusInternalServerError,
-	httpapi.EUNSUPPORTEDMEDIA: http.StatusUnsupportedMediaType,
-	httpapi.EFORBIDDENORIGIN:  http.StatusForbidden,
-	httpapi.EHOSTNOTALLOWED:   http.StatusMisdirectedRequest,
-	httpapi.ETOOMANYREQUESTS:  http.StatusTooManyRequests,
-}
-
 // commonCodes are the error codes op can answer whatever its handler does: the host and
 // origin guard and internal errors on every route; authentication (with its throttle) on
 // routes that need a role; the Content-Type check on state-changing methods; body decoding
@@ -194,7 +176,7 @@ func (op operation) render() obj {
 	}
 	byStatus := map[int][]string{}
 	for _, code := range append(commonCodes(op), op.codes...) {
-		st, ok := statusByCode[code]
+		st, ok := httpapi.StatusOf(code)
 		if !ok {
 			panic(fmt.Sprintf("openapigen: %s %s: error code %q has no status", op.method, op.path, code))
 		}
