@@ -26,12 +26,17 @@ type indexBackend struct {
 	streams *streamsource.Source
 	// postgres is the PostgreSQL source, nil when index.postgres.url is empty.
 	postgres *pgsource.Source
+	log      *slog.Logger
 	close    func() error
 }
 
-// start runs the sources until ctx ends; wait blocks until they returned.
+// start runs the sources and the counters' flush until ctx ends; wait blocks until they
+// returned.
 func (ib *indexBackend) start(ctx context.Context) (wait func()) {
 	var wg sync.WaitGroup
+	if ib.indexer != nil {
+		wg.Go(func() { _ = ib.indexer.RunCounters(ctx, 0, ib.log) })
+	}
 	if ib.streams != nil {
 		wg.Go(func() { _ = ib.streams.Run(ctx) })
 	}
@@ -44,7 +49,7 @@ func (ib *indexBackend) start(ctx context.Context) (wait func()) {
 // openIndexBackend builds the index of cfg.Index.Tables (nil indexer when none are declared):
 // memindex without Redis, redisindex with it (tables need hash-tag on Cluster).
 func openIndexBackend(ctx context.Context, cfg config.Config, m *metrics.Metrics, log *slog.Logger) (*indexBackend, error) {
-	ib := &indexBackend{close: func() error { return nil }}
+	ib := &indexBackend{log: log, close: func() error { return nil }}
 	if len(cfg.Index.Tables) == 0 {
 		return ib, nil
 	}

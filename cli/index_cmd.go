@@ -106,6 +106,8 @@ func replay(ctx context.Context, ix *index.Indexer, path, format string, batch i
 		if err != nil {
 			return err
 		}
+		ix.CountSkipped(p.Skipped)
+		ix.CountUnreadable(len(p.Errors))
 		res, err := ix.Apply(ctx, p.Changes)
 		if err != nil {
 			return err
@@ -142,6 +144,9 @@ func replay(ctx context.Context, ix *index.Indexer, path, format string, batch i
 		return err
 	}
 	_ = bar.Finish()
+	if err := ix.FlushCounters(ctx); err != nil {
+		fmt.Fprintf(progress, "warning: the index counters (dashboard) were not updated: %v\n", err)
+	}
 	elapsed := time.Since(start)
 	fmt.Fprintf(out, "replayed %d events in %s (%.0f events/s): %d applied, %d stale, %d skipped, %d failed\n",
 		events, elapsed.Round(time.Millisecond), float64(events)/max(elapsed.Seconds(), 1e-9), total.Applied, total.Stale, total.Skipped, total.Failed)

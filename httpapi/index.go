@@ -56,7 +56,7 @@ func (s *server) indexEvents(w http.ResponseWriter, r *http.Request) error {
 	res.Skipped += parsed.Skipped
 	res.Failed += len(parsed.Errors)
 	s.index.CountUnreadable(len(parsed.Errors))
-	s.index.Skipped.Add(int64(parsed.Skipped))
+	s.index.CountSkipped(parsed.Skipped)
 	for _, e := range parsed.Errors {
 		if len(res.Errors) < 20 {
 			res.Errors = append(res.Errors, e)

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/index"
 )
 
 // IndexSourceStatus is one change source's progress (GET /v1/index/status).
@@ -27,26 +28,37 @@ type indexTableStatus struct {
 	Failed  int64  `json:"failed"`
 }
 
-// indexStatus answers this instance's index counters since it started (per instance: every
-// instance applies its own share of the events), and its sources' progress.
+// indexStatus answers the index counters of every instance sharing the store (as of their last
+// flush, plus this instance's unflushed counts), scope "shared"; when the store cannot be read,
+// this instance's counters since it started, scope "instance". Then this instance's sources'
+// progress.
 func (s *server) indexStatus(w http.ResponseWriter, r *http.Request) error {
 	if s.index == nil {
 		return redstate.Errorf(redstate.ENOTFOUND, "the index block is not enabled on this server")
 	}
 	tables := []indexTableStatus{}
-	for _, t := range s.index.Tables() {
-		st := s.index.Stats(t.DB, t.Table)
-		if st == nil {
-			continue
+	scope := "shared"
+	counters, err := s.index.SharedCounters(r.Context())
+	if err != nil {
+		s.logger.Warn("index status: shared counters unreadable; answering this instance's", "err", err)
+		scope = "instance"
+		counters = index.CounterSet{Tables: map[index.TableRef]index.Counters{}, Skipped: s.index.Skipped(), Unreadable: s.index.Unreadable()}
+		for _, t := range s.index.Tables() {
+			if st := s.index.Stats(t.DB, t.Table); st != nil {
+				counters.Tables[index.TableRef{DB: t.DB, Table: t.Table}] = index.Counters{Applied: st.Applied.Load(), Stale: st.Stale.Load(), Failed: st.Failed.Load()}
+			}
 		}
-		tables = append(tables, indexTableStatus{DB: t.DB, Table: t.Table, Applied: st.Applied.Load(), Stale: st.Stale.Load(), Failed: st.Failed.Load()})
+	}
+	for _, t := range s.index.Tables() {
+		c := counters.Tables[index.TableRef{DB: t.DB, Table: t.Table}]
+		tables = append(tables, indexTableStatus{DB: t.DB, Table: t.Table, Applied: c.Applied, Stale: c.Stale, Failed: c.Failed})
 	}
 	sources := []IndexSourceStatus{}
 	if s.indexSources != nil {
 		sources = append(sources, s.indexSources()...)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
-		"tables": tables, "skipped": s.index.Skipped.Load(), "unreadable": s.index.Unreadable.Load(), "sources": sources,
+		"scope": scope, "tables": tables, "skipped": counters.Skipped, "unreadable": counters.Unreadable, "sources": sources,
 	})
 	return nil
 }

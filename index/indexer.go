@@ -37,7 +37,7 @@ type table struct {
 	stats       *TableStats
 }
 
-// TableStats count a table's changes since start.
+// TableStats count a table's changes on this instance since it started.
 type TableStats struct {
 	// Applied changes took effect; Stale ones were older than the stored version; Failed ones
 	// could not be converted (dead-lettered).
@@ -51,14 +51,30 @@ type Indexer struct {
 	opts   Options
 	tables map[string]*table // "db.table"
 	order  []string
-	// Skipped counts changes of undeclared tables and DDL, skipped without error.
-	Skipped atomic.Int64
-	// Unreadable counts events that could not be parsed at all (no table to count them on).
-	Unreadable atomic.Int64
+	// skipped counts changes of undeclared tables and DDL since start, unreadable the events
+	// that could not be parsed at all (no table to count them on).
+	skipped, unreadable atomic.Int64
+	// counters are the counts not yet added to the store's shared counters (FlushCounters).
+	counters counterLog
 }
 
-// CountUnreadable adds n events that could not be parsed to Unreadable.
-func (ix *Indexer) CountUnreadable(n int) { ix.Unreadable.Add(int64(n)) }
+// CountUnreadable counts n events that could not be parsed at all.
+func (ix *Indexer) CountUnreadable(n int) {
+	ix.unreadable.Add(int64(n))
+	ix.counters.record(CounterSet{Unreadable: int64(n)})
+}
+
+// CountSkipped counts n changes of undeclared tables (or DDL) skipped without error.
+func (ix *Indexer) CountSkipped(n int) {
+	ix.skipped.Add(int64(n))
+	ix.counters.record(CounterSet{Skipped: int64(n)})
+}
+
+// Skipped is how many changes this instance skipped since it started (CountSkipped).
+func (ix *Indexer) Skipped() int64 { return ix.skipped.Load() }
+
+// Unreadable is how many events this instance could not parse since it started.
+func (ix *Indexer) Unreadable() int64 { return ix.unreadable.Load() }
 
 // New returns an Indexer over store for specs. Errors: EINVALID (a spec, the prefix, a
 // duplicate table, a table without HashTag on Cluster).
@@ -132,7 +148,8 @@ func (ix *Indexer) Tables() []TableSpec {
 	return out
 }
 
-// Stats returns the counters of a declared table (nil if undeclared).
+// Stats returns this instance's counters of a declared table since it started (nil if
+// undeclared); SharedCounters has those of every instance.
 func (ix *Indexer) Stats(db, tbl string) *TableStats {
 	if t := ix.tables[db+"."+tbl]; t != nil {
 		return t.stats
@@ -167,19 +184,34 @@ type Result struct {
 // batch is known to be applied — retrying the whole call is safe, versions make it idempotent).
 func (ix *Indexer) Apply(ctx context.Context, changes []Change) (Result, error) {
 	var res Result
+	delta := CounterSet{Tables: map[TableRef]Counters{}}
+	defer func() {
+		ix.skipped.Add(delta.Skipped)
+		if !delta.empty() {
+			ix.counters.record(delta)
+		}
+	}()
+	count := func(t *table, applied, stale, failed int64) {
+		t.stats.Applied.Add(applied)
+		t.stats.Stale.Add(stale)
+		t.stats.Failed.Add(failed)
+		ref := TableRef{DB: t.spec.DB, Table: t.spec.Table}
+		c := delta.Tables[ref]
+		delta.Tables[ref] = Counters{Applied: c.Applied + applied, Stale: c.Stale + stale, Failed: c.Failed + failed}
+	}
 	writes := make([]RowWrite, 0, len(changes))
 	tables := make([]*table, 0, len(changes))
 	for _, ch := range changes {
 		t := ix.tables[ch.DB+"."+ch.Table]
 		if t == nil {
 			res.Skipped++
-			ix.Skipped.Add(1)
+			delta.Skipped++
 			continue
 		}
 		w, err := ix.write(t, ch)
 		if err != nil {
 			res.Failed++
-			t.stats.Failed.Add(1)
+			count(t, 0, 0, 1)
 			msg := fmt.Sprintf("%s.%s: %s", ch.DB, ch.Table, redstate.ErrorMessage(err))
 			if len(res.Errors) < 20 {
 				res.Errors = append(res.Errors, msg)
@@ -202,10 +234,10 @@ func (ix *Indexer) Apply(ctx context.Context, changes []Change) (Result, error) 
 	for i, o := range outcomes {
 		if o == Applied {
 			res.Applied++
-			tables[i].stats.Applied.Add(1)
+			count(tables[i], 1, 0, 0)
 		} else {
 			res.Stale++
-			tables[i].stats.Stale.Add(1)
+			count(tables[i], 0, 1, 0)
 		}
 	}
 	return res, nil
@@ -275,7 +307,7 @@ func (ix *Indexer) deadLetter(ctx context.Context, ch Change, reason string) err
 // DeadLetterEvent records an event that could not even be parsed (raw as received) with the
 // reason, and counts it as unreadable. Errors: EUNAVAILABLE.
 func (ix *Indexer) DeadLetterEvent(ctx context.Context, source string, raw []byte, reason string) error {
-	ix.Unreadable.Add(1)
+	ix.CountUnreadable(1)
 	entry, _ := json.Marshal(struct {
 		Source string    `json:"source"`
 		Raw    string    `json:"raw"`

@@ -85,6 +85,14 @@ type Store interface {
 	// Remove deletes field id from the index hash key (HDEL): verify's repair of an entry no
 	// change accounts for.
 	Remove(ctx context.Context, key, id string) error
+
+	// AddCounters adds c to the counters kept in key (a hash in Redis, so every instance adds to
+	// and reads the same figures), in one atomic step.
+	AddCounters(ctx context.Context, key string, c CounterSet) error
+
+	// Counters returns the counters kept in key (empty when there are none). Fields it does
+	// not recognize are ignored.
+	Counters(ctx context.Context, key string) (CounterSet, error)
 }
 
 // VersionValue is the version key's value: "<version>|<stamp>".

@@ -345,7 +345,9 @@ async function executorPage(view) {
 async function indexPage(view) {
   view.append(el('h1', { text: 'Index' }));
   const s = await api('GET', '/v1/index/status');
-  view.append(el('p', { text: `this instance since start: ${s.skipped} events of undeclared tables skipped, ${s.unreadable} unreadable` }),
+  const scope = s.scope === 'shared' ? 'all instances (shared counters, each instance adds its counts every 5 s)'
+    : 'this instance since start (the shared counters could not be read)';
+  view.append(el('p', { text: `${scope}: ${s.skipped} events of undeclared tables skipped, ${s.unreadable} unreadable` }),
     table(['table', 'applied', 'stale (skipped by version)', 'failed'], s.tables.map((t) => [t.db + '.' + t.table, t.applied, t.stale, t.failed])),
     el('h2', { text: 'Sources' }),
     table(['source', 'backfilled rows', 'lag (bytes)', 'lag (s)'], s.sources.map((x) => [x.name, x.backfilledRows, x.lagBytes, x.lagSeconds.toFixed(1)])));

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -229,6 +230,75 @@ func RunStoreSuite(t *testing.T, newStore NewStore, f Features) {
 			dump, err := store.Dump(ctx, ix.DeadLetterKey())
 			if err != nil || dump[ix.DeadLetterKey()] != "list:2" {
 				t.Fatalf("dead letters = %v, %v", dump, err)
+			}
+		},
+		"CountersAreSharedByInstances": func(t *testing.T) {
+			// Two indexers on one store and prefix stand for two instances.
+			store, prefix := newStore(t), UniquePrefix()
+			instance := func() *index.Indexer {
+				ix, err := index.New(store, []index.TableSpec{SeedTable(f.Cluster)}, index.Options{Prefix: prefix, Cluster: f.Cluster})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ix
+			}
+			a, b := instance(), instance()
+			bad := row(3, 72, 870, 1, "bad")
+			bad["cityId"] = index.Str("x")
+			apply(t, a, upsert(2, row(1, 72, 870, 1, "a")), upsert(1, row(1, 72, 870, 1, "old")), upsert(1, row(2, 72, 870, 1, "b")), upsert(1, bad),
+				index.Change{DB: "db1", Table: "other", Op: index.OpUpsert, Row: row(9, 1, 1, 1, ""), Version: "p1"})
+			a.CountUnreadable(2)
+			apply(t, b, upsert(1, row(5, 72, 870, 1, "c")))
+			shared := func(ix *index.Indexer) index.CounterSet {
+				t.Helper()
+				c, err := ix.SharedCounters(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return c
+			}
+			table := index.TableRef{DB: "db1", Table: "table1"}
+			if c := shared(b); c.Tables[table] != (index.Counters{Applied: 1}) || c.Skipped != 0 {
+				t.Fatalf("b before any flush = %+v, want only its own unflushed counts", c)
+			}
+			for range 2 { // the second flush has nothing to add
+				for _, ix := range []*index.Indexer{a, b} {
+					if err := ix.FlushCounters(ctx); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			want := index.CounterSet{Tables: map[index.TableRef]index.Counters{table: {Applied: 3, Stale: 1, Failed: 1}}, Skipped: 1, Unreadable: 2}
+			for name, ix := range map[string]*index.Indexer{"a": a, "b": b} {
+				if c := shared(ix); !reflect.DeepEqual(c, want) {
+					t.Fatalf("%s after the flushes = %+v, want %+v", name, c, want)
+				}
+			}
+			if a.Skipped() != 1 || a.Unreadable() != 2 || b.Skipped() != 0 {
+				t.Fatalf("per-instance counts: a skipped %d unreadable %d, b skipped %d", a.Skipped(), a.Unreadable(), b.Skipped())
+			}
+		},
+		"AddCountersConcurrently": func(t *testing.T) {
+			store, key := newStore(t), UniquePrefix()+":counters"
+			dotted := index.TableRef{DB: "a.b", Table: "c-d"} // names may hold '.' and '-'
+			var wg sync.WaitGroup
+			for range 8 {
+				wg.Go(func() {
+					for range 25 {
+						if err := store.AddCounters(ctx, key, index.CounterSet{Tables: map[index.TableRef]index.Counters{dotted: {Applied: 1, Failed: 2}}, Skipped: 1}); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			c, err := store.Counters(ctx, key)
+			if err != nil || c.Tables[dotted] != (index.Counters{Applied: 200, Failed: 400}) || c.Skipped != 200 || len(c.Tables) != 1 {
+				t.Fatalf("counters = %+v, %v; want 200 applied, 400 failed, 200 skipped", c, err)
+			}
+			if c, err := store.Counters(ctx, UniquePrefix()+":counters"); err != nil || len(c.Tables) != 0 || c.Skipped != 0 {
+				t.Fatalf("counters of a missing key = %+v, %v", c, err)
 			}
 		},
 		"SameRowTwiceInOneBatch": func(t *testing.T) {

@@ -203,3 +203,32 @@ func (s *Store) Remove(_ context.Context, key, id string) error {
 	s.hdel(key, id)
 	return nil
 }
+
+// AddCounters implements index.Store: the counters are a hash of decimal values, as in Redis.
+func (s *Store) AddCounters(_ context.Context, key string, c index.CounterSet) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := s.hashes[key]
+	if h == nil {
+		h = map[string]json.RawMessage{}
+		s.hashes[key] = h
+	}
+	for f, n := range index.CounterFields(c) {
+		cur, _ := strconv.ParseInt(string(h[f]), 10, 64)
+		h[f] = json.RawMessage(strconv.FormatInt(cur+n, 10))
+	}
+	return nil
+}
+
+// Counters implements index.Store.
+func (s *Store) Counters(_ context.Context, key string) (index.CounterSet, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	fields := map[string]int64{}
+	for f, v := range s.hashes[key] {
+		if n, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+			fields[f] = n
+		}
+	}
+	return index.ParseCounterFields(fields), nil
+}

@@ -243,3 +243,33 @@ func rawRows(m map[string]string) map[string]json.RawMessage {
 func (s *Store) Remove(ctx context.Context, key, id string) error {
 	return rediserr.Map(s.client.HDel(ctx, key, id).Err(), "index remove")
 }
+
+// AddCounters implements index.Store: HINCRBY per field in one MULTI/EXEC.
+func (s *Store) AddCounters(ctx context.Context, key string, c index.CounterSet) error {
+	fields := index.CounterFields(c)
+	if len(fields) == 0 {
+		return nil
+	}
+	_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for f, n := range fields {
+			p.HIncrBy(ctx, key, f, n)
+		}
+		return nil
+	})
+	return rediserr.Map(err, "index counters")
+}
+
+// Counters implements index.Store: one HGETALL.
+func (s *Store) Counters(ctx context.Context, key string) (index.CounterSet, error) {
+	m, err := s.client.HGetAll(ctx, key).Result()
+	if err != nil {
+		return index.CounterSet{}, rediserr.Map(err, "index counters")
+	}
+	fields := make(map[string]int64, len(m))
+	for f, v := range m {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			fields[f] = n
+		}
+	}
+	return index.ParseCounterFields(fields), nil
+}

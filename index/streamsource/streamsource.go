@@ -213,7 +213,7 @@ func (s *Source) process(ctx context.Context, stream string, msgs []redis.XMessa
 			}
 			continue
 		}
-		s.ix.Skipped.Add(int64(p.Skipped))
+		s.ix.CountSkipped(p.Skipped)
 		changes = append(changes, p.Changes...)
 	}
 	if _, err := s.ix.Apply(ctx, changes); err != nil {

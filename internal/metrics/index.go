@@ -47,8 +47,8 @@ func (c *indexCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.events, prometheus.CounterValue, float64(st.Stale.Load()), name, "stale")
 		ch <- prometheus.MustNewConstMetric(c.events, prometheus.CounterValue, float64(st.Failed.Load()), name, "failed")
 	}
-	ch <- prometheus.MustNewConstMetric(c.skipped, prometheus.CounterValue, float64(c.ix.Skipped.Load()))
-	ch <- prometheus.MustNewConstMetric(c.unreadable, prometheus.CounterValue, float64(c.ix.Unreadable.Load()))
+	ch <- prometheus.MustNewConstMetric(c.skipped, prometheus.CounterValue, float64(c.ix.Skipped()))
+	ch <- prometheus.MustNewConstMetric(c.unreadable, prometheus.CounterValue, float64(c.ix.Unreadable()))
 }
 
 // RegisterIndexSource registers the gauges of one index source (e.g. "postgres"):

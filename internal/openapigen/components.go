@@ -94,6 +94,7 @@ func schemas() obj {
 			req("degraded", array(str(""), "What runs degraded.")),
 		),
 		"IndexStatus": object("Answer of GET /v1/index/status.",
+			req("scope", enum(str("shared: the counters of every instance sharing the store; instance: the store could not be read, this instance's counters since it started."), "shared", "instance")),
 			req("tables", array(object("One declared table's counters.",
 				req("db", str("")), req("table", str("")),
 				req("applied", integer("")), req("stale", integer("Skipped by version.")), req("failed", integer("")),

@@ -290,7 +290,7 @@ func operations() []operation {
 			replies: []reply{ok("ExecutorState", "The state.")},
 			codes:   []string{notFound, unavailable}},
 		{method: "GET", path: "/v1/index/status", id: "indexStatus", role: "read", tag: "index",
-			summary: "This instance's index counters since it started, and its sources' progress",
+			summary: "The index counters of every instance (shared in the store), and this instance's sources' progress",
 			replies: []reply{ok("IndexStatus", "The counters.")},
 			codes:   []string{notFound}},
 
