@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -199,5 +200,15 @@ func TestFeedCommands_RebuildNeedsYesAndRepairsDrift(t *testing.T) {
 	}
 	if out, err := run(t, append([]string{"feed", "verify"}, args...)...); err != nil {
 		t.Fatalf("feed verify after rebuild = %v:\n%s", err, out)
+	}
+	if out, err := run(t, append([]string{"feed", "counts", "--user", "3001"}, args...)...); err != nil || !regexp.MustCompile(`(?m)^1001\s+1\s*$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^total\s+1\s*$`).MatchString(out) {
+		t.Fatalf("feed counts = %v:\n%s", err, out)
+	}
+	if out, err := run(t, append([]string{"feed", "counts", "--user", "3001", "--json"}, args...)...); err != nil || strings.TrimSpace(out) != `{"counts":{"1001":1},"total":1,"user":3001}` {
+		t.Fatalf("feed counts --json = %v:\n%s", err, out)
+	}
+	if _, err := run(t, append([]string{"feed", "counts"}, args...)...); err == nil || !strings.Contains(err.Error(), "--user") {
+		t.Fatalf("feed counts without --user = %v", err)
 	}
 }

@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -79,13 +83,57 @@ func newFeedCommand() *cobra.Command {
 			})
 		},
 	}
+	var asJSON *bool
+	counts := &cobra.Command{
+		Use:   "counts --user ID",
+		Short: "Print a user's unread counts per author and the total (from Redis; from SQL while it is down)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if user <= 0 {
+				return errors.New("--user is required (a user id > 0)")
+			}
+			return withFeed(cmd, func(svc *feed.Service) error {
+				byAuthor, total, err := svc.UnreadCounts(cmd.Context(), user)
+				if err != nil {
+					return err
+				}
+				return printFeedCounts(cmd.OutOrStdout(), user, byAuthor, total, *asJSON)
+			})
+		},
+	}
+	asJSON = bindJSON(counts)
 	yes = bindYes(rebuild)
-	for _, c := range []*cobra.Command{rebuild, verify} {
+	for _, c := range []*cobra.Command{rebuild, verify, counts} {
 		c.Flags().Int64Var(&user, "user", 0, "only this user")
 		config.BindFlags(c.Flags(), config.FlagsRedis, config.FlagsNamespace, config.FlagsData)
 	}
-	cmd.AddCommand(rebuild, verify)
+	cmd.AddCommand(rebuild, verify, counts)
 	return cmd
+}
+
+// printFeedCounts prints a user's unread counts: a table of authors (most unread first), or
+// with asJSON {"user","counts":{author: n},"total"}.
+func printFeedCounts(w io.Writer, user int64, byAuthor map[int64]int64, total int64, asJSON bool) error {
+	if asJSON {
+		counts := make(map[string]int64, len(byAuthor))
+		for a, n := range byAuthor {
+			counts[strconv.FormatInt(a, 10)] = n
+		}
+		return writeJSON(w, map[string]any{"user": user, "counts": counts, "total": total})
+	}
+	authors := slices.Collect(maps.Keys(byAuthor))
+	slices.SortFunc(authors, func(a, b int64) int {
+		if c := cmp.Compare(byAuthor[b], byAuthor[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	t := newTable(w, "AUTHOR", "UNREAD")
+	for _, a := range authors {
+		t.row(a, byAuthor[a])
+	}
+	t.row("total", total)
+	return t.flush()
 }
 
 // withFeed runs f with a feed Service on the configured SQL database and Redis.

@@ -42,9 +42,11 @@ var commandFlagGroups = map[string][]config.FlagGroup{
 	// The index keys live under index.prefix, not namespace.
 	"index replay": {config.FlagsRedis},
 	"index verify": {config.FlagsRedis},
+	"index status": {config.FlagsRedis},
 
 	"feed rebuild": {config.FlagsRedis, config.FlagsNamespace, config.FlagsData},
 	"feed verify":  {config.FlagsRedis, config.FlagsNamespace, config.FlagsData},
+	"feed counts":  {config.FlagsRedis, config.FlagsNamespace, config.FlagsData},
 
 	// Benchmarks run under their own unique namespaces.
 	"bench buildstatus": {config.FlagsRedis},

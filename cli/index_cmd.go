@@ -35,7 +35,7 @@ func newIndexCommand() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newIndexReplayCommand(), newIndexVerifyCommand())
+	cmd.AddCommand(newIndexReplayCommand(), newIndexVerifyCommand(), newIndexStatusCommand())
 	return cmd
 }
 
@@ -319,4 +319,65 @@ func snapshotRows(path, db, table string) index.RowSource {
 		}
 		return sc.Err()
 	}
+}
+
+// indexStatusJSON is `index status --json`: the shared counters (as GET /v1/index/status).
+type indexStatusJSON struct {
+	Tables     []indexTableCounters `json:"tables"`
+	Skipped    int64                `json:"skipped"`
+	Unreadable int64                `json:"unreadable"`
+}
+
+type indexTableCounters struct {
+	DB      string `json:"db"`
+	Table   string `json:"table"`
+	Applied int64  `json:"applied"`
+	Stale   int64  `json:"stale"`
+	Failed  int64  `json:"failed"`
+}
+
+func newIndexStatusCommand() *cobra.Command {
+	var asJSON *bool
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Print every declared table's changes applied, stale and failed, counted by all instances",
+		Long: `Reads the counters every serve instance (and index replay) adds to Redis
+(<index.prefix>:counters, every 5 s and when it stops): per declared table the changes applied,
+stale (older than the stored version) and failed (dead-lettered), and the events skipped
+(undeclared tables) and unreadable.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withRedisClient(cmd, func(cfg config.Config, client redis.UniversalClient) error {
+				ix, err := openIndexer(cfg, client)
+				if err != nil {
+					return err
+				}
+				c, err := ix.SharedCounters(cmd.Context())
+				if err != nil {
+					return err
+				}
+				st := indexStatusJSON{Tables: []indexTableCounters{}, Skipped: c.Skipped, Unreadable: c.Unreadable}
+				for _, t := range ix.Tables() {
+					n := c.Tables[index.TableRef{DB: t.DB, Table: t.Table}]
+					st.Tables = append(st.Tables, indexTableCounters{DB: t.DB, Table: t.Table, Applied: n.Applied, Stale: n.Stale, Failed: n.Failed})
+				}
+				out := cmd.OutOrStdout()
+				if *asJSON {
+					return writeJSON(out, st)
+				}
+				tbl := newTable(out, "TABLE", "APPLIED", "STALE", "FAILED")
+				for _, t := range st.Tables {
+					tbl.row(t.DB+"."+t.Table, t.Applied, t.Stale, t.Failed)
+				}
+				if err := tbl.flush(); err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(out, "skipped (undeclared tables): %d, unreadable events: %d\n", st.Skipped, st.Unreadable)
+				return err
+			})
+		},
+	}
+	asJSON = bindJSON(cmd)
+	config.BindFlags(cmd.Flags(), config.FlagsRedis)
+	return cmd
 }

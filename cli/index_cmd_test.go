@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -36,6 +37,14 @@ func TestIndexReplayAndVerify(t *testing.T) {
 	}
 	if out, err = run(t, append([]string{"index", "replay", eventsPath}, base...)...); err != nil || !strings.Contains(out, "0 applied, 300 stale") {
 		t.Fatalf("second replay: %v\n%s", err, out)
+	}
+	// Each replay added its counts to the shared counters.
+	if out, err = run(t, append([]string{"index", "status"}, base...)...); err != nil || !regexp.MustCompile(`(?m)^db1\.table1\s+300\s+300\s+0\s*$`).MatchString(out) {
+		t.Fatalf("index status: %v\n%s", err, out)
+	}
+	if out, err = run(t, append([]string{"index", "status", "--json"}, base...)...); err != nil ||
+		strings.TrimSpace(out) != `{"tables":[{"db":"db1","table":"table1","applied":300,"stale":300,"failed":0}],"skipped":0,"unreadable":0}` {
+		t.Fatalf("index status --json: %v\n%s", err, out)
 	}
 	if out, err = run(t, append([]string{"index", "verify", "--snapshot", snapPath}, base...)...); err != nil || !strings.Contains(out, `"missing":0,"stale":0,"extra":0`) {
 		t.Fatalf("verify clean: %v\n%s", err, out)
