@@ -87,6 +87,32 @@ func TestServe_IndexOverHTTP(t *testing.T) {
 	}
 }
 
+// TestServe_IndexCanalBatchInOnePost posts the five flat messages Canal's MQ converter makes of
+// one batch (one id, one second-resolution es: INSERT A,B; UPDATE B; UPDATE A,B; UPDATE B;
+// DELETE A) in order in one request: every change applies and the index ends as in-order
+// delivery leaves it (A deleted, B in 504). It answered {"applied":2,"stale":5} and left both
+// in 501 when the version could not order the messages of one batch.
+func TestServe_IndexCanalBatchInOnePost(t *testing.T) {
+	base, _, _, _ := startServe(t, "--config", writeConfig(t, indexConfig), "--redis", redistest.StartStandalone(t).URL)
+	msg := func(typ string, rows ...string) string {
+		return `{"data":[` + strings.Join(rows, ",") + `],"database":"db1","table":"table1","type":"` + typ + `","es":1700000000000,"id":41,"isDdl":false}`
+	}
+	row := func(id, cat string) string {
+		return `{"id":"` + id + `","lastAddrId":"72","categoryId":"` + cat + `","brandId":"1","yn":"1"}`
+	}
+	batch := `{"format":"canal","events":[` + strings.Join([]string{msg("INSERT", row("1", "501"), row("2", "501")),
+		msg("UPDATE", row("2", "502")), msg("UPDATE", row("1", "503"), row("2", "503")), msg("UPDATE", row("2", "504")),
+		msg("DELETE", row("1", "503"))}, ",") + `]}`
+	if status, body := request(t, http.MethodPost, base+"/v1/index/events", batch); status != http.StatusOK || !strings.Contains(body, `"applied":7,"stale":0`) {
+		t.Fatalf("batch = %d %s; want 7 applied", status, body)
+	}
+	for cat, want := range map[string]string{"501": `"rows":{}`, "503": `"rows":{}`, "504": `"rows":{"2":`} {
+		if status, body := request(t, http.MethodGet, base+"/v1/index/db1/table1?las=72&cat="+cat, ""); status != http.StatusOK || !strings.Contains(body, want) {
+			t.Errorf("cat %s = %d %s; want %s", cat, status, body, want)
+		}
+	}
+}
+
 // TestServe_IndexFromRedisStreams: serve consumes a Debezium-sink stream into the index.
 func TestServe_IndexFromRedisStreams(t *testing.T) {
 	srv := redistest.StartStandalone(t)

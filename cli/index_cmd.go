@@ -102,7 +102,7 @@ func replay(ctx context.Context, ix *index.Indexer, path, format string, batch i
 		if len(pending) == 0 {
 			return nil
 		}
-		p, err := index.ParseEventList(format, pending)
+		p, err := index.ParseEventList(format, pending, uint64(events-len(pending)))
 		if err != nil {
 			return err
 		}

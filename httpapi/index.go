@@ -30,6 +30,10 @@ type eventsRequest struct {
 	// Format is native (default), canal or debezium.
 	Format string            `json:"format"`
 	Events []json.RawMessage `json:"events"`
+	// Offset is the delivery position of events[0] in the producer's stream (a Kafka offset,
+	// a running count); event i is at Offset+i. It orders the flat messages of one Canal batch
+	// (one id, one es) across requests; a batch sent whole in one request needs none.
+	Offset uint64 `json:"offset"`
 }
 
 // indexEvents applies a batch of change events: POST /v1/index/events {"format","events"}
@@ -45,7 +49,7 @@ func (s *server) indexEvents(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decodeBody(w, r, &req); err != nil {
 		return err
 	}
-	parsed, err := index.ParseEventList(req.Format, req.Events)
+	parsed, err := index.ParseEventList(req.Format, req.Events, req.Offset)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,8 @@ const (
 //	p<commit LSN 16 hex><change LSN 16 hex>      PostgreSQL (a change's own LSN alone
 //	                                              interleaves across transactions)
 //	m<binlog file number 8 hex><pos 16 hex><row 8 hex>  MySQL binlog (Debezium file/pos/row)
-//	t<event ms 16 hex><batch id 16 hex><row 8 hex>      time-ordered sources (Canal es + message id)
+//	t<event ms 16 hex><batch id 16 hex><delivery position 16 hex><row 8 hex>
+//	                                              time-ordered sources (Canal es + message id)
 //
 // Versions of different kinds are not comparable: a table is fed by one kind of source.
 type Version string
@@ -42,14 +43,17 @@ func BinlogVersion(file uint32, pos uint64, row uint32) Version {
 	return Version(fmt.Sprintf("m%08x%016x%08x", file, pos, row))
 }
 
-// TimeVersion is the version of a source that gives only an event time (ms) and a monotonic
-// batch id (Canal's flat-message id) and the row's index in the batch. Two changes of a row
-// with equal time, batch and row are the same change.
-func TimeVersion(ms int64, batch uint64, row uint32) Version {
+// TimeVersion is the version of a source that gives only an event time (ms) and a batch id
+// (Canal's flat-message id, shared by every message of one Canal batch): the message's delivery
+// position (its place in the stream the source delivered it in: index in a POST plus its
+// offset, line of a replay file, Redis Streams entry id, Kafka offset) orders the messages of one
+// batch, then the row's index in the message. Two changes of a row with equal time, batch,
+// position and row are the same change.
+func TimeVersion(ms int64, batch, position uint64, row uint32) Version {
 	if ms < 0 {
 		ms = 0
 	}
-	return Version(fmt.Sprintf("t%016x%016x%08x", uint64(ms), batch, row))
+	return Version(fmt.Sprintf("t%016x%016x%016x%08x", uint64(ms), batch, position, row))
 }
 
 // ParseLSN parses PostgreSQL's "X/Y" LSN text.

@@ -47,10 +47,13 @@ type NativeVersion struct {
 	Row       uint32 `json:"row"`
 	TsMs      int64  `json:"tsMs"`
 	Batch     uint64 `json:"batch"`
+	// Position orders changes of one tsMs and batch (see TimeVersion); when absent, the event's
+	// delivery position is used.
+	Position *uint64 `json:"position"`
 }
 
-// version returns the Version the object names.
-func (v NativeVersion) version() (Version, error) {
+// version returns the Version the object names; position is the event's delivery position.
+func (v NativeVersion) version(position uint64) (Version, error) {
 	switch {
 	case v.LSN != "":
 		lsn, err := ParseLSN(v.LSN)
@@ -71,9 +74,12 @@ func (v NativeVersion) version() (Version, error) {
 		}
 		return BinlogVersion(n, v.Pos, v.Row), nil
 	case v.TsMs > 0:
-		return TimeVersion(v.TsMs, v.Batch, v.Row), nil
+		if v.Position != nil {
+			position = *v.Position
+		}
+		return TimeVersion(v.TsMs, v.Batch, position, v.Row), nil
 	}
-	return "", redstate.Errorf(redstate.EINVALID, "version must give lsn (and commitLsn), file/pos/row, or tsMs/batch/row")
+	return "", redstate.Errorf(redstate.EINVALID, "version must give lsn (and commitLsn), file/pos/row, or tsMs/batch/row (and position)")
 }
 
 // binlogNumber is the sequence number of a binlog file name ("mysql-bin.000042" → 42).
@@ -94,39 +100,36 @@ type Parsed struct {
 	Errors  []string
 }
 
-// ParseEvents reads a JSON array of events in format (see ParseEventList).
-// Errors: EINVALID (unknown format, body not a JSON array).
-func ParseEvents(format string, body []byte) (Parsed, error) {
+// ParseEvents reads a JSON array of events in format (see ParseEventList); the first event is
+// at delivery position first. Errors: EINVALID (unknown format, body not a JSON array).
+func ParseEvents(format string, body []byte, first uint64) (Parsed, error) {
 	var raw []json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil {
 		return Parsed{}, redstate.Errorf(redstate.EINVALID, "events must be a JSON array: %v", err)
 	}
-	return ParseEventList(format, raw)
+	return ParseEventList(format, raw, first)
 }
 
-// ParseEventList reads events in format. A malformed event is reported in Errors and never
-// stops the others; DDL is skipped and counted. Errors: EINVALID (unknown format).
-func ParseEventList(format string, raw []json.RawMessage) (Parsed, error) {
+// CheckFormat reports whether format is one ParseEvent reads. Errors: EINVALID.
+func CheckFormat(format string) error {
 	switch format {
 	case "", FormatNative, FormatCanal, FormatDebezium:
-	default:
-		return Parsed{}, redstate.Errorf(redstate.EINVALID, "unknown event format %q: use native, canal or debezium", format)
+		return nil
+	}
+	return redstate.Errorf(redstate.EINVALID, "unknown event format %q: use native, canal or debezium", format)
+}
+
+// ParseEventList reads events in format; event i is at delivery position first+i (the position
+// orders the messages of one Canal batch, see TimeVersion). A malformed event is reported in
+// Errors and never stops the others; DDL is skipped and counted. Errors: EINVALID (unknown
+// format).
+func ParseEventList(format string, raw []json.RawMessage, first uint64) (Parsed, error) {
+	if err := CheckFormat(format); err != nil {
+		return Parsed{}, err
 	}
 	var p Parsed
 	for i, ev := range raw {
-		var (
-			changes []Change
-			skipped bool
-			err     error
-		)
-		switch format {
-		case "", FormatNative:
-			changes, err = parseNative(ev)
-		case FormatCanal:
-			changes, skipped, err = parseCanal(ev)
-		case FormatDebezium:
-			changes, skipped, err = parseDebezium(ev)
-		}
+		changes, skipped, err := ParseEvent(format, ev, first+uint64(i))
 		switch {
 		case err != nil:
 			p.Errors = append(p.Errors, fmt.Sprintf("event %d: %s", i, redstate.ErrorMessage(err)))
@@ -139,7 +142,23 @@ func ParseEventList(format string, raw []json.RawMessage) (Parsed, error) {
 	return p, nil
 }
 
-func parseNative(raw json.RawMessage) ([]Change, error) {
+// ParseEvent reads one event in format delivered at position: its place in the stream it came
+// in (see TimeVersion), which must be the same whenever the event is delivered again (the index
+// in a resent batch, a replay file's line, a stream entry's id, a Kafka offset). skipped is true
+// for DDL and other events that change no row. Errors: EINVALID (the event cannot be read; the
+// format is not checked, see CheckFormat).
+func ParseEvent(format string, raw json.RawMessage, position uint64) (changes []Change, skipped bool, err error) {
+	switch format {
+	case FormatCanal:
+		return parseCanal(raw, position)
+	case FormatDebezium:
+		return parseDebezium(raw, position)
+	}
+	changes, err = parseNative(raw, position)
+	return changes, false, err
+}
+
+func parseNative(raw json.RawMessage, position uint64) ([]Change, error) {
 	var ev NativeEvent
 	if err := json.Unmarshal(raw, &ev); err != nil {
 		return nil, redstate.Errorf(redstate.EINVALID, "not a native event: %v", err)
@@ -148,7 +167,7 @@ func parseNative(raw json.RawMessage) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := ev.Version.version()
+	v, err := ev.Version.version(position)
 	if err != nil {
 		return nil, err
 	}
@@ -220,10 +239,12 @@ type canalMessage struct {
 	IsDdl    bool                         `json:"isDdl"`
 }
 
-// parseCanal reads a flat message: one change per row of data, versioned by (es, id, row
-// index): Canal gives no binlog position in flat messages, es has the binlog's 1-second
-// resolution, and id (the message id) increases per Canal instance, breaking ties.
-func parseCanal(raw json.RawMessage) ([]Change, bool, error) {
+// parseCanal reads a flat message: one change per row of data, versioned by (es, id, delivery
+// position, row index). Canal gives no binlog position in flat messages; es has the binlog's
+// 1-second resolution; id is the batch id, increasing per Canal instance but shared by every
+// flat message Canal's MQ converter makes of one batch, so only the delivery order (which Canal
+// keeps per partition) orders the messages of one batch.
+func parseCanal(raw json.RawMessage, position uint64) ([]Change, bool, error) {
 	var m canalMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, false, redstate.Errorf(redstate.EINVALID, "not a Canal flat message: %v", err)
@@ -250,7 +271,7 @@ func parseCanal(raw json.RawMessage) ([]Change, bool, error) {
 			return nil, false, err
 		}
 		changes = append(changes, Change{DB: m.Database, Table: m.Table, Op: op, Row: row,
-			Version: TimeVersion(m.Es, m.ID, uint32(i)), Time: time.UnixMilli(m.Es).UTC()})
+			Version: TimeVersion(m.Es, m.ID, position, uint32(i)), Time: time.UnixMilli(m.Es).UTC()})
 	}
 	return changes, false, nil
 }
@@ -276,8 +297,10 @@ type debeziumEvent struct {
 
 // parseDebezium reads an envelope (bare, or the payload of {"schema","payload"}). Versions:
 // PostgreSQL from source.sequence ["<last commit LSN>","<LSN>"] (else the LSN alone), MySQL
-// from source file/pos/row. A delete's row is its before image (only the key is needed).
-func parseDebezium(raw json.RawMessage) ([]Change, bool, error) {
+// from source file/pos/row; a connector that gives neither (SQL Server, Oracle, MongoDB, …) is
+// ordered like Canal by its change time (source.ts_ms, else ts_ms) and the delivery position. A
+// delete's row is its before image (only the key is needed).
+func parseDebezium(raw json.RawMessage, position uint64) ([]Change, bool, error) {
 	var wrapped struct {
 		Payload json.RawMessage `json:"payload"`
 	}
@@ -306,6 +329,10 @@ func parseDebezium(raw json.RawMessage) ([]Change, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
+	ts := ev.Source.TsMs
+	if ts == 0 {
+		ts = ev.TsMs
+	}
 	var v Version
 	src := ev.Source
 	switch {
@@ -333,12 +360,10 @@ func parseDebezium(raw json.RawMessage) ([]Change, bool, error) {
 			return nil, false, err
 		}
 		v = BinlogVersion(n, src.Pos, src.Row)
+	case ts > 0:
+		v = TimeVersion(ts, 0, position, 0)
 	default:
-		return nil, false, redstate.Errorf(redstate.EINVALID, "Debezium source has no lsn, sequence or file/pos")
-	}
-	ts := src.TsMs
-	if ts == 0 {
-		ts = ev.TsMs
+		return nil, false, redstate.Errorf(redstate.EINVALID, "Debezium event has no source lsn, sequence, file/pos or ts_ms to order it by")
 	}
 	var at time.Time
 	if ts > 0 {

@@ -13,7 +13,7 @@ func TestParseEvents_Canal(t *testing.T) {
 	 {"data":[{"id":"3"}],"database":"db1","table":"table1","type":"DELETE","es":1700000001000,"id":9,"isDdl":false},
 	 {"data":[{"id":"4"}],"database":"db1","table":"table1","type":"INSERT","id":10}
 	]`
-	p, err := ParseEvents(FormatCanal, []byte(body))
+	p, err := ParseEvents(FormatCanal, []byte(body), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +24,7 @@ func TestParseEvents_Canal(t *testing.T) {
 	if c[0].Op != OpUpsert || *c[0].Row["lastAddrId"] != "72" || c[1].Row["lastAddrId"] != nil || c[2].Op != OpDelete {
 		t.Fatalf("changes %+v", c)
 	}
-	if !(c[0].Version < c[1].Version && c[1].Version < c[2].Version) || c[0].Version != TimeVersion(1700000000000, 7, 0) {
+	if !(c[0].Version < c[1].Version && c[1].Version < c[2].Version) || c[0].Version != TimeVersion(1700000000000, 7, 0, 0) {
 		t.Fatalf("versions %s %s %s", c[0].Version, c[1].Version, c[2].Version)
 	}
 }
@@ -38,7 +38,7 @@ func TestParseEvents_Debezium(t *testing.T) {
 	 {"before":null,"after":null,"source":{"db":"shop","table":"items","lsn":5},"op":"u"},
 	 {"schema":{},"payload":null}
 	]`
-	p, err := ParseEvents(FormatDebezium, []byte(body))
+	p, err := ParseEvents(FormatDebezium, []byte(body), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,17 +61,17 @@ func TestParseEvents_NativeAndErrors(t *testing.T) {
 	body := `[{"db":"d","table":"t","op":"insert","row":{"id":"1","n":5},"version":{"commitLsn":"0/20","lsn":"0/18"}},
 	 {"db":"d","table":"t","op":"merge","row":{"id":"1"},"version":{"tsMs":1}},
 	 {"db":"d","table":"t","op":"delete","row":{"id":"1"},"version":{}}]`
-	p, err := ParseEvents(FormatNative, []byte(body))
+	p, err := ParseEvents(FormatNative, []byte(body), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(p.Changes) != 1 || len(p.Errors) != 2 || p.Changes[0].Version != PostgresVersion(0x20, 0x18) || *p.Changes[0].Row["n"] != "5" {
 		t.Fatalf("parsed %+v", p)
 	}
-	if _, err := ParseEvents("avro", []byte(`[]`)); err == nil {
+	if _, err := ParseEvents("avro", []byte(`[]`), 0); err == nil {
 		t.Error("unknown format accepted")
 	}
-	if _, err := ParseEvents(FormatNative, []byte(`{}`)); err == nil {
+	if _, err := ParseEvents(FormatNative, []byte(`{}`), 0); err == nil {
 		t.Error("a non-array body accepted")
 	}
 }

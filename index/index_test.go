@@ -54,7 +54,7 @@ func TestVersions_OrderAndLSN(t *testing.T) {
 		t.Error("a later commit must win whatever the change LSN")
 	}
 	if !(PostgresVersion(10, 1) < PostgresVersion(10, 2)) || !(BinlogVersion(3, 900, 0) < BinlogVersion(4, 1, 0)) ||
-		!(TimeVersion(1000, 5, 0) < TimeVersion(1000, 6, 0)) {
+		!(TimeVersion(1000, 5, 9, 0) < TimeVersion(1000, 6, 0, 0)) || !(TimeVersion(1000, 5, 1, 3) < TimeVersion(1000, 5, 2, 0)) {
 		t.Error("versions do not order")
 	}
 	lsn, err := ParseLSN("16/B374D848")

@@ -1,9 +1,11 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -201,6 +203,9 @@ func (ix *Indexer) Apply(ctx context.Context, changes []Change) (Result, error) 
 	}
 	writes := make([]RowWrite, 0, len(changes))
 	tables := make([]*table, 0, len(changes))
+	// last is the newest write of each row in this call, to catch two different changes that
+	// claim one version (the store would keep the first and call the second stale).
+	last := make(map[string]RowWrite, len(changes))
 	for _, ch := range changes {
 		t := ix.tables[ch.DB+"."+ch.Table]
 		if t == nil {
@@ -209,6 +214,14 @@ func (ix *Indexer) Apply(ctx context.Context, changes []Change) (Result, error) 
 			continue
 		}
 		w, err := ix.write(t, ch)
+		if err == nil {
+			if prev, ok := last[w.VersionKey]; ok && prev.Version == w.Version && !sameWrite(prev, w) {
+				err = redstate.Errorf(redstate.EINVALID,
+					"row %s: two different changes carry version %s; a version must order a row's changes (see docs/index.md, versions)", w.ID, w.Version)
+			} else {
+				last[w.VersionKey] = w
+			}
+		}
 		if err != nil {
 			res.Failed++
 			count(t, 0, 0, 1)
@@ -279,6 +292,11 @@ func (ix *Indexer) write(t *table, ch Change) (RowWrite, error) {
 		w.Keys = append(w.Keys, t.keys.Index(d, values))
 	}
 	return w, nil
+}
+
+// sameWrite reports whether a and b make the same change of one row.
+func sameWrite(a, b RowWrite) bool {
+	return a.Delete == b.Delete && bytes.Equal(a.Row, b.Row) && slices.Equal(a.Keys, b.Keys)
 }
 
 // logicallyDeleted is seed step 3: the delete column present with NULL or "0".

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 	"sync"
@@ -409,6 +410,7 @@ func RunStoreSuite(t *testing.T, newStore NewStore, f Features) {
 			}
 		},
 	}
+	maps.Copy(tests, deliveryOrderTests(newStore, f))
 	for name, test := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

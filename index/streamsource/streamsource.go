@@ -10,11 +10,13 @@ package streamsource
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -73,7 +75,7 @@ func New(ix *index.Indexer, opts Options) (*Source, error) {
 	if opts.Format == "" {
 		opts.Format = index.FormatDebezium
 	}
-	if _, err := index.ParseEventList(opts.Format, nil); err != nil {
+	if err := index.CheckFormat(opts.Format); err != nil {
 		return nil, err
 	}
 	if opts.Count <= 0 {
@@ -203,18 +205,17 @@ func (s *Source) process(ctx context.Context, stream string, msgs []redis.XMessa
 			}
 			continue
 		}
-		p, err := index.ParseEvents(s.opts.Format, []byte("["+raw+"]"))
-		if err == nil && len(p.Errors) > 0 {
-			err = errors.New(p.Errors[0])
-		}
+		parsed, skipped, err := index.ParseEvent(s.opts.Format, json.RawMessage(raw), EntryPosition(m.ID))
 		if err != nil {
 			if derr := s.ix.DeadLetterEvent(ctx, stream+"/"+m.ID, []byte(raw), redstate.ErrorMessage(err)); derr != nil {
 				return derr
 			}
 			continue
 		}
-		s.ix.CountSkipped(p.Skipped)
-		changes = append(changes, p.Changes...)
+		if skipped {
+			s.ix.CountSkipped(1)
+		}
+		changes = append(changes, parsed...)
 	}
 	if _, err := s.ix.Apply(ctx, changes); err != nil {
 		return err
@@ -236,4 +237,19 @@ func eventOf(m redis.XMessage) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// EntryPosition is the delivery position of a stream entry (see index.TimeVersion): its id
+// "<ms>-<seq>" as ms<<22 | seq, so positions follow the stream's order as long as one
+// millisecond holds fewer than 4,194,304 entries (later ones share the last position). An id
+// that does not parse is position 0.
+func EntryPosition(id string) uint64 {
+	msText, seqText, _ := strings.Cut(id, "-")
+	ms, err1 := strconv.ParseUint(msText, 10, 64)
+	seq, err2 := strconv.ParseUint(seqText, 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	const seqBits = 22
+	return ms<<seqBits | min(seq, 1<<seqBits-1)
 }

@@ -285,6 +285,7 @@ func schemas() obj {
 		"IndexEventsRequest": object("Body of POST /v1/index/events (httpapi.eventsRequest).",
 			opt("format", enum(str("Event format (default native)."), "", "native", "canal", "debezium")),
 			opt("events", array(anyJSON(""), "The change events in that format.")),
+			opt("offset", integer("Delivery position of events[0] in the producer's stream (e.g. its Kafka offset); event i is at offset+i. Orders the flat messages of one Canal batch across requests; a batch sent whole in one request needs none.")),
 		),
 		"IndexApplyResult": object("Answer of POST /v1/index/events (index.Result).",
 			req("applied", integer("")),
