@@ -39,10 +39,9 @@ var commandFlagGroups = map[string][]config.FlagGroup{
 	"executor retry":       {config.FlagsRedis, config.FlagsNamespace},
 	"executor cancel":      {config.FlagsRedis, config.FlagsNamespace},
 
-	// The index keys live under index.prefix, not namespace.
-	"index replay": {config.FlagsRedis},
-	"index verify": {config.FlagsRedis},
-	"index status": {config.FlagsRedis},
+	"index replay": {config.FlagsRedis, config.FlagsNamespace},
+	"index verify": {config.FlagsRedis, config.FlagsNamespace},
+	"index status": {config.FlagsRedis, config.FlagsNamespace},
 
 	"feed rebuild": {config.FlagsRedis, config.FlagsNamespace, config.FlagsData},
 	"feed verify":  {config.FlagsRedis, config.FlagsNamespace, config.FlagsData},

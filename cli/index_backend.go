@@ -53,7 +53,7 @@ func openIndexBackend(ctx context.Context, cfg config.Config, m *metrics.Metrics
 	if len(cfg.Index.Tables) == 0 {
 		return ib, nil
 	}
-	opts := index.Options{Prefix: cfg.Index.Prefix, VersionTTL: cfg.Index.VersionTTL, DeadLetterMax: cfg.Index.DeadLetterMax}
+	opts := index.Options{Namespace: cfg.Namespace, Prefix: cfg.Index.Prefix, VersionTTL: cfg.Index.VersionTTL, DeadLetterMax: cfg.Index.DeadLetterMax}
 	var store index.Store
 	var client redis.UniversalClient
 	backend := backendMemory
@@ -103,6 +103,6 @@ func openIndexBackend(ctx context.Context, cfg config.Config, m *metrics.Metrics
 			func() float64 { return float64(src.BackfilledRows.Load()) })
 		log.Info("CDC index following PostgreSQL", "dsn", db.DSN, "slot", pg.Slot, "tables", pg.Tables)
 	}
-	log.Info("CDC index ready", "tables", len(cfg.Index.Tables), "prefix", cfg.Index.Prefix, "backend", backend)
+	log.Info("CDC index ready", "tables", len(cfg.Index.Tables), "namespace", cfg.Namespace, "prefix", cfg.Index.Prefix, "backend", backend)
 	return ib, nil
 }

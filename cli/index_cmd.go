@@ -44,7 +44,7 @@ func openIndexer(cfg config.Config, client redis.UniversalClient) (*index.Indexe
 	if len(cfg.Index.Tables) == 0 {
 		return nil, errors.New("no index.tables declared in the configuration")
 	}
-	return index.New(redisindex.New(client), cfg.Index.Tables, index.Options{Prefix: cfg.Index.Prefix,
+	return index.New(redisindex.New(client), cfg.Index.Tables, index.Options{Namespace: cfg.Namespace, Prefix: cfg.Index.Prefix,
 		VersionTTL: cfg.Index.VersionTTL, DeadLetterMax: cfg.Index.DeadLetterMax, Cluster: redisindex.IsCluster(client)})
 }
 
@@ -70,7 +70,7 @@ stream twice, or out of order, is safe: every change carries its version.`,
 	}
 	cmd.Flags().StringVar(&format, "format", index.FormatNative, "event format: native, canal or debezium")
 	cmd.Flags().IntVar(&batch, "batch", 500, "events per apply")
-	config.BindFlags(cmd.Flags(), config.FlagsRedis)
+	config.BindFlags(cmd.Flags(), config.FlagsRedis, config.FlagsNamespace)
 	return cmd
 }
 
@@ -182,7 +182,7 @@ differences were found and not repaired.`,
 	cmd.Flags().StringVar(&snapshot, "snapshot", "", "JSONL snapshot of the source rows instead of PostgreSQL")
 	cmd.Flags().StringVar(&only, "table", "", "verify only this db.table")
 	cmd.Flags().BoolVar(&repair, "repair", false, "fix every difference")
-	config.BindFlags(cmd.Flags(), config.FlagsRedis)
+	config.BindFlags(cmd.Flags(), config.FlagsRedis, config.FlagsNamespace)
 	return cmd
 }
 
@@ -378,6 +378,6 @@ stale (older than the stored version) and failed (dead-lettered), and the events
 		},
 	}
 	asJSON = bindJSON(cmd)
-	config.BindFlags(cmd.Flags(), config.FlagsRedis)
+	config.BindFlags(cmd.Flags(), config.FlagsRedis, config.FlagsNamespace)
 	return cmd
 }

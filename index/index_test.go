@@ -78,4 +78,7 @@ func TestKeys_SeedLayout(t *testing.T) {
 	if got := NewKeys("p", "d", "t", true).Index(parts[:1], []*string{nil}); got != "{p:d:t}:las-~" {
 		t.Errorf("tagged null key %s", got)
 	}
+	if got := NewKeysUnder("nsq-", "p", "d", "t", true).Version("1"); got != "nsq-{p:d:t}:fil-1" {
+		t.Errorf("namespaced tagged key %s", got)
+	}
 }

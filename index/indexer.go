@@ -19,6 +19,9 @@ const DefaultDeadLetterMax = 10000
 
 // Options configure an Indexer. Zero fields take the defaults stated on them.
 type Options struct {
+	// Namespace is the deployment's namespace (config namespace), put before every key, the
+	// prefix included, so deployments sharing a Redis share no index key (default none).
+	Namespace string
 	// Prefix is the key prefix (default DefaultPrefix, the seed's "las_im_data_sync").
 	Prefix string
 	// VersionTTL is the version key's TTL after a row's last change (default 30 days).
@@ -109,7 +112,7 @@ func New(store Store, specs []TableSpec, opts Options) (*Indexer, error) {
 			return nil, redstate.Errorf(redstate.EINVALID,
 				"index table %s: on Redis Cluster set hash-tag: true (a row's fil-, kid- and index keys must share a slot for its change to be atomic; see docs/index.md)", name)
 		}
-		t := &table{spec: s, keys: NewKeys(opts.Prefix, s.DB, s.Table, s.HashTag), bySignature: map[string]int{}, stats: &TableStats{}}
+		t := &table{spec: s, keys: NewKeysUnder(opts.Namespace, opts.Prefix, s.DB, s.Table, s.HashTag), bySignature: map[string]int{}, stats: &TableStats{}}
 		for i, d := range s.Dimensions {
 			t.bySignature[signature(d)] = i
 		}
@@ -138,8 +141,11 @@ func (ix *Indexer) Table(db, tbl string) (TableSpec, bool) {
 }
 
 // SourceKeyPrefix is the prefix of the keys sources keep their positions under
-// ("<prefix>:source:").
-func (ix *Indexer) SourceKeyPrefix() string { return ix.opts.Prefix + ":source:" }
+// ("<namespace><prefix>:source:").
+func (ix *Indexer) SourceKeyPrefix() string { return ix.keyPrefix() + ":source:" }
+
+// keyPrefix is the namespace and prefix every key of the index starts with.
+func (ix *Indexer) keyPrefix() string { return ix.opts.Namespace + ix.opts.Prefix }
 
 // Tables returns the declared tables in declaration order.
 func (ix *Indexer) Tables() []TableSpec {
@@ -336,7 +342,7 @@ func (ix *Indexer) DeadLetterEvent(ctx context.Context, source string, raw []byt
 }
 
 // DeadLetterKey is the LIST of changes that could not be applied, newest first.
-func (ix *Indexer) DeadLetterKey() string { return ix.opts.Prefix + ":deadletter" }
+func (ix *Indexer) DeadLetterKey() string { return ix.keyPrefix() + ":deadletter" }
 
 // Query returns the rows of db.tbl matching conds (code → value; every code of one declared
 // combination, in any order): one HGETALL. Errors: ENOTFOUND (undeclared table), EINVALID

@@ -16,9 +16,9 @@ const nullSegment = "~"
 
 // Keys builds every Redis key of one table, in one place:
 //
-//	{prefix}:{db}:{table}:fil-{id}          version (tombstone after a delete)
-//	{prefix}:{db}:{table}:kid-{id}          relation: the index keys the row is in
-//	{prefix}:{db}:{table}:{code-value}:...  index hash
+//	{namespace}{prefix}:{db}:{table}:fil-{id}          version (tombstone after a delete)
+//	{namespace}{prefix}:{db}:{table}:kid-{id}          relation: the index keys the row is in
+//	{namespace}{prefix}:{db}:{table}:{code-value}:...  index hash
 //
 // With HashTag, "{prefix}:{db}:{table}" is wrapped in braces so every key of the table shares
 // one Redis Cluster slot. Ids and values are escaped (keyspace.EscapeSegment), so ':', '*',
@@ -43,11 +43,18 @@ func ValidatePrefix(prefix string) error {
 // NewKeys returns the keys of table db.table under prefix (which must pass ValidatePrefix;
 // db and table pass TableSpec.Validate).
 func NewKeys(prefix, db, table string, hashTag bool) Keys {
+	return NewKeysUnder("", prefix, db, table, hashTag)
+}
+
+// NewKeysUnder is NewKeys with the deployment's namespace (config namespace, validated there:
+// no braces, glob characters or whitespace) put before every key, outside the hash tag:
+// "nsq-{las_im_data_sync:db1:table1}:fil-10001".
+func NewKeysUnder(namespace, prefix, db, table string, hashTag bool) Keys {
 	base := prefix + ":" + db + ":" + table
 	if hashTag {
 		base = "{" + base + "}"
 	}
-	return Keys{base: base}
+	return Keys{base: namespace + base}
 }
 
 // Version returns the version key of row id.
