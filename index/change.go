@@ -85,7 +85,8 @@ type Change struct {
 	Row map[string]*string
 	// Version orders the change among the row's changes (required).
 	Version Version
-	// Time is when the change happened at the source (the seed's 数据变更时间), if known.
+	// Time is when the change happened at the source (the seed's 数据变更时间); zero when the
+	// source gives none, and the change is then stamped with the time it is applied.
 	Time time.Time
 }
 

@@ -78,6 +78,9 @@ func TestKeys_SeedLayout(t *testing.T) {
 	if got := NewKeys("p", "d", "t", true).Index(parts[:1], []*string{nil}); got != "{p:d:t}:las-~" {
 		t.Errorf("tagged null key %s", got)
 	}
+	if got := k.Index(parts[:1], []*string{Str("")}); got != "las_im_data_sync:db1:table1:las-%" {
+		t.Errorf("empty value key %s, want the segment %% as docs/index.md says", got)
+	}
 	if got := NewKeysUnder("nsq-", "p", "d", "t", true).Version("1"); got != "nsq-{p:d:t}:fil-1" {
 		t.Errorf("namespaced tagged key %s", got)
 	}

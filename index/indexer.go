@@ -272,10 +272,13 @@ func (ix *Indexer) write(t *table, ch Change) (RowWrite, error) {
 		return RowWrite{}, redstate.Errorf(redstate.EINVALID, "change has no value for the key column %s", t.spec.Key)
 	}
 	id := *idp
-	stamp := ""
-	if !ch.Time.IsZero() {
-		stamp = ch.Time.UTC().Format(time.RFC3339Nano)
+	// The seed's fil- value is the data change time; a change whose source gives none (a native
+	// event without "time") is stamped with the time it was applied.
+	at := ch.Time
+	if at.IsZero() {
+		at = time.Now()
 	}
+	stamp := at.UTC().Format(time.RFC3339Nano)
 	w := RowWrite{VersionKey: t.keys.Version(id), RelationKey: t.keys.Relation(id), ID: id,
 		Version: ch.Version, Stamp: stamp, TTL: ix.opts.VersionTTL}
 	if ch.Op == OpDelete || t.logicallyDeleted(ch.Row) {

@@ -81,7 +81,8 @@ func upsert(v uint64, r map[string]*string) index.Change {
 }
 
 func del(v uint64, id int) index.Change {
-	return index.Change{DB: "db1", Table: "table1", Op: index.OpDelete, Row: map[string]*string{"id": index.Str(fmt.Sprint(id))}, Version: index.PostgresVersion(v, v)}
+	return index.Change{DB: "db1", Table: "table1", Op: index.OpDelete, Row: map[string]*string{"id": index.Str(fmt.Sprint(id))}, Version: index.PostgresVersion(v, v),
+		Time: time.Unix(int64(v), 0)}
 }
 
 // apply applies changes and fails the test on an error.
@@ -182,6 +183,26 @@ func RunStoreSuite(t *testing.T, newStore NewStore, f Features) {
 			}
 			if res := apply(t, ix, upsert(4, row(1, 72, 870, 1, "again"))); res.Applied != 1 || len(query(t, ix, lc(72, 870))) != 1 {
 				t.Fatalf("newer insert after delete: %+v", res)
+			}
+		},
+		"VersionKeyAlwaysHoldsATime": func(t *testing.T) {
+			store := newStore(t)
+			ix := newIndexer(t, store, f)
+			keys, _ := ix.Keys("db1", "table1")
+			timed, untimed := upsert(1, row(1, 72, 870, 1, "a")), upsert(1, row(2, 72, 870, 1, "b"))
+			untimed.Time = time.Time{} // a source that gives no change time
+			before := time.Now().Add(-time.Second)
+			apply(t, ix, timed, untimed)
+			dump, err := store.Dump(ctx, keys.Pattern())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := dump[keys.Version("1")]; v != "string:"+index.VersionValue(timed.Version, "1970-01-01T00:00:01Z") {
+				t.Errorf("version key of a timed change = %q, want its change time", v)
+			}
+			_, stamp, _ := strings.Cut(dump[keys.Version("2")], "|")
+			if at, err := time.Parse(time.RFC3339Nano, stamp); err != nil || at.Before(before) {
+				t.Errorf("version key of an untimed change = %q, want the time it was applied", dump[keys.Version("2")])
 			}
 		},
 		"LogicalDelete": func(t *testing.T) {

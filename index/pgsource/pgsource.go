@@ -222,6 +222,7 @@ func (s *Source) backfill(ctx context.Context, table string, snapshot uint64) er
 			q = "SELECT t." + key + "::text AS backfill_key, row_to_json(t)::text FROM " + ident + " t WHERE t." + key + " > ($2::text)::" + keyType + " ORDER BY t." + key + " LIMIT $1"
 			args = append(args, last)
 		}
+		read := time.Now().UTC() // the rows' time: their state as of this read (no change time exists)
 		rows, err := s.opts.DB.QueryContext(ctx, q, args...)
 		if err != nil {
 			return sqldb.Map(err, "backfill "+table)
@@ -238,7 +239,7 @@ func (s *Source) backfill(ctx context.Context, table string, snapshot uint64) er
 				rows.Close()
 				return fmt.Errorf("backfill %s: %w", table, err)
 			}
-			changes = append(changes, index.Change{DB: s.opts.Database, Table: name, Op: index.OpUpsert, Row: index.TextRow(cols), Version: version})
+			changes = append(changes, index.Change{DB: s.opts.Database, Table: name, Op: index.OpUpsert, Row: index.TextRow(cols), Version: version, Time: read})
 			last, started = k, true
 		}
 		rows.Close()

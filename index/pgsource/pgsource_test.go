@@ -197,7 +197,8 @@ func diff(want, got map[string]string) string {
 
 // TestSource_BackfillJoinsLiveStream: 3,000 existing rows are backfilled while writes go on
 // (rows moved between index keys, deleted, logically deleted, inserted); the index ends equal
-// to the table.
+// to the table, and every row's version key holds a time after its version (backfilled rows
+// too: they were stored as "p…|" without one).
 func TestSource_BackfillJoinsLiveStream(t *testing.T) {
 	f := setup(t, 3000)
 	stop := f.run(t)
@@ -206,6 +207,31 @@ func TestSource_BackfillJoinsLiveStream(t *testing.T) {
 	f.waitEqual(t)
 	f.writes(t, 151, 50)
 	f.waitEqual(t)
+	f.checkStamps(t, 3000)
+}
+
+// checkStamps fails unless at least n version keys exist and each is "<version>|<RFC 3339 time>".
+func (f *fixture) checkStamps(t *testing.T, n int) {
+	t.Helper()
+	keys, _ := f.ix.Keys("shop", "items")
+	dump, err := redisindex.New(f.opt.Redis).Dump(context.Background(), keys.Pattern())
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for k, v := range dump {
+		if !strings.Contains(k, ":fil-") {
+			continue
+		}
+		seen++
+		_, stamp, _ := strings.Cut(strings.TrimPrefix(v, "string:"), "|")
+		if _, err := time.Parse(time.RFC3339Nano, stamp); err != nil {
+			t.Fatalf("version key %s = %q: no change time after the version (%v)", k, v, err)
+		}
+	}
+	if seen < n {
+		t.Fatalf("%d version keys, want at least %d", seen, n)
+	}
 }
 
 // TestSource_RestartResumes: the source is stopped abruptly mid-stream (between any two of its
