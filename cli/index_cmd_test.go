@@ -64,3 +64,36 @@ func TestIndexReplayAndVerify(t *testing.T) {
 		t.Fatalf("verify after repair: %v\n%s", err, out)
 	}
 }
+
+// TestIndexReplay_CanalBatchAcrossApplyBatches replays the five flat messages of one Canal batch
+// (one id, one es) in applies of two events: each event keeps its line as delivery position, so
+// the batch ends as in order (A deleted, B in 504) and a second replay is stale throughout.
+func TestIndexReplay_CanalBatchAcrossApplyBatches(t *testing.T) {
+	srv := redistest.StartStandalone(t)
+	msg := func(typ string, rows ...string) string {
+		return `{"data":[` + strings.Join(rows, ",") + `],"database":"db1","table":"table1","type":"` + typ + `","es":1700000000000,"id":41,"isDdl":false}`
+	}
+	row := func(id, cat string) string {
+		return `{"id":"` + id + `","lastAddrId":"72","categoryId":"` + cat + `","brandId":"1","yn":"1"}`
+	}
+	lines := strings.Join([]string{msg("INSERT", row("1", "501"), row("2", "501")), msg("UPDATE", row("2", "502")),
+		msg("UPDATE", row("1", "503"), row("2", "503")), "", msg("UPDATE", row("2", "504")), msg("DELETE", row("1", "503"))}, "\n")
+	path := filepath.Join(t.TempDir(), "canal.jsonl")
+	if err := os.WriteFile(path, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"--config", writeConfig(t, indexConfig), "--redis", srv.URL}
+	if out, err := run(t, append([]string{"index", "replay", path, "--format", "canal", "--batch", "2"}, base...)...); err != nil || !strings.Contains(out, "7 applied, 0 stale") {
+		t.Fatalf("replay: %v\n%s", err, out)
+	}
+	if out, err := run(t, append([]string{"index", "replay", path, "--format", "canal", "--batch", "3"}, base...)...); err != nil || !strings.Contains(out, "0 applied, 7 stale") {
+		t.Fatalf("second replay: %v\n%s", err, out)
+	}
+	client := srv.Client(t)
+	for key, want := range map[string]int64{"las_im_data_sync:db1:table1:las-72:cat-504": 1, "las_im_data_sync:db1:table1:las-72:cat-503": 0, "las_im_data_sync:db1:table1:las-72:cat-501": 0} {
+		key = strings.Replace(key, "las_im_data_sync:db1:table1", "{las_im_data_sync:db1:table1}", 1)
+		if n, err := client.HLen(t.Context(), key).Result(); err != nil || n != want {
+			t.Errorf("HLEN %s = %d, %v; want %d", key, n, err, want)
+		}
+	}
+}

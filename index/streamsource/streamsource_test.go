@@ -79,3 +79,17 @@ func TestSource_AppliesAcksAndClaimsFromDeadConsumer(t *testing.T) {
 		t.Errorf("dead letters = %d, want 1", n)
 	}
 }
+
+// TestEntryPosition: stream entry ids map to delivery positions in the stream's order, so the
+// flat messages of one Canal batch written to a stream in order keep their order.
+func TestEntryPosition(t *testing.T) {
+	ids := []string{"1700000000000-0", "1700000000000-1", "1700000000000-4194302", "1700000000001-0", "1800000000000-7"}
+	for i := 1; i < len(ids); i++ {
+		if !(streamsource.EntryPosition(ids[i-1]) < streamsource.EntryPosition(ids[i])) {
+			t.Errorf("position of %s (%d) is not before %s (%d)", ids[i-1], streamsource.EntryPosition(ids[i-1]), ids[i], streamsource.EntryPosition(ids[i]))
+		}
+	}
+	if streamsource.EntryPosition("garbage") != 0 || streamsource.EntryPosition("5-x") != 0 {
+		t.Error("an unparsable id must be position 0")
+	}
+}
