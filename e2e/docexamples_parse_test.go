@@ -9,9 +9,11 @@ import (
 
 // docExample is one curl command of a markdown file, as TestDocs_CurlExamplesWork runs it.
 //
-// The conventions the markdown follows (docs/README of the test, kept here):
+// The markdown conventions (README.md's Test section points here):
 //   - Every command in a fenced code block whose first word is `curl` is an example; it spans
 //     several lines while a quote is open or a line ends with `\`.
+//   - It reaches the server through `$B` or serve's default address, `http://127.0.0.1:8080` or
+//     `http://localhost:8080` (the test puts the live address in their place).
 //   - It must answer 2xx, unless the comment on its last line says `# expect NNN`, the status
 //     the doc shows on purpose (a precondition that fails, a placeholder that names nothing).
 //   - `# untested: REASON` on its last line marks an example the test cannot run; it is
@@ -19,7 +21,8 @@ import (
 //   - A line `NAME=value` (a plain value: no spaces, quotes or `$`) in a fenced block sets NAME
 //     for the examples after it in the same file, as it would in the reader's shell.
 //   - `<!-- file: NAME -->` on the line before a fenced block makes the block the content of
-//     the file NAME in the examples' working directory (for `-d @NAME`).
+//     the file NAME (letters, digits, `._-`) in the examples' working directory (for
+//     `-d @NAME`).
 type docExample struct {
 	file   string   // markdown path relative to the repository root
 	line   int      // first line, 1-based
@@ -34,7 +37,7 @@ func (e docExample) String() string { return fmt.Sprintf("%s:%d", e.file, e.line
 
 var (
 	assignRE     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=[^\s'"$\x60;|&()<>\\]+$`)
-	fileMarkerRE = regexp.MustCompile(`^<!--\s*file:\s*(\S+)\s*-->$`)
+	fileMarkerRE = regexp.MustCompile(`^<!--\s*file:\s*([A-Za-z0-9._-]+)\s*-->$`)
 	expectRE     = regexp.MustCompile(`^#\s*expect\s+(\d{3})\b`)
 	untestedRE   = regexp.MustCompile(`^#\s*untested:\s*(\S.*)$`)
 )
