@@ -66,7 +66,7 @@
 //	conflict               409   a build's projectId never changes
 //	precondition_failed    412   If-Match / If-None-Match failed
 //	too_large              413   body over MaxBodyBytes (the limit is in the message)
-//	unsupported_media_type 415   a body with a non-JSON Content-Type (no Content-Type is accepted)
+//	unsupported_media_type 415   a body without a JSON Content-Type, or another type (a bodyless request may send none)
 //	unavailable            503   backend unavailable (Retry-After: 1)
 //	internal               500   "internal error"; the cause is only logged
 //

@@ -22,7 +22,8 @@ const (
 	// ERedirect: the request path is not canonical (for example "/v1//builds" or a "." or ".."
 	// segment); the Location header holds the canonical one. HTTP 301/307/308.
 	ERedirect = "redirect"
-	// EUNSUPPORTEDMEDIA: a request body was sent with a Content-Type other than JSON. HTTP 415.
+	// EUNSUPPORTEDMEDIA: a state-changing request has a body without a JSON Content-Type, or
+	// declares a Content-Type other than JSON (see checkContentType). HTTP 415.
 	EUNSUPPORTEDMEDIA = "unsupported_media_type"
 )
 

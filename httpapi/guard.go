@@ -90,15 +90,21 @@ func (g *guard) check(w http.ResponseWriter, r *http.Request) (done bool, err er
 	return false, nil
 }
 
-// checkContentType enforces the JSON rule for state-changing requests: POST, PUT and PATCH, and
-// DELETE when it carries a body, must declare Content-Type application/json. An HTML form can
-// only send form or text types, so this stops cross-site form posts even from browsers that
-// send no Origin. Errors: EUNSUPPORTEDMEDIA.
+// checkContentType enforces the JSON rule for state-changing requests (POST, PUT, PATCH,
+// DELETE): one that carries a body, or declares a Content-Type, must declare application/json.
+// A request with neither needs no type: nothing in it is interpreted. An HTML form always sends
+// a form or text type, so cross-site form posts are refused even by browsers that send no
+// Origin; bodyless cross-site requests are refused by guard.check (see docs/security.md).
+// Errors: EUNSUPPORTEDMEDIA.
 func checkContentType(r *http.Request) error {
-	if !changesState(r.Method) || (r.Method == http.MethodDelete && !hasBody(r)) {
+	if !changesState(r.Method) {
 		return nil
 	}
-	if ct := r.Header.Get("Content-Type"); !isJSONMediaType(ct) {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" && !hasBody(r) {
+		return nil
+	}
+	if !isJSONMediaType(ct) {
 		return unsupportedMedia(ct)
 	}
 	return nil

@@ -34,13 +34,13 @@ func writeRawJSON(w http.ResponseWriter, status int, body []byte) {
 }
 
 // decodeBody reads the request body (at most s.maxBody bytes) into dst, strictly: the
-// Content-Type must be JSON (checked by the middleware for every state-changing request), the
+// Content-Type rule of checkContentType holds (an absent body is then 400, not 415), the
 // body must be one JSON object with no unknown fields, no member named twice in one object, no
 // member name that matches a field only when case is ignored, and nothing after it. Errors:
 // EUNSUPPORTEDMEDIA, ETOOLARGE, EINVALID, each with a message naming the problem.
 func (s *server) decodeBody(w http.ResponseWriter, r *http.Request, dst any) error {
-	if ct := r.Header.Get("Content-Type"); !isJSONMediaType(ct) {
-		return unsupportedMedia(ct)
+	if err := checkContentType(r); err != nil {
+		return err
 	}
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
 	if err != nil {

@@ -1,7 +1,7 @@
 // Command openapigen writes the OpenAPI 3.1 document of the HTTP API (httpapi/openapi.json),
 // which redstate serve embeds and answers on GET /openapi.json.
 //
-// The document is generated rather than hand-written because its ~60 operations share most of
+// The document is generated rather than hand-written because its operations share most of
 // their structure (path parameters, the error responses every route can give, the role
 // extension): a table of operations and a table of schemas stay short and reviewable, where the
 // JSON would repeat the same error blocks hundreds of times. Run it with
