@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/redstate/redstate/internal/metrics"
 	"github.com/redstate/redstate/internal/resilience"
 )
 
@@ -14,6 +15,16 @@ func (s *Service) BreakerState() string {
 		return ""
 	}
 	return s.opts.Breaker.State()
+}
+
+// degraded logs a read answered from SQL: at Warn, or at Debug while the breaker is open (its
+// transition was logged at Warn; one line per request would flood the log).
+func (s *Service) degraded(msg string, err error) {
+	if s.opts.Breaker != nil && s.opts.Breaker.State() == metrics.BreakerOpen {
+		s.log.Debug(msg, "err", err)
+		return
+	}
+	s.log.Warn(msg, "err", err)
 }
 
 // breakerCache is a Cache whose every call goes through a circuit breaker: while it is open,

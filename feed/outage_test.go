@@ -340,8 +340,10 @@ func TestBreaker_DegradedReadsAreFast(t *testing.T) {
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	p95 := lat[len(lat)*95/100]
 	t.Logf("degraded reads (page + counts) with the breaker open: p50 %s, p95 %s, max %s", lat[len(lat)/2], p95, lat[len(lat)-1])
-	if p95 > 100*time.Millisecond {
-		t.Errorf("degraded read p95 %s, want well under the Redis dial timeout", p95)
+	// Without the breaker each of these reads waits for go-redis to fail (60-80 ms against a
+	// refused port here, ≈ 450 ms under load in issue 19); with it they take SQL's time.
+	if p95 > 30*time.Millisecond {
+		t.Errorf("degraded read p95 %s, want SQL speed (well under the Redis dial timeout)", p95)
 	}
 
 	runCtx, stop := context.WithCancel(ctx)

@@ -665,7 +665,7 @@ func (s *Service) unreadPage(ctx context.Context, viewer, author int64, after Cu
 		refs, err = s.cache.UnreadPage(ctx, viewer, author, after, limit)
 	}
 	if err != nil {
-		s.log.Warn("feed: Redis unavailable for an unread page; answering from SQL", "err", err)
+		s.degraded("feed: Redis unavailable for an unread page; answering from SQL", err)
 		return fromSQL(after, limit)
 	}
 	return s.continueFromSQL(ctx, refs, after, limit, fromSQL)
@@ -716,7 +716,7 @@ func (s *Service) UnreadCounts(ctx context.Context, viewer int64) (map[int64]int
 	}
 	counts, err := s.redisCounts(ctx, viewer)
 	if err != nil {
-		s.log.Warn("feed: Redis unavailable for unread counts; answering from SQL", "err", err)
+		s.degraded("feed: Redis unavailable for unread counts; answering from SQL", err)
 		if counts, err = s.sqlCounts(ctx, viewer); err != nil {
 			return nil, 0, err
 		}
