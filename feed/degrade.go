@@ -27,6 +27,23 @@ func (s *Service) degraded(msg string, err error) {
 	s.log.Warn(msg, "err", err)
 }
 
+// maxProbes bounds the pings of one probe.
+const maxProbes = 64
+
+// probe checks that Redis answers: one ping, or while the breaker is not closed, pings until it
+// closes (each one of its trial calls) or a ping fails. Errors: EUNAVAILABLE.
+func (s *Service) probe(ctx context.Context) error {
+	for range maxProbes {
+		if err := s.cache.Ping(ctx); err != nil {
+			return err
+		}
+		if s.opts.Breaker == nil || s.opts.Breaker.State() == metrics.BreakerClosed {
+			return nil
+		}
+	}
+	return s.cache.Ping(ctx)
+}
+
 // breakerCache is a Cache whose every call goes through a circuit breaker: while it is open,
 // calls fail at once with EUNAVAILABLE (so a degraded read goes to SQL at SQL speed instead of
 // waiting for Redis to fail), and Service.Run's ping probes Redis until it closes.
@@ -40,7 +57,7 @@ var _ Cache = breakerCache{}
 // guarded runs fn through the breaker.
 func guarded[T any](ctx context.Context, b breakerCache, fn func() (T, error)) (T, error) {
 	var out T
-	err := b.br.Do(ctx, func() error {
+	err := guardedErr(ctx, b, func() error {
 		var err error
 		out, err = fn()
 		return err
@@ -48,8 +65,13 @@ func guarded[T any](ctx context.Context, b breakerCache, fn func() (T, error)) (
 	return out, err
 }
 
-// guardedErr runs fn through the breaker.
+// guardedErr runs fn through the breaker. While it is not closed, requests fail at once and
+// never serve as its trial calls (they would wait for a Redis that may still be down):
+// Service.probe's pings, in the background, half-open and close it.
 func guardedErr(ctx context.Context, b breakerCache, fn func() error) error {
+	if b.br.State() != metrics.BreakerClosed {
+		return b.br.OpenError()
+	}
 	return b.br.Do(ctx, fn)
 }
 
@@ -68,9 +90,9 @@ func (b breakerCache) DeletePosts(ctx context.Context, ids []int64) error {
 	return guardedErr(ctx, b, func() error { return b.c.DeletePosts(ctx, ids) })
 }
 
-// Ping implements Cache.
+// Ping implements Cache: the breaker's trial call, also while it is half-open.
 func (b breakerCache) Ping(ctx context.Context) error {
-	return guardedErr(ctx, b, func() error { return b.c.Ping(ctx) })
+	return b.br.Do(ctx, func() error { return b.c.Ping(ctx) })
 }
 
 // AddAuthorPost implements Cache.

@@ -44,8 +44,12 @@ type Repair struct {
 // zero.
 const DefaultRepairInterval = 2 * time.Second
 
-// repairBatch is how many marks one SQL read of RepairOnce takes.
-const repairBatch = 100
+// repairBatch is how many marks one SQL read of RepairOnce takes, maxRepairBatches how many
+// reads one round makes at most (the rest waits for the next round).
+const (
+	repairBatch      = 100
+	maxRepairBatches = 50
+)
 
 // repairLater logs a Redis write that failed and marks what it should have changed durably in
 // SQL, so that Run repairs it when Redis answers, also after this process died.
@@ -79,15 +83,15 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 }
 
-// RepairOnce pings the cache and, if it answers, repairs what every repair mark names and
+// RepairOnce probes the cache (closing the breaker if Redis answers again) and, if it answers, repairs what every repair mark names and
 // removes the mark; it stops at the first failure (the mark stays). It returns how many marks
 // it repaired. Errors: EUNAVAILABLE (Redis or SQL).
 func (s *Service) RepairOnce(ctx context.Context) (int, error) {
-	if err := s.cache.Ping(ctx); err != nil {
+	if err := s.probe(ctx); err != nil {
 		return 0, err
 	}
 	done := 0
-	for {
+	for range maxRepairBatches {
 		marks, err := s.src.Repairs(ctx, repairBatch)
 		if err != nil {
 			return done, err
@@ -107,6 +111,7 @@ func (s *Service) RepairOnce(ctx context.Context) (int, error) {
 			return done, nil
 		}
 	}
+	return done, nil // the rest next round
 }
 
 // repair brings the Redis state r names in line with SQL.
