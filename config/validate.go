@@ -90,7 +90,7 @@ func (c Config) Validate() error {
 		v.addf("feed.repair-interval", "must be positive, got %s", c.Feed.RepairInterval)
 	}
 	if b := c.Feed.Breaker; b.FailureRateThreshold < 1 || b.FailureRateThreshold > 100 {
-		v.addf("feed.breaker.failure-rate-threshold", "must be 1..100 (percent), got %d", b.FailureRateThreshold)
+		v.addf("feed.breaker.failure-rate-threshold", "must be a percentage between 1 and 100, got %d", b.FailureRateThreshold)
 	}
 	if c.Feed.Breaker.WaitDurationInOpenState <= 0 {
 		v.addf("feed.breaker.wait-duration-in-open-state", "must be positive, got %s", c.Feed.Breaker.WaitDurationInOpenState)
