@@ -183,7 +183,7 @@ func outageDiff(t *testing.T, s *server, src *sqlfeed.Store, cache *redisfeed.Ca
 	t.Helper()
 	ctx := context.Background()
 	// Redis keys: every user's state built (not left for a lazy rebuild) and equal to SQL,
-	// every author index and post cache equal to SQL.
+	// every author index and post cache equal to SQL, every read mark in the read set.
 	for _, u := range users {
 		built, err := cache.Built(ctx, u)
 		if err != nil {
@@ -203,6 +203,38 @@ func outageDiff(t *testing.T, s *server, src *sqlfeed.Store, cache *redisfeed.Ca
 		d, err := svc.VerifyAuthor(ctx, a)
 		if err != nil || d != nil {
 			return fmt.Sprintf("author %d: drift %+v %v", a, d, err)
+		}
+	}
+	// Read sets: every read mark SQL has of a followed author's post since the follow.
+	for _, u := range users {
+		follows, err := src.Following(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range follows {
+			refs, err := src.AuthorPosts(ctx, f.Author, feed.Cursor{}, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []int64
+			for _, r := range refs {
+				if !r.CreateTime.Before(f.Since) {
+					ids = append(ids, r.ID)
+				}
+			}
+			inSQL, err := src.ReadOf(ctx, u, ids)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inRedis, err := cache.ReadOf(ctx, u, ids)
+			if err != nil {
+				return fmt.Sprintf("Redis: %v", err)
+			}
+			for id := range inSQL {
+				if !inRedis[id] {
+					return fmt.Sprintf("user %d: post %d read in SQL, not in the Redis read set", u, id)
+				}
+			}
 		}
 	}
 	// API answers.
