@@ -2,10 +2,12 @@ package feed_test
 
 import (
 	"context"
+	"net"
 	"slices"
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -333,18 +335,24 @@ func TestBreaker_DegradedReadsAreFast(t *testing.T) {
 	if br.State() != "open" {
 		t.Fatalf("breaker %s after 10 failing reads, want open", br.State())
 	}
+	calls := &callCounter{}
+	e.client.AddHook(calls)
 	var lat []time.Duration
 	for range 50 {
 		lat = append(lat, read())
+	}
+	if n := calls.n.Load(); n != 0 {
+		t.Errorf("reads with the breaker open made %d Redis calls or dials, want none", n)
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	p95 := lat[len(lat)*95/100]
 	t.Logf("degraded reads (page + counts) with the breaker open: p50 %s, p95 %s, max %s", lat[len(lat)/2], p95, lat[len(lat)-1])
 	// Without the breaker each of these reads waits for go-redis to fail (p50 ≈ 63 ms against a
-	// refused port here, ≈ 450 ms under load in issue 19); with it they take SQL's time (≈ 0.5
-	// ms, ≈ 10 ms under -race).
-	if p50 := lat[len(lat)/2]; p50 > 40*time.Millisecond || p95 > 250*time.Millisecond {
-		t.Errorf("degraded reads p50 %s, p95 %s: want SQL speed (well under the Redis dial timeout)", p50, p95)
+	// refused port here, ≈ 450 ms under load in issue 19); with it they touch no Redis (above)
+	// and take SQL's time (≈ 0.5 ms, ≈ 10 ms under -race): the bound is generous for a loaded
+	// machine, far under the 2 s dial timeout.
+	if p95 > 250*time.Millisecond {
+		t.Errorf("degraded reads p95 %s: want SQL speed (well under the Redis dial timeout)", p95)
 	}
 
 	runCtx, stop := context.WithCancel(ctx)
@@ -367,4 +375,31 @@ func TestBreaker_DegradedReadsAreFast(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	mustNoDrift(t, svc, []int64{u}, []int64{author})
+	if calls.n.Load() == 0 {
+		t.Error("the call counter saw no Redis call after Redis returned: it counts nothing")
+	}
+}
+
+// callCounter is a go-redis hook counting dials, commands and pipelines.
+type callCounter struct{ n atomic.Int64 }
+
+func (c *callCounter) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c.n.Add(1)
+		return next(ctx, network, addr)
+	}
+}
+
+func (c *callCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (c *callCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmds)
+	}
 }
