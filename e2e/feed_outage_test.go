@@ -27,11 +27,19 @@ import (
 // counts are read; it is restarted, and then, without any command, within a bounded time every
 // API answer (ALL and UNREAD pages with liked counts and isLike, unread counts) and every Redis
 // key (users' states, author indexes, post caches) equals the SQL truth. While Redis is down,
-// reads after the breaker opened answer at SQL speed.
+// reads after the breaker opened answer at SQL speed. In the second run the redstate process
+// is SIGKILLed too before Redis returns, and a new one (same SQL) repairs what it missed.
 func TestFeed_OutageConvergesWithoutCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real processes: not under -short")
 	}
+	t.Run("same process", func(t *testing.T) { feedOutage(t, false) })
+	t.Run("process killed during the outage", func(t *testing.T) { feedOutage(t, true) })
+}
+
+// feedOutage is TestFeed_OutageConvergesWithoutCommands; killServer kills the serving process
+// while Redis is down and starts a new one after Redis returned.
+func feedOutage(t *testing.T, killServer bool) {
 	t.Setenv("REDSTATE_FEED_HYBRID_THRESHOLD", "2") // 302 (3 followers) is hybrid, 301 fans out
 	t.Setenv("REDSTATE_FEED_REPAIR_INTERVAL", "1s")
 	t.Setenv("REDSTATE_FEED_BREAKER_WAIT_DURATION_IN_OPEN_STATE", "2s")
@@ -143,8 +151,14 @@ func TestFeed_OutageConvergesWithoutCommands(t *testing.T) {
 	pages()
 	posts = append(posts, publish(fan))
 
+	if killServer {
+		s.kill()
+	}
 	rds.Restart(t)
 	restarted := time.Now()
+	if killServer {
+		s = startServer(t, "--redis", rds.URL)
+	}
 
 	db, err := sqldb.Open(context.Background(), "sqlite:"+dataDir(t)+"/redstate.db")
 	if err != nil {
