@@ -84,9 +84,6 @@ type Cache interface {
 	// (st.Since) are removed, unread sets of authors not in st.Unread are deleted, and every
 	// count is set to its set's size; one script.
 	Rebuild(ctx context.Context, user int64, st UserState) error
-	// Invalidate removes user's built mark, so the next access rebuilds from SQL (after a
-	// write reached SQL but not Redis).
-	Invalidate(ctx context.Context, user int64) error
 	// UnreadPage returns up to limit of user's unread posts of author strictly after cursor,
 	// newest first.
 	UnreadPage(ctx context.Context, user, author int64, after Cursor, limit int) ([]PostRef, error)

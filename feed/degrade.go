@@ -145,11 +145,6 @@ func (b breakerCache) Rebuild(ctx context.Context, user int64, st UserState) err
 	return guardedErr(ctx, b, func() error { return b.c.Rebuild(ctx, user, st) })
 }
 
-// Invalidate implements Cache.
-func (b breakerCache) Invalidate(ctx context.Context, user int64) error {
-	return guardedErr(ctx, b, func() error { return b.c.Invalidate(ctx, user) })
-}
-
 // UnreadPage implements Cache.
 func (b breakerCache) UnreadPage(ctx context.Context, user, author int64, after Cursor, limit int) ([]PostRef, error) {
 	return guarded(ctx, b, func() ([]PostRef, error) { return b.c.UnreadPage(ctx, user, author, after, limit) })

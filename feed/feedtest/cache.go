@@ -228,10 +228,6 @@ func RunCacheSuite(t *testing.T, newCache NewCache) {
 			if got := must(c.UnreadCounts(ctx, u)); got[a] != 2 || got[gone] != 0 {
 				t.Fatalf("counts after rebuild = %v", got)
 			}
-			mustOK(t, c.Invalidate(ctx, u))
-			if must(c.Built(ctx, u)) {
-				t.Fatal("built after Invalidate")
-			}
 		},
 		"Hybrid": func(t *testing.T, c feed.Cache) {
 			a, u := ID(), ID()

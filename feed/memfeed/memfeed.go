@@ -214,14 +214,6 @@ func (c *Cache) Built(_ context.Context, user int64) (bool, error) {
 	return c.built[user], nil
 }
 
-// Invalidate implements feed.Cache.
-func (c *Cache) Invalidate(_ context.Context, user int64) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.built, user)
-	return nil
-}
-
 // Rebuild implements feed.Cache.
 func (c *Cache) Rebuild(_ context.Context, user int64, st feed.UserState) error {
 	c.mu.Lock()

@@ -311,11 +311,6 @@ func (c *Cache) Built(ctx context.Context, user int64) (bool, error) {
 	return ok, rediserr.Map(err, "feed built")
 }
 
-// Invalidate implements feed.Cache.
-func (c *Cache) Invalidate(ctx context.Context, user int64) error {
-	return rediserr.Map(c.client.HDel(ctx, c.keys.Counts(user), feed.BuiltField).Err(), "feed invalidate")
-}
-
 // Rebuild implements feed.Cache.
 func (c *Cache) Rebuild(ctx context.Context, user int64, st feed.UserState) error {
 	read, _ := json.Marshal(st.Read)
