@@ -12,6 +12,8 @@ import (
 	"github.com/redstate/redstate/feed/memfeed"
 	"github.com/redstate/redstate/feed/redisfeed"
 	"github.com/redstate/redstate/feed/sqlfeed"
+	"github.com/redstate/redstate/internal/metrics"
+	"github.com/redstate/redstate/internal/resilience"
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/sqldb"
@@ -29,7 +31,7 @@ type feedBackend struct {
 
 // openFeedBackend builds the feed on db (its truth) and broker (durable fan-out jobs, reported to
 // observer); nil service when feed.enabled is false.
-func openFeedBackend(ctx context.Context, cfg config.Config, db *sqldb.DB, broker queue.Broker, observer queue.Observer, log *slog.Logger) (*feedBackend, error) {
+func openFeedBackend(ctx context.Context, cfg config.Config, db *sqldb.DB, broker queue.Broker, observer queue.Observer, m *metrics.Metrics, log *slog.Logger) (*feedBackend, error) {
 	fb := &feedBackend{close: func() error { return nil }}
 	if !cfg.Feed.Enabled {
 		return fb, nil
@@ -40,7 +42,13 @@ func openFeedBackend(ctx context.Context, cfg config.Config, db *sqldb.DB, broke
 	}
 	var cache feed.Cache = memfeed.New()
 	backend := backendMemory
+	var breaker *resilience.Breaker
 	if cfg.Redis.Configured() {
+		b := cfg.Feed.Breaker
+		if breaker, err = resilience.NewBreaker(feed.Block, config.Resilience{FailureRateThreshold: b.FailureRateThreshold,
+			WaitDurationInOpenState: b.WaitDurationInOpenState, SlidingWindowSize: b.SlidingWindowSize}, m, log); err != nil {
+			return nil, fmt.Errorf("feed breaker: %w", err)
+		}
 		client, err := redisconn.New(cfg.Redis)
 		if err != nil {
 			return nil, err
@@ -55,6 +63,7 @@ func openFeedBackend(ctx context.Context, cfg config.Config, db *sqldb.DB, broke
 	}
 	producer := queue.NewProducer(broker, cfg.Feed.FanOutQueue)
 	svc, err := feed.NewService(src, cache, feed.Options{HybridThreshold: cfg.Feed.HybridThreshold, Logger: log, Notifier: notifier,
+		Breaker: breaker, RepairInterval: cfg.Feed.RepairInterval,
 		Enqueue: func(ctx context.Context, post int64) error { _, err := producer.Enqueue(ctx, post, nil); return err }})
 	if err != nil {
 		_ = fb.close()

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/redstate/redstate/redistest"
 	"github.com/redstate/redstate/sqldb/sqltest"
 )
@@ -184,22 +186,35 @@ func TestFeedCommands_RebuildNeedsYesAndRepairsDrift(t *testing.T) {
 	}
 	stop()
 	<-done
-	if err := srv.Client(t).HSet(t.Context(), "user:unread:count:3001", "1001", 7).Err(); err != nil {
+	rc := srv.Client(t)
+	if err := rc.HSet(t.Context(), "user:unread:count:3001", "1001", 7).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// The author index holds the post at a wrong time and the cached post a wrong liked count
+	// (issue 19 items 4 and 5): verify reports both, rebuild repairs both.
+	if err := rc.ZAdd(t.Context(), "author:blogs:1001", redis.Z{Score: 1, Member: "1"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.HSet(t.Context(), "blog:info:1", "liked", 5).Err(); err != nil {
 		t.Fatal(err)
 	}
 	args := []string{"--redis", srv.URL, "--data-dir", dir}
 	out, err := run(t, append([]string{"feed", "verify"}, args...)...)
-	if err == nil || !strings.Contains(out, `"user":3001`) {
+	if err == nil || !strings.Contains(out, `"user":3001`) || !strings.Contains(out, `{"author":1001,"missing":[1],"stale":[1]}`) {
 		t.Fatalf("feed verify on drift = %v:\n%s", err, out)
 	}
 	if _, err := run(t, append([]string{"feed", "rebuild"}, args...)...); err == nil || !strings.Contains(err.Error(), "every user who follows someone") || !strings.Contains(err.Error(), "--yes") {
 		t.Fatalf("feed rebuild without --yes = %v", err)
 	}
-	if out, err := run(t, append([]string{"feed", "rebuild", "--yes"}, args...)...); err != nil || !strings.Contains(out, "rebuilt the unread state of 1 users") {
+	if out, err := run(t, append([]string{"feed", "rebuild", "--yes"}, args...)...); err != nil || !strings.Contains(out, "rebuilt the unread state of 1 users") ||
+		!strings.Contains(out, "rebuilt the index and post caches of 1 authors") {
 		t.Fatalf("feed rebuild --yes = %v:\n%s", err, out)
 	}
 	if out, err := run(t, append([]string{"feed", "verify"}, args...)...); err != nil {
 		t.Fatalf("feed verify after rebuild = %v:\n%s", err, out)
+	}
+	if liked, err := rc.HGet(t.Context(), "blog:info:1", "liked").Result(); err != nil || liked != "0" {
+		t.Fatalf("cached liked after rebuild = %q, %v; want 0", liked, err)
 	}
 	if out, err := run(t, append([]string{"feed", "counts", "--user", "3001"}, args...)...); err != nil || !regexp.MustCompile(`(?m)^1001\s+1\s*$`).MatchString(out) ||
 		!regexp.MustCompile(`(?m)^total\s+1\s*$`).MatchString(out) {

@@ -37,7 +37,7 @@ func newFeedCommand() *cobra.Command {
 	var yes *bool
 	rebuild := &cobra.Command{
 		Use:   "rebuild",
-		Short: "Replace every user's (or --user's) unread state in Redis with what SQL implies (needs --yes)",
+		Short: "Replace every user's (or --user's) unread state, and every author index and post cache, in Redis with what SQL implies (needs --yes)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !*yes {
@@ -52,13 +52,20 @@ func newFeedCommand() *cobra.Command {
 					return svc.RebuildUser(cmd.Context(), u)
 				})
 				fmt.Fprintf(cmd.OutOrStdout(), "rebuilt the unread state of %d users\n", n)
+				if err != nil || user > 0 {
+					return err
+				}
+				n, err = forEachAuthor(cmd.Context(), svc, "rebuilding", cmd.ErrOrStderr(), func(a int64) error {
+					return svc.RebuildAuthor(cmd.Context(), a)
+				})
+				fmt.Fprintf(cmd.OutOrStdout(), "rebuilt the index and post caches of %d authors\n", n)
 				return err
 			})
 		},
 	}
 	verify := &cobra.Command{
 		Use:   "verify",
-		Short: "Compare every user's (or --user's) unread counts and sets in Redis with SQL; exit 1 on drift",
+		Short: "Compare every user's (or --user's) unread counts and sets, and every author index and post cache, in Redis with SQL; exit 1 on drift",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withFeed(cmd, func(svc *feed.Service) error {
@@ -76,6 +83,23 @@ func newFeedCommand() *cobra.Command {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "verified %d users: %d drifted (user, author) pairs\n", n, drifted)
+				if user == 0 {
+					authorsDrifted := 0
+					n, err = forEachAuthor(cmd.Context(), svc, "verifying", cmd.ErrOrStderr(), func(a int64) error {
+						d, err := svc.VerifyAuthor(cmd.Context(), a)
+						if d != nil {
+							line, _ := json.Marshal(d)
+							fmt.Fprintln(cmd.OutOrStdout(), string(line))
+							authorsDrifted++
+						}
+						return err
+					})
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(cmd.OutOrStdout(), "verified %d authors: %d with a drifted index or post cache\n", n, authorsDrifted)
+					drifted += authorsDrifted
+				}
 				if drifted > 0 {
 					return errors.New("the feed's Redis state drifted from SQL (run `redstate feed rebuild`)")
 				}
@@ -184,5 +208,32 @@ func forEachUser(ctx context.Context, svc *feed.Service, only int64, what string
 			_ = bar.Add(1)
 		}
 		after = users[len(users)-1]
+	}
+}
+
+// forEachAuthor runs f for every author who has posts (keyset pages), with a progress bar; it
+// returns how many authors it did.
+func forEachAuthor(ctx context.Context, svc *feed.Service, what string, progress io.Writer, f func(int64) error) (int, error) {
+	bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription(what+" authors"),
+		progressbar.OptionShowCount(), progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
+	defer func() { _ = bar.Finish() }()
+	n := 0
+	after := int64(0)
+	for {
+		authors, err := svc.Authors(ctx, after, 500)
+		if err != nil {
+			return n, err
+		}
+		if len(authors) == 0 {
+			return n, nil
+		}
+		for _, a := range authors {
+			if err := f(a); err != nil {
+				return n, fmt.Errorf("author %d: %w", a, err)
+			}
+			n++
+			_ = bar.Add(1)
+		}
+		after = authors[len(authors)-1]
 	}
 }

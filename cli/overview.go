@@ -63,8 +63,16 @@ func overviewOf(ctx context.Context, cfg config.Config, builds *buildBackend, qu
 	f := httpapi.BlockOverview{Name: "feed", Backend: queues.name + " + sql", Status: "ok"}
 	if fd.svc == nil {
 		f.Status = "off"
-	} else if redisDown {
-		f.Status, f.Detail = "degraded", "Redis does not answer: reads come from SQL"
+	} else {
+		if st := fd.svc.BreakerState(); st != "" {
+			f.Detail = "breaker " + st
+			if st != "closed" {
+				f.Status, f.Detail = "degraded", "breaker "+st+": reads come from SQL, missed writes are repaired when Redis answers"
+			}
+		}
+		if redisDown && f.Status == "ok" {
+			f.Status, f.Detail = "degraded", "Redis does not answer: reads come from SQL"
+		}
 	}
 	o.Blocks = append(o.Blocks, f)
 	return o

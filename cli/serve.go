@@ -114,7 +114,7 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 		}
 	}()
 
-	fd, err := openFeedBackend(ctx, cfg, db, queues.broker, queues.observer, log)
+	fd, err := openFeedBackend(ctx, cfg, db, queues.broker, queues.observer, m, log)
 	if err != nil {
 		return err
 	}

@@ -107,6 +107,24 @@ type Feed struct {
 	FanOutQueue string `koanf:"fanout-queue"`
 	// FanOutConcurrency is how many fan-out jobs run at once (default 2).
 	FanOutConcurrency int `koanf:"fanout-concurrency"`
+	// Breaker is the circuit breaker in front of the feed's Redis calls: while it is open,
+	// reads are answered from SQL at once.
+	Breaker FeedBreaker `koanf:"breaker"`
+	// RepairInterval is how often the Redis state that missed writes (durable repair marks in
+	// SQL) is repaired, and Redis probed while the breaker is open (default 2s).
+	RepairInterval time.Duration `koanf:"repair-interval"`
+}
+
+// FeedBreaker configures the feed's circuit breaker (the same count-based breaker as
+// publish.build-status.resilience, docs/resilience.md).
+type FeedBreaker struct {
+	// FailureRateThreshold is the failure percentage that opens the breaker (default 50).
+	FailureRateThreshold int `koanf:"failure-rate-threshold"`
+	// WaitDurationInOpenState is how long the breaker stays open before Redis is probed again
+	// (default 5s).
+	WaitDurationInOpenState time.Duration `koanf:"wait-duration-in-open-state"`
+	// SlidingWindowSize is how many recent calls the failure rate is computed over (default 10).
+	SlidingWindowSize int `koanf:"sliding-window-size"`
 }
 
 // Database selects the SQL database (package sqldb).
@@ -562,7 +580,8 @@ func Default() Config {
 		},
 		Report:  Report{Delay: 2 * time.Second},
 		DataDir: DefaultDataDir,
-		Feed:    Feed{Enabled: true, HybridThreshold: 10000, FanOutQueue: "feed:fanout", FanOutConcurrency: 2},
+		Feed: Feed{Enabled: true, HybridThreshold: 10000, FanOutQueue: "feed:fanout", FanOutConcurrency: 2, RepairInterval: 2 * time.Second,
+			Breaker: FeedBreaker{FailureRateThreshold: 50, WaitDurationInOpenState: 5 * time.Second, SlidingWindowSize: 10}},
 		Index: Index{Prefix: index.DefaultPrefix, VersionTTL: index.DefaultVersionTTL, DeadLetterMax: index.DefaultDeadLetterMax, Tables: []index.TableSpec{},
 			Streams:  IndexStreams{Keys: []string{}, Group: "redstate-index", Format: index.FormatDebezium, ClaimIdle: 30 * time.Second},
 			Postgres: IndexPostgres{Slot: "redstate_index", Tables: []string{}}},

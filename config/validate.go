@@ -86,6 +86,18 @@ func (c Config) Validate() error {
 	if c.Feed.Prefix != "" {
 		v.namespace("feed.prefix", c.Feed.Prefix)
 	}
+	if c.Feed.RepairInterval <= 0 {
+		v.addf("feed.repair-interval", "must be positive, got %s", c.Feed.RepairInterval)
+	}
+	if b := c.Feed.Breaker; b.FailureRateThreshold < 1 || b.FailureRateThreshold > 100 {
+		v.addf("feed.breaker.failure-rate-threshold", "must be a percentage between 1 and 100, got %d", b.FailureRateThreshold)
+	}
+	if c.Feed.Breaker.WaitDurationInOpenState <= 0 {
+		v.addf("feed.breaker.wait-duration-in-open-state", "must be positive, got %s", c.Feed.Breaker.WaitDurationInOpenState)
+	}
+	if c.Feed.Breaker.SlidingWindowSize < 1 {
+		v.addf("feed.breaker.sliding-window-size", "must be at least 1, got %d", c.Feed.Breaker.SlidingWindowSize)
+	}
 	if pg := c.Index.Postgres; pg.URL != "" {
 		v.urlNotRedacted("index.postgres.url", pg.URL)
 		if !strings.HasPrefix(pg.URL, "postgres://") && !strings.HasPrefix(pg.URL, "postgresql://") {

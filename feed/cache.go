@@ -24,6 +24,10 @@ const (
 type UserState struct {
 	// Unread maps an author (fanned-out, not hybrid) to the user's unread posts of that author.
 	Unread map[int64][]PostRef
+	// Since maps an author of Unread to the user's follow time: entries of posts created
+	// before it are removed (left from an earlier follow, e.g. an unfollow and a new follow
+	// while Redis was unreachable). An author absent from it prunes nothing.
+	Since map[int64]time.Time
 	// Read are the posts the user read.
 	Read []int64
 	// Replace makes Rebuild replace the user's keys instead of merging (an operator's
@@ -37,8 +41,15 @@ type UserState struct {
 // set changed, so retries are harmless and a count never drifts from its set. Errors are
 // *redstate.Error: EINVALID, EUNAVAILABLE.
 type Cache interface {
-	// PutPosts caches posts (HSET + EXPIRE PostTTL), in one round trip per node.
+	// PutPosts caches those of posts that are not cached (HSET + EXPIRE PostTTL, one script
+	// per post, pipelined: one round trip per node); a cached post is left as it is: writers
+	// delete a post whose SQL row changed (DeletePosts), so a refill from an older SQL read
+	// never overwrites a newer copy.
 	PutPosts(ctx context.Context, posts []Post) error
+	// DeletePosts removes the cached posts among ids (after their SQL row changed).
+	DeletePosts(ctx context.Context, ids []int64) error
+	// Ping checks that the cache answers (the breaker's background probe).
+	Ping(ctx context.Context) error
 	// GetPosts returns the cached posts among ids (misses absent), in one round trip per node.
 	GetPosts(ctx context.Context, ids []int64) (map[int64]Post, error)
 
@@ -69,12 +80,10 @@ type Cache interface {
 	Built(ctx context.Context, user int64) (bool, error)
 	// Rebuild merges a state read from SQL into user's keys and marks it built: unread entries
 	// are added (never removed, so a concurrent fan-out is not lost) unless read, read posts
-	// are added to the read set and removed from unread sets, and every count is set to its
-	// set's size; one script.
+	// are added to the read set and removed from unread sets, entries older than the follow
+	// (st.Since) are removed, unread sets of authors not in st.Unread are deleted, and every
+	// count is set to its set's size; one script.
 	Rebuild(ctx context.Context, user int64, st UserState) error
-	// Invalidate removes user's built mark, so the next access rebuilds from SQL (after a
-	// write reached SQL but not Redis).
-	Invalidate(ctx context.Context, user int64) error
 	// UnreadPage returns up to limit of user's unread posts of author strictly after cursor,
 	// newest first.
 	UnreadPage(ctx context.Context, user, author int64, after Cursor, limit int) ([]PostRef, error)

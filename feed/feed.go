@@ -10,6 +10,9 @@ import (
 	"time"
 )
 
+// Block is the name the feed reports metrics (its breaker's state) under.
+const Block = "feed"
+
 // Post is the seed's Blog (blog table).
 type Post struct {
 	// ID is the post id (the seed's blog id), assigned by the Source on create.

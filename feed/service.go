@@ -3,10 +3,10 @@ package feed
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/resilience"
 )
 
 // Read statuses of Page (the seed's readStatus).
@@ -42,6 +42,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// Breaker, if set, guards every cache call and notification: while it is open they fail at
+	// once and reads are answered from SQL; Run's ping probes Redis until it closes.
+	Breaker *resilience.Breaker
+	// RepairInterval is how often Run repairs what the repair marks name. Default
+	// DefaultRepairInterval.
+	RepairInterval time.Duration
 }
 
 // Service is the feed (seed 003: saveBlog, markBlogAsRead, queryUserBlogByReadStatus, and
@@ -52,10 +58,6 @@ type Service struct {
 	cache Cache
 	opts  Options
 	log   *slog.Logger
-
-	mu      sync.Mutex
-	dirty   map[int64]bool // users whose Redis state missed a write (invalidated when Redis answers)
-	pending map[int64]bool // posts whose fan-out failed (retried by Run until Redis answers)
 }
 
 // NewService returns a Service. Errors: EINVALID (nil source or cache).
@@ -78,41 +80,19 @@ func NewService(src Source, cache Cache, opts Options) (*Service, error) {
 	if opts.Notifier == nil {
 		opts.Notifier = NewLocalNotifier()
 	}
-	return &Service{src: src, cache: cache, opts: opts, log: opts.Logger.With("block", "feed"), dirty: map[int64]bool{}, pending: map[int64]bool{}}, nil
+	if opts.RepairInterval <= 0 {
+		opts.RepairInterval = DefaultRepairInterval
+	}
+	if opts.Breaker != nil {
+		cache = breakerCache{c: cache, br: opts.Breaker}
+		opts.Notifier = breakerNotifier{Notifier: opts.Notifier, br: opts.Breaker}
+	}
+	return &Service{src: src, cache: cache, opts: opts, log: opts.Logger.With("block", "feed")}, nil
 }
 
 // now is the clock at millisecond precision: the precision of Redis scores, so that cursors
 // from Redis and from SQL agree.
 func (s *Service) now() time.Time { return s.opts.Now().UTC().Truncate(time.Millisecond) }
-
-// cacheFailed logs a cache failure and remembers user's state as stale.
-func (s *Service) cacheFailed(op string, user int64, err error) {
-	s.log.Warn("feed: Redis write failed; SQL has it, the user's Redis state will be rebuilt", "op", op, "user", user, "err", err)
-	if user > 0 {
-		s.mu.Lock()
-		s.dirty[user] = true
-		s.mu.Unlock()
-	}
-}
-
-// healDirty invalidates the Redis state of users whose writes missed Redis, now that it
-// answers.
-func (s *Service) healDirty(ctx context.Context) {
-	s.mu.Lock()
-	users := make([]int64, 0, len(s.dirty))
-	for u := range s.dirty {
-		users = append(users, u)
-	}
-	s.mu.Unlock()
-	for _, u := range users {
-		if err := s.cache.Invalidate(ctx, u); err != nil {
-			return
-		}
-		s.mu.Lock()
-		delete(s.dirty, u)
-		s.mu.Unlock()
-	}
-}
 
 // Publish is the seed's saveBlog: the post is stored in SQL (its truth), cached, added to the
 // author's index, and fanned out to the followers (durably through Options.Enqueue when set).
@@ -127,14 +107,14 @@ func (s *Service) Publish(ctx context.Context, p Post) (Post, error) {
 	if err != nil {
 		return Post{}, err
 	}
-	if err := s.ensureAuthorIndex(ctx, post.AuthorID); err == nil {
-		if err := s.cache.AddAuthorPost(ctx, post.AuthorID, PostRef{ID: post.ID, CreateTime: post.CreateTime}); err != nil {
-			s.cacheFailed("author index", 0, err)
-		}
+	err = s.ensureAuthorIndex(ctx, post.AuthorID)
+	if err == nil {
+		err = s.cache.AddAuthorPost(ctx, post.AuthorID, PostRef{ID: post.ID, CreateTime: post.CreateTime})
 	}
-	if err := s.cache.PutPosts(ctx, []Post{post}); err != nil {
-		s.cacheFailed("cache post", 0, err)
+	if err != nil {
+		s.repairLater(ctx, RepairPost, post.ID, "author index", err)
 	}
+	s.fillPosts(ctx, []Post{post})
 	if s.opts.Enqueue != nil {
 		if err := s.opts.Enqueue(ctx, post.ID); err == nil {
 			return post, nil
@@ -142,51 +122,8 @@ func (s *Service) Publish(ctx context.Context, p Post) (Post, error) {
 			s.log.Warn("feed: fan-out could not be enqueued; fanning out now", "post", post.ID, "err", err)
 		}
 	}
-	if err := s.FanOutPost(ctx, post.ID); err != nil {
-		s.log.Error("feed: fan-out failed; retrying until Redis answers", "post", post.ID, "err", err)
-		s.mu.Lock()
-		s.pending[post.ID] = true
-		s.mu.Unlock()
-	}
+	_ = s.fanOut(ctx, post) // a failure is marked for repair
 	return post, nil
-}
-
-// RetryInterval is how often Run retries failed fan-outs and invalidations.
-const RetryInterval = 2 * time.Second
-
-// Run retries, every RetryInterval until ctx ends, the fan-outs that failed while Redis was
-// unreachable and the invalidation of users whose Redis writes failed, and returns nil. They
-// live in memory: a process that dies first leaves the drift for `feed verify` / `rebuild`.
-func (s *Service) Run(ctx context.Context) error {
-	t := time.NewTicker(RetryInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-		s.retryPending(ctx)
-		s.healDirty(ctx)
-	}
-}
-
-// retryPending runs the failed fan-outs again; each one done is forgotten.
-func (s *Service) retryPending(ctx context.Context) {
-	s.mu.Lock()
-	posts := make([]int64, 0, len(s.pending))
-	for p := range s.pending {
-		posts = append(posts, p)
-	}
-	s.mu.Unlock()
-	for _, p := range posts {
-		if err := s.FanOutPost(ctx, p); err != nil && !redstate.IsCode(err, redstate.ENOTFOUND) {
-			return
-		}
-		s.mu.Lock()
-		delete(s.pending, p)
-		s.mu.Unlock()
-	}
 }
 
 // validatePost checks a post to publish.
@@ -217,6 +154,12 @@ func (s *Service) FanOutPost(ctx context.Context, postID int64) error {
 	if !ok {
 		return redstate.Errorf(redstate.ENOTFOUND, "post %d not found", postID)
 	}
+	return s.fanOut(ctx, post)
+}
+
+// fanOut is FanOutPost of a post read from SQL; a Redis failure is also marked for repair (so
+// a fan-out job dead-lettered during an outage is still done when Redis returns).
+func (s *Service) fanOut(ctx context.Context, post Post) error {
 	hybrid, err := s.hybrid(ctx, post.AuthorID)
 	if err != nil || hybrid {
 		return err
@@ -238,6 +181,7 @@ func (s *Service) FanOutPost(ctx context.Context, postID int64) error {
 			}
 		}
 		if _, err := s.cache.FanOut(ctx, post.AuthorID, ref, followers); err != nil {
+			s.repairLater(ctx, RepairPost, post.ID, "fan-out", err)
 			return err
 		}
 		s.notify(ctx, followers...)
@@ -251,32 +195,24 @@ func (s *Service) hybrid(ctx context.Context, author int64) (bool, error) {
 	return n > s.opts.HybridThreshold, err
 }
 
-// ensureAuthorIndex builds author's index from SQL when Redis has none.
+// ensureAuthorIndex builds author's index from SQL when Redis has none; a build cut short by
+// Redis is marked for repair (the partial index exists, so it would not be built again).
 func (s *Service) ensureAuthorIndex(ctx context.Context, author int64) error {
 	ok, err := s.cache.HasAuthorIndex(ctx, author)
 	if err != nil || ok {
 		return err
 	}
-	var after Cursor
-	for {
-		refs, err := s.src.AuthorPosts(ctx, author, after, 1000)
-		if err != nil {
-			return err
+	if err := s.mergeAuthorIndex(ctx, author); err != nil {
+		if redstate.IsCode(err, redstate.EUNAVAILABLE) {
+			s.repairLater(ctx, RepairAuthor, author, "build author index", err)
 		}
-		if len(refs) == 0 {
-			return nil
-		}
-		if err := s.cache.SetAuthorIndex(ctx, author, refs); err != nil {
-			return err
-		}
-		last := refs[len(refs)-1]
-		after = Cursor{Time: last.CreateTime, ID: last.ID}
+		return err
 	}
+	return nil
 }
 
 // ensureBuilt rebuilds user's Redis unread state from SQL when it is not built.
 func (s *Service) ensureBuilt(ctx context.Context, user int64) error {
-	s.healDirty(ctx)
 	built, err := s.cache.Built(ctx, user)
 	if err != nil || built {
 		return err
@@ -295,7 +231,7 @@ func (s *Service) stateFromSQL(ctx context.Context, user int64) (UserState, erro
 	if err != nil {
 		return UserState{}, err
 	}
-	st := UserState{Unread: map[int64][]PostRef{}}
+	st := UserState{Unread: map[int64][]PostRef{}, Since: map[int64]time.Time{}}
 	for _, f := range follows {
 		hybrid, err := s.hybrid(ctx, f.Author)
 		if err != nil {
@@ -326,6 +262,7 @@ func (s *Service) stateFromSQL(ctx context.Context, user int64) (UserState, erro
 			}
 		}
 		st.Unread[f.Author] = unread
+		st.Since[f.Author] = f.Since
 	}
 	return st, nil
 }
@@ -515,10 +452,8 @@ func (s *Service) posts(ctx context.Context, ids []int64) (map[int64]Post, error
 		got[id] = p
 		refill = append(refill, p)
 	}
-	if err == nil && len(refill) > 0 {
-		if err := s.cache.PutPosts(ctx, refill); err != nil {
-			s.cacheFailed("refill posts", 0, err)
-		}
+	if err == nil {
+		s.fillPosts(ctx, refill)
 	}
 	return got, nil
 }
@@ -538,7 +473,7 @@ func (s *Service) MarkRead(ctx context.Context, viewer, postID int64) error {
 		return err
 	}
 	if _, err := s.cache.MarkRead(ctx, viewer, p.AuthorID, postID); err != nil {
-		s.cacheFailed("mark read", viewer, err)
+		s.repairLater(ctx, RepairUser, viewer, "mark read", err)
 	}
 	s.notify(ctx, viewer)
 	return nil
@@ -558,7 +493,7 @@ func (s *Service) MarkAuthorRead(ctx context.Context, viewer, author int64) (int
 	}
 	n := int64(len(marked))
 	if _, err := s.cache.MarkAuthorRead(ctx, viewer, author, marked); err != nil {
-		s.cacheFailed("mark author read", viewer, err)
+		s.repairLater(ctx, RepairUser, viewer, "mark author read", err)
 	}
 	s.notify(ctx, viewer)
 	return n, nil
@@ -575,7 +510,7 @@ func (s *Service) Follow(ctx context.Context, viewer, author int64) (bool, error
 	}
 	// A new follow starts with no unread posts: clear any state left from an earlier follow.
 	if err := s.cache.Unfollow(ctx, viewer, author); err != nil {
-		s.cacheFailed("follow", viewer, err)
+		s.repairLater(ctx, RepairUser, viewer, "follow", err)
 	}
 	return true, nil
 }
@@ -591,14 +526,15 @@ func (s *Service) Unfollow(ctx context.Context, viewer, author int64) (bool, err
 		return false, err
 	}
 	if err := s.cache.Unfollow(ctx, viewer, author); err != nil {
-		s.cacheFailed("unfollow", viewer, err)
+		s.repairLater(ctx, RepairUser, viewer, "unfollow", err)
 	}
 	s.notify(ctx, viewer)
 	return removed, nil
 }
 
-// Like records viewer's like of post (SQL, with the post's liked count) and refreshes the
-// cached post. Unlike is the reverse. Errors: EINVALID, ENOTFOUND, EUNAVAILABLE.
+// Like records viewer's like of post (SQL, with the post's liked count) and deletes the cached
+// post (the next read caches it from SQL; see fillPosts), so the cached liked count never
+// misses a like. Unlike is the reverse. Errors: EINVALID, ENOTFOUND, EUNAVAILABLE.
 func (s *Service) Like(ctx context.Context, viewer, postID int64, like bool) (bool, error) {
 	if viewer <= 0 || postID <= 0 {
 		return false, redstate.Errorf(redstate.EINVALID, "viewer and post ids must be > 0")
@@ -613,12 +549,8 @@ func (s *Service) Like(ctx context.Context, viewer, postID int64, like bool) (bo
 	if err != nil || !changed {
 		return changed, err
 	}
-	if posts, err := s.src.Posts(ctx, []int64{postID}); err == nil {
-		if p, ok := posts[postID]; ok {
-			if err := s.cache.PutPosts(ctx, []Post{p}); err != nil {
-				s.cacheFailed("refresh liked", 0, err)
-			}
-		}
+	if err := s.cache.DeletePosts(ctx, []int64{postID}); err != nil {
+		s.repairLater(ctx, RepairPostCache, postID, "like", err)
 	}
 	return true, nil
 }
@@ -733,7 +665,7 @@ func (s *Service) unreadPage(ctx context.Context, viewer, author int64, after Cu
 		refs, err = s.cache.UnreadPage(ctx, viewer, author, after, limit)
 	}
 	if err != nil {
-		s.log.Warn("feed: Redis unavailable for an unread page; answering from SQL", "err", err)
+		s.degraded("feed: Redis unavailable for an unread page; answering from SQL", err)
 		return fromSQL(after, limit)
 	}
 	return s.continueFromSQL(ctx, refs, after, limit, fromSQL)
@@ -784,7 +716,7 @@ func (s *Service) UnreadCounts(ctx context.Context, viewer int64) (map[int64]int
 	}
 	counts, err := s.redisCounts(ctx, viewer)
 	if err != nil {
-		s.log.Warn("feed: Redis unavailable for unread counts; answering from SQL", "err", err)
+		s.degraded("feed: Redis unavailable for unread counts; answering from SQL", err)
 		if counts, err = s.sqlCounts(ctx, viewer); err != nil {
 			return nil, 0, err
 		}

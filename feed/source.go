@@ -77,4 +77,20 @@ type Source interface {
 
 	// LikedOf returns which of posts user likes. At most 1000 ids.
 	LikedOf(ctx context.Context, user int64, posts []int64) (map[int64]bool, error)
+
+	// Authors returns up to limit distinct authors of posts with id > after, ascending (keyset
+	// pages for rebuild and verify of author indexes and post caches).
+	Authors(ctx context.Context, after int64, limit int) ([]int64, error)
+
+	// MarkRepair records durably that the Redis state of kind (RepairUser, RepairPost,
+	// RepairAuthor, RepairPostCache) id may have missed a write; marking again renews the
+	// mark's generation. Errors: EINVALID.
+	MarkRepair(ctx context.Context, kind string, id int64) error
+
+	// Repairs returns up to limit marks, oldest generation first.
+	Repairs(ctx context.Context, limit int) ([]Repair, error)
+
+	// RepairDone removes r's mark if it still has r's generation (a mark renewed meanwhile
+	// stays, so the write that renewed it is repaired too).
+	RepairDone(ctx context.Context, r Repair) error
 }

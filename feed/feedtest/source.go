@@ -62,6 +62,52 @@ func pageAll(t *testing.T, n int, list func(after feed.Cursor, limit int) ([]fee
 func RunSourceSuite(t *testing.T, newSource NewSource) {
 	ctx := context.Background()
 	tests := map[string]func(t *testing.T, s feed.Source){
+		"RepairMarksRenewAndClearByGeneration": func(t *testing.T, s feed.Source) {
+			user, post := ID(), ID()
+			mine := func() map[string]feed.Repair {
+				out := map[string]feed.Repair{}
+				for _, r := range must(s.Repairs(ctx, 1000)) {
+					if (r.Kind == feed.RepairUser && r.ID == user) || (r.Kind == feed.RepairPost && r.ID == post) {
+						out[r.Kind] = r
+					}
+				}
+				return out
+			}
+			wantCode(t, "MarkRepair of an unknown kind", s.MarkRepair(ctx, "nope", user), redstate.EINVALID)
+			wantCode(t, "MarkRepair of id 0", s.MarkRepair(ctx, feed.RepairUser, 0), redstate.EINVALID)
+			mustOK(t, s.MarkRepair(ctx, feed.RepairUser, user))
+			mustOK(t, s.MarkRepair(ctx, feed.RepairPost, post))
+			first := mine()
+			if len(first) != 2 {
+				t.Fatalf("Repairs = %+v, want the user and the post mark", first)
+			}
+			mustOK(t, s.MarkRepair(ctx, feed.RepairUser, user)) // renewed
+			renewed := mine()[feed.RepairUser]
+			if renewed.Gen <= first[feed.RepairUser].Gen {
+				t.Fatalf("renewed generation %d, first %d", renewed.Gen, first[feed.RepairUser].Gen)
+			}
+			mustOK(t, s.RepairDone(ctx, first[feed.RepairUser])) // the old generation: the mark stays
+			mustOK(t, s.RepairDone(ctx, first[feed.RepairPost]))
+			if left := mine(); len(left) != 1 || left[feed.RepairUser].Gen != renewed.Gen {
+				t.Fatalf("after RepairDone of the old generation: %+v, want only the renewed user mark", left)
+			}
+			mustOK(t, s.RepairDone(ctx, renewed))
+			if left := mine(); len(left) != 0 {
+				t.Fatalf("after RepairDone: %+v", left)
+			}
+		},
+		"AuthorsPagesAuthorsWithPosts": func(t *testing.T, s feed.Source) {
+			a := ID()
+			post(t, s, a, 1)
+			post(t, s, a, 2)
+			got := must(s.Authors(ctx, a-1, 1))
+			if len(got) != 1 || got[0] != a {
+				t.Fatalf("Authors(after %d) = %v, want [%d]", a-1, got, a)
+			}
+			if len(must(s.Authors(ctx, a, 1))) > 0 && must(s.Authors(ctx, a, 1))[0] <= a {
+				t.Fatal("Authors repeats or goes back")
+			}
+		},
 		"CreatePostRoundTrip": func(t *testing.T, s feed.Source) {
 			author := ID()
 			at := base.Add(1234567 * time.Nanosecond).In(time.FixedZone("x", 3600))

@@ -37,11 +37,27 @@ func (c *Cache) PutPosts(_ context.Context, posts []feed.Post) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, p := range posts {
+		if _, ok := c.posts[p.ID]; ok {
+			continue
+		}
 		p.Images = slices.Clone(p.Images)
 		c.posts[p.ID] = p
 	}
 	return nil
 }
+
+// DeletePosts implements feed.Cache.
+func (c *Cache) DeletePosts(_ context.Context, ids []int64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range ids {
+		delete(c.posts, id)
+	}
+	return nil
+}
+
+// Ping implements feed.Cache.
+func (c *Cache) Ping(context.Context) error { return nil }
 
 // GetPosts implements feed.Cache.
 func (c *Cache) GetPosts(_ context.Context, ids []int64) (map[int64]feed.Post, error) {
@@ -198,14 +214,6 @@ func (c *Cache) Built(_ context.Context, user int64) (bool, error) {
 	return c.built[user], nil
 }
 
-// Invalidate implements feed.Cache.
-func (c *Cache) Invalidate(_ context.Context, user int64) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.built, user)
-	return nil
-}
-
 // Rebuild implements feed.Cache.
 func (c *Cache) Rebuild(_ context.Context, user int64, st feed.UserState) error {
 	c.mu.Lock()
@@ -222,6 +230,13 @@ func (c *Cache) Rebuild(_ context.Context, user int64, st feed.UserState) error 
 	}
 	for author, refs := range st.Unread {
 		set := c.unreadOf(user, author)
+		if since, ok := st.Since[author]; ok {
+			for p, t := range set {
+				if t.UnixMilli() < since.UnixMilli() {
+					delete(set, p)
+				}
+			}
+		}
 		for _, r := range refs {
 			if _, ok := set[r.ID]; !ok && !c.read[user][r.ID] {
 				set[r.ID] = ms(r.CreateTime)

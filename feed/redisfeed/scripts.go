@@ -34,6 +34,16 @@ end
 return added
 `)
 
+// putPostScript caches one post unless it is cached: a cached copy is newer or as new (writers
+// delete it when its SQL row changes), so an older SQL read never overwrites it.
+// KEYS[1] post hash. ARGV[1] TTL ms, ARGV[2..] field, value, … Returns 1 if it cached.
+var putPostScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return 1
+`)
+
 // markReadScript marks one post read.
 // KEYS[1] read set, KEYS[2] unread set, KEYS[3] counts. ARGV[1] post, ARGV[2] author,
 // ARGV[3] TTL ms of the read set. Returns 1 if an unread entry was removed.
@@ -80,7 +90,8 @@ return 1
 // KEYS[1] read set, KEYS[2] counts, KEYS[3..] unread sets of the state's authors.
 // ARGV[1] TTL ms of the counts hash, ARGV[2] now (ms), ARGV[3] unread key prefix (the key
 // without the author), ARGV[4] JSON read ids, ARGV[5] "1" to replace instead of merging,
-// ARGV[6] TTL ms of the sets, ARGV[7..] per KEYS[3..]: author id, then JSON [[id, score], …].
+// ARGV[6] TTL ms of the sets, ARGV[7..] per KEYS[3..]: author id, the follow time (ms; entries
+// scored below it are removed; '-inf': none), then JSON [[id, score], …].
 var rebuildScript = redis.NewScript(`
 local ttl, setTTL = ARGV[1], ARGV[6]
 local read = cjson.decode(ARGV[4])
@@ -93,9 +104,10 @@ for i = 1, #read, 1000 do
 end
 local keep = {}
 for k = 3, #KEYS do
-  local author = ARGV[4 + 2 * (k - 2) + 1]
-  local entries = cjson.decode(ARGV[4 + 2 * (k - 2) + 2])
+  local base = 7 + 3 * (k - 3)
+  local author, since, entries = ARGV[base], ARGV[base + 1], cjson.decode(ARGV[base + 2])
   keep[author] = true
+  if since ~= '-inf' then redis.call('ZREMRANGEBYSCORE', KEYS[k], '-inf', '(' .. since) end
   for _, e in ipairs(entries) do
     if redis.call('SISMEMBER', KEYS[1], tostring(e[1])) == 0 then
       redis.call('ZADD', KEYS[k], 'NX', e[2], tostring(e[1]))

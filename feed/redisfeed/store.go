@@ -45,17 +45,38 @@ func (c *Cache) PutPosts(ctx context.Context, posts []feed.Post) error {
 	if len(posts) == 0 {
 		return nil
 	}
+	calls := make([]redisscript.Call, len(posts))
+	for i, post := range posts {
+		images, _ := json.Marshal(post.Images)
+		calls[i] = redisscript.Call{Keys: []string{c.keys.Post(post.ID)}, Args: []any{ttlMS(feed.PostTTL),
+			"id", post.ID, "user_id", post.AuthorID, "title", post.Title, "content", post.Content, "images", string(images),
+			"liked", post.Liked, "create_time", post.CreateTime.UnixMicro(), "update_time", post.UpdateTime.UnixMicro()}}
+	}
+	for _, cmd := range redisscript.RunPipelined(ctx, c.client, putPostScript, calls) {
+		if err := cmd.Err(); err != nil {
+			return rediserr.Map(err, "feed cache posts")
+		}
+	}
+	return nil
+}
+
+// DeletePosts implements feed.Cache.
+func (c *Cache) DeletePosts(ctx context.Context, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
 	_, err := c.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, post := range posts {
-			images, _ := json.Marshal(post.Images)
-			k := c.keys.Post(post.ID)
-			p.HSet(ctx, k, "id", post.ID, "user_id", post.AuthorID, "title", post.Title, "content", post.Content,
-				"images", string(images), "liked", post.Liked, "create_time", post.CreateTime.UnixMicro(), "update_time", post.UpdateTime.UnixMicro())
-			p.PExpire(ctx, k, feed.PostTTL)
+		for _, id := range ids {
+			p.Del(ctx, c.keys.Post(id)) // one DEL per key: the keys are in different slots on Cluster
 		}
 		return nil
 	})
-	return rediserr.Map(err, "feed cache posts")
+	return rediserr.Map(err, "feed delete posts")
+}
+
+// Ping implements feed.Cache.
+func (c *Cache) Ping(ctx context.Context) error {
+	return rediserr.Map(c.client.Ping(ctx).Err(), "feed ping")
 }
 
 // GetPosts implements feed.Cache.
@@ -290,11 +311,6 @@ func (c *Cache) Built(ctx context.Context, user int64) (bool, error) {
 	return ok, rediserr.Map(err, "feed built")
 }
 
-// Invalidate implements feed.Cache.
-func (c *Cache) Invalidate(ctx context.Context, user int64) error {
-	return rediserr.Map(c.client.HDel(ctx, c.keys.Counts(user), feed.BuiltField).Err(), "feed invalidate")
-}
-
 // Rebuild implements feed.Cache.
 func (c *Cache) Rebuild(ctx context.Context, user int64, st feed.UserState) error {
 	read, _ := json.Marshal(st.Read)
@@ -309,6 +325,10 @@ func (c *Cache) Rebuild(ctx context.Context, user int64, st feed.UserState) erro
 	}
 	args := []any{ttlMS(feed.StateTTL), strconv.FormatInt(time.Now().UnixMilli(), 10), unreadPrefix, string(read), replace, ttlMS(feed.SetTTL)}
 	for author, refs := range st.Unread {
+		since := "-inf"
+		if t, ok := st.Since[author]; ok {
+			since = strconv.FormatInt(ms(t), 10)
+		}
 		entries := make([][2]int64, len(refs))
 		for i, r := range refs {
 			entries[i] = [2]int64{r.ID, ms(r.CreateTime)}
@@ -318,7 +338,7 @@ func (c *Cache) Rebuild(ctx context.Context, user int64, st feed.UserState) erro
 			js = []byte("[]")
 		}
 		keys = append(keys, c.keys.Unread(user, author))
-		args = append(args, strconv.FormatInt(author, 10), string(js))
+		args = append(args, strconv.FormatInt(author, 10), since, string(js))
 	}
 	return rediserr.Map(rebuildScript.Run(ctx, c.client, keys, args...).Err(), "feed rebuild")
 }

@@ -5,7 +5,8 @@ import "github.com/redstate/redstate/sqldb"
 // Component is the name the feed schema's migrations are recorded under.
 const Component = "feed"
 
-// Migrations are the feed schema (seed 2.1.1's blog table plus follows, read marks and likes).
+// Migrations are the feed schema (seed 2.1.1's blog table plus follows, read marks and likes,
+// and the repair marks a Redis write that failed leaves behind).
 // Times are Unix microseconds (BIGINT) on both engines.
 var Migrations = []sqldb.Migration{
 	{Version: 1, Name: "create blog, follow, blog_read, blog_like", Up: func(d sqldb.Dialect) []string {
@@ -38,6 +39,15 @@ var Migrations = []sqldb.Migration{
 				user_id BIGINT NOT NULL,
 				blog_id BIGINT NOT NULL,
 				PRIMARY KEY (user_id, blog_id))`,
+		}
+	}},
+	{Version: 2, Name: "create feed_repair (durable marks of Redis state to repair)", Up: func(sqldb.Dialect) []string {
+		return []string{
+			`CREATE TABLE feed_repair (
+				kind TEXT NOT NULL,
+				id BIGINT NOT NULL,
+				gen BIGINT NOT NULL,
+				PRIMARY KEY (kind, id))`,
 		}
 	}},
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redstate/redstate"
@@ -441,4 +442,79 @@ func (s *Store) like(ctx context.Context, user, post int64, like bool) (bool, er
 		return sqldb.Map(err, "like")
 	})
 	return changed, err
+}
+
+// Authors implements feed.Source.
+func (s *Store) Authors(ctx context.Context, after int64, limit int) ([]int64, error) {
+	if err := checkLimit(limit); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, s.db.Rebind("SELECT DISTINCT user_id FROM blog WHERE user_id > ? ORDER BY user_id LIMIT "+strconv.Itoa(limit)), after)
+	if err != nil {
+		return nil, sqldb.Map(err, "authors")
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, sqldb.Map(err, "authors")
+		}
+		out = append(out, id)
+	}
+	return out, sqldb.Map(rows.Err(), "authors")
+}
+
+// repairGen numbers repair marks: a mark written again gets a new number, so RepairDone of the
+// older one leaves it.
+var repairGen atomic.Int64
+
+// nextGen returns a repair generation: the clock in ns, strictly increasing in the process.
+func nextGen() int64 {
+	for {
+		last := repairGen.Load()
+		g := max(time.Now().UnixNano(), last+1)
+		if repairGen.CompareAndSwap(last, g) {
+			return g
+		}
+	}
+}
+
+// MarkRepair implements feed.Source.
+func (s *Store) MarkRepair(ctx context.Context, kind string, id int64) error {
+	if err := feed.ValidRepairKind(kind); err != nil {
+		return err
+	}
+	if err := positive("id", id); err != nil {
+		return err
+	}
+	_, err := s.db.ExecContext(ctx, s.db.Rebind("INSERT INTO feed_repair (kind, id, gen) VALUES (?, ?, ?) ON CONFLICT (kind, id) DO UPDATE SET gen = excluded.gen"), kind, id, nextGen())
+	return sqldb.Map(err, "mark repair")
+}
+
+// Repairs implements feed.Source.
+func (s *Store) Repairs(ctx context.Context, limit int) ([]feed.Repair, error) {
+	if err := checkLimit(limit); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT kind, id, gen FROM feed_repair ORDER BY gen LIMIT "+strconv.Itoa(limit))
+	if err != nil {
+		return nil, sqldb.Map(err, "repairs")
+	}
+	defer rows.Close()
+	out := []feed.Repair{}
+	for rows.Next() {
+		var r feed.Repair
+		if err := rows.Scan(&r.Kind, &r.ID, &r.Gen); err != nil {
+			return nil, sqldb.Map(err, "repairs")
+		}
+		out = append(out, r)
+	}
+	return out, sqldb.Map(rows.Err(), "repairs")
+}
+
+// RepairDone implements feed.Source.
+func (s *Store) RepairDone(ctx context.Context, r feed.Repair) error {
+	_, err := s.db.ExecContext(ctx, s.db.Rebind("DELETE FROM feed_repair WHERE kind = ? AND id = ? AND gen = ?"), r.Kind, r.ID, r.Gen)
+	return sqldb.Map(err, "repair done")
 }
