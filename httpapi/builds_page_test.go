@@ -37,10 +37,25 @@ func TestHeavyReads_LimitAnswers429WhenFull(t *testing.T) {
 		d.Builds = bl
 	})
 	a.put(buildA, "p")
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(bl.release)
+		}
+	}
+	t.Cleanup(release)
 	first := make(chan response, 1)
 	go func() { first <- a.do("GET", "/v1/builds?limit=101", "") }()
 	<-bl.entered
-	r := a.do("GET", "/v1/builds?limit=1000", "")
+	second := make(chan response, 1)
+	go func() { second <- a.do("GET", "/v1/builds?limit=1000", "") }()
+	var r response
+	select {
+	case r = <-second:
+	case <-bl.entered:
+		t.Fatal("a second heavy listing reached the store while the only heavy-read slot was taken")
+	}
 	e := wantError(t, r, http.StatusTooManyRequests, ETOOMANYREQUESTS)
 	if r.header.Get("Retry-After") != "1" {
 		t.Errorf("Retry-After = %q", r.header.Get("Retry-After"))
@@ -49,7 +64,7 @@ func TestHeavyReads_LimitAnswers429WhenFull(t *testing.T) {
 	light := make(chan response, 1)
 	go func() { light <- a.do("GET", "/v1/builds?limit=100", "") }()
 	<-bl.entered // the light listing reached the store without a slot
-	close(bl.release)
+	release()
 	if r := <-light; r.status != http.StatusOK {
 		t.Errorf("light listing: %d %s", r.status, r.body)
 	}
