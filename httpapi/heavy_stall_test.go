@@ -57,8 +57,9 @@ func TestHeavyReads_StalledReadersHoldOneChunkAndAreDropped(t *testing.T) {
 	t.Logf("%d stalled readers: heap %d MB before, peak %d MB (growth %d MB)", readers, baseline>>20, peak>>20, growth>>20)
 	// A 1,000-build page is 8.4 MB (before the fix each stalled handler held about 22 MB: the
 	// page, its Redis reply and its encoding); one chunk is at most 100 builds (0.84 MB). Allow
-	// 4 MB per reader for buffers, goroutines and the race detector.
-	if limit := int64(readers * 4 << 20); growth > limit {
+	// 5 MB per reader, below one page: the peak includes chunks in flight from Redis (reply and
+	// copy) while the readers are still being filled, buffers, and the race detector's overhead.
+	if limit := int64(readers * 5 << 20); growth > limit {
 		t.Errorf("heap grew by %d MB with %d stalled readers; want at most %d MB", growth>>20, readers, limit>>20)
 	}
 	// Every stalled connection was closed by the server: reading it now ends (EOF or reset)
