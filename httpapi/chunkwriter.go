@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"time"
 )
@@ -42,7 +43,7 @@ func (c *chunkWriter) startChunk() {
 // endChunk flushes the chunk to the client, still under its deadline.
 func (c *chunkWriter) endChunk() {
 	if c.err == nil {
-		if err := c.rc.Flush(); err != nil && err != http.ErrNotSupported {
+		if err := c.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
 			c.err = err
 		}
 	}
