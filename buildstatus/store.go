@@ -31,7 +31,7 @@ type Store interface {
 	Get(ctx context.Context, buildID string) (*Build, error)
 
 	// GetMany returns the builds that exist among ids (at most MaxBatch, duplicates allowed), in
-	// one round trip per Redis node. Missing ids are absent from the map.
+	// one round trip per Redis node and 100 ids. Missing ids are absent from the map.
 	// Errors: EINVALID (bad id, too many ids), EUNAVAILABLE.
 	GetMany(ctx context.Context, ids []string) (map[string]*Build, error)
 

@@ -145,6 +145,7 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 	handler, err := httpapi.New(httpapi.Config{
 		Tokens:                   cfg.Auth.Tokens,
 		MaxBodyBytes:             cfg.Server.MaxBodyBytes,
+		MaxJSONDepth:             cfg.Server.MaxJSONDepth,
 		Logger:                   log,
 		Registerer:               reg,
 		Gatherer:                 reg,
@@ -152,6 +153,10 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 		CORSOrigins:              cfg.Server.CORS.AllowedOrigins,
 		FailedAuthPerMinute:      cfg.Auth.FailedAttemptsPerMinute,
 		MaxResponseBytes:         cfg.Server.MaxResponseBytes,
+		MaxHeavyReads:            cfg.Server.MaxHeavyReads,
+		HeavyReadWait:            cfg.Server.HeavyReadWait,
+		ChunkWriteTimeout:        cfg.Server.ChunkWriteTimeout,
+		WriteTimeout:             cfg.Server.WriteTimeout,
 		MaxEventStreams:          cfg.Server.MaxEventStreams,
 		MaxEventStreamsPerClient: cfg.Server.MaxEventStreamsPerClient,
 	}, httpapi.Deps{Builds: backend.store, Ready: backend.ready, Reports: queues.reports, Queues: queues.admin,

@@ -210,6 +210,8 @@ type Server struct {
 	Addr string `koanf:"addr"`
 	// MaxBodyBytes bounds request bodies (default 1 MiB).
 	MaxBodyBytes int64 `koanf:"max-body-bytes"`
+	// MaxJSONDepth bounds how deeply a request body's objects and arrays may nest (default 64).
+	MaxJSONDepth int `koanf:"max-json-depth"`
 	// Insecure allows a non-loopback Addr without auth tokens (default false).
 	Insecure bool `koanf:"insecure"`
 	// ShutdownTimeout bounds graceful shutdown (default 15s).
@@ -227,6 +229,14 @@ type Server struct {
 	// MaxResponseBytes bounds a batch read's response (default 32 MiB); ids past it are
 	// answered as "deferred".
 	MaxResponseBytes int64 `koanf:"max-response-bytes"`
+	// MaxHeavyReads bounds the listings and batch reads that may answer more than 100 builds
+	// served at once (default 8); more wait up to HeavyReadWait, then are answered 429.
+	MaxHeavyReads int `koanf:"max-heavy-reads"`
+	// HeavyReadWait is how long a heavy read waits for a slot (default 5s).
+	HeavyReadWait time.Duration `koanf:"heavy-read-wait"`
+	// ChunkWriteTimeout bounds writing one chunk of a streamed listing or batch read (default
+	// 10s); a client that stops reading is disconnected after it.
+	ChunkWriteTimeout time.Duration `koanf:"chunk-write-timeout"`
 	// MaxEventStreams bounds the event streams (SSE) open at once (default 10000).
 	MaxEventStreams int `koanf:"max-event-streams"`
 	// MaxEventStreamsPerClient bounds one token's (without auth: one address's) open event
@@ -562,9 +572,9 @@ func (q QueueSpec) Retries() int {
 // Default returns the configuration with every default filled in.
 func Default() Config {
 	return Config{
-		Server: Server{Addr: "127.0.0.1:8080", MaxBodyBytes: 1 << 20, ShutdownTimeout: 15 * time.Second,
+		Server: Server{Addr: "127.0.0.1:8080", MaxBodyBytes: 1 << 20, MaxJSONDepth: 64, ShutdownTimeout: 15 * time.Second,
 			ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second,
-			MaxConnections: 20000, MaxResponseBytes: 32 << 20, MaxEventStreams: 10000, MaxEventStreamsPerClient: 1000, AllowedHosts: []string{}, CORS: CORS{AllowedOrigins: []string{}}},
+			MaxConnections: 20000, MaxResponseBytes: 32 << 20, MaxHeavyReads: 8, HeavyReadWait: 5 * time.Second, ChunkWriteTimeout: 10 * time.Second, MaxEventStreams: 10000, MaxEventStreamsPerClient: 1000, AllowedHosts: []string{}, CORS: CORS{AllowedOrigins: []string{}}},
 		Auth:  Auth{FailedAttemptsPerMinute: 30},
 		Redis: Redis{DialTimeout: 2 * time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: 1, DialRetries: 1},
 		Log:   Log{Level: "info", Format: "json"},

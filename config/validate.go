@@ -28,6 +28,10 @@ const (
 	RoleAdmin = "admin"
 )
 
+// maxJSONDepth is the largest server.max-json-depth: encoding/json refuses deeper documents
+// itself, after its own (linear) scan.
+const maxJSONDepth = 10000
+
 // Log levels and formats.
 var (
 	logLevels  = []string{"debug", "info", "warn", "error"}
@@ -197,6 +201,9 @@ func (s Server) validate(v *validator) {
 	if s.MaxBodyBytes <= 0 {
 		v.addf("server.max-body-bytes", "must be positive, got %d", s.MaxBodyBytes)
 	}
+	if s.MaxJSONDepth < 1 || s.MaxJSONDepth > maxJSONDepth {
+		v.addf("server.max-json-depth", "must be 1..%d, got %d", maxJSONDepth, s.MaxJSONDepth)
+	}
 	if s.ShutdownTimeout <= 0 {
 		v.addf("server.shutdown-timeout", "must be positive, got %s", s.ShutdownTimeout)
 	}
@@ -211,6 +218,15 @@ func (s Server) validate(v *validator) {
 	}
 	if s.MaxResponseBytes < 1<<20 {
 		v.addf("server.max-response-bytes", "must be at least 1 MiB (1048576, one whole document), got %d", s.MaxResponseBytes)
+	}
+	if s.MaxHeavyReads <= 0 {
+		v.addf("server.max-heavy-reads", "must be positive, got %d", s.MaxHeavyReads)
+	}
+	for key, d := range map[string]time.Duration{"server.heavy-read-wait": s.HeavyReadWait,
+		"server.chunk-write-timeout": s.ChunkWriteTimeout} {
+		if d <= 0 {
+			v.addf(key, "must be positive, got %s", d)
+		}
 	}
 	if s.MaxEventStreams <= 0 {
 		v.addf("server.max-event-streams", "must be positive, got %d", s.MaxEventStreams)

@@ -1,9 +1,9 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/redstate/redstate"
 )
@@ -28,7 +28,15 @@ const (
 // response would pass s.maxResponse bytes, the remaining ids are listed under "deferred"
 // (omitted when empty) for the client to ask for again; the same happens when a later chunk
 // fails (then "error" says why). A failure of the first chunk is an ordinary error answer.
+// Each chunk is written under its own write deadline (see chunkWriter); a batch of more than
+// heavyReadBuilds ids first takes a heavy-read slot.
 func (s *server) streamBatch(w http.ResponseWriter, r *http.Request, ids []string) error {
+	began := time.Now()
+	release, err := s.heavySlot(r, len(ids))
+	if err != nil {
+		return err
+	}
+	defer release()
 	first := min(batchFirstChunk, len(ids))
 	found, err := s.builds.GetMany(r.Context(), ids[:first])
 	if err != nil {
@@ -37,9 +45,10 @@ func (s *server) streamBatch(w http.ResponseWriter, r *http.Request, ids []strin
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
+	out := s.newChunkWriter(w, began)
+	out.startChunk()
 	w.WriteHeader(http.StatusOK)
 
-	out := &countingWriter{w: w}
 	out.write(`{"builds":{`)
 	var missing, deferred []string
 	var docBytes, docs int
@@ -66,6 +75,10 @@ func (s *server) streamBatch(w http.ResponseWriter, r *http.Request, ids []strin
 			docs++
 		}
 		found = nil // let the chunk's documents go before the next fetch
+		out.endChunk()
+		if out.failed() != nil {
+			return nil // the client stopped reading; the connection is closed
+		}
 		start = next
 		if start >= len(ids) {
 			break
@@ -79,7 +92,9 @@ func (s *server) streamBatch(w http.ResponseWriter, r *http.Request, ids []strin
 			deferred = append(deferred, ids[start:]...)
 			break
 		}
+		out.startChunk()
 	}
+	out.startChunk()
 	out.write(`},"missing":`)
 	out.writeJSON(nonNil(missing))
 	if len(deferred) > 0 {
@@ -91,6 +106,7 @@ func (s *server) streamBatch(w http.ResponseWriter, r *http.Request, ids []strin
 		out.writeJSON(redstate.ErrorMessage(chunkErr))
 	}
 	out.write("}")
+	out.endChunk()
 	return nil
 }
 
@@ -100,23 +116,4 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// countingWriter writes to a response, counting bytes; write errors (the client went away)
-// are ignored: the handler simply finishes.
-type countingWriter struct {
-	w http.ResponseWriter
-	n int64
-}
-
-func (c *countingWriter) write(s string) { c.writeBytes([]byte(s)) }
-
-func (c *countingWriter) writeBytes(b []byte) {
-	n, _ := c.w.Write(b)
-	c.n += int64(n)
-}
-
-func (c *countingWriter) writeJSON(v any) {
-	b, _ := json.Marshal(v)
-	c.writeBytes(b)
 }

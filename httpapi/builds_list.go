@@ -1,7 +1,7 @@
 package httpapi
 
 import (
-	"encoding/json"
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -10,12 +10,6 @@ import (
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
 )
-
-// pageBody is one page of a listing; Cursor is "" when the listing is complete.
-type pageBody struct {
-	Builds []json.RawMessage `json:"builds"`
-	Cursor string            `json:"cursor"`
-}
 
 // listBuilds serves GET /v1/builds: a batch read with ?ids=a,b,c, else a page of all builds
 // with ?cursor=&limit=.
@@ -31,12 +25,7 @@ func (s *server) listBuilds(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page, err := s.builds.List(r.Context(), q.Get("cursor"), limit)
-	if err != nil {
-		return err
-	}
-	writePage(w, page)
-	return nil
+	return s.streamPage(w, r, s.builds.List, q.Get("cursor"), limit)
 }
 
 // batchBuilds answers a batch read of the comma-separated ids (the ids parameter may repeat).
@@ -81,12 +70,10 @@ func (s *server) listProjectBuilds(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	page, err := s.builds.ListProject(r.Context(), project, q.Get("cursor"), limit)
-	if err != nil {
-		return err
+	list := func(ctx context.Context, cursor string, limit int) (*buildstatus.Page, error) {
+		return s.builds.ListProject(ctx, project, cursor, limit)
 	}
-	writePage(w, page)
-	return nil
+	return s.streamPage(w, r, list, q.Get("cursor"), limit)
 }
 
 // queryLimit parses ?limit= (absent: the default page size). Errors: EINVALID.
@@ -103,13 +90,4 @@ func queryLimit(q url.Values) (int, error) {
 		limit = n
 	}
 	return buildstatus.ValidateLimit(limit)
-}
-
-// writePage answers with one page of a listing.
-func writePage(w http.ResponseWriter, page *buildstatus.Page) {
-	body := pageBody{Builds: make([]json.RawMessage, 0, len(page.Builds)), Cursor: page.Cursor}
-	for _, b := range page.Builds {
-		body.Builds = append(body.Builds, b.JSON)
-	}
-	writeJSON(w, http.StatusOK, body)
 }

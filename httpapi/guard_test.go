@@ -47,14 +47,14 @@ func TestStrictJSON_MemberNamesAreCaseSensitive(t *testing.T) {
 	}
 }
 
-func TestStrictJSON_CheckDuplicateKeysPaths(t *testing.T) {
+func TestStrictJSON_CheckJSONShapePaths(t *testing.T) {
 	for in, want := range map[string]string{
 		`{"a":1,"b":[{"c":1},{"c":2,"c":3}]}`: `duplicate member "c" in the object at $.b[1]`,
 		`{"a":{"x":[1,2]},"a":2}`:             `duplicate member "a" in the object at $`,
 		`{"a":{"a":1},"b":{"a":1}}`:           "",
 		`[{"k":1},{"k":1}]`:                   "",
 	} {
-		err := checkDuplicateKeys([]byte(in))
+		err := checkJSONShape([]byte(in), DefaultMaxJSONDepth)
 		got := ""
 		if err != nil {
 			got = err.Error()

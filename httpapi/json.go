@@ -35,8 +35,10 @@ func writeRawJSON(w http.ResponseWriter, status int, body []byte) {
 
 // decodeBody reads the request body (at most s.maxBody bytes) into dst, strictly: the
 // Content-Type rule of checkContentType holds (an absent body is then 400, not 415), the
-// body must be one JSON object with no unknown fields, no member named twice in one object, no
-// member name that matches a field only when case is ignored, and nothing after it. Errors:
+// body must be one JSON object nested at most s.maxDepth levels deep, with no unknown fields, no
+// member named twice in one object, no member name that matches a field only when case is
+// ignored, and nothing after it. The depth is checked first, in linear time and memory, before
+// any parser recurses into the body. Errors:
 // EUNSUPPORTEDMEDIA, ETOOLARGE, EINVALID, each with a message naming the problem.
 func (s *server) decodeBody(w http.ResponseWriter, r *http.Request, dst any) error {
 	if err := checkContentType(r); err != nil {
@@ -56,7 +58,7 @@ func (s *server) decodeBody(w http.ResponseWriter, r *http.Request, dst any) err
 	if trimmed[0] != '{' {
 		return redstate.Errorf(redstate.EINVALID, "request body must be a JSON object")
 	}
-	if err := checkDuplicateKeys(trimmed); err != nil {
+	if err := checkJSONShape(trimmed, s.maxDepth); err != nil {
 		return redstate.Errorf(redstate.EINVALID, "%s", err.Error())
 	}
 	if err := checkMemberCase(trimmed, reflect.TypeOf(dst), "$"); err != nil {

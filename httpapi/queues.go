@@ -62,7 +62,8 @@ type deadLettersResponse struct {
 	DeadLetters []queue.DeadLetter `json:"deadLetters"`
 }
 
-// queueDead: GET /v1/queues/{queue}/dead?start=0&count=100 → dead letters, newest first.
+// queueDead: GET /v1/queues/{queue}/dead?start=0&count=100 → dead letters, newest first,
+// streamed in chunks (see streamDeadLetters).
 func (s *server) queueDead(w http.ResponseWriter, r *http.Request) error {
 	name, a, err := s.queueAdmin(r)
 	if err != nil {
@@ -79,15 +80,7 @@ func (s *server) queueDead(w http.ResponseWriter, r *http.Request) error {
 	if start < 0 || count < 1 || count > queue.MaxListCount {
 		return redstate.Errorf(redstate.EINVALID, "start must be >= 0 and count 1..%d, got start=%d count=%d", queue.MaxListCount, start, count)
 	}
-	list, err := a.DeadLetters(r.Context(), start, count)
-	if err != nil {
-		return err
-	}
-	if list == nil {
-		list = []queue.DeadLetter{}
-	}
-	writeJSON(w, http.StatusOK, deadLettersResponse{Queue: name, Start: start, DeadLetters: list})
-	return nil
+	return s.streamDeadLetters(w, r, a, name, start, count)
 }
 
 // queryInt parses an optional integer query parameter. Errors: EINVALID.

@@ -35,6 +35,9 @@ type Config struct {
 	Tokens []config.Token
 	// MaxBodyBytes bounds request bodies (default DefaultMaxBodyBytes, 1 MiB).
 	MaxBodyBytes int64
+	// MaxJSONDepth bounds how deeply a request body's objects and arrays may nest (default
+	// DefaultMaxJSONDepth); a deeper body is 400 invalid.
+	MaxJSONDepth int
 	// Logger receives request logs and internal errors (default slog.Default()).
 	Logger *slog.Logger
 	// Registerer is where the HTTP metrics are registered (nil: no HTTP metrics).
@@ -53,6 +56,18 @@ type Config struct {
 	// MaxResponseBytes bounds a batch read's response (default DefaultMaxResponseBytes); ids
 	// past it are answered as "deferred".
 	MaxResponseBytes int64
+	// MaxHeavyReads bounds the listings and batch reads that may answer more than 100 builds
+	// served at once (default DefaultMaxHeavyReads); more wait up to HeavyReadWait for a slot,
+	// then are 429.
+	MaxHeavyReads int
+	// HeavyReadWait is how long a heavy read waits for a slot (default DefaultHeavyReadWait).
+	HeavyReadWait time.Duration
+	// ChunkWriteTimeout bounds writing one chunk of a streamed listing or batch read (default
+	// DefaultChunkWriteTimeout): a client that stops reading is dropped after it.
+	ChunkWriteTimeout time.Duration
+	// WriteTimeout is the http.Server's write timeout, which streamed responses keep as their
+	// overall bound while they set per-chunk deadlines (0: no overall bound).
+	WriteTimeout time.Duration
 	// MaxEventStreams bounds the event streams open at once (default DefaultMaxEventStreams);
 	// past it a new stream is 429.
 	MaxEventStreams int
@@ -116,7 +131,11 @@ type server struct {
 	metrics      *httpMetrics
 	logger       *slog.Logger
 	maxBody      int64
+	maxDepth     int
 	maxResponse  int64
+	heavy        *heavyReads
+	chunkWrite   time.Duration
+	writeTimeout time.Duration
 	heartbeat    time.Duration
 	reports      *report.Service
 	queues       func(name string) *queue.Admin
@@ -152,6 +171,12 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if cfg.MaxJSONDepth < 0 {
+		return nil, fmt.Errorf("httpapi: MaxJSONDepth must not be negative, got %d", cfg.MaxJSONDepth)
+	}
+	if cfg.MaxJSONDepth == 0 {
+		cfg.MaxJSONDepth = DefaultMaxJSONDepth
+	}
 	if cfg.HeartbeatInterval < 0 {
 		return nil, fmt.Errorf("httpapi: HeartbeatInterval must not be negative, got %s", cfg.HeartbeatInterval)
 	}
@@ -175,6 +200,18 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 	}
 	if cfg.MaxResponseBytes == 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if cfg.MaxHeavyReads < 0 || cfg.HeavyReadWait < 0 || cfg.ChunkWriteTimeout < 0 || cfg.WriteTimeout < 0 {
+		return nil, fmt.Errorf("httpapi: heavy-read bounds and timeouts must not be negative")
+	}
+	if cfg.MaxHeavyReads == 0 {
+		cfg.MaxHeavyReads = DefaultMaxHeavyReads
+	}
+	if cfg.HeavyReadWait == 0 {
+		cfg.HeavyReadWait = DefaultHeavyReadWait
+	}
+	if cfg.ChunkWriteTimeout == 0 {
+		cfg.ChunkWriteTimeout = DefaultChunkWriteTimeout
 	}
 	if cfg.MaxEventStreams < 0 || cfg.MaxEventStreamsPerClient < 0 {
 		return nil, fmt.Errorf("httpapi: event stream bounds must not be negative")
@@ -208,7 +245,11 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 		metrics:      metrics,
 		logger:       cfg.Logger,
 		maxBody:      cfg.MaxBodyBytes,
+		maxDepth:     cfg.MaxJSONDepth,
 		maxResponse:  cfg.MaxResponseBytes,
+		heavy:        newHeavyReads(cfg.MaxHeavyReads, cfg.HeavyReadWait),
+		chunkWrite:   cfg.ChunkWriteTimeout,
+		writeTimeout: cfg.WriteTimeout,
 		heartbeat:    cfg.HeartbeatInterval,
 		reports:      deps.Reports,
 		queues:       deps.Queues,

@@ -5,21 +5,28 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 )
 
 // The API's JSON is stricter than encoding/json's defaults, which accept an object that names
 // the same member twice (the last one wins) and match member names to struct fields without
 // regard to case. Both hide client bugs and let two parsers of one document disagree, so
-// decodeBody runs these checks before decoding.
+// decodeBody runs these checks before decoding. It also bounds the nesting depth before any
+// parser recurses into the document.
 
-// jsonFrame is one open object or array while checkDuplicateKeys walks a document.
+// DefaultMaxJSONDepth bounds the nesting of a request body when Config.MaxJSONDepth is 0.
+const DefaultMaxJSONDepth = 64
+
+// jsonFrame is one open object or array while checkJSONShape walks a document. It keeps only
+// its own member name or element index: the JSON path of a problem is built from the stack
+// when one is reported, so a deep document costs memory linear in its depth.
 type jsonFrame struct {
 	object    bool
 	expectKey bool
-	keys      map[string]struct{}
-	path      string
-	index     int
+	keys      map[string]struct{} // member names seen so far (objects; nil until the first)
+	key       string              // the member being read (objects)
+	index     int                 // the element being read (arrays)
 }
 
 // valueDone records that the container received one complete value.
@@ -31,19 +38,37 @@ func (f *jsonFrame) valueDone() {
 	}
 }
 
-// checkDuplicateKeys reports the first object member name that occurs twice in one object, with
-// the JSON path of that object. A syntax error ends the check without an error: the decoder
-// that runs next reports it precisely.
-func checkDuplicateKeys(raw []byte) error {
+// jsonPath renders the path of the value the innermost of stack is reading ("$" when empty).
+func jsonPath(stack []jsonFrame) string {
+	var b strings.Builder
+	b.WriteString("$")
+	for _, f := range stack {
+		if b.Len() > 200 {
+			b.WriteString("...")
+			break
+		}
+		if f.object {
+			b.WriteString("." + f.key)
+		} else {
+			b.WriteString("[" + strconv.Itoa(f.index) + "]")
+		}
+	}
+	return b.String()
+}
+
+// checkJSONShape reports the first object member name that occurs twice in one object, with
+// the JSON path of that object, and a document nested deeper than maxDepth objects and arrays.
+// Time and memory are linear in the size of raw. A syntax error ends the check without an
+// error: the decoder that runs next reports it precisely.
+func checkJSONShape(raw []byte, maxDepth int) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	var stack []*jsonFrame
+	var stack []jsonFrame
 	done := func() {
 		if len(stack) > 0 {
 			stack[len(stack)-1].valueDone()
 		}
 	}
-	path := "$"
 	for {
 		tok, err := dec.Token()
 		if err != nil {
@@ -51,7 +76,7 @@ func checkDuplicateKeys(raw []byte) error {
 		}
 		var top *jsonFrame
 		if len(stack) > 0 {
-			top = stack[len(stack)-1]
+			top = &stack[len(stack)-1]
 		}
 		if top != nil && top.object && top.expectKey {
 			if tok == json.Delim('}') {
@@ -62,21 +87,24 @@ func checkDuplicateKeys(raw []byte) error {
 			key, _ := tok.(string)
 			if _, dup := top.keys[key]; dup {
 				return fmt.Errorf("duplicate member %q in the object at %s; each name may occur only once",
-					truncate(key), top.path)
+					truncate(key), jsonPath(stack[:len(stack)-1]))
+			}
+			if top.keys == nil {
+				top.keys = make(map[string]struct{})
 			}
 			top.keys[key] = struct{}{}
 			top.expectKey = false
-			path = top.path + "." + key
+			top.key = key
 			continue
 		}
-		if top != nil && !top.object {
-			path = fmt.Sprintf("%s[%d]", top.path, top.index)
-		}
 		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, &jsonFrame{object: true, expectKey: true, keys: map[string]struct{}{}, path: path})
-		case json.Delim('['):
-			stack = append(stack, &jsonFrame{path: path})
+		case json.Delim('{'), json.Delim('['):
+			if len(stack) >= maxDepth {
+				return fmt.Errorf("JSON nesting deeper than %d levels at %s (byte %d); flatten the document",
+					maxDepth, jsonPath(stack), dec.InputOffset())
+			}
+			object := tok == json.Delim('{')
+			stack = append(stack, jsonFrame{object: object, expectKey: object})
 		case json.Delim(']'):
 			stack = stack[:len(stack)-1]
 			done()

@@ -82,7 +82,8 @@ func (s *Store) execGets(ctx context.Context, keys []string) []coalesce.Outcome[
 // runSave runs one save through saveScript, coalesced with concurrent ones unless DirectCalls.
 func (s *Store) runSave(ctx context.Context, req saveReq) (saveRes, error) {
 	if s.batch == nil {
-		return s.execSaves(ctx, []saveReq{req})[0].Value, nil
+		out := s.execSaves(ctx, []saveReq{req})[0]
+		return out.Value, out.Err
 	}
 	res, err := s.batch.saves.Do(ctx, req)
 	return res, batchErr(err, "saving build")

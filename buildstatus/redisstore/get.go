@@ -96,13 +96,29 @@ func (s *Store) TTL(ctx context.Context, buildID string) (time.Duration, error) 
 	return d, nil
 }
 
-// fetch returns the values of keys in order, nil for a missing key: one MGET on standalone,
-// one pipeline of GETs on Cluster (one round trip per node, nodes in parallel).
+// fetchChunk is the most keys fetch reads in one round trip, so that a reply stays small
+// enough for the client's read timeout whatever the page size: the timeout bounds one chunk,
+// not the whole page.
+const fetchChunk = 100
+
+// fetch returns the values of keys in order, nil for a missing key: one MGET per fetchChunk
+// keys on standalone, one pipeline of GETs per fetchChunk keys on Cluster (one round trip per
+// node, nodes in parallel).
 func (s *Store) fetch(ctx context.Context, keys []string) ([][]byte, error) {
-	out := make([][]byte, len(keys))
-	if len(keys) == 0 {
-		return out, nil
+	out := make([][]byte, 0, len(keys))
+	for start := 0; start < len(keys); start += fetchChunk {
+		vals, err := s.fetchChunk(ctx, keys[start:min(start+fetchChunk, len(keys))])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, vals...)
 	}
+	return out, nil
+}
+
+// fetchChunk is one round trip of fetch.
+func (s *Store) fetchChunk(ctx context.Context, keys []string) ([][]byte, error) {
+	out := make([][]byte, len(keys))
 	if s.cluster == nil {
 		vals, err := s.client.MGet(ctx, keys...).Result()
 		if err != nil {

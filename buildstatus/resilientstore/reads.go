@@ -37,13 +37,15 @@ func (s *Store) getPending(ctx context.Context, buildID string) (b *buildstatus.
 }
 
 // GetMany implements buildstatus.Store. While Redis is unavailable it is served only when
-// every id is pending; otherwise pending ids are overlaid on Redis's answer.
+// every id is pending; otherwise pending ids are overlaid on Redis's answer. Its timeouts do not
+// count against the breaker (resilience.Breaker.DoHeavyRead), nor do those of List and
+// ListProject.
 func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]*buildstatus.Build, error) {
 	if s.fallback && len(ids) > 0 && s.allPending(ids) {
 		return s.getManyPending(ctx, ids)
 	}
 	var out map[string]*buildstatus.Build
-	err := s.call(ctx, func() (err error) { out, err = s.primary.GetMany(ctx, ids); return err })
+	err := s.br.DoHeavyRead(ctx, func() (err error) { out, err = s.primary.GetMany(ctx, ids); return err })
 	if err != nil || !s.fallback {
 		return out, err
 	}
@@ -117,7 +119,7 @@ func (s *Store) TTL(ctx context.Context, buildID string) (time.Duration, error) 
 // by their memory copy (or dropped if deleted).
 func (s *Store) List(ctx context.Context, cursor string, limit int) (*buildstatus.Page, error) {
 	var p *buildstatus.Page
-	err := s.call(ctx, func() (err error) { p, err = s.primary.List(ctx, cursor, limit); return err })
+	err := s.br.DoHeavyRead(ctx, func() (err error) { p, err = s.primary.List(ctx, cursor, limit); return err })
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +129,7 @@ func (s *Store) List(ctx context.Context, cursor string, limit int) (*buildstatu
 // ListProject implements buildstatus.Store, like List.
 func (s *Store) ListProject(ctx context.Context, projectID, cursor string, limit int) (*buildstatus.Page, error) {
 	var p *buildstatus.Page
-	err := s.call(ctx, func() (err error) { p, err = s.primary.ListProject(ctx, projectID, cursor, limit); return err })
+	err := s.br.DoHeavyRead(ctx, func() (err error) { p, err = s.primary.ListProject(ctx, projectID, cursor, limit); return err })
 	if err != nil {
 		return nil, err
 	}

@@ -24,9 +24,10 @@ func schemas() obj {
 		"BuildInput":          buildSchema(true),
 		"PlatformResult":      platformResultSchema(false),
 		"PlatformResultInput": platformResultSchema(true),
-		"BuildPage": object("One page of a build listing (httpapi.pageBody).",
+		"BuildPage": object("One page of a build listing (httpapi.streamPage), streamed in chunks.",
 			req("builds", array(ref("Build"), "The builds of this page.")),
-			req("cursor", str("Pass as ?cursor= for the next page; empty when the listing is complete.")),
+			req("cursor", str("Pass as ?cursor= for the next page; empty when the listing is complete. A page may end early (response size bound, or a later chunk failed): the cursor then continues after the builds sent.")),
+			opt("error", str("Why a later chunk failed; the builds sent are valid and cursor continues after them.")),
 		),
 		"BuildListing": obj{
 			"description": "Answer of GET /v1/builds: a BuildPage, or a BuildBatch when ids is given.",

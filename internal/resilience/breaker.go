@@ -12,7 +12,8 @@
 // Only connectivity failures count: an error whose code is EUNAVAILABLE. Every other outcome,
 // including ENOTFOUND, EINVALID, EPRECONDITION and ECONFLICT, proves Redis answered and counts as
 // a success. A call whose context the caller canceled counts as a success too (the caller gave
-// up, Redis did not fail). While open, calls fail at once with an EUNAVAILABLE *redstate.Error.
+// up, Redis did not fail), and so does a timeout of a heavy read (DoHeavyRead). While open,
+// calls fail at once with an EUNAVAILABLE *redstate.Error.
 package resilience
 
 import (
@@ -27,6 +28,7 @@ import (
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/internal/metrics"
+	"github.com/redstate/redstate/internal/rediserr"
 )
 
 // State is a breaker state name: metrics.BreakerClosed, metrics.BreakerHalfOpen or
@@ -118,11 +120,24 @@ func IsFailure(err error) bool {
 // Do runs fn if the breaker allows a call and records its outcome. When the breaker is open it
 // returns an EUNAVAILABLE error without calling fn.
 func (b *Breaker) Do(ctx context.Context, fn func() error) error {
+	return b.do(ctx, fn, true)
+}
+
+// DoHeavyRead is Do for a read whose reply grows with the request (a listing, a batch read):
+// its timeouts (rediserr.IsTimeout) count as successes, because they say as much about the size
+// of the reply as about Redis, and a burst of large reads must not open the breaker and fail
+// every other client's writes. Its other connectivity failures (refused, reset, closed) still
+// count, and so do the timeouts of every other call, so a hung Redis still opens the breaker.
+func (b *Breaker) DoHeavyRead(ctx context.Context, fn func() error) error {
+	return b.do(ctx, fn, false)
+}
+
+func (b *Breaker) do(ctx context.Context, fn func() error, countTimeouts bool) error {
 	if !b.cb.TryAcquirePermit() {
 		return b.OpenError()
 	}
 	err := fn()
-	if IsFailure(err) && !errors.Is(ctx.Err(), context.Canceled) {
+	if IsFailure(err) && !errors.Is(ctx.Err(), context.Canceled) && (countTimeouts || !rediserr.IsTimeout(err)) {
 		b.cb.RecordFailure()
 	} else {
 		b.cb.RecordSuccess()
