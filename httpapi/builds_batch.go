@@ -42,12 +42,7 @@ func (s *server) streamBatch(w http.ResponseWriter, r *http.Request, ids []strin
 	if err != nil {
 		return err
 	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("X-Content-Type-Options", "nosniff")
-	out := s.newChunkWriter(w, began)
-	out.startChunk()
-	w.WriteHeader(http.StatusOK)
+	out := s.startStreamedJSON(w, began)
 
 	out.write(`{"builds":{`)
 	var missing, deferred []string

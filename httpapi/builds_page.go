@@ -47,12 +47,7 @@ func (s *server) streamPage(w http.ResponseWriter, r *http.Request, list listFun
 	if err != nil {
 		return err
 	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("X-Content-Type-Options", "nosniff")
-	out := s.newChunkWriter(w, start)
-	out.startChunk()
-	w.WriteHeader(http.StatusOK)
+	out := s.startStreamedJSON(w, start)
 	out.write(`{"builds":[`)
 	var written, docBytes int
 	var chunkErr error

@@ -30,6 +30,18 @@ func (s *server) newChunkWriter(w http.ResponseWriter, start time.Time) *chunkWr
 	return c
 }
 
+// startStreamedJSON sends the 200 header of a JSON answer streamed in chunks and returns the
+// writer of its body, its first chunk started.
+func (s *server) startStreamedJSON(w http.ResponseWriter, start time.Time) *chunkWriter {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	out := s.newChunkWriter(w, start)
+	out.startChunk()
+	w.WriteHeader(http.StatusOK)
+	return out
+}
+
 // startChunk sets the write deadline of the next chunk. Writers without deadlines (test
 // recorders) are written without one.
 func (c *chunkWriter) startChunk() {

@@ -29,12 +29,7 @@ func (s *server) streamDeadLetters(w http.ResponseWriter, r *http.Request, a *qu
 	if err != nil {
 		return err
 	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("X-Content-Type-Options", "nosniff")
-	out := s.newChunkWriter(w, began)
-	out.startChunk()
-	w.WriteHeader(http.StatusOK)
+	out := s.startStreamedJSON(w, began)
 	out.write(`{"queue":`)
 	out.writeJSON(name)
 	out.write(`,"start":` + strconv.Itoa(start) + `,"deadLetters":[`)
