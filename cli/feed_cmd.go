@@ -187,53 +187,39 @@ func forEachUser(ctx context.Context, svc *feed.Service, only int64, what string
 	if only > 0 {
 		return 1, f(only)
 	}
-	bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription(what+" users"),
-		progressbar.OptionShowCount(), progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
-	defer func() { _ = bar.Finish() }()
-	n := 0
-	after := int64(0)
-	for {
-		users, err := svc.Users(ctx, after, 500)
-		if err != nil {
-			return n, err
-		}
-		if len(users) == 0 {
-			return n, nil
-		}
-		for _, u := range users {
-			if err := f(u); err != nil {
-				return n, fmt.Errorf("user %d: %w", u, err)
-			}
-			n++
-			_ = bar.Add(1)
-		}
-		after = users[len(users)-1]
-	}
+	return forEachID(ctx, svc.Users, "user", what, progress, f)
 }
 
 // forEachAuthor runs f for every author who has posts (keyset pages), with a progress bar; it
 // returns how many authors it did.
 func forEachAuthor(ctx context.Context, svc *feed.Service, what string, progress io.Writer, f func(int64) error) (int, error) {
-	bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription(what+" authors"),
+	return forEachID(ctx, svc.Authors, "author", what, progress, f)
+}
+
+// forEachID runs f for every id page returns (keyset pages of 500 after the last id), counting
+// them on a progress bar "<what> <noun>s"; it returns how many it did.
+func forEachID(ctx context.Context, page func(ctx context.Context, after int64, limit int) ([]int64, error), noun, what string,
+	progress io.Writer, f func(int64) error) (int, error) {
+	bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription(what+" "+noun+"s"),
 		progressbar.OptionShowCount(), progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
 	defer func() { _ = bar.Finish() }()
 	n := 0
 	after := int64(0)
 	for {
-		authors, err := svc.Authors(ctx, after, 500)
+		ids, err := page(ctx, after, 500)
 		if err != nil {
 			return n, err
 		}
-		if len(authors) == 0 {
+		if len(ids) == 0 {
 			return n, nil
 		}
-		for _, a := range authors {
-			if err := f(a); err != nil {
-				return n, fmt.Errorf("author %d: %w", a, err)
+		for _, id := range ids {
+			if err := f(id); err != nil {
+				return n, fmt.Errorf("%s %d: %w", noun, id, err)
 			}
 			n++
 			_ = bar.Add(1)
 		}
-		after = authors[len(authors)-1]
+		after = ids[len(ids)-1]
 	}
 }

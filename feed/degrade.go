@@ -69,10 +69,7 @@ func guarded[T any](ctx context.Context, b breakerCache, fn func() (T, error)) (
 // never serve as its trial calls (they would wait for a Redis that may still be down):
 // Service.probe's pings, in the background, half-open and close it.
 func guardedErr(ctx context.Context, b breakerCache, fn func() error) error {
-	if b.br.State() != metrics.BreakerClosed {
-		return b.br.OpenError()
-	}
-	return b.br.Do(ctx, fn)
+	return b.br.DoIfClosed(ctx, fn)
 }
 
 // PutPosts implements Cache.

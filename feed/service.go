@@ -112,9 +112,10 @@ func (s *Service) Publish(ctx context.Context, p Post) (Post, error) {
 		err = s.cache.AddAuthorPost(ctx, post.AuthorID, PostRef{ID: post.ID, CreateTime: post.CreateTime})
 	}
 	if err != nil {
-		s.repairLater(ctx, RepairPost, post.ID, "author index", err)
+		s.repairLater(ctx, RepairPost, post.ID, "author index", err) // its repair also caches the post
+	} else {
+		s.fillPosts(ctx, []Post{post})
 	}
-	s.fillPosts(ctx, []Post{post})
 	if s.opts.Enqueue != nil {
 		if err := s.opts.Enqueue(ctx, post.ID); err == nil {
 			return post, nil

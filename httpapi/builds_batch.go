@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-
-	"github.com/redstate/redstate"
 )
 
 // Batch-read chunking: the ids are fetched in chunks so that only one chunk's documents are in
@@ -96,12 +94,7 @@ func (s *server) streamBatch(w http.ResponseWriter, r *http.Request, ids []strin
 		out.write(`,"deferred":`)
 		out.writeJSON(deferred)
 	}
-	if chunkErr != nil {
-		out.write(`,"error":`)
-		out.writeJSON(redstate.ErrorMessage(chunkErr))
-	}
-	out.write("}")
-	out.endChunk()
+	out.finish(chunkErr)
 	return nil
 }
 

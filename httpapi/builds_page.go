@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
 )
 
@@ -85,11 +84,6 @@ func (s *server) streamPage(w http.ResponseWriter, r *http.Request, list listFun
 	out.startChunk()
 	out.write(`],"cursor":`)
 	out.writeJSON(cursor)
-	if chunkErr != nil {
-		out.write(`,"error":`)
-		out.writeJSON(redstate.ErrorMessage(chunkErr))
-	}
-	out.write("}")
-	out.endChunk()
+	out.finish(chunkErr)
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"time"
+
+	"github.com/redstate/redstate"
 )
 
 // chunkWriter writes a streamed response chunk by chunk, each under its own write deadline, so
@@ -59,6 +61,17 @@ func (c *chunkWriter) endChunk() {
 			c.err = err
 		}
 	}
+}
+
+// finish writes the last chunk of a streamed object: an "error" member naming chunkErr when a
+// later chunk could not be read (the answer is then partial), and the closing brace.
+func (c *chunkWriter) finish(chunkErr error) {
+	if chunkErr != nil {
+		c.write(`,"error":`)
+		c.writeJSON(redstate.ErrorMessage(chunkErr))
+	}
+	c.write("}")
+	c.endChunk()
 }
 
 // failed reports the first write error (nil while the client keeps reading).

@@ -123,6 +123,16 @@ func (b *Breaker) Do(ctx context.Context, fn func() error) error {
 	return b.do(ctx, fn, true)
 }
 
+// DoIfClosed is Do for a caller that has another answer (a degraded read from SQL, a durable
+// repair mark) and so must never wait as a trial call: unless the breaker is closed it fails at
+// once with OpenError, and only other callers' Do (a background probe) half-open and close it.
+func (b *Breaker) DoIfClosed(ctx context.Context, fn func() error) error {
+	if b.State() != metrics.BreakerClosed {
+		return b.OpenError()
+	}
+	return b.Do(ctx, fn)
+}
+
 // DoHeavyRead is Do for a read whose reply grows with the request (a listing, a batch read):
 // its timeouts (rediserr.IsTimeout) count as successes, because they say as much about the size
 // of the reply as about Redis, and a burst of large reads must not open the breaker and fail

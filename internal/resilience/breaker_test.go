@@ -189,3 +189,29 @@ func TestNewBreaker_RejectsBadConfig(t *testing.T) {
 		t.Errorf("zero config (all defaults) rejected: %v", err)
 	}
 }
+
+// TestBreaker_DoIfClosedNeverServesAsTrialCall: once the open wait is over, Do lets trial calls
+// through but DoIfClosed keeps failing at once until the trials close the breaker.
+func TestBreaker_DoIfClosedNeverServesAsTrialCall(t *testing.T) {
+	b, _ := newTestBreaker(t, 10*time.Millisecond)
+	for range 5 {
+		call(b, errDown)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !b.Allow() {
+		if time.Now().After(deadline) {
+			t.Fatal("breaker never allowed a call after the open wait")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	ran := false
+	if err := b.DoIfClosed(context.Background(), func() error { ran = true; return nil }); ran || !redstate.IsCode(err, redstate.EUNAVAILABLE) {
+		t.Fatalf("DoIfClosed after the wait: ran %v, err %v; want refused without running", ran, err)
+	}
+	for range 6 {
+		call(b, nil) // trial calls through Do close it
+	}
+	if err := b.DoIfClosed(context.Background(), func() error { ran = true; return nil }); !ran || err != nil {
+		t.Fatalf("DoIfClosed when closed: ran %v, err %v", ran, err)
+	}
+}
