@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
@@ -20,7 +19,6 @@ import (
 	"github.com/redstate/redstate/feed"
 	"github.com/redstate/redstate/feed/redisfeed"
 	"github.com/redstate/redstate/feed/sqlfeed"
-	"github.com/redstate/redstate/sqldb"
 )
 
 // newFeedCommand returns `redstate feed`: rebuild the feed's Redis state from SQL and verify it.
@@ -162,18 +160,17 @@ func printFeedCounts(w io.Writer, user int64, byAuthor map[int64]int64, total in
 
 // withFeed runs f with a feed Service on the configured SQL database and Redis.
 func withFeed(cmd *cobra.Command, f func(*feed.Service) error) error {
-	return withRedisClient(cmd, func(cfg config.Config, client redis.UniversalClient) error {
+	return withRedisApp(cmd, func(a *app) error {
 		ctx := cmd.Context()
-		db, err := sqldb.Open(ctx, cfg.DatabaseURL())
+		db, err := a.sql(ctx)
 		if err != nil {
 			return err
 		}
-		defer db.Close()
 		src, err := sqlfeed.New(ctx, db)
 		if err != nil {
 			return err
 		}
-		svc, err := feed.NewService(src, redisfeed.New(client, cfg.Namespace+cfg.Feed.Prefix), feed.Options{HybridThreshold: cfg.Feed.HybridThreshold})
+		svc, err := feed.NewService(src, redisfeed.New(a.redis, a.keyPrefix(a.cfg.Feed.Prefix)), feed.Options{HybridThreshold: a.cfg.Feed.HybridThreshold})
 		if err != nil {
 			return err
 		}

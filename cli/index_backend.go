@@ -74,7 +74,7 @@ func (a *app) index(ctx context.Context) (*indexBackend, error) {
 	if len(cfg.Index.Tables) == 0 {
 		return ib, nil
 	}
-	opts := index.Options{Namespace: cfg.Namespace, Prefix: cfg.Index.Prefix, VersionTTL: cfg.Index.VersionTTL, DeadLetterMax: cfg.Index.DeadLetterMax}
+	opts := a.indexOptions()
 	var store index.Store
 	var client redis.UniversalClient
 	backend := backendMemory
@@ -116,4 +116,10 @@ func (a *app) index(ctx context.Context) (*indexBackend, error) {
 	}
 	log.Info("CDC index ready", "tables", len(cfg.Index.Tables), "namespace", cfg.Namespace, "prefix", cfg.Index.Prefix, "backend", backend)
 	return ib, nil
+}
+
+// indexOptions are the index's options from cfg.Index, under the namespace (the key rule).
+func (a *app) indexOptions() index.Options {
+	ix := a.cfg.Index
+	return index.Options{Namespace: a.cfg.Namespace, Prefix: ix.Prefix, VersionTTL: ix.VersionTTL, DeadLetterMax: ix.DeadLetterMax}
 }
