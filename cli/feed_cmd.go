@@ -10,9 +10,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/redstate/redstate/config"
@@ -197,8 +195,7 @@ func forEachAuthor(ctx context.Context, svc *feed.Service, what string, progress
 // them on a progress bar "<what> <noun>s"; it returns how many it did.
 func forEachID(ctx context.Context, page func(ctx context.Context, after int64, limit int) ([]int64, error), noun, what string,
 	progress io.Writer, f func(int64) error) (int, error) {
-	bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription(what+" "+noun+"s"),
-		progressbar.OptionShowCount(), progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
+	bar := newProgressBar(progress, -1, what+" "+noun+"s")
 	defer func() { _ = bar.Finish() }()
 	n := 0
 	after := int64(0)

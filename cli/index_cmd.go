@@ -91,8 +91,7 @@ func replay(ctx context.Context, ix *index.Indexer, path, format string, batch i
 		}
 		in = f
 	}
-	bar := progressbar.NewOptions64(size, progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription("replaying"),
-		progressbar.OptionShowBytes(true), progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
+	bar := progressbar.NewOptions64(size, append(progressOptions(progress, "replaying"), progressbar.OptionShowBytes(true))...)
 	sc := bufio.NewScanner(io.TeeReader(in, bar))
 	sc.Buffer(make([]byte, 64<<10), maxEventLine)
 	var total index.Result
@@ -216,8 +215,7 @@ func verify(ctx context.Context, a *app, ix *index.Indexer, snapshot, only strin
 			}
 			source = postgresRows(ctx, db, pgTable)
 		}
-		bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription("verifying "+name),
-			progressbar.OptionShowCount(), progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
+		bar := newProgressBar(progress, -1, "verifying "+name)
 		rep, err := ix.Verify(ctx, t.DB, t.Table, source, repair, func(n int) { _ = bar.Set(n) })
 		_ = bar.Finish()
 		if err != nil {
