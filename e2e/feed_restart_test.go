@@ -31,7 +31,7 @@ func TestFeed_RestartBetweenPublishAndFanOut(t *testing.T) {
 	missing := func() int {
 		have := 0
 		for u := 1; u <= followers; u++ {
-			n, err := client.ZCard(t.Context(), fmt.Sprintf("user:unread:{%d}:%d", 5000+u, author)).Result()
+			n, err := client.ZCard(t.Context(), fmt.Sprintf("user:unread:%d:%d", 5000+u, author)).Result()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -46,6 +46,11 @@ func TestFeed_RestartBetweenPublishAndFanOut(t *testing.T) {
 			for u := 1; u <= followers; u++ {
 				if code, body, _ := s.do(t, http.MethodPut, fmt.Sprintf("/v1/feed/users/%d/following/%d", 5000+u, author), ""); code != http.StatusOK {
 					t.Fatalf("follow: %d %s", code, body)
+				}
+				// Reading the counts builds the follower's state in Redis, so fan-outs write
+				// to it (a follower without state is built from SQL on first read instead).
+				if code, body, _ := s.do(t, http.MethodGet, fmt.Sprintf("/v1/feed/users/%d/unread-counts", 5000+u), ""); code != http.StatusOK {
+					t.Fatalf("counts: %d %s", code, body)
 				}
 			}
 		}
