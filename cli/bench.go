@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"runtime/pprof"
 	"time"
@@ -15,7 +16,6 @@ import (
 	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/bench/buildstatusbench"
 	"github.com/redstate/redstate/config"
-	"github.com/redstate/redstate/redisconn"
 )
 
 // NewBenchCommand returns `redstate bench`, whose subcommands benchmark a block's Redis store
@@ -53,27 +53,28 @@ func benchConn(cmd *cobra.Command) (setup func() (client redis.UniversalClient, 
 		if !cfg.Redis.Configured() {
 			return nil, nil, errors.New("no Redis configured: a benchmark needs a real server; pass --redis URL, --redis-cluster host:port,... or --redis-sentinel with --redis-sentinel-master (or set them with --config FILE or REDSTATE_REDIS_*)")
 		}
-		client, err := redisconn.New(cfg.Redis)
+		a, err := newApp(cfg, nil, slog.New(slog.DiscardHandler))
 		if err != nil {
 			return nil, nil, err
 		}
+		closeApp := func() { a.closeWithin(closeMargin) }
 		if profile == "" {
-			return client, func() { _ = client.Close() }, nil
+			return a.redis, closeApp, nil
 		}
 		pf, err := os.Create(profile)
 		if err != nil {
-			_ = client.Close()
+			closeApp()
 			return nil, nil, err
 		}
 		if err := pprof.StartCPUProfile(pf); err != nil {
 			_ = pf.Close()
-			_ = client.Close()
+			closeApp()
 			return nil, nil, err
 		}
-		return client, func() {
+		return a.redis, func() {
 			pprof.StopCPUProfile()
 			_ = pf.Close()
-			_ = client.Close()
+			closeApp()
 		}, nil
 	}
 }

@@ -3,9 +3,9 @@ package cli
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -16,7 +16,6 @@ import (
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/buildstatus/redisstore"
 	"github.com/redstate/redstate/config"
-	"github.com/redstate/redstate/redisconn"
 )
 
 // newBuildsCommand returns `redstate builds`: admin commands that work on the build-status
@@ -216,10 +215,10 @@ func withRedisBuilds(cmd *cobra.Command, f func(buildstatus.Store) error) error 
 	})
 }
 
-// withRedisClient loads and validates the configuration of cmd's flags, connects to the
-// configured Redis and runs f. Admin commands refuse the memory backend: a one-off process's
-// memory is always empty.
-func withRedisClient(cmd *cobra.Command, f func(config.Config, redis.UniversalClient) error) error {
+// withApp loads and validates the configuration of cmd's flags, builds the composition root
+// (its Redis client; the SQL pool on first need) and runs f; everything the root opened is
+// closed after.
+func withApp(cmd *cobra.Command, f func(*app) error) error {
 	cfg, err := loadConfig(cmd.Flags())
 	if err != nil {
 		return err
@@ -227,13 +226,26 @@ func withRedisClient(cmd *cobra.Command, f func(config.Config, redis.UniversalCl
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	if !cfg.Redis.Configured() {
-		return errors.New("no Redis configured: pass --redis URL (or --redis-cluster, --redis-sentinel, --config); the memory backend of a one-off command is always empty")
-	}
-	client, err := redisconn.New(cfg.Redis)
+	a, err := newApp(cfg, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err
 	}
-	defer client.Close()
-	return f(cfg, client)
+	defer a.closeWithin(cfg.Server.ShutdownTimeout + closeMargin)
+	return f(a)
+}
+
+// withRedisClient runs f with the root's Redis client (see withApp). Admin commands refuse the
+// memory backend: a one-off process's memory is always empty.
+func withRedisClient(cmd *cobra.Command, f func(config.Config, redis.UniversalClient) error) error {
+	return withRedisApp(cmd, func(a *app) error { return f(a.cfg, a.redis) })
+}
+
+// withRedisApp is withApp for the commands that need Redis: an error without it.
+func withRedisApp(cmd *cobra.Command, f func(*app) error) error {
+	return withApp(cmd, func(a *app) error {
+		if _, err := a.requireRedis(); err != nil {
+			return err
+		}
+		return f(a)
+	})
 }

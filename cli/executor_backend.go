@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/component"
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/executor/memstate"
@@ -35,8 +36,11 @@ type executorBackend struct {
 	connect func() (*executor.Runner, error) // builds the Redis runner (degraded start only)
 	metrics *metrics.ExecutorMetrics
 	log     *slog.Logger
-	client  redis.UniversalClient // nil without Redis
-	closers []func() error
+	client  redis.UniversalClient // the root's client; nil without Redis
+	// cfg is what the runner and lister are built from.
+	cfg  config.Config
+	done chan struct{} // closed when the started executor returned; nil before Start
+	stop context.CancelFunc
 }
 
 // Executor backend timings.
@@ -47,15 +51,26 @@ const (
 	executorReconnectInterval = time.Second
 )
 
-// openExecutorBackend builds the executor from cfg.Executor. With store-type redis (or Redis
-// configured and no store type) it pings Redis: unreachable means start degraded (see
+// executor builds the executor from cfg.Executor. With store-type redis (or Redis configured
+// and no store type) it pings the root's Redis: unreachable means start degraded (see
 // executorBackend; on-redis-unavailable: memory) or an error (fail).
-func openExecutorBackend(ctx context.Context, cfg config.Config, m *metrics.Metrics, log *slog.Logger) (*executorBackend, error) {
+func (a *app) executor(ctx context.Context) (*executorBackend, error) {
+	eb, err := a.openExecutor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a.add(eb)
+	return eb, nil
+}
+
+// openExecutor builds the executor component (see executor) without registering it.
+func (a *app) openExecutor(ctx context.Context) (*executorBackend, error) {
+	cfg, m, log := a.cfg, a.metrics, a.log
 	ec := cfg.Executor
 	pc := ec.Persistence.Redis.WithDefaults()
-	eb := &executorBackend{log: log, metrics: metrics.NewExecutorMetrics(m)}
+	eb := &executorBackend{log: log, metrics: metrics.NewExecutorMetrics(m), cfg: cfg}
 	useRedis := ec.Persistence.StoreType == config.ExecutorStoreRedis ||
-		(ec.Persistence.StoreType == "" && cfg.Redis.Configured())
+		(ec.Persistence.StoreType == "" && a.redis != nil)
 	if !useRedis {
 		ck := memstate.NewCheckpoints(memstate.Options{TTL: pc.TTL.Checkpoint})
 		pr := memstate.NewProjections(memstate.Options{TTL: pc.TTL.Projection})
@@ -74,12 +89,11 @@ func openExecutorBackend(ctx context.Context, cfg config.Config, m *metrics.Metr
 		return eb, nil
 	}
 
-	client, err := redisconn.New(cfg.Redis)
+	client, err := a.requireRedis()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("executor.persistence.store-type redis: %w", err)
 	}
 	eb.client = client
-	eb.closers = append(eb.closers, client.Close)
 	eb.name = backendRedis
 	eb.connect = func() (*executor.Runner, error) {
 		stores, err := redisExecutorStores(client, cfg)
@@ -93,7 +107,6 @@ func openExecutorBackend(ctx context.Context, cfg config.Config, m *metrics.Metr
 	cancel()
 	if err != nil {
 		if ec.Persistence.OnRedisUnavailable == config.ExecutorFail {
-			_ = eb.Close()
 			return nil, fmt.Errorf("executor: Redis is unreachable at startup and executor.persistence.on-redis-unavailable is fail: %w", err)
 		}
 		log.Error("EXECUTOR DEGRADED: Redis is unreachable at startup; the stage executor refuses work (503) until Redis answers, then starts on Redis. "+
@@ -105,7 +118,6 @@ func openExecutorBackend(ctx context.Context, cfg config.Config, m *metrics.Metr
 	}
 	r, err := eb.connect()
 	if err != nil {
-		_ = eb.Close()
 		return nil, err
 	}
 	eb.current.Store(r)
@@ -185,13 +197,16 @@ func (eb *executorBackend) degraded() string {
 	return ""
 }
 
-// start runs the executor (orphan scan, metrics pass) until ctx ends; a degraded executor
-// first waits for Redis. wait blocks until its running stages finished (within
-// server.shutdown-timeout) and every task goroutine returned.
-func (eb *executorBackend) start(ctx context.Context) (wait func()) {
-	done := make(chan struct{})
+// Name is "executor".
+func (eb *executorBackend) Name() string { return "executor" }
+
+// Start runs the executor (orphan scan, metrics pass) until ctx ends or Close; a degraded
+// executor first waits for Redis.
+func (eb *executorBackend) Start(ctx context.Context) error {
+	ctx, eb.stop = context.WithCancel(ctx)
+	eb.done = make(chan struct{})
 	go func() {
-		defer close(done)
+		defer close(eb.done)
 		r := eb.current.Load()
 		if r == nil {
 			if r = eb.awaitRedis(ctx); r == nil {
@@ -200,7 +215,16 @@ func (eb *executorBackend) start(ctx context.Context) (wait func()) {
 		}
 		_ = r.Run(ctx)
 	}()
-	return func() { <-done }
+	return nil
+}
+
+// Health reports the backend; waiting for Redis makes the process unready.
+func (eb *executorBackend) Health(context.Context) component.Status {
+	st := component.Status{Name: eb.Name(), Backend: eb.name, State: component.StateOK}
+	if d := eb.degraded(); d != "" {
+		st.State, st.Detail, st.Unready = component.StateDegraded, d, "degraded: "+d
+	}
+	return st
 }
 
 // awaitRedis retries Redis until it answers and the Redis runner is built (returned and made
@@ -233,14 +257,17 @@ func (eb *executorBackend) awaitRedis(ctx context.Context) *executor.Runner {
 	}
 }
 
-// Close releases the Redis client, if any.
-func (eb *executorBackend) Close() error {
-	var errs []error
-	for _, c := range eb.closers {
-		if err := c(); err != nil {
-			errs = append(errs, err)
-		}
+// Close stops the executor: it starts no task any more, and running stages finish within
+// server.shutdown-timeout (and ctx). The Redis client is the root's.
+func (eb *executorBackend) Close(ctx context.Context) error {
+	if eb.stop == nil {
+		return nil
 	}
-	eb.closers = nil
-	return errors.Join(errs...)
+	eb.stop()
+	select {
+	case <-eb.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("running stages did not finish in time: %w", ctx.Err())
+	}
 }

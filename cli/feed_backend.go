@@ -3,20 +3,16 @@ package cli
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"sync"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/component"
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/feed"
 	"github.com/redstate/redstate/feed/memfeed"
 	"github.com/redstate/redstate/feed/redisfeed"
 	"github.com/redstate/redstate/feed/sqlfeed"
-	"github.com/redstate/redstate/internal/metrics"
 	"github.com/redstate/redstate/internal/resilience"
 	"github.com/redstate/redstate/queue"
-	"github.com/redstate/redstate/redisconn"
-	"github.com/redstate/redstate/sqldb"
 )
 
 // feedBackend is the feed block as serve runs it: SQL source, Redis (or memory) cache, and a
@@ -26,16 +22,38 @@ type feedBackend struct {
 	worker *queue.Worker
 	// notifier carries count notifications across instances (nil without Redis).
 	notifier *redisfeed.Notifier
-	close    func() error
+	// backend names the cache and the SQL engine, for the overview.
+	backend string
+	probe   *redisProbe
+	bg      component.Background
 }
 
-// openFeedBackend builds the feed on db (its truth) and broker (durable fan-out jobs, reported to
-// observer); nil service when feed.enabled is false.
-func openFeedBackend(ctx context.Context, cfg config.Config, db *sqldb.DB, broker queue.Broker, observer queue.Observer, m *metrics.Metrics, log *slog.Logger) (*feedBackend, error) {
-	fb := &feedBackend{close: func() error { return nil }}
+// feed builds the feed on the root's SQL pool (its truth) and the queue component's broker
+// (durable fan-out jobs, shown by the queue admin); nil service when feed.enabled is false.
+func (a *app) feed(ctx context.Context, queues *queueBackend) (*feedBackend, error) {
+	fb, err := a.openFeed(ctx, queues)
+	if err != nil {
+		return nil, err
+	}
+	a.add(fb)
+	return fb, nil
+}
+
+// openFeed builds the feed component (see feed) without registering it.
+func (a *app) openFeed(ctx context.Context, queues *queueBackend) (*feedBackend, error) {
+	cfg, m, log := a.cfg, a.metrics, a.log
+	fb := &feedBackend{}
 	if !cfg.Feed.Enabled {
 		return fb, nil
 	}
+	db, err := a.sql(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := queues.addAdmin(cfg.Feed.FanOutQueue); err != nil {
+		return nil, err
+	}
+	broker := queues.broker
 	src, err := sqlfeed.New(ctx, db)
 	if err != nil {
 		return nil, fmt.Errorf("feed: %w", err)
@@ -43,17 +61,13 @@ func openFeedBackend(ctx context.Context, cfg config.Config, db *sqldb.DB, broke
 	var cache feed.Cache = memfeed.New()
 	backend := backendMemory
 	var breaker *resilience.Breaker
-	if cfg.Redis.Configured() {
+	if a.redis != nil {
 		b := cfg.Feed.Breaker
 		if breaker, err = resilience.NewBreaker(feed.Block, config.Resilience{FailureRateThreshold: b.FailureRateThreshold,
 			WaitDurationInOpenState: b.WaitDurationInOpenState, SlidingWindowSize: b.SlidingWindowSize}, m, log); err != nil {
 			return nil, fmt.Errorf("feed breaker: %w", err)
 		}
-		client, err := redisconn.New(cfg.Redis)
-		if err != nil {
-			return nil, err
-		}
-		fb.close = client.Close
+		client := a.redis
 		cache, backend = redisfeed.New(client, cfg.Namespace+cfg.Feed.Prefix), backendRedis
 		fb.notifier = redisfeed.NewNotifier(client, cfg.Namespace+cfg.Feed.Prefix, log)
 	}
@@ -66,7 +80,6 @@ func openFeedBackend(ctx context.Context, cfg config.Config, db *sqldb.DB, broke
 		Breaker: breaker, RepairInterval: cfg.Feed.RepairInterval,
 		Enqueue: func(ctx context.Context, post int64) error { _, err := producer.Enqueue(ctx, post, nil); return err }})
 	if err != nil {
-		_ = fb.close()
 		return nil, err
 	}
 	handler := func(ctx context.Context, d *queue.Delivery) error {
@@ -77,25 +90,54 @@ func openFeedBackend(ctx context.Context, cfg config.Config, db *sqldb.DB, broke
 		return err
 	}
 	w, err := queue.NewWorker(broker, nil, handler, queue.Config{Queue: cfg.Feed.FanOutQueue, Concurrency: cfg.Feed.FanOutConcurrency,
-		ShutdownTimeout: cfg.Server.ShutdownTimeout, Logger: log, Observer: observer})
+		ShutdownTimeout: cfg.Server.ShutdownTimeout, Logger: log, Observer: queues.observer})
 	if err != nil {
-		_ = fb.close()
 		return nil, fmt.Errorf("feed fan-out worker: %w", err)
 	}
-	fb.svc, fb.worker = svc, w
+	fb.svc, fb.worker, fb.probe = svc, w, a.probe
+	fb.backend = backend + " + sql (" + db.Dialect.String() + ")"
 	log.Info("feed ready", "backend", backend, "hybrid_threshold", cfg.Feed.HybridThreshold, "fanout_queue", cfg.Feed.FanOutQueue)
 	return fb, nil
 }
 
-// start runs the fan-out worker until ctx ends; wait blocks until it returned.
-func (fb *feedBackend) start(ctx context.Context) (wait func()) {
-	var wg sync.WaitGroup
+// Name is "feed".
+func (fb *feedBackend) Name() string { return "feed" }
+
+// Start runs the fan-out worker, the repair loop and the cross-instance notifier until ctx
+// ends or Close. An interrupted fan-out is redelivered (harmless: counts move only when sets
+// change).
+func (fb *feedBackend) Start(ctx context.Context) error {
 	if fb.worker != nil {
-		wg.Go(func() { _ = fb.worker.Run(ctx) })
-		wg.Go(func() { _ = fb.svc.Run(ctx) })
+		fb.bg.Go(ctx, func(ctx context.Context) { _ = fb.worker.Run(ctx) })
+		fb.bg.Go(ctx, func(ctx context.Context) { _ = fb.svc.Run(ctx) })
 	}
 	if fb.notifier != nil {
-		wg.Go(func() { _ = fb.notifier.Run(ctx) })
+		fb.bg.Go(ctx, func(ctx context.Context) { _ = fb.notifier.Run(ctx) })
 	}
-	return wg.Wait
+	return nil
+}
+
+// Close stops the worker (running fan-outs finish within server.shutdown-timeout) and loops.
+func (fb *feedBackend) Close(ctx context.Context) error { return fb.bg.Stop(ctx) }
+
+// Health reports the cache backend and the breaker: open, or Redis not answering, means reads
+// come from SQL.
+func (fb *feedBackend) Health(ctx context.Context) component.Status {
+	st := component.Status{Name: fb.Name(), Backend: fb.backend, State: component.StateOK}
+	if fb.svc == nil {
+		st.State = component.StateOff
+		return st
+	}
+	if bs := fb.svc.BreakerState(); bs != "" {
+		st.Detail = "breaker " + bs
+		if bs != "closed" {
+			st.State, st.Detail = component.StateDegraded, "breaker "+bs+": reads come from SQL, missed writes are repaired when Redis answers"
+		}
+	}
+	if fb.probe != nil && st.State == component.StateOK {
+		if _, err := fb.probe.check(ctx); err != nil {
+			st.State, st.Detail = component.StateDegraded, "Redis does not answer: reads come from SQL"
+		}
+	}
+	return st
 }

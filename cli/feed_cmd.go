@@ -10,17 +10,13 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"time"
 
-	"github.com/redis/go-redis/v9"
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/feed"
 	"github.com/redstate/redstate/feed/redisfeed"
 	"github.com/redstate/redstate/feed/sqlfeed"
-	"github.com/redstate/redstate/sqldb"
 )
 
 // newFeedCommand returns `redstate feed`: rebuild the feed's Redis state from SQL and verify it.
@@ -162,18 +158,17 @@ func printFeedCounts(w io.Writer, user int64, byAuthor map[int64]int64, total in
 
 // withFeed runs f with a feed Service on the configured SQL database and Redis.
 func withFeed(cmd *cobra.Command, f func(*feed.Service) error) error {
-	return withRedisClient(cmd, func(cfg config.Config, client redis.UniversalClient) error {
+	return withRedisApp(cmd, func(a *app) error {
 		ctx := cmd.Context()
-		db, err := sqldb.Open(ctx, cfg.DatabaseURL())
+		db, err := a.sql(ctx)
 		if err != nil {
 			return err
 		}
-		defer db.Close()
 		src, err := sqlfeed.New(ctx, db)
 		if err != nil {
 			return err
 		}
-		svc, err := feed.NewService(src, redisfeed.New(client, cfg.Namespace+cfg.Feed.Prefix), feed.Options{HybridThreshold: cfg.Feed.HybridThreshold})
+		svc, err := feed.NewService(src, redisfeed.New(a.redis, a.keyPrefix(a.cfg.Feed.Prefix)), feed.Options{HybridThreshold: a.cfg.Feed.HybridThreshold})
 		if err != nil {
 			return err
 		}
@@ -200,8 +195,7 @@ func forEachAuthor(ctx context.Context, svc *feed.Service, what string, progress
 // them on a progress bar "<what> <noun>s"; it returns how many it did.
 func forEachID(ctx context.Context, page func(ctx context.Context, after int64, limit int) ([]int64, error), noun, what string,
 	progress io.Writer, f func(int64) error) (int, error) {
-	bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription(what+" "+noun+"s"),
-		progressbar.OptionShowCount(), progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
+	bar := newProgressBar(progress, -1, what+" "+noun+"s")
 	defer func() { _ = bar.Finish() }()
 	n := 0
 	after := int64(0)

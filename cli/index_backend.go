@@ -4,19 +4,16 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redstate/redstate/config"
+	"github.com/redstate/redstate/component"
 	"github.com/redstate/redstate/index"
 	"github.com/redstate/redstate/index/memindex"
 	"github.com/redstate/redstate/index/pgsource"
 	"github.com/redstate/redstate/index/redisindex"
 	"github.com/redstate/redstate/index/streamsource"
 	"github.com/redstate/redstate/internal/metrics"
-	"github.com/redstate/redstate/redisconn"
-	"github.com/redstate/redstate/sqldb"
 )
 
 // indexBackend is the CDC tag index as serve runs it.
@@ -27,42 +24,62 @@ type indexBackend struct {
 	// postgres is the PostgreSQL source, nil when index.postgres.url is empty.
 	postgres *pgsource.Source
 	log      *slog.Logger
-	close    func() error
+	// backend is backendMemory or backendRedis.
+	backend string
+	bg      component.Background
 }
 
-// start runs the sources and the counters' flush until ctx ends; wait blocks until they
-// returned.
-func (ib *indexBackend) start(ctx context.Context) (wait func()) {
-	var wg sync.WaitGroup
+// Name is "index".
+func (ib *indexBackend) Name() string { return "index" }
+
+// Start runs the sources and the counters' flush until ctx ends or Close; a source stopped
+// before acknowledging reads its entries again later.
+func (ib *indexBackend) Start(ctx context.Context) error {
 	if ib.indexer != nil {
-		wg.Go(func() { _ = ib.indexer.RunCounters(ctx, 0, ib.log) })
+		ib.bg.Go(ctx, func(ctx context.Context) { _ = ib.indexer.RunCounters(ctx, 0, ib.log) })
 	}
 	if ib.streams != nil {
-		wg.Go(func() { _ = ib.streams.Run(ctx) })
+		ib.bg.Go(ctx, func(ctx context.Context) { _ = ib.streams.Run(ctx) })
 	}
 	if ib.postgres != nil {
-		wg.Go(func() { _ = ib.postgres.Run(ctx) })
+		ib.bg.Go(ctx, func(ctx context.Context) { _ = ib.postgres.Run(ctx) })
 	}
-	return wg.Wait
+	return nil
 }
 
-// openIndexBackend builds the index of cfg.Index.Tables (nil indexer when none are declared):
-// memindex without Redis, redisindex with it (tables need hash-tag on Cluster).
-func openIndexBackend(ctx context.Context, cfg config.Config, m *metrics.Metrics, log *slog.Logger) (*indexBackend, error) {
-	ib := &indexBackend{log: log, close: func() error { return nil }}
+// Close stops the sources and the counters' flush within ctx.
+func (ib *indexBackend) Close(ctx context.Context) error { return ib.bg.Stop(ctx) }
+
+// Health reports the backend, the tables and the sources (off without tables).
+func (ib *indexBackend) Health(context.Context) component.Status {
+	st := component.Status{Name: ib.Name(), Backend: ib.backend, State: component.StateOK}
+	if ib.indexer == nil {
+		st.State = component.StateOff
+		return st
+	}
+	st.Detail = fmt.Sprintf("%d tables", len(ib.indexer.Tables()))
+	for _, s := range ib.sourceStatus() {
+		st.Detail += ", source " + s.Name
+	}
+	return st
+}
+
+// index builds the index of cfg.Index.Tables (nil indexer when none are declared): memindex
+// without Redis, redisindex on the root's client with it (tables need hash-tag on Cluster),
+// and its sources (Redis Streams; PostgreSQL through a pool the root opens).
+func (a *app) index(ctx context.Context) (*indexBackend, error) {
+	cfg, m, log := a.cfg, a.metrics, a.log
+	ib := &indexBackend{log: log}
+	a.add(ib)
 	if len(cfg.Index.Tables) == 0 {
 		return ib, nil
 	}
-	opts := index.Options{Namespace: cfg.Namespace, Prefix: cfg.Index.Prefix, VersionTTL: cfg.Index.VersionTTL, DeadLetterMax: cfg.Index.DeadLetterMax}
+	opts := a.indexOptions()
 	var store index.Store
 	var client redis.UniversalClient
 	backend := backendMemory
-	if cfg.Redis.Configured() {
-		c, err := redisconn.New(cfg.Redis)
-		if err != nil {
-			return nil, err
-		}
-		client, ib.close = c, c.Close
+	if a.redis != nil {
+		client = a.redis
 		store, opts.Cluster, backend = redisindex.New(client), redisindex.IsCluster(client), backendRedis
 	} else {
 		store = memindex.New()
@@ -70,32 +87,26 @@ func openIndexBackend(ctx context.Context, cfg config.Config, m *metrics.Metrics
 	}
 	ix, err := index.New(store, cfg.Index.Tables, opts)
 	if err != nil {
-		_ = ib.close()
 		return nil, fmt.Errorf("index: %w", err)
 	}
-	ib.indexer = ix
+	ib.indexer, ib.backend = ix, backend
 	metrics.RegisterIndex(m, ix)
 	if st := cfg.Index.Streams; len(st.Keys) > 0 {
 		src, err := streamsource.New(ix, streamsource.Options{Client: client, Streams: st.Keys, Group: st.Group,
 			Consumer: st.Consumer, Format: st.Format, ClaimIdle: st.ClaimIdle, Logger: log})
 		if err != nil {
-			_ = ib.close()
 			return nil, fmt.Errorf("index streams: %w", err)
 		}
 		ib.streams = src
 		log.Info("CDC index consuming Redis Streams", "streams", len(st.Keys), "group", st.Group, "format", st.Format)
 	}
 	if pg := cfg.Index.Postgres; pg.URL != "" {
-		db, err := sqldb.Open(ctx, pg.URL)
+		db, err := a.sqlAt(ctx, pg.URL)
 		if err != nil {
-			_ = ib.close()
 			return nil, fmt.Errorf("index postgres source: %w", err)
 		}
-		redisClose := ib.close
-		ib.close = func() error { _ = db.Close(); return redisClose() }
 		src, err := pgsource.New(ix, pgsource.Options{DB: db, Redis: client, Slot: pg.Slot, Database: pg.Database, Tables: pg.Tables, Logger: log})
 		if err != nil {
-			_ = ib.close()
 			return nil, fmt.Errorf("index postgres source: %w", err)
 		}
 		ib.postgres = src
@@ -105,4 +116,10 @@ func openIndexBackend(ctx context.Context, cfg config.Config, m *metrics.Metrics
 	}
 	log.Info("CDC index ready", "tables", len(cfg.Index.Tables), "namespace", cfg.Namespace, "prefix", cfg.Index.Prefix, "backend", backend)
 	return ib, nil
+}
+
+// indexOptions are the index's options from cfg.Index, under the namespace (the key rule).
+func (a *app) indexOptions() index.Options {
+	ix := a.cfg.Index
+	return index.Options{Namespace: a.cfg.Namespace, Prefix: ix.Prefix, VersionTTL: ix.VersionTTL, DeadLetterMax: ix.DeadLetterMax}
 }

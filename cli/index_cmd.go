@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
@@ -40,12 +39,13 @@ func newIndexCommand() *cobra.Command {
 }
 
 // openIndexer returns the Indexer of cfg on client.
-func openIndexer(cfg config.Config, client redis.UniversalClient) (*index.Indexer, error) {
-	if len(cfg.Index.Tables) == 0 {
+func openIndexer(a *app) (*index.Indexer, error) {
+	if len(a.cfg.Index.Tables) == 0 {
 		return nil, errors.New("no index.tables declared in the configuration")
 	}
-	return index.New(redisindex.New(client), cfg.Index.Tables, index.Options{Namespace: cfg.Namespace, Prefix: cfg.Index.Prefix,
-		VersionTTL: cfg.Index.VersionTTL, DeadLetterMax: cfg.Index.DeadLetterMax, Cluster: redisindex.IsCluster(client)})
+	opts := a.indexOptions()
+	opts.Cluster = redisindex.IsCluster(a.redis)
+	return index.New(redisindex.New(a.redis), a.cfg.Index.Tables, opts)
 }
 
 func newIndexReplayCommand() *cobra.Command {
@@ -59,8 +59,8 @@ and applies it in batches, with a progress bar on stderr and a summary on stdout
 stream twice, or out of order, is safe: every change carries its version.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withRedisClient(cmd, func(cfg config.Config, client redis.UniversalClient) error {
-				ix, err := openIndexer(cfg, client)
+			return withRedisApp(cmd, func(a *app) error {
+				ix, err := openIndexer(a)
 				if err != nil {
 					return err
 				}
@@ -91,8 +91,7 @@ func replay(ctx context.Context, ix *index.Indexer, path, format string, batch i
 		}
 		in = f
 	}
-	bar := progressbar.NewOptions64(size, progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription("replaying"),
-		progressbar.OptionShowBytes(true), progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
+	bar := progressbar.NewOptions64(size, append(progressOptions(progress, "replaying"), progressbar.OptionShowBytes(true))...)
 	sc := bufio.NewScanner(io.TeeReader(in, bar))
 	sc.Buffer(make([]byte, 64<<10), maxEventLine)
 	var total index.Result
@@ -170,12 +169,12 @@ row gets a version just above its stored one, so later real changes still win). 
 differences were found and not repaired.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withRedisClient(cmd, func(cfg config.Config, client redis.UniversalClient) error {
-				ix, err := openIndexer(cfg, client)
+			return withRedisApp(cmd, func(a *app) error {
+				ix, err := openIndexer(a)
 				if err != nil {
 					return err
 				}
-				return verify(cmd.Context(), cfg, ix, snapshot, only, repair, cmd.ErrOrStderr(), cmd.OutOrStdout())
+				return verify(cmd.Context(), a, ix, snapshot, only, repair, cmd.ErrOrStderr(), cmd.OutOrStdout())
 			})
 		},
 	}
@@ -187,17 +186,17 @@ differences were found and not repaired.`,
 }
 
 // verify runs Indexer.Verify for the selected tables.
-func verify(ctx context.Context, cfg config.Config, ix *index.Indexer, snapshot, only string, repair bool, progress, out io.Writer) error {
+func verify(ctx context.Context, a *app, ix *index.Indexer, snapshot, only string, repair bool, progress, out io.Writer) error {
+	cfg := a.cfg
 	var db *sqldb.DB
 	if snapshot == "" {
 		if cfg.Index.Postgres.URL == "" {
 			return errors.New("no source: pass --snapshot FILE.jsonl or configure index.postgres.url")
 		}
 		var err error
-		if db, err = sqldb.Open(ctx, cfg.Index.Postgres.URL); err != nil {
+		if db, err = a.sqlAt(ctx, cfg.Index.Postgres.URL); err != nil {
 			return err
 		}
-		defer db.Close()
 	}
 	differences := false
 	verified := 0
@@ -216,8 +215,7 @@ func verify(ctx context.Context, cfg config.Config, ix *index.Indexer, snapshot,
 			}
 			source = postgresRows(ctx, db, pgTable)
 		}
-		bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription("verifying "+name),
-			progressbar.OptionShowCount(), progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
+		bar := newProgressBar(progress, -1, "verifying "+name)
 		rep, err := ix.Verify(ctx, t.DB, t.Table, source, repair, func(n int) { _ = bar.Set(n) })
 		_ = bar.Finish()
 		if err != nil {
@@ -347,8 +345,8 @@ stale (older than the stored version) and failed (dead-lettered), and the events
 (undeclared tables) and unreadable.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withRedisClient(cmd, func(cfg config.Config, client redis.UniversalClient) error {
-				ix, err := openIndexer(cfg, client)
+			return withRedisApp(cmd, func(a *app) error {
+				ix, err := openIndexer(a)
 				if err != nil {
 					return err
 				}

@@ -118,6 +118,13 @@ func cell(v any) string {
 // newProgressBar returns the progress bar of long work on w (stderr): total steps, or -1 when
 // unknown (a spinner with a count). It is cleared when finished.
 func newProgressBar(w io.Writer, total int64, what string) *progressbar.ProgressBar {
-	return progressbar.NewOptions64(total, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(what),
-		progressbar.OptionShowCount(), progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
+	return progressbar.NewOptions64(total, append(progressOptions(w, what), progressbar.OptionShowCount())...)
+}
+
+// progressOptions are the options every progress bar shares. The spinner's own ticker is off:
+// it renders from a goroutine of the library that reads the bar's state without its lock (a
+// data race with our updates under -race); the bar still moves on every update.
+func progressOptions(w io.Writer, what string) []progressbar.Option {
+	return []progressbar.Option{progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(what),
+		progressbar.OptionThrottle(200 * time.Millisecond), progressbar.OptionClearOnFinish(), progressbar.OptionSetSpinnerChangeInterval(0)}
 }

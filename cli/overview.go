@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/executor"
@@ -13,73 +11,23 @@ import (
 	"github.com/redstate/redstate/redisconn"
 )
 
-// breakerReporter is what the resilient build-status store tells about its circuit breaker.
-type breakerReporter interface {
-	BreakerState() string
-	Pending() int
-}
-
-// overviewOf builds the dashboard's overview: the Redis deployment (pinged now) and each
-// block's backend and status.
-func overviewOf(ctx context.Context, cfg config.Config, builds *buildBackend, queues *queueBackend, exec *executorBackend, idx *indexBackend, fd *feedBackend) httpapi.Overview {
-	o := httpapi.Overview{Version: version(), Redis: redisOverview(ctx, cfg, builds)}
-	redisDown := cfg.Redis.Configured() && !o.Redis.Reachable
-
-	b := httpapi.BlockOverview{Name: "builds", Backend: builds.name, Status: "ok"}
-	if br, ok := builds.store.(breakerReporter); ok {
-		b.Detail = fmt.Sprintf("policy %s, breaker %s", cfg.Publish.BuildStatus.Resilience.Policy, br.BreakerState())
-		if br.BreakerState() != "closed" || br.Pending() > 0 {
-			b.Status = "degraded"
-			b.Detail += fmt.Sprintf(", %d writes waiting for Redis", br.Pending())
+// overview builds the dashboard's overview from the components' health: the Redis deployment
+// (pinged now) and each block's backend and status, in start order; Degraded lists what makes
+// the process unready.
+func (a *app) overview(ctx context.Context) httpapi.Overview {
+	o := httpapi.Overview{Version: version(), Redis: a.redisOverview(ctx)}
+	for _, st := range a.health(ctx) {
+		o.Blocks = append(o.Blocks, httpapi.BlockOverview{Name: st.Name, Backend: st.Backend, Status: string(st.State), Detail: st.Detail})
+		if st.Unready != "" {
+			o.Degraded = append(o.Degraded, st.Unready)
 		}
 	}
-	if redisDown && b.Status == "ok" {
-		b.Status, b.Detail = "degraded", "Redis does not answer; "+b.Detail
-	}
-	o.Blocks = append(o.Blocks, b)
-
-	q := httpapi.BlockOverview{Name: "queue", Backend: queues.name + " (records: " + cfg.Queue.RecordStore + ")", Status: "ok",
-		Detail: fmt.Sprintf("%d queues", len(queues.admins))}
-	if redisDown {
-		q.Status, q.Detail = "degraded", "Redis does not answer: workers retry, submits are kept in SQL"
-	}
-	o.Blocks = append(o.Blocks, q)
-
-	e := httpapi.BlockOverview{Name: "executor", Backend: queues.name, Status: "ok"}
-	if d := exec.degraded(); d != "" {
-		e.Status, e.Detail = "degraded", d
-		o.Degraded = append(o.Degraded, d)
-	}
-	o.Blocks = append(o.Blocks, e)
-
-	i := httpapi.BlockOverview{Name: "index", Backend: queues.name, Status: "ok"}
-	if idx.indexer == nil {
-		i.Status = "off"
-	} else {
-		i.Detail = fmt.Sprintf("%d tables", len(idx.indexer.Tables()))
-	}
-	o.Blocks = append(o.Blocks, i)
-
-	f := httpapi.BlockOverview{Name: "feed", Backend: queues.name + " + sql", Status: "ok"}
-	if fd.svc == nil {
-		f.Status = "off"
-	} else {
-		if st := fd.svc.BreakerState(); st != "" {
-			f.Detail = "breaker " + st
-			if st != "closed" {
-				f.Status, f.Detail = "degraded", "breaker "+st+": reads come from SQL, missed writes are repaired when Redis answers"
-			}
-		}
-		if redisDown && f.Status == "ok" {
-			f.Status, f.Detail = "degraded", "Redis does not answer: reads come from SQL"
-		}
-	}
-	o.Blocks = append(o.Blocks, f)
 	return o
 }
 
 // redisOverview describes the configured Redis and pings it.
-func redisOverview(ctx context.Context, cfg config.Config, builds *buildBackend) httpapi.RedisOverview {
+func (a *app) redisOverview(ctx context.Context) httpapi.RedisOverview {
+	cfg := a.cfg
 	r := httpapi.RedisOverview{Mode: "memory"}
 	switch {
 	case len(cfg.Redis.ClusterAddrs) > 0:
@@ -89,16 +37,16 @@ func redisOverview(ctx context.Context, cfg config.Config, builds *buildBackend)
 	case cfg.Redis.URL != "":
 		r.Mode = "standalone"
 	}
-	if r.Mode == "memory" || builds.ready == nil {
+	if a.redis == nil {
 		return r
 	}
 	r.Describe = redisconn.Describe(cfg.Redis)
-	start := time.Now()
-	if err := builds.ready(ctx); err != nil {
+	took, err := a.probe.check(ctx)
+	if err != nil {
 		r.Error = err.Error()
 		return r
 	}
-	r.Reachable, r.LatencyMS = true, float64(time.Since(start).Microseconds())/1000
+	r.Reachable, r.LatencyMS = true, float64(took.Microseconds())/1000
 	return r
 }
 

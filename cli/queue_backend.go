@@ -2,14 +2,13 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
-	"sync"
 	"time"
 
+	"github.com/redstate/redstate/component"
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/internal/metrics"
 	"github.com/redstate/redstate/queue"
@@ -18,7 +17,6 @@ import (
 	"github.com/redstate/redstate/queue/sqlrecords"
 	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/report"
-	"github.com/redstate/redstate/sqldb"
 )
 
 // queueBackend is the queue block (seed 004) as serve runs it: one broker and record store
@@ -37,7 +35,6 @@ type queueBackend struct {
 	workers     []*queue.Worker
 	reconcilers []*queue.Reconciler
 	log         *slog.Logger
-	closers     []func() error
 	// sqlRecords is the SQL record store when queue.record-store is sql (swept for expired
 	// records by start).
 	sqlRecords *sqlrecords.Store
@@ -45,36 +42,49 @@ type queueBackend struct {
 	// instance, for the dashboard); observer is what workers report to (metrics and it).
 	throughput *queue.ThroughputRecorder
 	observer   queue.Observer
+	// recordStore is queue.record-store, for the overview.
+	recordStore string
+	// probe says whether Redis answers (nil client without Redis).
+	probe *redisProbe
+	bg    component.Background
 }
 
-// openQueueBackend builds the queue block from cfg.Queue and cfg.Report: memqueue without
-// Redis, redisqueue (keys under cfg.Namespace) with it; records in db (queue.record-store
-// sql, db must then be open), Redis or memory. Workers are created but not started (see
-// start). An unreachable Redis is not an error: workers log and retry.
-func openQueueBackend(ctx context.Context, cfg config.Config, db *sqldb.DB, m *metrics.Metrics, log *slog.Logger) (*queueBackend, error) {
-	qb := &queueBackend{admins: map[string]*queue.Admin{}, handlers: map[string]string{}, log: log}
+// queues builds the queue block from cfg.Queue and cfg.Report: memqueue without Redis,
+// redisqueue (keys under the namespace) on the root's client with it; records in the root's
+// SQL pool (queue.record-store sql), Redis or memory. Workers are created but not started
+// (see Start). An unreachable Redis is not an error: workers log and retry.
+func (a *app) queues(ctx context.Context) (*queueBackend, error) {
+	qb, err := a.openQueues(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a.add(qb)
+	return qb, nil
+}
+
+// openQueues builds the queue component (see queues) without registering it.
+func (a *app) openQueues(ctx context.Context) (*queueBackend, error) {
+	cfg, m, log := a.cfg, a.metrics, a.log
+	qb := &queueBackend{admins: map[string]*queue.Admin{}, handlers: map[string]string{}, log: log, probe: a.probe,
+		recordStore: cfg.Queue.RecordStore}
 	retention := cfg.Queue.RecordRetention
-	if !cfg.Redis.Configured() {
+	if a.redis == nil {
 		qb.name = backendMemory
 		qb.broker = memqueue.NewBroker(memqueue.Options{})
 		if len(cfg.Queue.Queues) > 0 {
 			log.Info("job queues on the embedded memory backend: jobs live only as long as this process (configure Redis for crash safety)")
 		}
 	} else {
-		client, err := redisconn.New(cfg.Redis)
-		if err != nil {
-			return nil, err
-		}
-		qb.closers = append(qb.closers, client.Close)
+		client := a.redis
 		b, err := redisqueue.New(client, redisqueue.Options{Namespace: cfg.Namespace})
 		if err != nil {
-			_ = qb.Close()
+			_ = qb.Close(ctx)
 			return nil, fmt.Errorf("queue redis broker: %w", err)
 		}
 		if cfg.Queue.RecordStore == config.RecordStoreRedis {
 			rs, err := redisqueue.NewRecords(client, redisqueue.RecordOptions{Namespace: cfg.Namespace, Retention: retention})
 			if err != nil {
-				_ = qb.Close()
+				_ = qb.Close(ctx)
 				return nil, fmt.Errorf("queue redis records: %w", err)
 			}
 			qb.records = rs
@@ -85,9 +95,14 @@ func openQueueBackend(ctx context.Context, cfg config.Config, db *sqldb.DB, m *m
 	}
 	switch cfg.Queue.RecordStore {
 	case config.RecordStoreSQL:
+		db, err := a.sql(ctx)
+		if err != nil {
+			_ = qb.Close(ctx)
+			return nil, err
+		}
 		rs, err := sqlrecords.New(ctx, db, sqlrecords.Options{Retention: retention})
 		if err != nil {
-			_ = qb.Close()
+			_ = qb.Close(ctx)
 			return nil, fmt.Errorf("queue sql records: %w", err)
 		}
 		qb.records, qb.sqlRecords = rs, rs
@@ -114,14 +129,14 @@ func openQueueBackend(ctx context.Context, cfg config.Config, db *sqldb.DB, m *m
 		if reportOn && spec.Name == reportQueue {
 			svc, err := qb.openReports(cfg, spec.Name, log)
 			if err != nil {
-				_ = qb.Close()
+				_ = qb.Close(ctx)
 				return nil, err
 			}
 			admin = svc.Admin()
 		} else {
 			a, err := queue.NewAdmin(qb.broker, qb.records, queue.AdminOptions{Queue: spec.Name, Logger: log})
 			if err != nil {
-				_ = qb.Close()
+				_ = qb.Close(ctx)
 				return nil, err
 			}
 			admin = a
@@ -147,7 +162,7 @@ func openQueueBackend(ctx context.Context, cfg config.Config, db *sqldb.DB, m *m
 			log.Info("queue has handler external: no worker here, a consumer outside redstate takes its jobs", "queue", spec.Name)
 			continue
 		default:
-			_ = qb.Close()
+			_ = qb.Close(ctx)
 			return nil, fmt.Errorf("queue %s: unknown handler %q", spec.Name, spec.Handler)
 		}
 		w, err := queue.NewWorker(qb.broker, qb.records, h, queue.Config{
@@ -166,7 +181,7 @@ func openQueueBackend(ctx context.Context, cfg config.Config, db *sqldb.DB, m *m
 			Observer:        qb.observer,
 		})
 		if err != nil {
-			_ = qb.Close()
+			_ = qb.Close(ctx)
 			return nil, fmt.Errorf("queue %s: %w", spec.Name, err)
 		}
 		qb.workers = append(qb.workers, w)
@@ -218,26 +233,41 @@ func (qb *queueBackend) addAdmin(name string) error {
 	return nil
 }
 
-// start runs every worker and reconciler until ctx ends. The returned wait blocks until all
-// of them returned: workers let their running jobs finish (within server.shutdown-timeout).
-func (qb *queueBackend) start(ctx context.Context) (wait func()) {
-	var wg sync.WaitGroup
+// Name is "queue".
+func (qb *queueBackend) Name() string { return "queue" }
+
+// Start runs every worker and reconciler until ctx ends or Close: workers let their running
+// jobs finish (within server.shutdown-timeout).
+func (qb *queueBackend) Start(ctx context.Context) error {
 	for _, w := range qb.workers {
 		c := w.Config()
 		qb.log.Info("queue worker started", "queue", c.Queue, "concurrency", c.Concurrency, "handler", qb.handlers[c.Queue],
 			"consumer", w.ConsumerID(), "backend", qb.name, "max_retries", c.MaxRetries, "lease", c.Lease.String())
-		wg.Go(func() { _ = w.Run(ctx) })
+		qb.bg.Go(ctx, func(ctx context.Context) { _ = w.Run(ctx) })
 	}
 	for _, rc := range qb.reconcilers {
-		wg.Go(func() { _ = rc.Run(ctx) })
+		qb.bg.Go(ctx, func(ctx context.Context) { _ = rc.Run(ctx) })
 	}
 	if qb.throughput != nil {
-		wg.Go(func() { _ = qb.throughput.Run(ctx) })
+		qb.bg.Go(ctx, func(ctx context.Context) { _ = qb.throughput.Run(ctx) })
 	}
 	if qb.sqlRecords != nil {
-		wg.Go(func() { qb.sweepExpiredRecords(ctx, time.Hour) })
+		qb.bg.Go(ctx, func(ctx context.Context) { qb.sweepExpiredRecords(ctx, time.Hour) })
 	}
-	return wg.Wait
+	return nil
+}
+
+// Health reports the backend and record store; Redis not answering degrades the block
+// (workers retry, submits are kept in SQL).
+func (qb *queueBackend) Health(ctx context.Context) component.Status {
+	st := component.Status{Name: qb.Name(), Backend: qb.name + " (records: " + qb.recordStore + ")", State: component.StateOK,
+		Detail: fmt.Sprintf("%d queues", len(qb.admins))}
+	if qb.probe != nil {
+		if _, err := qb.probe.check(ctx); err != nil {
+			st.State, st.Detail = component.StateDegraded, "Redis does not answer: workers retry, submits are kept in SQL"
+		}
+	}
+	return st
 }
 
 // sweepExpiredRecords deletes SQL records past their retention every interval until ctx ends.
@@ -266,16 +296,10 @@ func retentionText(d time.Duration) string {
 	return d.String()
 }
 
-// Close releases the Redis client, if any.
-func (qb *queueBackend) Close() error {
-	var errs []error
-	for _, c := range qb.closers {
-		if err := c(); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	qb.closers = nil
-	return errors.Join(errs...)
+// Close stops the workers (running jobs finish within server.shutdown-timeout) and the
+// loops, within ctx; the Redis client and SQL pool are the root's.
+func (qb *queueBackend) Close(ctx context.Context) error {
+	return qb.bg.Stop(ctx)
 }
 
 // prefetchOf maps a queue's prefetch setting to queue.Config.Prefetch (0 = the worker's

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -21,8 +20,11 @@ import (
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/httpapi"
 	"github.com/redstate/redstate/internal/metrics"
-	"github.com/redstate/redstate/sqldb"
 )
+
+// closeMargin is what closing gets beyond server.shutdown-timeout (which bounds running jobs
+// and stages) to release stores, pools and the Redis client.
+const closeMargin = 5 * time.Second
 
 // readHeaderTimeout bounds reading request headers (server.read-timeout bounds the whole
 // request when shorter).
@@ -86,60 +88,33 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 	}
 
 	m := metrics.New()
-	backend, err := openBuildBackend(ctx, cfg, m, log)
+	a, err := newApp(cfg, m, log)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err := backend.Close(); err != nil {
-			log.Warn("closing the build-status backend", "error", err)
-		}
-	}()
-
-	var db *sqldb.DB
-	if needsSQL(cfg) {
-		if db, err = openSQL(ctx, cfg, log); err != nil {
-			return err
-		}
-		defer func() { _ = db.Close() }()
-	}
-
-	queues, err := openQueueBackend(ctx, cfg, db, m, log)
+	// Everything the root opened is closed on every return, in reverse start order, within
+	// server.shutdown-timeout (running jobs and stages get that long to finish) plus a margin.
+	defer a.closeWithin(cfg.Server.ShutdownTimeout + closeMargin)
+	builds, err := a.builds(ctx)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err := queues.Close(); err != nil {
-			log.Warn("closing the queue backend", "error", err)
-		}
-	}()
-
-	fd, err := openFeedBackend(ctx, cfg, db, queues.broker, queues.observer, m, log)
+	queues, err := a.queues(ctx)
 	if err != nil {
 		return err
 	}
-	if fd.svc != nil {
-		if err := queues.addAdmin(cfg.Feed.FanOutQueue); err != nil {
-			return err
-		}
-	}
-	defer func() { _ = fd.close() }()
-
-	idx, err := openIndexBackend(ctx, cfg, m, log)
+	exec, err := a.executor(ctx)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = idx.close() }()
-
-	exec, err := openExecutorBackend(ctx, cfg, m, log)
+	idx, err := a.index(ctx)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err := exec.Close(); err != nil {
-			log.Warn("closing the executor backend", "error", err)
-		}
-	}()
+	fd, err := a.feed(ctx, queues)
+	if err != nil {
+		return err
+	}
 
 	reg := m.Registry()
 	handler, err := httpapi.New(httpapi.Config{
@@ -159,17 +134,10 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 		WriteTimeout:             cfg.Server.WriteTimeout,
 		MaxEventStreams:          cfg.Server.MaxEventStreams,
 		MaxEventStreamsPerClient: cfg.Server.MaxEventStreamsPerClient,
-	}, httpapi.Deps{Builds: backend.store, Ready: backend.ready, Reports: queues.reports, Queues: queues.admin,
-		ExecutorRunner: exec.runner, Index: idx.indexer, Feed: fd.svc, Degraded: func() []string {
-			if d := exec.degraded(); d != "" {
-				return []string{d}
-			}
-			return nil
-		},
+	}, httpapi.Deps{Builds: builds.store, Reports: queues.reports, Queues: queues.admin,
+		ExecutorRunner: exec.runner, Index: idx.indexer, Feed: fd.svc, Health: a.health,
 		QueueNames: queues.names, Throughput: queues.throughputStore(), IndexSources: idx.sourceStatus, ExecutorLister: exec.lister(cfg),
-		Overview: func(ctx context.Context) httpapi.Overview {
-			return overviewOf(ctx, cfg, backend, queues, exec, idx, fd)
-		},
+		Overview: func(ctx context.Context) httpapi.Overview { return a.overview(ctx) },
 	})
 	if err != nil {
 		return err
@@ -180,28 +148,12 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 		return fmt.Errorf("listen on %s: %w", cfg.Server.Addr, err)
 	}
 	ln = netutil.LimitListener(ln, cfg.Server.MaxConnections)
-	// Queue workers stop taking jobs when ctx ends (SIGTERM); running jobs get
-	// server.shutdown-timeout to finish. stopQueues also runs on early returns.
-	qctx, qcancel := context.WithCancel(ctx)
-	waitQueues := queues.start(qctx)
-	stopQueues := sync.OnceFunc(func() { qcancel(); waitQueues() })
-	defer stopQueues()
-	// The executor stops starting tasks when ctx ends; running stages get
-	// server.shutdown-timeout to finish.
-	ectx, ecancel := context.WithCancel(ctx)
-	waitExec := exec.start(ectx)
-	stopExec := sync.OnceFunc(func() { ecancel(); waitExec() })
-	defer stopExec()
-	// Index sources stop reading when ctx ends; unacknowledged entries are read again later.
-	ictx, icancel := context.WithCancel(ctx)
-	waitIndex := idx.start(ictx)
-	defer func() { icancel(); waitIndex() }()
-	// The fan-out worker stops taking jobs when ctx ends; running fan-outs get
-	// server.shutdown-timeout; an interrupted one is redelivered (harmless: counts move only
-	// when sets change).
-	fctx, fcancel := context.WithCancel(ctx)
-	waitFeed := fd.start(fctx)
-	defer func() { fcancel(); waitFeed() }()
+	// Workers, the executor, index sources and the fan-out stop taking work when ctx ends
+	// (SIGTERM); the root's close lets running work finish.
+	if err := a.start(ctx); err != nil {
+		_ = ln.Close()
+		return err
+	}
 	streams := newStreamCloser()
 	srv := &http.Server{
 		Handler:           streams.Wrap(handler),
@@ -212,7 +164,7 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	addr := ln.Addr().String()
-	log.Info("listening on "+addr, "addr", addr, "backend", backend.name, "auth", len(cfg.Auth.Tokens) > 0)
+	log.Info("listening on "+addr, "addr", addr, "backend", builds.name, "auth", len(cfg.Auth.Tokens) > 0)
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -233,17 +185,7 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Warn("http server", "error", err)
 	}
-	stopQueues()
-	stopExec()
-	if err := exec.Close(); err != nil {
-		log.Warn("closing the executor backend", "error", err)
-	}
-	if err := queues.Close(); err != nil {
-		log.Warn("closing the queue backend", "error", err)
-	}
-	if err := backend.Close(); err != nil {
-		log.Warn("closing the build-status backend", "error", err)
-	}
+	a.closeWithin(cfg.Server.ShutdownTimeout + closeMargin)
 	log.Info("stopped")
 	return nil
 }

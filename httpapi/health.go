@@ -24,20 +24,21 @@ func (s *server) healthz(w http.ResponseWriter, _ *http.Request) error {
 }
 
 // readyz reports whether the server can serve every block: 200 {"status":"ready"}, or 503
-// {"code":"unavailable","message":...} with Retry-After when Redis does not answer or a block
-// runs degraded. The route needs no token, so the message says only what is down, never an
-// address or a dial error (those are logged).
+// {"code":"unavailable","message":...} with Retry-After while a component is unready (Redis
+// does not answer, a block runs degraded). The route needs no token, so the message says only
+// what is down, never an address or a dial error (those are logged).
 func (s *server) readyz(w http.ResponseWriter, r *http.Request) error {
-	if s.ready != nil {
+	if s.health != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 		defer cancel()
-		if err := s.ready(ctx); err != nil {
-			return redstate.Wrap(redstate.EUNAVAILABLE, err, "not ready: redis is unreachable")
+		var down []string
+		for _, st := range s.health(ctx) {
+			if st.Unready != "" {
+				down = append(down, st.Unready)
+			}
 		}
-	}
-	if s.degraded != nil {
-		if blocks := s.degraded(); len(blocks) > 0 {
-			return redstate.Errorf(redstate.EUNAVAILABLE, "not ready: degraded: %s", strings.Join(blocks, "; "))
+		if len(down) > 0 {
+			return redstate.Errorf(redstate.EUNAVAILABLE, "not ready: %s", strings.Join(down, "; "))
 		}
 	}
 	writeJSON(w, http.StatusOK, statusBody{Status: "ready"})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
+	"github.com/redstate/redstate/component"
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/feed"
@@ -83,8 +84,9 @@ type Config struct {
 type Deps struct {
 	// Builds is the build-status registry (required).
 	Builds buildstatus.Store
-	// Ready reports whether the backend can serve requests, for /readyz (nil: always ready).
-	Ready func(ctx context.Context) error
+	// Health reports every component's status (the composition root's); /readyz answers 503
+	// while one of them is unready. Nil: always ready.
+	Health func(ctx context.Context) []component.Status
 	// Reports is the seed-004 report flow (/api/assessment/..., /api/admin/assessmentRecord/...);
 	// nil: those routes answer 404.
 	Reports *report.Service
@@ -101,9 +103,6 @@ type Deps struct {
 	Index *index.Indexer
 	// Feed is the feed of seed 003 (/v1/feed/...); nil: those routes answer 404.
 	Feed *feed.Service
-	// Degraded lists the blocks running degraded (e.g. the executor waiting for Redis); /readyz
-	// answers 503 while it is not empty. Nil: none.
-	Degraded func() []string
 	// Overview fills GET /v1/overview (the dashboard's first page); nil: 404.
 	Overview func(ctx context.Context) Overview
 	// QueueNames lists the configured queues (GET /v1/queues), sorted; nil: none.
@@ -123,7 +122,7 @@ type Deps struct {
 type server struct {
 	mux          *http.ServeMux
 	builds       buildstatus.Store
-	ready        func(ctx context.Context) error
+	health       func(ctx context.Context) []component.Status
 	auth         *authenticator
 	throttle     *authThrottle
 	streams      *streamLimiter
@@ -141,7 +140,6 @@ type server struct {
 	queues       func(name string) *queue.Admin
 	executor     *executor.Runner
 	execFn       func() (*executor.Runner, error)
-	degraded     func() []string
 	index        *index.Indexer
 	feed         *feed.Service
 	overviewFn   func(ctx context.Context) Overview
@@ -237,7 +235,7 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 	s := &server{
 		mux:          http.NewServeMux(),
 		builds:       deps.Builds,
-		ready:        deps.Ready,
+		health:       deps.Health,
 		auth:         auth,
 		throttle:     newAuthThrottle(cfg.FailedAuthPerMinute),
 		streams:      newStreamLimiter(cfg.MaxEventStreams, cfg.MaxEventStreamsPerClient, metrics.streamGauge()),
@@ -257,7 +255,6 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 		execFn:       deps.ExecutorRunner,
 		index:        deps.Index,
 		feed:         deps.Feed,
-		degraded:     deps.Degraded,
 		overviewFn:   deps.Overview,
 		queueNames:   deps.QueueNames,
 		throughput:   deps.Throughput,

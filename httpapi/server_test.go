@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/buildstatus/memstore"
+	"github.com/redstate/redstate/component"
 	"github.com/redstate/redstate/config"
 )
 
@@ -206,15 +206,17 @@ func TestHealthz(t *testing.T) {
 }
 
 func TestReadyz(t *testing.T) {
-	var fail error
+	var unready string
 	a := newTestAPI(t, func(_ *Config, d *Deps) {
-		d.Ready = func(context.Context) error { return fail }
+		d.Health = func(context.Context) []component.Status {
+			return []component.Status{{Name: "builds", State: component.StateOK}, {Name: "queue", Unready: unready}}
+		}
 	})
 	r := a.do("GET", "/readyz", "")
 	if r.status != 200 || string(r.body) != `{"status":"ready"}` {
 		t.Fatalf("readyz: %d %s", r.status, r.body)
 	}
-	fail = errors.New("dial tcp 10.1.2.3:6379: connect: connection refused")
+	unready = "redis is unreachable"
 	r = a.do("GET", "/readyz", "")
 	e := wantError(t, r, http.StatusServiceUnavailable, "unavailable")
 	if e.Message != "not ready: redis is unreachable" {
@@ -292,15 +294,16 @@ func TestPanic_500JSONAndLogged(t *testing.T) {
 }
 
 func TestReadyz_DegradedBlockIsNotReady(t *testing.T) {
-	var degraded []string
+	var degraded component.Status
 	a := newTestAPI(t, func(_ *Config, d *Deps) {
-		d.Ready = func(context.Context) error { return nil }
-		d.Degraded = func() []string { return degraded }
+		d.Health = func(context.Context) []component.Status {
+			return []component.Status{{Name: "builds", State: component.StateOK}, degraded}
+		}
 	})
 	if r := a.do("GET", "/readyz", ""); r.status != 200 {
 		t.Fatalf("readyz: %d %s", r.status, r.body)
 	}
-	degraded = []string{"executor (waiting for Redis)"}
+	degraded = component.Status{Name: "executor", State: component.StateDegraded, Unready: "degraded: executor (waiting for Redis)"}
 	e := wantError(t, a.do("GET", "/readyz", ""), http.StatusServiceUnavailable, "unavailable")
 	if !strings.Contains(e.Message, "degraded: executor") {
 		t.Errorf("message = %q", e.Message)

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -22,9 +23,19 @@ import (
 	"github.com/redstate/redstate/config"
 )
 
-// ClientName is the name every connection registers with CLIENT SETNAME, so redstate's
-// connections are recognizable in CLIENT LIST.
+// ClientName starts the name every connection registers with CLIENT SETNAME, so redstate's
+// connections are recognizable in CLIENT LIST: "redstate-<pid>-<n>", where n counts the clients
+// New made in the process (the composition root makes one, so every connection of a serve
+// process carries "-1").
 const ClientName = "redstate"
+
+// clients counts the clients New made in this process.
+var clients atomic.Int64
+
+// clientName is the CLIENT SETNAME of the next client New makes.
+func clientName() string {
+	return fmt.Sprintf("%s-%d-%d", ClientName, os.Getpid(), clients.Add(1))
+}
 
 // ErrNotConfigured is returned by New when c selects no topology (the memory backend).
 var ErrNotConfigured = errors.New("redisconn: no Redis configured (set redis.url, redis.cluster-addrs or redis.sentinel)")
@@ -40,6 +51,7 @@ var ErrNotConfigured = errors.New("redisconn: no Redis configured (set redis.url
 // not connect: call Ping to check reachability. It returns ErrNotConfigured when no topology
 // is set and an error when more than one is.
 func New(c config.Redis) (redis.UniversalClient, error) {
+	name := clientName()
 	switch topology(c) {
 	case "":
 		return nil, ErrNotConfigured
@@ -60,13 +72,13 @@ func New(c config.Redis) (redis.UniversalClient, error) {
 		if err := trustCA(opt.TLSConfig, c.TLSCAFile); err != nil {
 			return nil, err
 		}
-		opt.ClientName = ClientName
+		opt.ClientName = name
 		applyTuning(c, tuning{&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolSize, &opt.MaxRetries, &opt.DialerRetries})
 		return redis.NewClient(opt), nil
 	case "cluster":
 		opt := &redis.ClusterOptions{
 			Addrs:      c.ClusterAddrs,
-			ClientName: ClientName,
+			ClientName: name,
 			Username:   c.Username,
 			Password:   c.Password,
 		}
@@ -83,7 +95,7 @@ func New(c config.Redis) (redis.UniversalClient, error) {
 			MasterName:       c.Sentinel.MasterName,
 			SentinelAddrs:    c.Sentinel.Addrs,
 			SentinelPassword: c.Sentinel.Password,
-			ClientName:       ClientName,
+			ClientName:       name,
 			Username:         c.Username,
 			Password:         c.Password,
 		}

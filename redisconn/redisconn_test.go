@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -51,8 +52,8 @@ func TestNew_StandaloneURLSelectsDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(info, " db=2 ") || !strings.Contains(info, " name=redstate ") {
-		t.Errorf("CLIENT INFO = %q, want db=2 and name=redstate", info)
+	if !strings.Contains(info, " db=2 ") || !strings.Contains(info, fmt.Sprintf(" name=redstate-%d-", os.Getpid())) {
+		t.Errorf("CLIENT INFO = %q, want db=2 and name=redstate-<pid>-<n>", info)
 	}
 	// The raw client on db 0 must not see the key.
 	if n, err := srv.Client(t).Exists(ctx, "k").Result(); err != nil || n != 0 {

@@ -1,0 +1,162 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate/component"
+	"github.com/redstate/redstate/config"
+	"github.com/redstate/redstate/internal/metrics"
+	"github.com/redstate/redstate/redisconn"
+	"github.com/redstate/redstate/sqldb"
+)
+
+// app is redstate's composition root, used by serve and by every command: it owns the
+// process's one Redis client (one per topology, shared by every block, pool sized by
+// redis.pool-size) and its one SQL pool, gives each block its options and its key prefix
+// (<namespace><block prefix>, see keyPrefix), and keeps the components it built in start order.
+// A command builds only the components it needs.
+type app struct {
+	cfg     config.Config
+	log     *slog.Logger
+	metrics *metrics.Metrics
+	// redis is the one Redis client; nil when no Redis is configured (memory backends).
+	redis redis.UniversalClient
+	// probe caches Redis reachability for the components' Health.
+	probe *redisProbe
+	// sqlOnce opens db on first need.
+	sqlOnce sync.Once
+	db      *sqldb.DB
+	sqlErr  error
+	// extraDBs are pools a source opens to another database (index.postgres.url), by URL.
+	extraDBs map[string]*sqldb.DB
+	parts    component.Group
+}
+
+// newApp opens the Redis client of cfg (not yet connected: go-redis dials on first use) and
+// returns the root. cfg must be valid.
+func newApp(cfg config.Config, m *metrics.Metrics, log *slog.Logger) (*app, error) {
+	if m == nil {
+		m = metrics.New()
+	}
+	a := &app{cfg: cfg, log: log, metrics: m, extraDBs: map[string]*sqldb.DB{}}
+	if cfg.Redis.Configured() {
+		client, err := redisconn.New(cfg.Redis)
+		if err != nil {
+			return nil, err
+		}
+		a.redis = client
+	}
+	a.probe = &redisProbe{client: a.redis}
+	return a, nil
+}
+
+// keyPrefix is the one key rule: every Redis key of a block starts with the global namespace
+// followed by the block's own prefix (docs/architecture.md "Keys").
+func (a *app) keyPrefix(blockPrefix string) string { return a.cfg.Namespace + blockPrefix }
+
+// sql returns the process's SQL pool (database.url, or the embedded SQLite database), opening
+// it on first call.
+func (a *app) sql(ctx context.Context) (*sqldb.DB, error) {
+	a.sqlOnce.Do(func() { a.db, a.sqlErr = openSQL(ctx, a.cfg, a.log) })
+	return a.db, a.sqlErr
+}
+
+// sqlAt returns a pool on another database a source reads (the main pool when url is the
+// main database's), opened once per URL and closed with the root.
+func (a *app) sqlAt(ctx context.Context, url string) (*sqldb.DB, error) {
+	if url == a.cfg.Database.URL && url != "" {
+		return a.sql(ctx)
+	}
+	if db, ok := a.extraDBs[url]; ok {
+		return db, nil
+	}
+	db, err := sqldb.Open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	a.extraDBs[url] = db
+	return db, nil
+}
+
+// requireRedis returns the Redis client, or an error for the commands that administer Redis
+// state: a one-off process's memory backend is always empty.
+func (a *app) requireRedis() (redis.UniversalClient, error) {
+	if a.redis == nil {
+		return nil, errors.New("no Redis configured: pass --redis URL (or --redis-cluster, --redis-sentinel, --config); the memory backend of a one-off command is always empty")
+	}
+	return a.redis, nil
+}
+
+// add registers a built component; start starts them in the order added.
+func (a *app) add(c component.Component) { a.parts.Add(c) }
+
+// start starts every component added so far, in order; their background work runs until ctx
+// ends or close.
+func (a *app) start(ctx context.Context) error { return a.parts.Start(ctx) }
+
+// health is every component's status, in start order (/readyz and the overview).
+func (a *app) health(ctx context.Context) []component.Status { return a.parts.Health(ctx) }
+
+// close closes the components in reverse start order, then the SQL pools and the Redis
+// client, within ctx; every error is returned.
+func (a *app) close(ctx context.Context) error {
+	errs := []error{a.parts.Close(ctx)}
+	for url, db := range a.extraDBs {
+		errs = append(errs, db.Close())
+		delete(a.extraDBs, url)
+	}
+	if a.db != nil {
+		errs = append(errs, a.db.Close())
+		a.db = nil
+	}
+	if a.redis != nil {
+		errs = append(errs, a.redis.Close())
+		a.redis = nil
+	}
+	return errors.Join(errs...)
+}
+
+// closeWithin closes the root within d, logging what did not close cleanly.
+func (a *app) closeWithin(d time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	if err := a.close(ctx); err != nil {
+		a.log.Warn("closing", "error", err)
+	}
+}
+
+// redisProbe answers "does Redis answer?" for the components' Health, pinging at most once per
+// probeTTL however many components and requests ask.
+type redisProbe struct {
+	client redis.UniversalClient
+	mu     sync.Mutex
+	at     time.Time
+	err    error
+	took   time.Duration
+}
+
+// probeTTL is how long one ping's answer is reused.
+const probeTTL = 500 * time.Millisecond
+
+// check pings Redis (or reuses an answer younger than probeTTL) and returns the error (nil:
+// reachable, or no Redis configured) and the round trip of the ping.
+func (p *redisProbe) check(ctx context.Context) (time.Duration, error) {
+	if p.client == nil {
+		return 0, nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.at.IsZero() && time.Since(p.at) < probeTTL {
+		return p.took, p.err
+	}
+	start := time.Now()
+	p.err = redisconn.Ping(ctx, p.client)
+	p.took, p.at = time.Since(start), time.Now()
+	return p.took, p.err
+}
