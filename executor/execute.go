@@ -14,6 +14,8 @@ type stageRun struct {
 	t     *taskRun
 	h     StageHandler
 	lease Lease
+	// stages are the task's stages, read once when the run starts.
+	stages []string
 	// cp is the last saved checkpoint and ver its version (0: none stored).
 	cp  Checkpoint
 	ver int64
@@ -30,7 +32,7 @@ func (r *Runner) execute(ctx context.Context, t *taskRun, lease Lease, fromCheck
 	if err != nil {
 		return outcome{EventTaskFailed, err.Error()}
 	}
-	run := &stageRun{r: r, t: t, h: h, lease: lease}
+	run := &stageRun{r: r, t: t, h: h, lease: lease, stages: t.spec.Stages}
 	if err := run.loadCheckpoint(ctx, fromCheckpoint); err != nil {
 		return outcome{EventTaskFailed, "checkpoint unavailable: " + err.Error()}
 	}
@@ -42,8 +44,7 @@ func (r *Runner) execute(ctx context.Context, t *taskRun, lease Lease, fromCheck
 	run.lost = lost
 
 	attempt := 1
-	stages := t.spec.Stages
-	for i := run.cp.LastCompletedStageIndex + 1; i < len(stages); {
+	for i := run.cp.LastCompletedStageIndex + 1; i < len(run.stages); {
 		if out, end := run.boundary(); end {
 			return out
 		}
@@ -59,7 +60,7 @@ func (r *Runner) execute(ctx context.Context, t *taskRun, lease Lease, fromCheck
 			continue
 		}
 		if err := run.commit(ctx, i, data); err != nil {
-			return outcome{EventTaskFailed, fmt.Sprintf("checkpoint after stage %s: %v", stages[i], err)}
+			return outcome{EventTaskFailed, fmt.Sprintf("checkpoint after stage %s: %v", run.stages[i], err)}
 		}
 		attempt = 1
 		i++
@@ -173,7 +174,7 @@ func (s *stageRun) attempt(i, attempt int) (data map[string]string, ran bool, er
 		return nil, false, nil
 	}
 	s.r.mu.Unlock()
-	req := StageRequest{TaskID: t.spec.TaskID, TenantID: t.spec.TenantID, PlanID: t.spec.PlanID, Stage: t.spec.Stages[i], StageIndex: i,
+	req := StageRequest{TaskID: t.spec.TaskID, TenantID: t.spec.TenantID, PlanID: t.spec.PlanID, Stage: s.stages[i], StageIndex: i,
 		ContextData: cloneMap(s.cp.ContextData), FencingToken: s.lease.Fence, Attempt: attempt}
 	began := time.Now()
 	data, err = callStage(sctx, s.h, req)
@@ -193,7 +194,7 @@ func (s *stageRun) failed(i, attempt int, err error) (out outcome, end bool) {
 	cancelled := t.cancelled
 	t.spec.Attempts = attempt
 	s.r.mu.Unlock()
-	stage := t.spec.Stages[i]
+	stage := s.stages[i]
 	switch {
 	case cancelled:
 		return outcome{EventTaskCancelled, "cancelled"}, true
@@ -219,7 +220,7 @@ func (s *stageRun) commit(ctx context.Context, i int, data map[string]string) er
 	next := s.cp.Clone()
 	next.Version, next.SavedAt = 0, time.Time{}
 	next.LastCompletedStageIndex = i
-	next.CompletedStages = append(next.CompletedStages, t.spec.Stages[i])
+	next.CompletedStages = append(next.CompletedStages, s.stages[i])
 	if data != nil {
 		next.ContextData = data
 	}
