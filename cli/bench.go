@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"runtime/pprof"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/bench/buildstatusbench"
@@ -79,9 +78,12 @@ func benchConn(cmd *cobra.Command) (setup func() (client redis.UniversalClient, 
 	}
 }
 
-// withBench registers the shared bench flags on cmd and sets its RunE: connect, start the
-// profile, run with the client, the progress writer (stderr) and the output (stdout), clean up.
-func withBench(cmd *cobra.Command, run func(ctx context.Context, client redis.UniversalClient, progress, out io.Writer) error) {
+// benchCommand completes cmd (its Use, Short and Long set) as a bench subcommand: the shared
+// flags (the Redis connection and --cpuprofile; see benchConn), no arguments, and a RunE: connect, start the profile,
+// point target at the client and the progress writer (stderr), run, print what was measured
+// (also when the run then failed) to stdout, clean up. The caller adds the bench's own flags.
+func benchCommand(cmd *cobra.Command, target *bench.Target, run func(ctx context.Context) (bench.Printer, error)) *cobra.Command {
+	cmd.Args = cobra.NoArgs
 	setup := benchConn(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		client, done, err := setup()
@@ -89,29 +91,35 @@ func withBench(cmd *cobra.Command, run func(ctx context.Context, client redis.Un
 			return err
 		}
 		defer done()
-		return run(cmd.Context(), client, cmd.ErrOrStderr(), cmd.OutOrStdout())
+		target.Client, target.Progress = client, cmd.ErrOrStderr()
+		measured, runErr := run(cmd.Context())
+		if measured != nil {
+			if err := measured.Print(cmd.OutOrStdout()); err != nil {
+				return err
+			}
+		}
+		return runErr
 	}
+	return cmd
 }
 
-// printComparisons writes a bench's table and one RESULT line per comparison.
-func printComparisons(out io.Writer, cs []bench.Comparison, line func(i int) string) error {
-	if len(cs) == 0 {
-		return nil
-	}
-	if err := bench.PrintTable(out, cs); err != nil {
-		return err
-	}
-	for i := range cs {
-		if _, err := fmt.Fprintln(out, line(i)); err != nil {
-			return err
-		}
-	}
-	return nil
+// runBench adapts a bench package's Run to benchCommand: it runs with *opts as the flags
+// left them.
+func runBench[O any, P bench.Printer](run func(context.Context, O) (P, error), opts *O) func(context.Context) (bench.Printer, error) {
+	return func(ctx context.Context) (bench.Printer, error) { return run(ctx, *opts) }
+}
+
+// suiteFlags registers the load flags of the benches that measure operations one after the
+// other (bench.Suite): --clients (16) into target and --duration (10s, measured time per
+// <unit> and implementation) into d.
+func suiteFlags(f *pflag.FlagSet, target *bench.Target, d *time.Duration, unit string) {
+	f.IntVar(&target.Clients, "clients", 16, "concurrent clients")
+	f.DurationVar(d, "duration", 10*time.Second, "measured time per "+unit+" and implementation")
 }
 
 func newBenchBuildStatusCommand() *cobra.Command {
 	var opts buildstatusbench.Options
-	cmd := &cobra.Command{
+	cmd := benchCommand(&cobra.Command{
 		Use:   "buildstatus",
 		Short: "Benchmark the build-status store: get, save and batch-get, ours vs raw",
 		Long: `Seeds builds under a unique bench namespace, then measures, on the same go-redis
@@ -126,19 +134,9 @@ Progress goes to stderr. stdout gets a table, then one line per operation:
   RESULT buildstatus.<op> ours=<ops/s> baseline=<ops/s> ratio=<ours/baseline> p99_ms=<ours> baseline_p99_ms=<raw>
 
 The bench's keys are removed at the end (SCAN + UNLINK) unless --keep.`,
-		Args: cobra.NoArgs,
-	}
-	withBench(cmd, func(ctx context.Context, client redis.UniversalClient, progress, out io.Writer) error {
-		opts.Client, opts.Progress = client, progress
-		cs, runErr := buildstatusbench.Run(ctx, opts)
-		if err := printComparisons(out, cs, func(i int) string { return bench.ResultLine(cs[i]) }); err != nil {
-			return err
-		}
-		return runErr
-	})
+	}, &opts.Target, runBench(buildstatusbench.Run, &opts))
 	f := cmd.Flags()
-	f.IntVar(&opts.Clients, "clients", 16, "concurrent clients")
-	f.DurationVar(&opts.Duration, "duration", 10*time.Second, "measured time per operation and implementation")
+	suiteFlags(f, &opts.Target, &opts.Duration, "operation")
 	f.IntVar(&opts.Batch, "batch", 1000, "ids per batch-get (at most 1000)")
 	f.IntVar(&opts.Size, "size", 2, "platforms per document (the seed's sample has 2)")
 	f.IntVar(&opts.Builds, "builds", 10000, "builds seeded before measuring")

@@ -2,11 +2,8 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/redstate/redstate/bench"
@@ -15,7 +12,7 @@ import (
 
 func newBenchFeedCommand() *cobra.Command {
 	var opts feedbench.Options
-	cmd := &cobra.Command{
+	cmd := benchCommand(&cobra.Command{
 		Use:   "feed",
 		Short: "Benchmark the feed's fan-out, mark-read and unread page against raw commands",
 		Long: `On the same go-redis client:
@@ -37,21 +34,12 @@ stdout gets a table, then:
   RESULT feed.memory bytes_per_unread_entry=<n>
 
 The bench's keys are removed at the end.`,
-		Args: cobra.NoArgs,
-	}
-	withBench(cmd, func(ctx context.Context, client redis.UniversalClient, progress, out io.Writer) error {
-		opts.Client, opts.Progress = client, progress
+	}, &opts.Target, func(ctx context.Context) (bench.Printer, error) {
 		res, err := feedbench.Run(ctx, opts)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if err := bench.PrintTable(out, []bench.Comparison{res.Read, res.Page}); err != nil {
-			return err
-		}
-		for _, l := range res.Lines() {
-			fmt.Fprintln(out, l)
-		}
-		return nil
+		return res, nil
 	})
 	f := cmd.Flags()
 	f.IntVar(&opts.Followers, "followers", 1000000, "followers of the fanned-out post")

@@ -1,12 +1,8 @@
 package cli
 
 import (
-	"context"
-	"fmt"
-	"io"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/redstate/redstate/bench/indexbench"
@@ -14,7 +10,7 @@ import (
 
 func newBenchIndexCommand() *cobra.Command {
 	var opts indexbench.Options
-	cmd := &cobra.Command{
+	cmd := benchCommand(&cobra.Command{
 		Use:   "index",
 		Short: "Benchmark the CDC tag index against the seed's algorithm and raw HGETALL",
 		Long: `Generates a change stream over --rows rows (every row inserted, half updated into another
@@ -32,23 +28,7 @@ then measures queries (Indexer.Query vs raw HGETALL of the same keys). stdout en
   RESULT index.query ours=<queries/s> baseline=<raw HGETALL/s> ratio=<x>
 
 The bench's keys are removed at the end.`,
-		Args: cobra.NoArgs,
-	}
-	withBench(cmd, func(ctx context.Context, client redis.UniversalClient, progress, out io.Writer) error {
-		opts.Client, opts.Progress = client, progress
-		ms, err := indexbench.Run(ctx, opts)
-		for _, m := range ms {
-			extra := ""
-			if m.Events > 0 {
-				extra = fmt.Sprintf(" (%d events, %d stale)", m.Events, m.OursStale)
-			}
-			fmt.Fprintf(out, "%-12s ours %10.0f/s   baseline %10.0f/s%s\n", m.Name, m.Ours, m.Baseline, extra)
-		}
-		for _, m := range ms {
-			fmt.Fprintln(out, m.ResultLine())
-		}
-		return err
-	})
+	}, &opts.Target, runBench(indexbench.Run, &opts))
 	f := cmd.Flags()
 	f.IntVar(&opts.Rows, "rows", 100000, "rows of the generated table")
 	f.IntVar(&opts.Clients, "clients", 8, "concurrent appliers and queriers")

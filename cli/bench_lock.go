@@ -1,14 +1,8 @@
 package cli
 
 import (
-	"context"
-	"io"
-	"time"
-
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
-	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/bench/checkpointbench"
 	"github.com/redstate/redstate/bench/lockbench"
 )
@@ -21,7 +15,7 @@ func newBenchExecutorCommands() []*cobra.Command {
 
 func newBenchLockCommand() *cobra.Command {
 	var opts lockbench.Options
-	cmd := &cobra.Command{
+	cmd := benchCommand(&cobra.Command{
 		Use:   "lock",
 		Short: "Benchmark the executor's tenant lock against bsm/redislock: acquire+release cycles",
 		Long: `Runs acquire+release cycles on the same go-redis client, alternating in slices, with
@@ -38,30 +32,16 @@ stdout gets a table, then:
   RESULT lock.contended ours=<cycles/s> baseline=<cycles/s> ratio=<x> ... ours_busy=<n> baseline_busy=<n>
 
 The bench's keys (locks and fence counters) are removed at the end.`,
-		Args: cobra.NoArgs,
-	}
-	withBench(cmd, func(ctx context.Context, client redis.UniversalClient, progress, out io.Writer) error {
-		opts.Client, opts.Progress = client, progress
-		ms, runErr := lockbench.Run(ctx, opts)
-		cs := make([]bench.Comparison, len(ms))
-		for i, m := range ms {
-			cs[i] = m.Comparison
-		}
-		if err := printComparisons(out, cs, func(i int) string { return ms[i].ResultLine() }); err != nil {
-			return err
-		}
-		return runErr
-	})
+	}, &opts.Target, runBench(lockbench.Run, &opts))
 	f := cmd.Flags()
-	f.IntVar(&opts.Clients, "clients", 16, "concurrent clients")
-	f.DurationVar(&opts.Duration, "duration", 10*time.Second, "measured time per mode and implementation")
+	suiteFlags(f, &opts.Target, &opts.Duration, "mode")
 	f.IntVar(&opts.ContendedKeys, "keys", 4, "keys shared by all clients in the contended mode")
 	return cmd
 }
 
 func newBenchCheckpointCommand() *cobra.Command {
 	var opts checkpointbench.Options
-	cmd := &cobra.Command{
+	cmd := benchCommand(&cobra.Command{
 		Use:   "checkpoint",
 		Short: "Benchmark the executor's checkpoint store against raw SET/GET",
 		Long: `Seeds checkpoints under a unique bench namespace, then measures on the same go-redis
@@ -73,19 +53,9 @@ client, alternating in slices:
 stdout gets a table, then one line per operation:
 
   RESULT checkpoint.<op> ours=<ops/s> baseline=<ops/s> ratio=<ours/baseline> p99_ms=<ours> baseline_p99_ms=<raw>`,
-		Args: cobra.NoArgs,
-	}
-	withBench(cmd, func(ctx context.Context, client redis.UniversalClient, progress, out io.Writer) error {
-		opts.Client, opts.Progress = client, progress
-		cs, runErr := checkpointbench.Run(ctx, opts)
-		if err := printComparisons(out, cs, func(i int) string { return bench.ResultLine(cs[i]) }); err != nil {
-			return err
-		}
-		return runErr
-	})
+	}, &opts.Target, runBench(checkpointbench.Run, &opts))
 	f := cmd.Flags()
-	f.IntVar(&opts.Clients, "clients", 16, "concurrent clients")
-	f.DurationVar(&opts.Duration, "duration", 10*time.Second, "measured time per operation and implementation")
+	suiteFlags(f, &opts.Target, &opts.Duration, "operation")
 	f.IntVar(&opts.Tasks, "tasks", 1000, "checkpoints seeded before measuring")
 	f.IntVar(&opts.Stages, "stages", 5, "completed stages per checkpoint")
 	return cmd

@@ -2,19 +2,19 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
+	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/bench/queuebench"
 )
 
 func newBenchQueueCommand() *cobra.Command {
 	var opts queuebench.Options
-	cmd := &cobra.Command{
+	var target bench.Target
+	cmd := benchCommand(&cobra.Command{
 		Use:   "queue",
 		Short: "Benchmark the job queue against hibiken/asynq: enqueue, then drain with no-op handlers",
 		Long: `Runs our job queue (redisqueue + queue.Worker) and hibiken/asynq on the same Redis,
@@ -33,20 +33,18 @@ Progress goes to stderr. stdout gets a table, then:
   RESULT queue.enqueue ours=<jobs/s> baseline=<asynq jobs/s> ratio=<x> p99_ms=<ours>
 
 Every key both created is removed at the end (SCAN + UNLINK) unless --keep.`,
-		Args: cobra.NoArgs,
-	}
-	withBench(cmd, func(ctx context.Context, client redis.UniversalClient, progress, out io.Writer) error {
-		opts.Client, opts.Progress = client, progress
-		rep, runErr := queuebench.Run(ctx, opts)
-		if rep != nil && runErr == nil {
-			if err := queuebench.PrintTable(out, rep); err != nil {
+	}, &target, func(ctx context.Context) (bench.Printer, error) {
+		opts.Client, opts.Progress = target.Client, target.Progress
+		rep, err := queuebench.Run(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		return bench.PrintFunc(func(w io.Writer) error {
+			if err := queuebench.PrintTable(w, rep); err != nil {
 				return err
 			}
-			for _, l := range rep.ResultLines() {
-				fmt.Fprintln(out, l)
-			}
-		}
-		return runErr
+			return bench.PrintLines(w, rep.ResultLines())
+		}), nil
 	})
 	f := cmd.Flags()
 	f.IntVar(&opts.Jobs, "jobs", 100000, "jobs enqueued and processed per implementation and round")

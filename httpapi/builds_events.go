@@ -1,14 +1,10 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
@@ -36,157 +32,73 @@ func (s *server) buildEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	release, err := s.streams.acquire(streamClient(r))
-	if err != nil {
-		return err
-	}
-	defer release()
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	events, err := s.builds.Watch(ctx, id)
-	if err != nil {
-		return err
-	}
-	first, err := s.builds.Get(ctx, id)
-	if err != nil && !redstate.IsCode(err, redstate.ENOTFOUND) {
-		return err
-	}
-
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	rc := http.NewResponseController(w)
-	liftDeadlines(ctx, rc, s.logger)
-	w.WriteHeader(http.StatusOK)
-	if r.Method == http.MethodHead {
-		return nil
-	}
-	st := &sseWriter{w: w, rc: rc, id: id}
-	st.state(first)
-	if st.flush() != nil {
-		return nil
-	}
-
-	heartbeat := time.NewTicker(s.heartbeat)
-	defer heartbeat.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-heartbeat.C:
-			st.comment("ping")
-		case ev, ok := <-events:
-			if !ok {
-				return nil // the store ended the stream; the client reconnects
-			}
-			switch ev.Type {
-			case buildstatus.EventSaved:
-				if ev.ETag == st.last {
-					continue // the change is already in the snapshot just sent (it was committed between Watch and Get)
-				}
-				st.event(buildstatus.EventSaved, ev.ETag, ev.Build)
-				st.last = ev.ETag
-			case buildstatus.EventDeleted:
-				st.event(buildstatus.EventDeleted, "", st.idJSON())
-				st.last = ""
-			case buildstatus.EventGap:
-				st.event(buildstatus.EventGap, "", st.idJSON())
-				b, err := s.builds.Get(ctx, id)
-				if err != nil && !redstate.IsCode(err, redstate.ENOTFOUND) {
-					s.logger.LogAttrs(ctx, slog.LevelWarn, "SSE re-read after gap failed",
-						slog.String("request_id", requestInfoOf(ctx).id), slog.Any("error", err))
-					return nil // ending the stream makes the client reconnect and re-read
-				}
-				st.state(b)
-			default:
-				continue
-			}
+	return serveSSE(s, w, r, func(ctx context.Context) (sseSource[buildstatus.Event], error) {
+		events, err := s.builds.Watch(ctx, id)
+		if err != nil {
+			return sseSource[buildstatus.Event]{}, err
 		}
-		if st.flush() != nil {
-			return nil // the client went away
+		first, err := s.builds.Get(ctx, id)
+		if err != nil && !redstate.IsCode(err, redstate.ENOTFOUND) {
+			return sseSource[buildstatus.Event]{}, err
 		}
-	}
+		bs := &buildStream{s: s, ctx: ctx, id: id}
+		return sseSource[buildstatus.Event]{
+			open:   func(st *sseWriter) { bs.state(st, first) },
+			events: events,
+			event:  bs.change,
+		}, nil
+	})
 }
 
-// sseWriter writes Server-Sent Events. Write errors are kept and reported by flush.
-type sseWriter struct {
-	w   http.ResponseWriter
-	rc  *http.ResponseController
+// buildStream is the state of one build's event stream.
+type buildStream struct {
+	s   *server
+	ctx context.Context
 	id  string
-	err error
 	// last is the ETag of the document the client has last been sent ("" when none).
 	last string
 }
 
-// state sends the current value: a snapshot of b, or missing when b is nil.
-func (s *sseWriter) state(b *buildstatus.Build) {
-	if b == nil {
-		s.event(sseMissing, "", s.idJSON())
-		s.last = ""
+// change writes the events of one change of the build; false ends the stream.
+func (b *buildStream) change(st *sseWriter, ev buildstatus.Event) bool {
+	switch ev.Type {
+	case buildstatus.EventSaved:
+		if ev.ETag == b.last {
+			return true // the change is already in the snapshot just sent (it was committed between Watch and Get)
+		}
+		st.event(buildstatus.EventSaved, ev.ETag, ev.Build)
+		b.last = ev.ETag
+	case buildstatus.EventDeleted:
+		st.event(buildstatus.EventDeleted, "", b.idJSON())
+		b.last = ""
+	case buildstatus.EventGap:
+		st.event(buildstatus.EventGap, "", b.idJSON())
+		doc, err := b.s.builds.Get(b.ctx, b.id)
+		if err != nil && !redstate.IsCode(err, redstate.ENOTFOUND) {
+			b.s.logger.LogAttrs(b.ctx, slog.LevelWarn, "SSE re-read after gap failed",
+				slog.String("request_id", requestInfoOf(b.ctx).id), slog.Any("error", err))
+			return false // ending the stream makes the client reconnect and re-read
+		}
+		b.state(st, doc)
+	}
+	return true
+}
+
+// state sends the current value: a snapshot of doc, or missing when doc is nil.
+func (b *buildStream) state(st *sseWriter, doc *buildstatus.Build) {
+	if doc == nil {
+		st.event(sseMissing, "", b.idJSON())
+		b.last = ""
 		return
 	}
-	s.event(sseSnapshot, b.ETag(), b.JSON)
-	s.last = b.ETag()
+	st.event(sseSnapshot, doc.ETag(), doc.JSON)
+	b.last = doc.ETag()
 }
 
 // idJSON is the data of events without a document: {"buildId":"<id>"}.
-func (s *sseWriter) idJSON() []byte {
+func (b *buildStream) idJSON() []byte {
 	data, _ := json.Marshal(struct {
 		BuildID string `json:"buildId"`
-	}{s.id})
+	}{b.id})
 	return data
-}
-
-// event writes one event. data is JSON and is compacted onto one line if needed.
-func (s *sseWriter) event(name, id string, data []byte) {
-	if bytes.ContainsAny(data, "\r\n") {
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, data); err == nil {
-			data = buf.Bytes()
-		}
-	}
-	if s.err != nil {
-		return
-	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "event: %s\n", name)
-	if id != "" {
-		fmt.Fprintf(&b, "id: %s\n", id)
-	}
-	for line := range bytes.SplitSeq(data, []byte("\n")) { // one line unless Compact failed
-		b.WriteString("data: ")
-		b.Write(bytes.TrimSuffix(line, []byte("\r")))
-		b.WriteString("\n")
-	}
-	b.WriteString("\n")
-	_, s.err = s.w.Write(b.Bytes())
-}
-
-// comment writes an SSE comment line (ignored by clients; keeps proxies from timing out).
-func (s *sseWriter) comment(text string) {
-	if s.err == nil {
-		_, s.err = fmt.Fprintf(s.w, ": %s\n\n", text)
-	}
-}
-
-// flush sends what was written and returns the first write error.
-func (s *sseWriter) flush() error {
-	if s.err == nil {
-		s.err = s.rc.Flush()
-	}
-	return s.err
-}
-
-// liftDeadlines clears the server's read and write deadlines for a long-lived response (an
-// event stream): server.read-timeout and server.write-timeout bound ordinary requests only.
-// The read deadline matters too: when it passes, net/http's background read fails and cancels
-// the request context.
-func liftDeadlines(ctx context.Context, rc *http.ResponseController, logger *slog.Logger) {
-	if err := rc.SetWriteDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		logger.LogAttrs(ctx, slog.LevelWarn, "cannot clear the write deadline of an event stream", slog.Any("error", err))
-	}
-	if err := rc.SetReadDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		logger.LogAttrs(ctx, slog.LevelWarn, "cannot clear the read deadline of an event stream", slog.Any("error", err))
-	}
 }

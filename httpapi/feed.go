@@ -274,50 +274,28 @@ func (s *server) feedEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	release, err := s.streams.acquire(streamClient(r))
-	if err != nil {
-		return err
-	}
-	defer release()
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	signal, unsubscribe := s.feed.Subscribe(viewer)
-	defer unsubscribe()
-	counts, total, err := s.feed.UnreadCounts(ctx, viewer)
-	if err != nil {
-		return err
-	}
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	rc := http.NewResponseController(w)
-	liftDeadlines(ctx, rc, s.logger)
-	w.WriteHeader(http.StatusOK)
-	st := &sseWriter{w: w, rc: rc}
-	last := feedCountsJSON(counts, total)
-	st.event("counts", "", last)
-	if st.flush() != nil {
-		return nil
-	}
-	heartbeat := time.NewTicker(s.heartbeat)
-	defer heartbeat.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-heartbeat.C:
-			st.comment("ping")
-		case <-signal:
+	return serveSSE(s, w, r, func(ctx context.Context) (sseSource[struct{}], error) {
+		signal, unsubscribe := s.feed.Subscribe(viewer)
+		counts, total, err := s.feed.UnreadCounts(ctx, viewer)
+		if err != nil {
+			unsubscribe()
+			return sseSource[struct{}]{}, err
 		}
-		if counts, total, err := s.feed.UnreadCounts(ctx, viewer); err == nil {
-			if b := feedCountsJSON(counts, total); !bytes.Equal(b, last) {
-				st.event("counts", "", b)
-				last = b
+		last := feedCountsJSON(counts, total)
+		refresh := func(st *sseWriter) {
+			if counts, total, err := s.feed.UnreadCounts(ctx, viewer); err == nil {
+				if b := feedCountsJSON(counts, total); !bytes.Equal(b, last) {
+					st.event("counts", "", b)
+					last = b
+				}
 			}
 		}
-		if st.flush() != nil {
-			return nil
-		}
-	}
+		return sseSource[struct{}]{
+			open:   func(st *sseWriter) { st.event("counts", "", last) },
+			events: signal,
+			event:  func(st *sseWriter, _ struct{}) bool { refresh(st); return true },
+			beat:   refresh,
+			stop:   unsubscribe,
+		}, nil
+	})
 }

@@ -1,29 +1,19 @@
 package buildstatusbench
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redstate/redstate/bench"
-	"github.com/redstate/redstate/redistest"
+	"github.com/redstate/redstate/bench/benchtest"
 )
 
 func TestRun_SmokeAgainstRealRedis(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs redis-server")
-	}
-	srv := redistest.StartStandalone(t)
-	client := srv.Client(t)
-	var progress bytes.Buffer
-	cs, err := Run(context.Background(), Options{
-		Client: client, Clients: 2, Duration: 200 * time.Millisecond, Batch: 50, Builds: 200, Progress: &progress,
+	cs := benchtest.Smoke(t, 2, func(ctx context.Context, target bench.Target) (bench.Comparisons, error) {
+		return Run(ctx, Options{Target: target, Duration: 200 * time.Millisecond, Batch: 50, Builds: 200})
 	})
-	if err != nil {
-		t.Fatalf("%v\nprogress:\n%s", err, progress.String())
-	}
 	if len(cs) != 3 {
 		t.Fatalf("got %d comparisons, want get, save, batch_get", len(cs))
 	}
@@ -35,11 +25,5 @@ func TestRun_SmokeAgainstRealRedis(t *testing.T) {
 		if line := bench.ResultLine(c); !strings.HasPrefix(line, "RESULT "+want+" ours=") {
 			t.Errorf("RESULT line %q", line)
 		}
-	}
-	if n := client.DBSize(context.Background()).Val(); n != 0 {
-		t.Errorf("%d keys left after cleanup", n)
-	}
-	if !strings.Contains(progress.String(), "cleanup: unlinked") {
-		t.Errorf("progress lacks the cleanup line:\n%s", progress.String())
 	}
 }

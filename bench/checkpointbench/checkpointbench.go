@@ -12,15 +12,10 @@ package checkpointbench
 
 import (
 	"context"
-	crand "crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"strconv"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/executor"
@@ -29,57 +24,34 @@ import (
 
 // Options configure a run. Zero values take the defaults noted.
 type Options struct {
-	// Client is the Redis client shared by ours and the baseline (required).
-	Client redis.UniversalClient
-	// Clients is the number of concurrent callers (default 16).
-	Clients int
+	// Target is the Redis client, the concurrent callers (default 16) and the progress writer.
+	bench.Target
 	// Duration is the measured time per operation and implementation (default 10s).
 	Duration time.Duration
 	// Tasks is the number of checkpoints seeded (default 1,000; at least Clients).
 	Tasks int
 	// Stages is the number of completed stages per checkpoint (default 5).
 	Stages int
-	// Progress receives progress lines (nil: none).
-	Progress io.Writer
 }
 
 // Run seeds the checkpoints, measures put and get, removes the keys and returns the
 // comparisons ("checkpoint.put", "checkpoint.get").
-func Run(ctx context.Context, opts Options) ([]bench.Comparison, error) {
-	if opts.Client == nil {
-		return nil, fmt.Errorf("checkpointbench: a Redis client is required")
+func Run(ctx context.Context, opts Options) (bench.Comparisons, error) {
+	if err := opts.Prepare("checkpointbench", 16); err != nil {
+		return nil, err
 	}
-	if opts.Clients <= 0 {
-		opts.Clients = 16
-	}
-	if opts.Duration <= 0 {
-		opts.Duration = 10 * time.Second
-	}
-	if opts.Tasks <= 0 {
-		opts.Tasks = 1000
-	}
+	bench.Default(&opts.Duration, 10*time.Second)
+	bench.Default(&opts.Tasks, 1000)
 	opts.Tasks = max(opts.Tasks, opts.Clients)
-	if opts.Stages <= 0 {
-		opts.Stages = 5
-	}
-	ns := make([]byte, 6)
-	_, _ = crand.Read(ns)
-	prefix := "bench-" + hex.EncodeToString(ns)
+	bench.Default(&opts.Stages, 5)
+	prefix := bench.Namespace()
 	keys := executor.MustKeys(prefix + "-executor")
 	ttl := time.Hour
 	store, err := redisstate.NewCheckpoints(opts.Client, redisstate.Options{Keys: keys, TTL: ttl})
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		n, cerr := bench.UnlinkPrefix(cctx, opts.Client, prefix)
-		progressf(opts.Progress, "cleanup: unlinked %d keys under %s\n", n, prefix)
-		if cerr != nil {
-			progressf(opts.Progress, "cleanup failed: %v\n", cerr)
-		}
-	}()
+	defer opts.Cleanup(ctx, prefix, time.Minute)
 
 	w := &workload{opts: opts, store: store, ttl: ttl}
 	w.ids = make([]string, opts.Tasks)
@@ -109,28 +81,11 @@ func Run(ctx context.Context, opts Options) ([]bench.Comparison, error) {
 		w.rngs[c] = rand.New(rand.NewPCG(uint64(c)+1, 0x9e3779b97f4a7c15))
 		w.next[c] = c
 	}
-	cfg := bench.Config{Clients: opts.Clients, Duration: opts.Duration, Progress: opts.Progress}
-	var out []bench.Comparison
-	for _, op := range []struct {
-		name        string
-		ours, basel bench.Op
-	}{
-		{"put", w.putOurs, w.putRaw},
-		{"get", w.getOurs, w.getRaw},
-	} {
-		progressf(opts.Progress, "%s: ours vs raw, %d clients, %s each, alternating\n", op.name, opts.Clients, opts.Duration)
-		o, r := bench.RunPair(ctx, op.name+"/ours", op.name+"/raw", cfg, op.ours, op.basel)
-		for _, res := range []*bench.Result{o, r} {
-			if res.Errors > 0 {
-				return out, fmt.Errorf("%s: %d operations failed, first: %w", res.Name, res.Errors, res.FirstErr)
-			}
-		}
-		out = append(out, bench.Comparison{Name: "checkpoint." + op.name, Ours: o, Baseline: r})
-		if err := ctx.Err(); err != nil {
-			return out, err
-		}
-	}
-	return out, nil
+	suite := bench.Suite{Prefix: "checkpoint.", Baseline: "raw", Config: opts.Config(opts.Duration)}
+	return suite.Run(ctx, []bench.Pair{
+		{Name: "put", Ours: w.putOurs, Baseline: w.putRaw},
+		{Name: "get", Ours: w.getOurs, Baseline: w.getRaw},
+	})
 }
 
 // workload holds the seeded checkpoints.
@@ -183,10 +138,4 @@ func (w *workload) getOurs(ctx context.Context, c int, _ int64) error {
 
 func (w *workload) getRaw(ctx context.Context, c int, _ int64) error {
 	return w.opts.Client.Get(ctx, w.keys[w.rngs[c].IntN(len(w.ids))]).Err()
-}
-
-func progressf(w io.Writer, format string, args ...any) {
-	if w != nil {
-		fmt.Fprintf(w, format, args...)
-	}
 }

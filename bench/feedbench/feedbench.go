@@ -16,8 +16,6 @@ package feedbench
 
 import (
 	"context"
-	crand "crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -35,18 +33,15 @@ import (
 
 // Options configure a run. Zero values take the defaults noted.
 type Options struct {
-	// Client is the Redis client shared by ours and the baseline (required).
-	Client redis.UniversalClient
+	// Target is the Redis client, the concurrent pipelines / callers (default 8) and the
+	// progress writer.
+	bench.Target
 	// Followers is the fan-out size (default 1,000,000).
 	Followers int
 	// Batch is the followers per pipeline (default 1,000).
 	Batch int
-	// Clients is the number of concurrent pipelines / callers (default 8).
-	Clients int
 	// Duration is the measured time of read and page per implementation (default 5s).
 	Duration time.Duration
-	// Progress receives progress lines (nil: none).
-	Progress io.Writer
 }
 
 // Result is the outcome of a run.
@@ -81,36 +76,25 @@ func (r Result) Lines() []string {
 	}
 }
 
+// Print implements bench.Printer: the table of read and page, then the RESULT lines.
+func (r Result) Print(w io.Writer) error {
+	if err := bench.PrintTable(w, []bench.Comparison{r.Read, r.Page}); err != nil {
+		return err
+	}
+	return bench.PrintLines(w, r.Lines())
+}
+
 // Run measures and removes its keys.
 func Run(ctx context.Context, opts Options) (Result, error) {
 	var res Result
-	if opts.Client == nil {
-		return res, fmt.Errorf("feedbench: a Redis client is required")
+	if err := opts.Prepare("feedbench", 8); err != nil {
+		return res, err
 	}
-	if opts.Followers <= 0 {
-		opts.Followers = 1000000
-	}
-	if opts.Batch <= 0 {
-		opts.Batch = 1000
-	}
-	if opts.Clients <= 0 {
-		opts.Clients = 8
-	}
-	if opts.Duration <= 0 {
-		opts.Duration = 5 * time.Second
-	}
-	ns := make([]byte, 6)
-	_, _ = crand.Read(ns)
-	prefix := "bench-" + hex.EncodeToString(ns) + ":"
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
-		defer cancel()
-		n, err := bench.UnlinkPrefix(cctx, opts.Client, prefix)
-		progressf(opts.Progress, "cleanup: unlinked %d keys under %s\n", n, prefix)
-		if err != nil {
-			progressf(opts.Progress, "cleanup failed: %v\n", err)
-		}
-	}()
+	bench.Default(&opts.Followers, 1000000)
+	bench.Default(&opts.Batch, 1000)
+	bench.Default(&opts.Duration, 5*time.Second)
+	prefix := bench.Namespace() + ":"
+	defer opts.Cleanup(ctx, prefix, 5*time.Minute)
 	ours := redisfeed.New(opts.Client, prefix+"ours:")
 	base := feed.NewKeys(prefix+"raw:", redisfeed.IsCluster(opts.Client))
 	const author = int64(1)
@@ -130,7 +114,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		{"fanout (first entry)", ref, &res.FirstOurs, &res.FirstBaseline, &res.FirstTime},
 		{"fanout", feed.PostRef{ID: ref.ID + 1, CreateTime: ref.CreateTime.Add(time.Second)}, &res.FanOutOurs, &res.FanOutBaseline, &res.FanOutTime},
 	} {
-		progressf(opts.Progress, "%s: post %d of 2 to %d followers, %d concurrent pipelines of %d\n", w.name, i+1, opts.Followers, opts.Clients, opts.Batch)
+		opts.Progressf("%s: post %d of 2 to %d followers, %d concurrent pipelines of %d\n", w.name, i+1, opts.Followers, opts.Clients, opts.Batch)
 		var added atomic.Int64
 		start := time.Now()
 		if err := batches(opts, func(followers []int64) error {
@@ -159,7 +143,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 			return res, fmt.Errorf("%s baseline: %w", w.name, err)
 		}
 		*w.base = float64(opts.Followers) / time.Since(start).Seconds()
-		progressf(opts.Progress, "%s: ours %.0f/s (%s), baseline %.0f/s\n", w.name, *w.ours, w.took.Round(time.Millisecond), *w.base)
+		opts.Progressf("%s: ours %.0f/s (%s), baseline %.0f/s\n", w.name, *w.ours, w.took.Round(time.Millisecond), *w.base)
 	}
 
 	// Memory: one follower's unread set and counts hash after 20 posts, per entry.
@@ -179,7 +163,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		rngs[c] = rand.New(rand.NewPCG(uint64(c)+3, 5))
 	}
 	pick := func(c int) int64 { return 2 + rngs[c].Int64N(int64(opts.Followers-1)) }
-	cfg := bench.Config{Clients: opts.Clients, Duration: opts.Duration, Progress: opts.Progress}
+	cfg := opts.Config(opts.Duration)
 	readOurs := func(ctx context.Context, c int, _ int64) error {
 		_, err := ours.MarkRead(ctx, pick(c), author, ref.ID)
 		return err
@@ -207,12 +191,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	}
 	o, b = bench.RunPair(ctx, "page/ours", "page/raw", cfg, pageOurs, pageRaw)
 	res.Page = bench.Comparison{Name: "feed.page", Ours: o, Baseline: b}
-	for _, r := range []*bench.Result{res.Read.Ours, res.Read.Baseline, res.Page.Ours, res.Page.Baseline} {
-		if r.Errors > 0 {
-			return res, fmt.Errorf("%s: %d operations failed, first: %w", r.Name, r.Errors, r.FirstErr)
-		}
-	}
-	return res, nil
+	return res, bench.Failed(res.Read.Ours, res.Read.Baseline, res.Page.Ours, res.Page.Baseline)
 }
 
 // batches calls f for every batch of follower ids 2..Followers+1, Clients at a time.
@@ -250,11 +229,5 @@ func batches(opts Options, f func([]int64) error) error {
 		return err
 	default:
 		return nil
-	}
-}
-
-func progressf(w io.Writer, format string, args ...any) {
-	if w != nil {
-		fmt.Fprintf(w, format, args...)
 	}
 }

@@ -13,8 +13,6 @@ package indexbench
 
 import (
 	"context"
-	crand "crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -32,18 +30,15 @@ import (
 
 // Options configure a run. Zero values take the defaults noted.
 type Options struct {
-	// Client is the Redis client shared by ours and the baseline (required).
-	Client redis.UniversalClient
+	// Target is the Redis client, the concurrent appliers and queriers (default 8) and the
+	// progress writer.
+	bench.Target
 	// Rows is the number of rows of the generated table (default 100,000).
 	Rows int
-	// Clients is the number of concurrent appliers and queriers (default 8).
-	Clients int
 	// Batch is how many events ours applies per call (default 256).
 	Batch int
 	// QueryDuration is the measured time of the query comparison per implementation (default 5s).
 	QueryDuration time.Duration
-	// Progress receives progress lines (nil: none).
-	Progress io.Writer
 }
 
 // Measurement is the outcome of one comparison.
@@ -71,6 +66,27 @@ func (m Measurement) ResultLine() string {
 	return fmt.Sprintf("RESULT %s ours=%.0f baseline=%.0f ratio=%.2f", m.Name, m.Ours, m.Baseline, m.Ratio())
 }
 
+// Measurements are a run's measurements.
+type Measurements []Measurement
+
+// Print implements bench.Printer: one row per measurement, then the RESULT lines.
+func (ms Measurements) Print(w io.Writer) error {
+	for _, m := range ms {
+		extra := ""
+		if m.Events > 0 {
+			extra = fmt.Sprintf(" (%d events, %d stale)", m.Events, m.OursStale)
+		}
+		if _, err := fmt.Fprintf(w, "%-12s ours %10.0f/s   baseline %10.0f/s%s\n", m.Name, m.Ours, m.Baseline, extra); err != nil {
+			return err
+		}
+	}
+	lines := make([]string, len(ms))
+	for i, m := range ms {
+		lines[i] = m.ResultLine()
+	}
+	return bench.PrintLines(w, lines)
+}
+
 // table is the benchmark's table: the seed's las/cat/bra example.
 func table(hashTag bool) index.TableSpec {
 	return index.TableSpec{
@@ -86,35 +102,19 @@ func table(hashTag bool) index.TableSpec {
 
 // Run generates the stream, measures apply and query, removes the keys and returns the two
 // measurements.
-func Run(ctx context.Context, opts Options) ([]Measurement, error) {
-	if opts.Client == nil {
-		return nil, fmt.Errorf("indexbench: a Redis client is required")
+func Run(ctx context.Context, opts Options) (Measurements, error) {
+	if err := opts.Prepare("indexbench", 8); err != nil {
+		return nil, err
 	}
-	if opts.Rows <= 0 {
-		opts.Rows = 100000
-	}
-	if opts.Clients <= 0 {
-		opts.Clients = 8
-	}
-	if opts.Batch <= 0 {
-		opts.Batch = 256
-	}
-	if opts.QueryDuration <= 0 {
-		opts.QueryDuration = 5 * time.Second
-	}
+	bench.Default(&opts.Rows, 100000)
+	bench.Default(&opts.Batch, 256)
+	bench.Default(&opts.QueryDuration, 5*time.Second)
 	cluster := redisindex.IsCluster(opts.Client)
-	ns := make([]byte, 6)
-	_, _ = crand.Read(ns)
-	prefix := "bench-" + hex.EncodeToString(ns)
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-		defer cancel()
-		n, err := bench.UnlinkPrefix(cctx, opts.Client, prefix)
-		progressf(opts.Progress, "cleanup: unlinked %d keys under %s\n", n, prefix)
-		if err != nil {
-			progressf(opts.Progress, "cleanup failed: %v\n", err)
-		}
-	}()
+	prefix := bench.Namespace()
+	defer opts.Cleanup(ctx, prefix, 2*time.Minute)
+	if cluster { // the table's keys start with a hash tag: "{<prefix>-ours:bench:items}:…"
+		defer opts.Cleanup(ctx, "{"+prefix, 2*time.Minute)
+	}
 	ix, err := index.New(redisindex.New(opts.Client), []index.TableSpec{table(cluster)}, index.Options{Prefix: prefix + "-ours", Cluster: cluster})
 	if err != nil {
 		return nil, err
@@ -127,7 +127,7 @@ func Run(ctx context.Context, opts Options) ([]Measurement, error) {
 	for _, s := range streams {
 		events += len(s)
 	}
-	progressf(opts.Progress, "apply: %d rows, %d events, %d clients (ours: batches of %d)\n", opts.Rows, events, opts.Clients, opts.Batch)
+	opts.Progressf("apply: %d rows, %d events, %d clients (ours: batches of %d)\n", opts.Rows, events, opts.Clients, opts.Batch)
 
 	oursStart := time.Now()
 	var stale, applied int
@@ -149,7 +149,7 @@ func Run(ctx context.Context, opts Options) ([]Measurement, error) {
 		return nil, fmt.Errorf("ours: %w", err)
 	}
 	oursElapsed := time.Since(oursStart)
-	progressf(opts.Progress, "apply/ours: %d applied, %d stale in %s\n", applied, stale, oursElapsed.Round(time.Millisecond))
+	opts.Progressf("apply/ours: %d applied, %d stale in %s\n", applied, stale, oursElapsed.Round(time.Millisecond))
 
 	spec := table(cluster)
 	baseStart := time.Now()
@@ -164,12 +164,11 @@ func Run(ctx context.Context, opts Options) ([]Measurement, error) {
 		return nil, fmt.Errorf("baseline: %w", err)
 	}
 	baseElapsed := time.Since(baseStart)
-	progressf(opts.Progress, "apply/seed: %s\n", baseElapsed.Round(time.Millisecond))
-	out := []Measurement{{Name: "index.apply", Events: events, OursStale: stale,
+	opts.Progressf("apply/seed: %s\n", baseElapsed.Round(time.Millisecond))
+	out := Measurements{{Name: "index.apply", Events: events, OursStale: stale,
 		Ours: float64(events) / oursElapsed.Seconds(), Baseline: float64(events) / baseElapsed.Seconds()}}
 
 	// Query: random las/cat combinations present in the data.
-	progressf(opts.Progress, "query: ours vs raw HGETALL, %d clients, %s each, alternating\n", opts.Clients, opts.QueryDuration)
 	rngs := make([]*rand.Rand, opts.Clients)
 	for c := range rngs {
 		rngs[c] = rand.New(rand.NewPCG(uint64(c)+7, 11))
@@ -188,14 +187,12 @@ func Run(ctx context.Context, opts Options) ([]Measurement, error) {
 		r := rngs[c]
 		return opts.Client.HGetAll(ctx, keyOf(1+r.IntN(lasValues), 1+r.IntN(catValues))).Err()
 	}
-	o, b := bench.RunPair(ctx, "query/ours", "query/raw", bench.Config{Clients: opts.Clients, Duration: opts.QueryDuration, Progress: opts.Progress}, ours, raw)
-	for _, res := range []*bench.Result{o, b} {
-		if res.Errors > 0 {
-			return out, fmt.Errorf("%s: %d queries failed, first: %w", res.Name, res.Errors, res.FirstErr)
-		}
+	suite := bench.Suite{Prefix: "index.", Baseline: "raw", Against: "raw HGETALL", Config: opts.Config(opts.QueryDuration)}
+	cs, err := suite.Run(ctx, []bench.Pair{{Name: "query", Ours: ours, Baseline: raw}})
+	for _, c := range cs {
+		out = append(out, Measurement{Name: c.Name, Ours: c.Ours.OpsPerSec(), Baseline: c.Baseline.OpsPerSec()})
 	}
-	out = append(out, Measurement{Name: "index.query", Ours: o.OpsPerSec(), Baseline: b.OpsPerSec()})
-	return out, nil
+	return out, err
 }
 
 // Value domains of the generated rows.
@@ -304,10 +301,4 @@ func parallel(n int, f func(c int) error) error {
 		}
 	}
 	return nil
-}
-
-func progressf(w io.Writer, format string, args ...any) {
-	if w != nil {
-		fmt.Fprintf(w, format, args...)
-	}
 }

@@ -1,12 +1,15 @@
 package indexbench
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate/bench"
+	"github.com/redstate/redstate/bench/benchtest"
 	"github.com/redstate/redstate/index"
 	"github.com/redstate/redstate/redistest"
 )
@@ -17,23 +20,18 @@ func TestRun_SmokeAgainstRealRedis(t *testing.T) {
 	}
 	for _, topo := range []string{"standalone", "cluster"} {
 		t.Run(topo, func(t *testing.T) {
-			var progress bytes.Buffer
-			opts := Options{Rows: 2000, Clients: 4, Batch: 64, QueryDuration: 200 * time.Millisecond, Progress: &progress}
+			var client redis.UniversalClient
 			if topo == "cluster" {
-				opts.Client = redistest.StartCluster(t, 3).Client(t)
+				client = redistest.StartCluster(t, 3).Client(t)
 			} else {
-				opts.Client = redistest.StartStandalone(t).Client(t)
+				client = redistest.StartStandalone(t).Client(t)
 			}
-			ms, err := Run(context.Background(), opts)
-			if err != nil {
-				t.Fatalf("%v\n%s", err, progress.String())
-			}
+			ms := benchtest.Check(t, client, 4, func(ctx context.Context, target bench.Target) (Measurements, error) {
+				return Run(ctx, Options{Target: target, Rows: 2000, Batch: 64, QueryDuration: 200 * time.Millisecond})
+			})
 			if len(ms) != 2 || ms[0].Name != "index.apply" || ms[0].Events != 3200 || ms[0].OursStale != 0 || ms[0].Ours == 0 || ms[0].Baseline == 0 ||
 				ms[1].Name != "index.query" || ms[1].Ours == 0 || !strings.HasPrefix(ms[1].ResultLine(), "RESULT index.query ours=") {
-				t.Fatalf("measurements %+v\n%s", ms, progress.String())
-			}
-			if !strings.Contains(progress.String(), "cleanup: unlinked") {
-				t.Errorf("no cleanup:\n%s", progress.String())
+				t.Fatalf("measurements %+v", ms)
 			}
 		})
 	}

@@ -10,8 +10,6 @@ package lockbench
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +18,6 @@ import (
 	"time"
 
 	"github.com/bsm/redislock"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/executor"
@@ -29,10 +26,8 @@ import (
 
 // Options configure a run. Zero values take the defaults noted.
 type Options struct {
-	// Client is the Redis client shared by ours and the baseline (required).
-	Client redis.UniversalClient
-	// Clients is the number of concurrent callers (default 16).
-	Clients int
+	// Target is the Redis client, the concurrent callers (default 16) and the progress writer.
+	bench.Target
 	// Duration is the measured time per mode and implementation (default 10s).
 	Duration time.Duration
 	// ContendedKeys is the number of keys of the contended mode (default 4).
@@ -40,8 +35,6 @@ type Options struct {
 	// TTL is the lease of every acquisition (default 2s; locks are released at once, the TTL
 	// only bounds a lock left behind by a call cut off at the end of a slice).
 	TTL time.Duration
-	// Progress receives progress lines (nil: none).
-	Progress io.Writer
 }
 
 // Measurement is one mode's comparison plus its failed (lock busy) attempts.
@@ -65,44 +58,37 @@ func (m Measurement) ResultLine() string {
 	return line
 }
 
+// Measurements are a run's measurements; they print as a table and one ResultLine each.
+type Measurements []Measurement
+
+// Print implements bench.Printer.
+func (ms Measurements) Print(w io.Writer) error {
+	cs := make([]bench.Comparison, len(ms))
+	for i, m := range ms {
+		cs[i] = m.Comparison
+	}
+	return bench.PrintComparisons(w, cs, func(i int) string { return ms[i].ResultLine() })
+}
+
 // errBusy marks an attempt that found the lock held (counted, not timed).
 var errBusy = errors.New("lock busy")
 
 // Run measures both modes and removes the bench's keys. It fails if any call hit a Redis error.
-func Run(ctx context.Context, opts Options) ([]Measurement, error) {
-	if opts.Client == nil {
-		return nil, fmt.Errorf("lockbench: a Redis client is required")
+func Run(ctx context.Context, opts Options) (Measurements, error) {
+	if err := opts.Prepare("lockbench", 16); err != nil {
+		return nil, err
 	}
-	if opts.Clients <= 0 {
-		opts.Clients = 16
-	}
-	if opts.Duration <= 0 {
-		opts.Duration = 10 * time.Second
-	}
-	if opts.ContendedKeys <= 0 {
-		opts.ContendedKeys = 4
-	}
-	if opts.TTL <= 0 {
-		opts.TTL = 2 * time.Second
-	}
-	ns := make([]byte, 6)
-	_, _ = rand.Read(ns)
-	prefix := "bench-" + hex.EncodeToString(ns)
+	bench.Default(&opts.Duration, 10*time.Second)
+	bench.Default(&opts.ContendedKeys, 4)
+	bench.Default(&opts.TTL, 2*time.Second)
+	prefix := bench.Namespace()
 	keys := executor.MustKeys(prefix + "-executor")
 	ours, err := redisstate.NewLocks(opts.Client, redisstate.Options{Keys: keys})
 	if err != nil {
 		return nil, err
 	}
 	base := redislock.New(opts.Client)
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		n, cerr := bench.UnlinkPrefix(cctx, opts.Client, prefix)
-		progressf(opts.Progress, "cleanup: unlinked %d keys under %s\n", n, prefix)
-		if cerr != nil {
-			progressf(opts.Progress, "cleanup failed: %v\n", cerr)
-		}
-	}()
+	defer opts.Cleanup(ctx, prefix, time.Minute)
 
 	var hardErrs atomic.Int64
 	var firstHard atomic.Value
@@ -165,35 +151,24 @@ func Run(ctx context.Context, opts Options) ([]Measurement, error) {
 		sharedKey[k] = prefix + "-redislock:shared:" + strconv.Itoa(k)
 	}
 	pick := func(c int, i int64) int { return int((int64(c) + i) % int64(opts.ContendedKeys)) }
-	modes := []struct {
-		name        string
-		ours, basel bench.Op
-	}{
-		{"lock.cycle",
-			oursCycle(func(c int, _ int64) string { return ownTenant[c] }),
-			baseCycle(func(c int, _ int64) string { return ownKey[c] })},
-		{"lock.contended",
-			oursCycle(func(c int, i int64) string { return sharedTenant[pick(c, i)] }),
-			baseCycle(func(c int, i int64) string { return sharedKey[pick(c, i)] })},
+	suite := bench.Suite{Baseline: "redislock", Against: "bsm/redislock", Config: opts.Config(opts.Duration),
+		Check: func(name string, _, _ *bench.Result) error {
+			if n := hardErrs.Load(); n > 0 {
+				return fmt.Errorf("%s: %d Redis errors, first: %v", name, n, firstHard.Load())
+			}
+			return nil
+		}}
+	cs, err := suite.Run(ctx, []bench.Pair{
+		{Name: "lock.cycle",
+			Ours:     oursCycle(func(c int, _ int64) string { return ownTenant[c] }),
+			Baseline: baseCycle(func(c int, _ int64) string { return ownKey[c] })},
+		{Name: "lock.contended",
+			Ours:     oursCycle(func(c int, i int64) string { return sharedTenant[pick(c, i)] }),
+			Baseline: baseCycle(func(c int, i int64) string { return sharedKey[pick(c, i)] })},
+	})
+	out := make(Measurements, len(cs))
+	for i, c := range cs {
+		out[i] = Measurement{Comparison: c, OursBusy: c.Ours.Errors, BaselineBusy: c.Baseline.Errors}
 	}
-	cfg := bench.Config{Clients: opts.Clients, Duration: opts.Duration, Progress: opts.Progress}
-	var out []Measurement
-	for _, m := range modes {
-		progressf(opts.Progress, "%s: ours vs bsm/redislock, %d clients, %s each, alternating\n", m.name, opts.Clients, opts.Duration)
-		o, b := bench.RunPair(ctx, m.name+"/ours", m.name+"/redislock", cfg, m.ours, m.basel)
-		if n := hardErrs.Load(); n > 0 {
-			return out, fmt.Errorf("%s: %d Redis errors, first: %v", m.name, n, firstHard.Load())
-		}
-		out = append(out, Measurement{Comparison: bench.Comparison{Name: m.name, Ours: o, Baseline: b}, OursBusy: o.Errors, BaselineBusy: b.Errors})
-		if err := ctx.Err(); err != nil {
-			return out, err
-		}
-	}
-	return out, nil
-}
-
-func progressf(w io.Writer, format string, args ...any) {
-	if w != nil {
-		fmt.Fprintf(w, format, args...)
-	}
+	return out, err
 }
