@@ -15,6 +15,7 @@ import (
 	"github.com/redstate/redstate/buildstatus/resilientstore"
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/internal/metrics"
+	"github.com/redstate/redstate/internal/resilience"
 	"github.com/redstate/redstate/redisconn"
 )
 
@@ -54,7 +55,7 @@ func (b *buildBackend) Close() error {
 // logged loudly but is not an error: the policy applies per request and /readyz answers 503.
 func openBuildBackend(ctx context.Context, cfg config.Config, m *metrics.Metrics, log *slog.Logger) (*buildBackend, error) {
 	bs := cfg.Publish.BuildStatus
-	ttl := bs.BuildStatusTTL()
+	ttl := bs.EffectiveTTL()
 	if !cfg.Redis.Configured() {
 		mem := memstore.New(memstore.Options{TTL: ttl})
 		log.Info("build-status registry on the embedded memory backend: data lives only as long as this process (configure redis.url, redis.cluster-addrs or redis.sentinel to persist it)",
@@ -108,7 +109,7 @@ func checkRedisAtStartup(ctx context.Context, client redis.UniversalClient, cfg 
 	if err := redisconn.Ping(pingCtx, client); err != nil {
 		policy := cfg.Publish.BuildStatus.Resilience.Policy
 		consequence := "requests answer 503 unavailable until Redis is back (policy fail-fast)"
-		if policy == config.PolicyFallback {
+		if policy == resilience.PolicyFallback {
 			consequence = "requests are served from the in-memory fallback and written back when Redis returns (policy fallback)"
 		}
 		log.Error("REDIS IS UNREACHABLE AT STARTUP; starting anyway: "+consequence+"; /readyz answers 503 until Redis answers",

@@ -54,7 +54,7 @@ func openExecutorBackend(ctx context.Context, cfg config.Config, m *metrics.Metr
 	ec := cfg.Executor
 	pc := ec.Persistence.Redis.WithDefaults()
 	eb := &executorBackend{log: log, metrics: metrics.NewExecutorMetrics(m)}
-	useRedis := ec.Persistence.StoreType == config.ExecutorStoreRedis ||
+	useRedis := ec.Persistence.StoreType == executor.StoreRedis ||
 		(ec.Persistence.StoreType == "" && cfg.Redis.Configured())
 	if !useRedis {
 		ck := memstate.NewCheckpoints(memstate.Options{TTL: pc.TTL.Checkpoint})
@@ -92,7 +92,7 @@ func openExecutorBackend(ctx context.Context, cfg config.Config, m *metrics.Metr
 	err = redisconn.Ping(pctx, client)
 	cancel()
 	if err != nil {
-		if ec.Persistence.OnRedisUnavailable == config.ExecutorFail {
+		if ec.Persistence.OnRedisUnavailable == executor.OnUnavailableFail {
 			_ = eb.Close()
 			return nil, fmt.Errorf("executor: Redis is unreachable at startup and executor.persistence.on-redis-unavailable is fail: %w", err)
 		}

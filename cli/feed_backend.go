@@ -44,9 +44,7 @@ func openFeedBackend(ctx context.Context, cfg config.Config, db *sqldb.DB, broke
 	backend := backendMemory
 	var breaker *resilience.Breaker
 	if cfg.Redis.Configured() {
-		b := cfg.Feed.Breaker
-		if breaker, err = resilience.NewBreaker(feed.Block, config.Resilience{FailureRateThreshold: b.FailureRateThreshold,
-			WaitDurationInOpenState: b.WaitDurationInOpenState, SlidingWindowSize: b.SlidingWindowSize}, m, log); err != nil {
+		if breaker, err = resilience.NewBreaker(feed.Block, cfg.Feed.Breaker.Options(), m, log); err != nil {
 			return nil, fmt.Errorf("feed breaker: %w", err)
 		}
 		client, err := redisconn.New(cfg.Redis)

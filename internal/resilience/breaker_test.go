@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/redstate/redstate"
-	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/internal/metrics"
 )
 
@@ -23,7 +22,7 @@ func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, n
 func newTestBreaker(t *testing.T, wait time.Duration) (*Breaker, *metrics.Metrics) {
 	t.Helper()
 	m := metrics.New()
-	b, err := NewBreaker("buildstatus", config.Resilience{
+	b, err := NewBreaker("buildstatus", Options{
 		FailureRateThreshold: 50, SlidingWindowSize: 10, WaitDurationInOpenState: wait,
 	}, m, quietLog())
 	if err != nil {
@@ -176,7 +175,7 @@ func TestBreaker_HalfOpenReopensOnFailures(t *testing.T) {
 }
 
 func TestNewBreaker_RejectsBadConfig(t *testing.T) {
-	for name, cfg := range map[string]config.Resilience{
+	for name, cfg := range map[string]Options{
 		"rate over 100": {FailureRateThreshold: 150},
 		"bad policy":    {Policy: "retry-forever"},
 		"negative wait": {WaitDurationInOpenState: -time.Second},
@@ -185,7 +184,7 @@ func TestNewBreaker_RejectsBadConfig(t *testing.T) {
 			t.Errorf("%s: NewBreaker accepted %+v", name, cfg)
 		}
 	}
-	if _, err := NewBreaker("b", config.Resilience{}, nil, quietLog()); err != nil {
+	if _, err := NewBreaker("b", Options{}, nil, quietLog()); err != nil {
 		t.Errorf("zero config (all defaults) rejected: %v", err)
 	}
 }
