@@ -214,3 +214,25 @@ func TestBreaker_DoIfClosedNeverServesAsTrialCall(t *testing.T) {
 		t.Fatalf("DoIfClosed when closed: ran %v, err %v", ran, err)
 	}
 }
+
+// TestOptionsValidateAt_ReportsEveryProblemUnderPrefix: the section's place in the
+// configuration prefixes every key, and every problem is reported.
+func TestOptionsValidateAt_ReportsEveryProblemUnderPrefix(t *testing.T) {
+	o := DefaultOptions()
+	o.Fallback = "disk"
+	o.FailureRateThreshold = 101
+	o.WriteBackInterval = -time.Second
+	err := o.ValidateAt("feed.breaker.")
+	for _, w := range []string{
+		`feed.breaker.fallback: "disk" is not supported`,
+		"feed.breaker.failure-rate-threshold: must be a percentage between 1 and 100, got 101",
+		"feed.breaker.write-back-interval: must be positive, got -1s",
+	} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("err = %v, want it to contain %q", err, w)
+		}
+	}
+	if err := DefaultOptions().Validate(); err != nil {
+		t.Errorf("defaults: %v", err)
+	}
+}
