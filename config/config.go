@@ -1,8 +1,11 @@
-// Package config defines redstate's configuration, its defaults, and how it is loaded: a YAML
-// file (--config), then REDSTATE_* environment variables, then command-line flags, each
-// overriding the one before (Load, BindFlags), and how it is checked (Config.Validate) and
-// printed (Config.Redacted, Config.YAML). Keys are kebab-case and mirror the seeds where they
-// give one (publish.build-status.ttl-days). docs/configuration.md lists every key.
+// Package config loads redstate's configuration: a YAML file (--config), then REDSTATE_*
+// environment variables, then command-line flags, each overriding the one before (Load,
+// BindFlags), into one Config whose sections are the blocks' own option types (redis:
+// redisconn.Options, publish.build-status: buildstatus.Options, executor: executor.Config,
+// index: index.Config) next to the server's own. Config.Validate runs every block's Validate
+// and adds the checks that span blocks; Config.Redacted and Config.YAML print it. Keys are
+// kebab-case and mirror the seeds where they give one (publish.build-status.ttl-days).
+// docs/configuration.md lists every key.
 package config
 
 import (
