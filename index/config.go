@@ -93,8 +93,8 @@ func (c Config) Validate() error {
 	if err := ValidatePrefix(c.Prefix); err != nil {
 		add("index.prefix", "%s", redstate.ErrorMessage(err))
 	}
-	if c.VersionTTL < time.Second {
-		add("index.version-ttl", "must be at least 1s, got %s", c.VersionTTL)
+	if c.VersionTTL < MinVersionTTL {
+		add("index.version-ttl", "must be at least %s, got %s", MinVersionTTL, c.VersionTTL)
 	}
 	if c.DeadLetterMax < 1 {
 		add("index.dead-letter-max", "must be at least 1, got %d", c.DeadLetterMax)
