@@ -204,7 +204,7 @@ func withRedisBuilds(cmd *cobra.Command, f func(buildstatus.Store) error) error 
 		bs := cfg.Publish.BuildStatus
 		store, err := redisstore.New(client, redisstore.Options{
 			Keys:        buildstatus.NewKeys(cfg.Namespace, bs.KeyPrefix),
-			TTL:         bs.BuildStatusTTL(),
+			TTL:         bs.EffectiveTTL(),
 			DirectCalls: true,
 		})
 		if err != nil {

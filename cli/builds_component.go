@@ -11,7 +11,7 @@ import (
 	"github.com/redstate/redstate/buildstatus/redisstore"
 	"github.com/redstate/redstate/buildstatus/resilientstore"
 	"github.com/redstate/redstate/component"
-	"github.com/redstate/redstate/config"
+	"github.com/redstate/redstate/internal/resilience"
 	"github.com/redstate/redstate/redisconn"
 )
 
@@ -47,7 +47,7 @@ type breakerReporter interface {
 // logged loudly but is not an error: the policy applies per request and /readyz answers 503.
 func (a *app) builds(ctx context.Context) (*buildsComponent, error) {
 	bs := a.cfg.Publish.BuildStatus
-	ttl := bs.BuildStatusTTL()
+	ttl := bs.EffectiveTTL()
 	m, log := a.metrics, a.log
 	if a.redis == nil {
 		mem := memstore.New(memstore.Options{TTL: ttl})
@@ -87,7 +87,7 @@ func (a *app) checkRedisAtStartup(ctx context.Context) {
 	if err := redisconn.Ping(pingCtx, a.redis); err != nil {
 		policy := a.cfg.Publish.BuildStatus.Resilience.Policy
 		consequence := "requests answer 503 unavailable until Redis is back (policy fail-fast)"
-		if policy == config.PolicyFallback {
+		if policy == resilience.PolicyFallback {
 			consequence = "requests are served from the in-memory fallback and written back when Redis returns (policy fallback)"
 		}
 		a.log.Error("REDIS IS UNREACHABLE AT STARTUP; starting anyway: "+consequence+"; /readyz answers 503 until Redis answers",

@@ -69,7 +69,7 @@ func (a *app) openExecutor(ctx context.Context) (*executorBackend, error) {
 	ec := cfg.Executor
 	pc := ec.Persistence.Redis.WithDefaults()
 	eb := &executorBackend{log: log, metrics: metrics.NewExecutorMetrics(m), cfg: cfg}
-	useRedis := ec.Persistence.StoreType == config.ExecutorStoreRedis ||
+	useRedis := ec.Persistence.StoreType == executor.StoreRedis ||
 		(ec.Persistence.StoreType == "" && a.redis != nil)
 	if !useRedis {
 		ck := memstate.NewCheckpoints(memstate.Options{TTL: pc.TTL.Checkpoint})
@@ -106,7 +106,7 @@ func (a *app) openExecutor(ctx context.Context) (*executorBackend, error) {
 	err = redisconn.Ping(pctx, client)
 	cancel()
 	if err != nil {
-		if ec.Persistence.OnRedisUnavailable == config.ExecutorFail {
+		if ec.Persistence.OnRedisUnavailable == executor.OnUnavailableFail {
 			return nil, fmt.Errorf("executor: Redis is unreachable at startup and executor.persistence.on-redis-unavailable is fail: %w", err)
 		}
 		log.Error("EXECUTOR DEGRADED: Redis is unreachable at startup; the stage executor refuses work (503) until Redis answers, then starts on Redis. "+

@@ -6,7 +6,6 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/component"
-	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/feed"
 	"github.com/redstate/redstate/feed/memfeed"
 	"github.com/redstate/redstate/feed/redisfeed"
@@ -62,9 +61,7 @@ func (a *app) openFeed(ctx context.Context, queues *queueBackend) (*feedBackend,
 	backend := backendMemory
 	var breaker *resilience.Breaker
 	if a.redis != nil {
-		b := cfg.Feed.Breaker
-		if breaker, err = resilience.NewBreaker(feed.Block, config.Resilience{FailureRateThreshold: b.FailureRateThreshold,
-			WaitDurationInOpenState: b.WaitDurationInOpenState, SlidingWindowSize: b.SlidingWindowSize}, m, log); err != nil {
+		if breaker, err = resilience.NewBreaker(feed.Block, cfg.Feed.Breaker.Options(), m, log); err != nil {
 			return nil, fmt.Errorf("feed breaker: %w", err)
 		}
 		client := a.redis

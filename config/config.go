@@ -1,16 +1,22 @@
-// Package config defines redstate's configuration, its defaults, and how it is loaded: a YAML
-// file (--config), then REDSTATE_* environment variables, then command-line flags, each
-// overriding the one before (Load, BindFlags), and how it is checked (Config.Validate) and
-// printed (Config.Redacted, Config.YAML). Keys are kebab-case and mirror the seeds where they
-// give one (publish.build-status.ttl-days). docs/configuration.md lists every key.
+// Package config loads redstate's configuration: a YAML file (--config), then REDSTATE_*
+// environment variables, then command-line flags, each overriding the one before (Load,
+// BindFlags), into one Config whose sections are the blocks' own option types (redis:
+// redisconn.Options, publish.build-status: buildstatus.Options, executor: executor.Config,
+// index: index.Config) next to the server's own. Config.Validate runs every block's Validate
+// and adds the checks that span blocks; Config.Redacted and Config.YAML print it. Keys are
+// kebab-case and mirror the seeds where they give one (publish.build-status.ttl-days).
+// docs/configuration.md lists every key.
 package config
 
 import (
 	"strings"
 	"time"
 
+	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/index"
+	"github.com/redstate/redstate/internal/resilience"
+	"github.com/redstate/redstate/redisconn"
 )
 
 // Config is the whole configuration of the redstate server.
@@ -22,7 +28,7 @@ type Config struct {
 	// Auth is bearer-token authentication (off without tokens).
 	Auth Auth `koanf:"auth"`
 	// Redis selects the Redis backend (none: embedded memory backends).
-	Redis Redis `koanf:"redis"`
+	Redis redisconn.Options `koanf:"redis"`
 	// Log configures logging.
 	Log Log `koanf:"log"`
 	// Publish holds the build-status registry's settings (seed 000).
@@ -32,9 +38,9 @@ type Config struct {
 	// Report configures the seed's report flow on top of the queue (seed 004).
 	Report Report `koanf:"report"`
 	// Executor configures the multi-tenant stage executor (seed 002).
-	Executor Executor `koanf:"executor"`
+	Executor executor.Config `koanf:"executor"`
 	// Index configures the change-data-capture tag index (seed 001).
-	Index Index `koanf:"index"`
+	Index index.Config `koanf:"index"`
 	// Feed configures the feed read/unread state block (seed 003).
 	Feed Feed `koanf:"feed"`
 	// DataDir is where embedded state lives on disk: the SQLite database (default
@@ -43,54 +49,6 @@ type Config struct {
 	// Database is the SQL database of the blocks whose source of truth is SQL (the report
 	// records, the feed).
 	Database Database `koanf:"database"`
-}
-
-// Index configures the CDC tag index (seed 001, package index).
-type Index struct {
-	// Prefix is the key prefix (default "las_im_data_sync", the seed's).
-	Prefix string `koanf:"prefix"`
-	// VersionTTL is how long a row's version key (its tombstone after a delete) lives after the
-	// row's last change (default 720h, the seed's 30 days).
-	VersionTTL time.Duration `koanf:"version-ttl"`
-	// DeadLetterMax bounds the list of changes that could not be applied (default 10000).
-	DeadLetterMax int `koanf:"dead-letter-max"`
-	// Tables are the indexed tables (none: the index routes answer 404).
-	Tables []index.TableSpec `koanf:"tables"`
-	// Streams feeds the index from Redis Streams (Debezium Server's Redis sink).
-	Streams IndexStreams `koanf:"streams"`
-	// Postgres feeds the index from PostgreSQL logical decoding (wal2json).
-	Postgres IndexPostgres `koanf:"postgres"`
-}
-
-// IndexPostgres configures the PostgreSQL source of the index (package index/pgsource). It
-// needs Redis (positions are kept there).
-type IndexPostgres struct {
-	// URL is the source database, postgres://… (none: the source is off). Its user needs the
-	// REPLICATION attribute; the server wal_level=logical and the wal2json plugin.
-	URL string `koanf:"url"`
-	// Slot is the replication slot (default "redstate_index").
-	Slot string `koanf:"slot"`
-	// Database is the index "db" of the changes (default: the database's own name).
-	Database string `koanf:"database"`
-	// Tables are the followed tables ("schema.table", or "table" in public), each the index
-	// table of the same name under Database.
-	Tables []string `koanf:"tables"`
-}
-
-// IndexStreams configures the Redis Streams source of the index (package
-// index/streamsource). It needs Redis.
-type IndexStreams struct {
-	// Keys are the stream keys, one per table (none: the source is off).
-	Keys []string `koanf:"keys"`
-	// Group is the consumer group (default "redstate-index").
-	Group string `koanf:"group"`
-	// Consumer names this instance in the group (default "<hostname>-<pid>").
-	Consumer string `koanf:"consumer"`
-	// Format is the entries' event format: debezium (default), canal or native.
-	Format string `koanf:"format"`
-	// ClaimIdle is how long an entry stays pending at a dead consumer before it is claimed
-	// (default 30s).
-	ClaimIdle time.Duration `koanf:"claim-idle"`
 }
 
 // Feed configures the feed block (seed 003, package feed). Its posts, follows, read marks and
@@ -127,6 +85,16 @@ type FeedBreaker struct {
 	SlidingWindowSize int `koanf:"sliding-window-size"`
 }
 
+// Options returns the breaker's settings as resilience options (the fail-fast policy: the
+// feed answers from SQL while the breaker is open).
+func (b FeedBreaker) Options() resilience.Options {
+	o := resilience.DefaultOptions()
+	o.FailureRateThreshold = b.FailureRateThreshold
+	o.WaitDurationInOpenState = b.WaitDurationInOpenState
+	o.SlidingWindowSize = b.SlidingWindowSize
+	return o
+}
+
 // Database selects the SQL database (package sqldb).
 type Database struct {
 	// URL is a sqldb DSN: "sqlite:<path>" or "postgres://user:pw@host:5432/db?sslmode=…".
@@ -148,61 +116,6 @@ func (c Config) DatabaseURL() string {
 
 // DefaultDataDir is the default data directory, relative to the working directory.
 const DefaultDataDir = "redstate-data"
-
-// Executor configures the stage executor (seed 002): its state store, its timers and the
-// webhook stage handlers serve offers.
-type Executor struct {
-	// Persistence selects and tunes the state store (seed 6.3 / 7.4).
-	Persistence ExecutorPersistence `koanf:"persistence"`
-	// HeartbeatInterval is the TaskProgressEvent period of running tasks (default 10s).
-	HeartbeatInterval time.Duration `koanf:"heartbeat-interval"`
-	// OrphanScanInterval is how often RUNNING tasks of other instances are checked for a dead
-	// owner or an expired tenant lock (default 10s).
-	OrphanScanInterval time.Duration `koanf:"orphan-scan-interval"`
-	// LivenessTTL is how long an instance counts as alive after its last liveness heartbeat;
-	// its RUNNING tasks are orphans once it has expired (default 15s).
-	LivenessTTL time.Duration `koanf:"liveness-ttl"`
-	// LivenessInterval is how often an instance renews its liveness (default 5s, at most half
-	// of LivenessTTL).
-	LivenessInterval time.Duration `koanf:"liveness-interval"`
-	// MetricsInterval is how often the executor keyspace is inspected for the key, lock and
-	// leak gauges (default 30s).
-	MetricsInterval time.Duration `koanf:"metrics-interval"`
-	// Handlers are the webhook stage handlers plans may name (default none).
-	Handlers []ExecutorHandler `koanf:"handlers"`
-}
-
-// ExecutorPersistence is the seed's executor.persistence block.
-type ExecutorPersistence struct {
-	// StoreType is "redis" or "memory" ("" = redis when Redis is configured, else memory).
-	StoreType string `koanf:"store-type"`
-	// OnRedisUnavailable is what serve does when Redis does not answer at startup: "memory"
-	// (degrade to the memory store with a loud warning and a metric, the seed's 7.4) or "fail".
-	OnRedisUnavailable string `koanf:"on-redis-unavailable"`
-	// Redis holds namespace and TTLs (executor.persistence.redis.*).
-	Redis executor.PersistenceConfig `koanf:"redis"`
-}
-
-// ExecutorHandler is one webhook stage handler: each stage of a task naming it is POSTed to URL.
-type ExecutorHandler struct {
-	// Name is what plans put in a task's "handler".
-	Name string `koanf:"name"`
-	// URL is the http(s) endpoint.
-	URL string `koanf:"url"`
-	// Timeout bounds one call (default 30s).
-	Timeout time.Duration `koanf:"timeout"`
-	// Secret signs every call (HMAC-SHA256, package webhook); empty: calls are unsigned and a
-	// warning is logged at startup.
-	Secret string `koanf:"secret"`
-}
-
-// Executor store types and startup policies.
-const (
-	ExecutorStoreRedis  = "redis"
-	ExecutorStoreMemory = "memory"
-	ExecutorDegrade     = "memory"
-	ExecutorFail        = "fail"
-)
 
 // Server configures the HTTP listener.
 type Server struct {
@@ -282,50 +195,6 @@ type Token struct {
 	Roles []string `koanf:"roles"`
 }
 
-// Redis selects and tunes the Redis backend. With neither URL nor ClusterAddrs nor
-// Sentinel.Addrs set, every block uses its embedded memory backend.
-type Redis struct {
-	// URL of a standalone server: redis://[user:pass@]host:port[/db] or rediss:// for TLS.
-	URL string `koanf:"url"`
-	// ClusterAddrs are seed addresses of a Redis Cluster ("host:port").
-	ClusterAddrs []string `koanf:"cluster-addrs"`
-	// Sentinel selects a Sentinel-managed master.
-	Sentinel Sentinel `koanf:"sentinel"`
-	// Username is the ACL user (overrides the one in URL when set).
-	Username string `koanf:"username"`
-	// Password is the ACL password (overrides the one in URL when set).
-	Password string `koanf:"password"`
-	// TLS enables TLS for cluster and sentinel connections (rediss:// does it for URL).
-	TLS bool `koanf:"tls"`
-	// TLSCAFile is a PEM file of CA certificates that verify the server's certificate (for
-	// rediss:// and redis.tls); empty uses the system roots.
-	TLSCAFile string `koanf:"tls-ca-file"`
-	// DialTimeout bounds connecting (default 2s).
-	DialTimeout time.Duration `koanf:"dial-timeout"`
-	// ReadTimeout bounds reading a reply (default 1s).
-	ReadTimeout time.Duration `koanf:"read-timeout"`
-	// WriteTimeout bounds writing a command (default 1s).
-	WriteTimeout time.Duration `koanf:"write-timeout"`
-	// PoolSize is connections per node (default 10 per CPU, go-redis's default).
-	PoolSize int `koanf:"pool-size"`
-	// MaxRetries is how often a failed command is retried on a new connection (default 1;
-	// 0 = never). Low values let the circuit breaker see an outage quickly.
-	MaxRetries int `koanf:"max-retries"`
-	// DialRetries is how many times one connection attempt is made before a command fails
-	// (default 1). go-redis's own default of 5 makes every call wait ~0.5 s when Redis is down.
-	DialRetries int `koanf:"dial-retries"`
-}
-
-// Sentinel configures a Sentinel-managed master.
-type Sentinel struct {
-	// MasterName is the monitored master's name.
-	MasterName string `koanf:"master-name"`
-	// Addrs are sentinel addresses ("host:port").
-	Addrs []string `koanf:"addrs"`
-	// Password authenticates to the sentinels themselves (optional).
-	Password string `koanf:"password"`
-}
-
 // Log configures structured logging (log/slog).
 type Log struct {
 	// Level is debug, info, warn or error (default info).
@@ -337,48 +206,12 @@ type Log struct {
 // Publish holds the seed-000 block's settings under the seed's own key names.
 type Publish struct {
 	// BuildStatus is the build-status registry (publish.build-status.*).
-	BuildStatus BuildStatus `koanf:"build-status"`
+	BuildStatus buildstatus.Options `koanf:"build-status"`
 }
 
-// BuildStatus configures the build-status registry (seed 000).
-type BuildStatus struct {
-	// TTLDays is the retention after the last write (default 30, the seed's value).
-	TTLDays int `koanf:"ttl-days"`
-	// TTL, when non-zero, overrides TTLDays with a finer duration (tests, demos).
-	TTL time.Duration `koanf:"ttl"`
-	// KeyPrefix is the key prefix after the namespace (default "ingenio:publish:").
-	KeyPrefix string `koanf:"key-prefix"`
-	// Resilience is what happens when Redis fails.
-	Resilience Resilience `koanf:"resilience"`
-}
-
-// Resilience configures a block's circuit breaker and degraded mode (seed 000 section 9).
-type Resilience struct {
-	// Policy is "fail-fast" (503 while Redis is unavailable, the default) or "fallback".
-	Policy string `koanf:"policy"`
-	// Fallback is the degraded store used by the fallback policy; only "memory" exists.
-	Fallback string `koanf:"fallback"`
-	// FailureRateThreshold is the failure percentage that opens the breaker (default 50).
-	FailureRateThreshold int `koanf:"failure-rate-threshold"`
-	// WaitDurationInOpenState is how long the breaker stays open (default 10s).
-	WaitDurationInOpenState time.Duration `koanf:"wait-duration-in-open-state"`
-	// SlidingWindowSize is how many recent calls the failure rate is computed over (default 10).
-	SlidingWindowSize int `koanf:"sliding-window-size"`
-	// WriteBackInterval is how often pending fallback writes are retried (default 1s).
-	WriteBackInterval time.Duration `koanf:"write-back-interval"`
-	// Journal is the path of the fallback journal, a write-ahead log on local disk (default ""
-	// = off). With it, every write accepted by the fallback policy is appended and fsync'ed
-	// before it is acknowledged, and replayed at startup, so it survives a crash or kill of the
-	// process while Redis is down. Without it, fallback writes live only in memory until
-	// written back. Its directory is created if missing; one process at a time may use a path.
-	Journal string `koanf:"journal"`
-}
-
-// Resilience policies.
-const (
-	PolicyFailFast = "fail-fast"
-	PolicyFallback = "fallback"
-)
+// Resilience is the type of publish.build-status.resilience, owned by package
+// internal/resilience.
+type Resilience = resilience.Options
 
 // Queue configures the job queue block (seed 004). Its Redis keys are the seed's names
 // ("report:queue", "report:queue:dead") after the global namespace.
@@ -575,14 +408,10 @@ func Default() Config {
 		Server: Server{Addr: "127.0.0.1:8080", MaxBodyBytes: 1 << 20, MaxJSONDepth: 64, ShutdownTimeout: 15 * time.Second,
 			ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second,
 			MaxConnections: 20000, MaxResponseBytes: 32 << 20, MaxHeavyReads: 8, HeavyReadWait: 5 * time.Second, ChunkWriteTimeout: 10 * time.Second, MaxEventStreams: 10000, MaxEventStreamsPerClient: 1000, AllowedHosts: []string{}, CORS: CORS{AllowedOrigins: []string{}}},
-		Auth:  Auth{FailedAttemptsPerMinute: 30},
-		Redis: Redis{DialTimeout: 2 * time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: 1, DialRetries: 1},
-		Log:   Log{Level: "info", Format: "json"},
-		Publish: Publish{BuildStatus: BuildStatus{
-			TTLDays:    30,
-			KeyPrefix:  "ingenio:publish:",
-			Resilience: DefaultResilience(),
-		}},
+		Auth:    Auth{FailedAttemptsPerMinute: 30},
+		Redis:   redisconn.DefaultOptions(),
+		Log:     Log{Level: "info", Format: "json"},
+		Publish: Publish{BuildStatus: buildstatus.DefaultOptions()},
 		Queue: Queue{
 			RecordStore: RecordStoreSQL,
 			Queues:      []QueueSpec{DefaultQueueSpec()},
@@ -592,41 +421,7 @@ func Default() Config {
 		DataDir: DefaultDataDir,
 		Feed: Feed{Enabled: true, HybridThreshold: 10000, FanOutQueue: "feed:fanout", FanOutConcurrency: 2, RepairInterval: 2 * time.Second,
 			Breaker: FeedBreaker{FailureRateThreshold: 50, WaitDurationInOpenState: 5 * time.Second, SlidingWindowSize: 10}},
-		Index: Index{Prefix: index.DefaultPrefix, VersionTTL: index.DefaultVersionTTL, DeadLetterMax: index.DefaultDeadLetterMax, Tables: []index.TableSpec{},
-			Streams:  IndexStreams{Keys: []string{}, Group: "redstate-index", Format: index.FormatDebezium, ClaimIdle: 30 * time.Second},
-			Postgres: IndexPostgres{Slot: "redstate_index", Tables: []string{}}},
-		Executor: Executor{
-			Persistence: ExecutorPersistence{
-				OnRedisUnavailable: ExecutorDegrade,
-				Redis:              executor.PersistenceConfig{}.WithDefaults(),
-			},
-			HeartbeatInterval:  10 * time.Second,
-			OrphanScanInterval: 10 * time.Second,
-			LivenessTTL:        15 * time.Second,
-			LivenessInterval:   5 * time.Second,
-			MetricsInterval:    30 * time.Second,
-			Handlers:           []ExecutorHandler{},
-		},
+		Index:    index.DefaultConfig(),
+		Executor: executor.DefaultConfig(),
 	}
-}
-
-// DefaultResilience returns the seed's breaker settings (failure rate 50 %, open 10 s, window 10)
-// with the fail-fast policy.
-func DefaultResilience() Resilience {
-	return Resilience{
-		Policy:                  PolicyFailFast,
-		Fallback:                "memory",
-		FailureRateThreshold:    50,
-		WaitDurationInOpenState: 10 * time.Second,
-		SlidingWindowSize:       10,
-		WriteBackInterval:       time.Second,
-	}
-}
-
-// BuildStatusTTL returns the effective TTL of build documents.
-func (b BuildStatus) BuildStatusTTL() time.Duration {
-	if b.TTL > 0 {
-		return b.TTL
-	}
-	return time.Duration(b.TTLDays) * 24 * time.Hour
 }

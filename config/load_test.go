@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/redstate/redstate/internal/resilience"
 )
 
 func writeFile(t *testing.T, content string) string {
@@ -53,11 +55,11 @@ func TestLoad_SeedYAML(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cfg.Publish.BuildStatus.BuildStatusTTL(); got != 30*24*time.Hour {
+	if got := cfg.Publish.BuildStatus.EffectiveTTL(); got != 30*24*time.Hour {
 		t.Fatalf("TTL = %s, want 720h", got)
 	}
 	// Untouched siblings keep their defaults.
-	if cfg.Publish.BuildStatus.KeyPrefix != "ingenio:publish:" || cfg.Publish.BuildStatus.Resilience != DefaultResilience() {
+	if cfg.Publish.BuildStatus.KeyPrefix != "ingenio:publish:" || cfg.Publish.BuildStatus.Resilience != resilience.DefaultOptions() {
 		t.Fatalf("defaults lost: %+v", cfg.Publish.BuildStatus)
 	}
 }

@@ -1,17 +1,18 @@
 package config
 
 import (
-	"net/url"
 	"reflect"
 	"slices"
-	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/redstate/redstate/executor"
+	"github.com/redstate/redstate/internal/redact"
 )
 
 // Redaction replaces every secret in Redacted's result.
-const Redaction = "***"
+const Redaction = redact.Marker
 
 // Redacted returns a copy of c fit for printing and logging: Redis passwords (including one
 // inside redis.url), the sentinel password and every auth token are replaced by "***".
@@ -24,14 +25,14 @@ func (c Config) Redacted() Config {
 	if out.Redis.Sentinel.Password != "" {
 		out.Redis.Sentinel.Password = Redaction
 	}
-	out.Redis.URL = RedactURL(out.Redis.URL)
-	out.Database.URL = RedactURL(out.Database.URL)
-	out.Index.Postgres.URL = RedactURL(out.Index.Postgres.URL)
+	out.Redis.URL = redact.URL(out.Redis.URL)
+	out.Database.URL = redact.URL(out.Database.URL)
+	out.Index.Postgres.URL = redact.URL(out.Index.Postgres.URL)
 	if c.Queue.Queues != nil {
 		out.Queue.Queues = make([]QueueSpec, len(c.Queue.Queues))
 		for i, q := range c.Queue.Queues {
 			q.RetryDelays = slices.Clone(q.RetryDelays)
-			q.Webhook.URL = RedactURL(q.Webhook.URL)
+			q.Webhook.URL = redact.URL(q.Webhook.URL)
 			if q.Webhook.Secret != "" {
 				q.Webhook.Secret = Redaction
 			}
@@ -39,9 +40,9 @@ func (c Config) Redacted() Config {
 		}
 	}
 	if c.Executor.Handlers != nil {
-		out.Executor.Handlers = make([]ExecutorHandler, len(c.Executor.Handlers))
+		out.Executor.Handlers = make([]executor.HandlerConfig, len(c.Executor.Handlers))
 		for i, h := range c.Executor.Handlers {
-			h.URL = RedactURL(h.URL)
+			h.URL = redact.URL(h.URL)
 			if h.Secret != "" {
 				h.Secret = Redaction
 			}
@@ -61,31 +62,6 @@ func (c Config) Redacted() Config {
 		}
 	}
 	return out
-}
-
-// RedactURL returns rawURL with the password of its user info replaced by "***". A value that
-// does not parse as a URL is redacted whole when it may hold credentials ('@').
-func RedactURL(rawURL string) string {
-	if rawURL == "" {
-		return ""
-	}
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		if strings.Contains(rawURL, "@") {
-			return Redaction
-		}
-		return rawURL
-	}
-	if u.User == nil {
-		return rawURL
-	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), Redaction)
-		// url.String percent-escapes '*'; keep the marker readable.
-		s := u.String()
-		return strings.Replace(s, url.QueryEscape(Redaction), Redaction, 1)
-	}
-	return rawURL
 }
 
 // YAML returns c as a YAML document with every key in struct order, in the same form Load

@@ -3,21 +3,17 @@ package config
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
-	"unicode"
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/executor"
-	"github.com/redstate/redstate/index"
+	"github.com/redstate/redstate/internal/keyspace"
+	"github.com/redstate/redstate/internal/redact"
 	"github.com/redstate/redstate/queue"
 )
 
@@ -58,9 +54,12 @@ func (c Config) Validate() error {
 	v.namespace("namespace", c.Namespace)
 	c.Server.validate(v)
 	c.Auth.validate(v)
-	c.Redis.validate(v)
+	v.notRedacted("redis.password", c.Redis.Password)
+	v.notRedacted("redis.sentinel.password", c.Redis.Sentinel.Password)
+	v.urlNotRedacted("redis.url", c.Redis.URL)
+	v.add(c.Redis.Validate())
 	c.Log.validate(v)
-	c.Publish.BuildStatus.validate(v)
+	v.add(c.Publish.BuildStatus.Validate())
 	c.Queue.validate(v)
 	c.Report.validate(v)
 	if c.Report.Queue != "" {
@@ -68,9 +67,9 @@ func (c Config) Validate() error {
 			v.addf("report.queue", "%q is not one of queue.queues; add it there (handler: external when a consumer outside redstate takes its jobs)", c.Report.Queue)
 		}
 	}
-	c.Executor.validate(v, c.Redis.Configured())
+	c.validateExecutor(v)
 	c.checkQueueKeyspace(v)
-	c.Index.validate(v)
+	v.add(c.Index.Validate())
 	if c.Feed.HybridThreshold < 1 {
 		v.addf("feed.hybrid-threshold", "must be at least 1, got %d", c.Feed.HybridThreshold)
 	}
@@ -93,28 +92,11 @@ func (c Config) Validate() error {
 	if c.Feed.RepairInterval <= 0 {
 		v.addf("feed.repair-interval", "must be positive, got %s", c.Feed.RepairInterval)
 	}
-	if b := c.Feed.Breaker; b.FailureRateThreshold < 1 || b.FailureRateThreshold > 100 {
-		v.addf("feed.breaker.failure-rate-threshold", "must be a percentage between 1 and 100, got %d", b.FailureRateThreshold)
-	}
-	if c.Feed.Breaker.WaitDurationInOpenState <= 0 {
-		v.addf("feed.breaker.wait-duration-in-open-state", "must be positive, got %s", c.Feed.Breaker.WaitDurationInOpenState)
-	}
-	if c.Feed.Breaker.SlidingWindowSize < 1 {
-		v.addf("feed.breaker.sliding-window-size", "must be at least 1, got %d", c.Feed.Breaker.SlidingWindowSize)
-	}
+	v.add(c.Feed.Breaker.Options().ValidateAt("feed.breaker."))
 	if pg := c.Index.Postgres; pg.URL != "" {
 		v.urlNotRedacted("index.postgres.url", pg.URL)
-		if !strings.HasPrefix(pg.URL, "postgres://") && !strings.HasPrefix(pg.URL, "postgresql://") {
-			v.addf("index.postgres.url", "must be a postgres:// URL, got %q", RedactURL(pg.URL))
-		}
 		if !c.Redis.Configured() {
 			v.addf("index.postgres.url", "needs Redis (the source keeps its position there)")
-		}
-		if len(pg.Tables) == 0 {
-			v.addf("index.postgres.tables", "must name at least one table")
-		}
-		if pg.Slot == "" || strings.Trim(pg.Slot, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" || len(pg.Slot) > 63 {
-			v.addf("index.postgres.slot", "must be 1..63 characters from [a-z0-9_], got %q", pg.Slot)
 		}
 	}
 	if len(c.Index.Streams.Keys) > 0 && !c.Redis.Configured() {
@@ -127,7 +109,7 @@ func (c Config) Validate() error {
 		v.addf("data-dir", "must not be empty (it holds the embedded SQLite database)")
 	}
 	if u := c.Database.URL; u != "" && !strings.HasPrefix(u, "sqlite:") && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
-		v.addf("database.url", "must be sqlite:<path> or postgres://user:password@host:5432/db, got %q", RedactURL(u))
+		v.addf("database.url", "must be sqlite:<path> or postgres://user:password@host:5432/db, got %q", redact.URL(u))
 	}
 	v.urlNotRedacted("database.url", c.Database.URL)
 	if len(v.problems) == 0 {
@@ -171,14 +153,26 @@ func (v *validator) addf(key, format string, args ...any) {
 	v.problems = append(v.problems, key+": "+fmt.Sprintf(format, args...))
 }
 
-// namespace checks a key prefix: it goes into every key and SCAN pattern, so it must not hold
-// whitespace, glob characters or hash-tag braces.
+// namespace checks a key prefix (keyspace.CheckPrefix).
 func (v *validator) namespace(key, s string) {
-	if i := strings.IndexFunc(s, func(r rune) bool {
-		return unicode.IsSpace(r) || unicode.IsControl(r) || strings.ContainsRune(`*?[]\{}`, r)
-	}); i >= 0 {
-		v.addf(key, "%q contains %q; whitespace, control characters, glob characters (* ? [ ] \\) and braces ({ }) are not allowed", s, s[i:i+1])
+	if err := keyspace.CheckPrefix(s); err != nil {
+		v.addf(key, "%s", err)
 	}
+}
+
+// add records the problems of a block's Validate: each error of a joined error is one problem
+// (its message already names the key).
+func (v *validator) add(err error) {
+	if err == nil {
+		return
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			v.add(e)
+		}
+		return
+	}
+	v.problems = append(v.problems, err.Error())
 }
 
 func (v *validator) hostPort(key, addr string) {
@@ -283,26 +277,6 @@ func (a Auth) validate(v *validator) {
 	}
 }
 
-// Configured reports whether any Redis topology is configured; without one every block uses
-// its embedded memory backend.
-func (r Redis) Configured() bool { return len(r.Topologies()) > 0 }
-
-// Topologies returns the configuration keys of every Redis topology that is set ("redis.url",
-// "redis.cluster-addrs", "redis.sentinel"); at most one is valid, none means memory backends.
-func (r Redis) Topologies() []string {
-	var set []string
-	if r.URL != "" {
-		set = append(set, "redis.url")
-	}
-	if len(r.ClusterAddrs) > 0 {
-		set = append(set, "redis.cluster-addrs")
-	}
-	if r.Sentinel.MasterName != "" || len(r.Sentinel.Addrs) > 0 {
-		set = append(set, "redis.sentinel")
-	}
-	return set
-}
-
 // notRedacted reports a secret that is the redaction marker `config print` writes in its place:
 // a printed configuration fed back as a file must not make "***" a working token or password.
 func (v *validator) notRedacted(key, secret string) {
@@ -320,148 +294,12 @@ func (v *validator) urlNotRedacted(key, raw string) {
 	}
 }
 
-func (r Redis) validate(v *validator) {
-	v.notRedacted("redis.password", r.Password)
-	v.notRedacted("redis.sentinel.password", r.Sentinel.Password)
-	v.urlNotRedacted("redis.url", r.URL)
-	set := r.Topologies()
-	if len(set) > 1 {
-		v.addf("redis", "%s are all set; configure exactly one topology (url, cluster-addrs or sentinel), or none for the memory backend", strings.Join(set, " and "))
-	}
-	if r.URL != "" {
-		u, err := url.Parse(r.URL)
-		switch {
-		case err != nil:
-			v.addf("redis.url", "is not a URL: %v", errors.Unwrap(err))
-		case u.Scheme != "redis" && u.Scheme != "rediss":
-			v.addf("redis.url", "scheme must be redis or rediss (TLS), got %q (e.g. redis://127.0.0.1:6379/0)", u.Scheme)
-		case u.Host == "":
-			v.addf("redis.url", "has no host (e.g. redis://127.0.0.1:6379/0)")
-		default:
-			if db := strings.Trim(u.Path, "/"); db != "" {
-				if n, err := strconv.Atoi(db); err != nil || n < 0 {
-					v.addf("redis.url", "database %q must be a non-negative number", db)
-				}
-			}
-		}
-	}
-	for i, a := range r.ClusterAddrs {
-		v.hostPort(fmt.Sprintf("redis.cluster-addrs[%d]", i), a)
-	}
-	if r.Sentinel.MasterName != "" || len(r.Sentinel.Addrs) > 0 {
-		if r.Sentinel.MasterName == "" {
-			v.addf("redis.sentinel.master-name", "must be set when redis.sentinel.addrs is")
-		}
-		if len(r.Sentinel.Addrs) == 0 {
-			v.addf("redis.sentinel.addrs", "must list at least one sentinel when redis.sentinel.master-name is set")
-		}
-	}
-	for i, a := range r.Sentinel.Addrs {
-		v.hostPort(fmt.Sprintf("redis.sentinel.addrs[%d]", i), a)
-	}
-	if r.Sentinel.Password != "" && r.Sentinel.MasterName == "" {
-		v.addf("redis.sentinel.password", "is set but no sentinel is configured")
-	}
-	for _, t := range []struct {
-		key string
-		d   time.Duration
-	}{{"redis.dial-timeout", r.DialTimeout}, {"redis.read-timeout", r.ReadTimeout}, {"redis.write-timeout", r.WriteTimeout}} {
-		if t.d < 0 {
-			v.addf(t.key, "must not be negative, got %s", t.d)
-		}
-	}
-	if r.PoolSize < 0 {
-		v.addf("redis.pool-size", "must not be negative, got %d (0 means go-redis's default)", r.PoolSize)
-	}
-	if r.TLSCAFile != "" {
-		if st, err := os.Stat(r.TLSCAFile); err != nil || st.IsDir() {
-			v.addf("redis.tls-ca-file", "must be a readable PEM file, got %q", r.TLSCAFile)
-		}
-	}
-	if r.MaxRetries < 0 {
-		v.addf("redis.max-retries", "must not be negative, got %d (0 means no retries)", r.MaxRetries)
-	}
-	if r.DialRetries < 1 {
-		v.addf("redis.dial-retries", "must be at least 1, got %d", r.DialRetries)
-	}
-}
-
 func (l Log) validate(v *validator) {
 	if !slices.Contains(logLevels, l.Level) {
 		v.addf("log.level", "%q is not one of %s", l.Level, strings.Join(logLevels, ", "))
 	}
 	if !slices.Contains(logFormats, l.Format) {
 		v.addf("log.format", "%q is not one of %s", l.Format, strings.Join(logFormats, ", "))
-	}
-}
-
-func (b BuildStatus) validate(v *validator) {
-	const p = "publish.build-status."
-	switch {
-	case b.TTL < 0:
-		v.addf(p+"ttl", "must not be negative, got %s", b.TTL)
-	case b.TTL == 0 && b.TTLDays < 1:
-		v.addf(p+"ttl-days", "must be at least 1 (or set %sttl), got %d", p, b.TTLDays)
-	}
-	v.namespace(p+"key-prefix", b.KeyPrefix)
-	b.Resilience.validate(v, p+"resilience.")
-}
-
-func (r Resilience) validate(v *validator, p string) {
-	if r.Policy != PolicyFailFast && r.Policy != PolicyFallback {
-		v.addf(p+"policy", "%q is not one of %s, %s", r.Policy, PolicyFailFast, PolicyFallback)
-	}
-	if r.Fallback != "memory" {
-		v.addf(p+"fallback", "%q is not supported; the only fallback store is memory", r.Fallback)
-	}
-	if r.FailureRateThreshold < 1 || r.FailureRateThreshold > 100 {
-		v.addf(p+"failure-rate-threshold", "must be a percentage between 1 and 100, got %d", r.FailureRateThreshold)
-	}
-	if r.SlidingWindowSize < 1 {
-		v.addf(p+"sliding-window-size", "must be at least 1, got %d", r.SlidingWindowSize)
-	}
-	if r.WaitDurationInOpenState <= 0 {
-		v.addf(p+"wait-duration-in-open-state", "must be positive, got %s", r.WaitDurationInOpenState)
-	}
-	if r.WriteBackInterval <= 0 {
-		v.addf(p+"write-back-interval", "must be positive, got %s", r.WriteBackInterval)
-	}
-	if r.Journal != "" {
-		v.journalPath(p+"journal", r.Journal)
-	}
-}
-
-// journalPath checks a file path the server will create: it must name a file (not a
-// directory), and its directory must exist or be creatable (its nearest existing ancestor is a
-// directory). Whether the process may write there is only known when it opens the file.
-func (v *validator) journalPath(key, path string) {
-	if strings.HasSuffix(path, "/") || strings.HasSuffix(path, string(filepath.Separator)) {
-		v.addf(key, "%q ends with a separator; name a file, e.g. %q", path, filepath.Join(path, "fallback.journal"))
-		return
-	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		v.addf(key, "%q is a directory; name a file inside it, e.g. %q", path, filepath.Join(path, "fallback.journal"))
-		return
-	}
-	dir := filepath.Dir(path)
-	for d := dir; ; {
-		fi, err := os.Stat(d)
-		switch {
-		case err == nil && !fi.IsDir():
-			v.addf(key, "directory %q cannot be created: %q is not a directory", dir, d)
-			return
-		case err == nil:
-			return // d exists: dir exists or can be created below it
-		case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR): // ENOTDIR: an ancestor is a file
-			v.addf(key, "directory %q cannot be checked: %v", dir, err)
-			return
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			v.addf(key, "directory %q cannot be created: no part of it exists", dir)
-			return
-		}
-		d = parent
 	}
 }
 
@@ -524,7 +362,7 @@ func (q Queue) validate(v *validator) {
 			case err != nil:
 				v.addf(p+"webhook.url", "is not a URL: %v", errors.Unwrap(err))
 			case u.Scheme != "http" && u.Scheme != "https", u.Host == "":
-				v.addf(p+"webhook.url", "must be an http or https URL with a host, got %q", RedactURL(spec.Webhook.URL))
+				v.addf(p+"webhook.url", "must be an http or https URL with a host, got %q", redact.URL(spec.Webhook.URL))
 			}
 		default:
 			v.addf(p+"handler", "%q is not one of %s, %s, %s", spec.Handler, HandlerReport, HandlerWebhook, HandlerExternal)
@@ -545,108 +383,16 @@ func (r Report) validate(v *validator) {
 	}
 }
 
-func (e Executor) validate(v *validator, redisConfigured bool) {
-	p := e.Persistence
-	switch p.StoreType {
-	case "", ExecutorStoreMemory:
-	case ExecutorStoreRedis:
-		if !redisConfigured {
-			v.addf("executor.persistence.store-type", "is redis but no Redis is configured (set redis.url, redis.cluster-addrs or redis.sentinel, or use memory)")
-		}
-	default:
-		v.addf("executor.persistence.store-type", "must be redis or memory, got %q", p.StoreType)
+// validateExecutor checks the executor section: its own rules (executor.Config.Validate), the
+// secrets of its handlers, and that store-type redis has a Redis to use.
+func (c Config) validateExecutor(v *validator) {
+	if c.Executor.Persistence.StoreType == executor.StoreRedis && !c.Redis.Configured() {
+		v.addf("executor.persistence.store-type", "is redis but no Redis is configured (set redis.url, redis.cluster-addrs or redis.sentinel, or use memory)")
 	}
-	if p.OnRedisUnavailable != ExecutorDegrade && p.OnRedisUnavailable != ExecutorFail {
-		v.addf("executor.persistence.on-redis-unavailable", "must be memory (degrade) or fail, got %q", p.OnRedisUnavailable)
-	}
-	if p.Redis.Namespace != "" {
-		if err := executor.ValidateID("namespace", p.Redis.Namespace); err != nil {
-			v.addf("executor.persistence.redis.namespace", "%s", redstate.ErrorMessage(err))
-		}
-	}
-	for _, t := range []struct {
-		key string
-		d   time.Duration
-	}{
-		{"executor.persistence.redis.ttl.checkpoint", p.Redis.TTL.Checkpoint},
-		{"executor.persistence.redis.ttl.projection", p.Redis.TTL.Projection},
-		{"executor.persistence.redis.ttl.lock", p.Redis.TTL.Lock},
-	} {
-		if t.d != 0 && t.d < time.Second {
-			v.addf(t.key, "must be at least 1s (or 0 for the default), got %s", t.d)
-		}
-	}
-	for _, t := range []struct {
-		key string
-		d   time.Duration
-	}{
-		{"executor.heartbeat-interval", e.HeartbeatInterval},
-		{"executor.orphan-scan-interval", e.OrphanScanInterval},
-		{"executor.liveness-ttl", e.LivenessTTL},
-		{"executor.liveness-interval", e.LivenessInterval},
-		{"executor.metrics-interval", e.MetricsInterval},
-	} {
-		if t.d <= 0 {
-			v.addf(t.key, "must be positive, got %s", t.d)
-		}
-	}
-	if e.LivenessInterval > 0 && e.LivenessTTL > 0 && e.LivenessInterval > e.LivenessTTL/2 {
-		v.addf("executor.liveness-interval", "%s must be at most half of executor.liveness-ttl (%s), so one lost renewal does not make a live instance look dead",
-			e.LivenessInterval, e.LivenessTTL)
-	}
-	names := map[string]int{}
-	for i, h := range e.Handlers {
+	for i, h := range c.Executor.Handlers {
 		key := fmt.Sprintf("executor.handlers[%d]", i)
 		v.notRedacted(key+".secret", h.Secret)
 		v.urlNotRedacted(key+".url", h.URL)
-		if h.Name == "" {
-			v.addf(key+".name", "must not be empty")
-		} else if j, dup := names[h.Name]; dup {
-			v.addf(key+".name", "%q is also the name of executor.handlers[%d]", h.Name, j)
-		} else {
-			names[h.Name] = i
-		}
-		u, err := url.Parse(h.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			v.addf(key+".url", "must be an http(s) URL, got %q", h.URL)
-		}
-		if h.Timeout < 0 {
-			v.addf(key+".timeout", "must not be negative, got %s", h.Timeout)
-		}
 	}
-}
-
-func (x Index) validate(v *validator) {
-	if err := index.ValidatePrefix(x.Prefix); err != nil {
-		v.addf("index.prefix", "%s", redstate.ErrorMessage(err))
-	}
-	if x.VersionTTL < time.Second {
-		v.addf("index.version-ttl", "must be at least 1s, got %s", x.VersionTTL)
-	}
-	if x.DeadLetterMax < 1 {
-		v.addf("index.dead-letter-max", "must be at least 1, got %d", x.DeadLetterMax)
-	}
-	switch x.Streams.Format {
-	case index.FormatDebezium, index.FormatCanal, index.FormatNative:
-	default:
-		v.addf("index.streams.format", "must be debezium, canal or native, got %q", x.Streams.Format)
-	}
-	if x.Streams.ClaimIdle <= 0 {
-		v.addf("index.streams.claim-idle", "must be positive, got %s", x.Streams.ClaimIdle)
-	}
-	if len(x.Streams.Keys) > 0 && len(x.Tables) == 0 {
-		v.addf("index.streams.keys", "are set but no index.tables are declared")
-	}
-	seen := map[string]int{}
-	for i, t := range x.Tables {
-		key := fmt.Sprintf("index.tables[%d]", i)
-		if err := t.Validate(); err != nil {
-			v.addf(key, "%s", redstate.ErrorMessage(err))
-		}
-		name := t.DB + "." + t.Table
-		if j, dup := seen[name]; dup {
-			v.addf(key, "table %s is also declared by index.tables[%d]", name, j)
-		}
-		seen[name] = i
-	}
+	v.add(c.Executor.Validate())
 }

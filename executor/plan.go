@@ -101,8 +101,8 @@ type Options struct {
 	// is taken over and the task marked FAILED (interrupted) by another instance's scan, long
 	// before the lock's own TTL would expire it.
 	LivenessTTL time.Duration
-	// LivenessInterval is how often Run renews this instance's liveness (default 5 s, at most
-	// LivenessTTL/2).
+	// LivenessInterval is how often Run renews this instance's liveness (default 5 s, lowered to
+	// LivenessTTL/2 when that is shorter). A set value above LivenessTTL/2 is an error.
 	LivenessInterval time.Duration
 	// StatsInterval is how often the keyspace is inspected for metrics (default 30 s).
 	StatsInterval time.Duration
@@ -130,18 +130,20 @@ func (o Options) withDefaults() (Options, error) {
 		}
 	}
 	def(&o.LockTTL, DefaultLockTTL)
-	def(&o.HeartbeatInterval, 10*time.Second)
-	def(&o.OrphanScanInterval, 10*time.Second)
-	def(&o.LivenessTTL, 15*time.Second)
-	def(&o.LivenessInterval, 5*time.Second)
-	o.LivenessInterval = min(o.LivenessInterval, o.LivenessTTL/2)
+	def(&o.HeartbeatInterval, DefaultHeartbeatInterval)
+	def(&o.OrphanScanInterval, DefaultOrphanScanInterval)
+	def(&o.LivenessTTL, DefaultLivenessTTL)
+	if err := checkLiveness(o.LivenessTTL, o.LivenessInterval); err != nil {
+		return o, redstate.Errorf(redstate.EINVALID, "executor: liveness interval %s", err)
+	}
+	def(&o.LivenessInterval, min(DefaultLivenessInterval, o.LivenessTTL/2))
 	if o.InstanceID == "" {
 		o.InstanceID = NewID("instance")
 	}
 	if err := ValidateID("instance", o.InstanceID); err != nil {
 		return o, err
 	}
-	def(&o.StatsInterval, 30*time.Second)
+	def(&o.StatsInterval, DefaultStatsInterval)
 	def(&o.LockRetryInterval, time.Second)
 	def(&o.ShutdownTimeout, 15*time.Second)
 	if o.DefaultRetry.MaxAttempts <= 0 {

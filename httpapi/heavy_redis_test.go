@@ -21,8 +21,8 @@ import (
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/buildstatus/redisstore"
 	"github.com/redstate/redstate/buildstatus/resilientstore"
-	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/internal/metrics"
+	"github.com/redstate/redstate/internal/resilience"
 	"github.com/redstate/redstate/redistest"
 )
 
@@ -48,7 +48,7 @@ func newRedisAPI(t *testing.T, mutate func(*Config)) *redisAPI {
 	}
 	t.Cleanup(func() { _ = primary.Close() })
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	store, err := resilientstore.New(primary, nil, config.Resilience{Policy: config.PolicyFailFast}, metrics.New(), log)
+	store, err := resilientstore.New(primary, nil, resilience.Options{Policy: resilience.PolicyFailFast}, metrics.New(), log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,8 +96,8 @@ func New(store Store, specs []TableSpec, opts Options) (*Indexer, error) {
 	if err := ValidatePrefix(opts.Prefix); err != nil {
 		return nil, err
 	}
-	if opts.VersionTTL < time.Second {
-		return nil, redstate.Errorf(redstate.EINVALID, "index version TTL must be at least 1s, got %s", opts.VersionTTL)
+	if opts.VersionTTL < MinVersionTTL {
+		return nil, redstate.Errorf(redstate.EINVALID, "index version TTL must be at least %s, got %s", MinVersionTTL, opts.VersionTTL)
 	}
 	ix := &Indexer{store: store, opts: opts, tables: map[string]*table{}}
 	for _, s := range specs {

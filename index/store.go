@@ -12,6 +12,9 @@ import (
 // change: the seed's 30 days.
 const DefaultVersionTTL = 30 * 24 * time.Hour
 
+// MinVersionTTL is the shortest version TTL (index.version-ttl, Options.VersionTTL).
+const MinVersionTTL = time.Second
+
 // RowWrite is one row change as the store applies it: the seed's steps 5-7 with the version
 // compare-and-set, in one atomic step.
 type RowWrite struct {

@@ -20,7 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redstate/redstate"
-	"github.com/redstate/redstate/config"
+	"github.com/redstate/redstate/internal/redact"
 )
 
 // ClientName starts the name every connection registers with CLIENT SETNAME, so redstate's
@@ -50,7 +50,7 @@ var ErrNotConfigured = errors.New("redisconn: no Redis configured (set redis.url
 // Timeouts, PoolSize and retry counts are applied to every topology (zero keeps go-redis's default). New does
 // not connect: call Ping to check reachability. It returns ErrNotConfigured when no topology
 // is set and an error when more than one is.
-func New(c config.Redis) (redis.UniversalClient, error) {
+func New(c Options) (redis.UniversalClient, error) {
 	name := clientName()
 	switch topology(c) {
 	case "":
@@ -58,7 +58,7 @@ func New(c config.Redis) (redis.UniversalClient, error) {
 	case "url":
 		opt, err := redis.ParseURL(c.URL)
 		if err != nil {
-			return nil, fmt.Errorf("redisconn: redis.url %s: %w", config.RedactURL(c.URL), err)
+			return nil, fmt.Errorf("redisconn: redis.url %s: %w", redact.URL(c.URL), err)
 		}
 		if c.Username != "" {
 			opt.Username = c.Username
@@ -113,7 +113,7 @@ func New(c config.Redis) (redis.UniversalClient, error) {
 }
 
 // topology names the configured topology: "", "url", "cluster", "sentinel" or "multiple".
-func topology(c config.Redis) string {
+func topology(c Options) string {
 	set := c.Topologies()
 	switch len(set) {
 	case 0:
@@ -131,7 +131,7 @@ type tuning struct {
 	pool, retries, dialRetries *int
 }
 
-func applyTuning(c config.Redis, t tuning) {
+func applyTuning(c Options, t tuning) {
 	if c.DialTimeout > 0 {
 		*t.dial = c.DialTimeout
 	}
@@ -186,7 +186,7 @@ func trustCA(cfg *tls.Config, caFile string) error {
 
 // Describe returns a one-line description of c's topology and addresses for logs. It never
 // includes a password.
-func Describe(c config.Redis) string {
+func Describe(c Options) string {
 	var parts []string
 	if c.URL != "" {
 		parts = append(parts, "standalone "+describeURL(c.URL))

@@ -13,12 +13,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redstate/redstate"
-	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/redistest"
 )
 
-func newClient(t *testing.T, c config.Redis) redis.UniversalClient {
+func newClient(t *testing.T, c redisconn.Options) redis.UniversalClient {
 	t.Helper()
 	client, err := redisconn.New(c)
 	if err != nil {
@@ -38,7 +37,7 @@ func ctxT(t *testing.T) context.Context {
 func TestNew_StandaloneURLSelectsDatabase(t *testing.T) {
 	srv := redistest.StartStandalone(t)
 	ctx := ctxT(t)
-	client := newClient(t, config.Redis{URL: srv.URL + "/2", DialTimeout: time.Second, PoolSize: 3})
+	client := newClient(t, redisconn.Options{URL: srv.URL + "/2", DialTimeout: time.Second, PoolSize: 3})
 	if _, ok := client.(*redis.Client); !ok {
 		t.Fatalf("client is %T, want *redis.Client", client)
 	}
@@ -83,7 +82,7 @@ func TestNew_ACLUser(t *testing.T) {
 	hostPort := strings.TrimPrefix(srv.URL, "redis://")
 
 	t.Run("credentials in URL", func(t *testing.T) {
-		client := newClient(t, config.Redis{URL: "redis://app:pw@" + hostPort})
+		client := newClient(t, redisconn.Options{URL: "redis://app:pw@" + hostPort})
 		if err := redisconn.Ping(ctx, client); err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +91,7 @@ func TestNew_ACLUser(t *testing.T) {
 		}
 	})
 	t.Run("wrong password fails", func(t *testing.T) {
-		client := newClient(t, config.Redis{URL: "redis://app:wrong@" + hostPort})
+		client := newClient(t, redisconn.Options{URL: "redis://app:wrong@" + hostPort})
 		err := redisconn.Ping(ctx, client)
 		if err == nil {
 			t.Fatal("Ping with a wrong password succeeded")
@@ -102,7 +101,7 @@ func TestNew_ACLUser(t *testing.T) {
 		}
 	})
 	t.Run("fields override URL credentials", func(t *testing.T) {
-		client := newClient(t, config.Redis{URL: "redis://nobody:wrong@" + hostPort, Username: "app", Password: "pw"})
+		client := newClient(t, redisconn.Options{URL: "redis://nobody:wrong@" + hostPort, Username: "app", Password: "pw"})
 		if o := clientOptions(t, client); o.Username != "app" || o.Password != "pw" {
 			t.Fatalf("options user=%q", o.Username)
 		}
@@ -113,22 +112,22 @@ func TestNew_ACLUser(t *testing.T) {
 }
 
 func TestNew_TLSFromSchemeAndFlag(t *testing.T) {
-	client := newClient(t, config.Redis{URL: "rediss://127.0.0.1:6380/0"})
+	client := newClient(t, redisconn.Options{URL: "rediss://127.0.0.1:6380/0"})
 	if o := clientOptions(t, client); o.TLSConfig == nil || o.TLSConfig.ServerName != "127.0.0.1" {
 		t.Fatalf("rediss:// TLSConfig = %+v", o.TLSConfig)
 	}
-	client = newClient(t, config.Redis{URL: "redis://127.0.0.1:6380", TLS: true})
+	client = newClient(t, redisconn.Options{URL: "redis://127.0.0.1:6380", TLS: true})
 	if o := clientOptions(t, client); o.TLSConfig == nil {
 		t.Fatal("tls: true did not enable TLS for a redis:// URL")
 	}
-	cc := newClient(t, config.Redis{ClusterAddrs: []string{"127.0.0.1:1"}, TLS: true}).(*redis.ClusterClient)
+	cc := newClient(t, redisconn.Options{ClusterAddrs: []string{"127.0.0.1:1"}, TLS: true}).(*redis.ClusterClient)
 	if cc.Options().TLSConfig == nil {
 		t.Fatal("cluster TLS not set")
 	}
 }
 
 func TestNew_AppliesTimeouts(t *testing.T) {
-	c := config.Redis{URL: "redis://127.0.0.1:1", DialTimeout: 3 * time.Second, ReadTimeout: 4 * time.Second, WriteTimeout: 5 * time.Second}
+	c := redisconn.Options{URL: "redis://127.0.0.1:1", DialTimeout: 3 * time.Second, ReadTimeout: 4 * time.Second, WriteTimeout: 5 * time.Second}
 	o := clientOptions(t, newClient(t, c))
 	if o.DialTimeout != 3*time.Second || o.ReadTimeout != 4*time.Second || o.WriteTimeout != 5*time.Second {
 		t.Fatalf("timeouts = %s %s %s", o.DialTimeout, o.ReadTimeout, o.WriteTimeout)
@@ -138,7 +137,7 @@ func TestNew_AppliesTimeouts(t *testing.T) {
 func TestNew_ClusterAddrs(t *testing.T) {
 	cluster := redistest.StartCluster(t, 3)
 	ctx := ctxT(t)
-	client := newClient(t, config.Redis{ClusterAddrs: cluster.Addrs[:1]})
+	client := newClient(t, redisconn.Options{ClusterAddrs: cluster.Addrs[:1]})
 	if _, ok := client.(*redis.ClusterClient); !ok {
 		t.Fatalf("client is %T, want *redis.ClusterClient", client)
 	}
@@ -171,7 +170,7 @@ func TestNew_ClusterAddrs(t *testing.T) {
 func TestNew_Sentinel(t *testing.T) {
 	s := redistest.StartSentinel(t)
 	ctx := ctxT(t)
-	client := newClient(t, config.Redis{Sentinel: config.Sentinel{MasterName: s.MasterName, Addrs: s.Addrs}})
+	client := newClient(t, redisconn.Options{Sentinel: redisconn.Sentinel{MasterName: s.MasterName, Addrs: s.Addrs}})
 	if err := redisconn.Ping(ctx, client); err != nil {
 		t.Fatal(err)
 	}
@@ -184,14 +183,14 @@ func TestNew_Sentinel(t *testing.T) {
 }
 
 func TestNew_Errors(t *testing.T) {
-	if _, err := redisconn.New(config.Redis{}); !errors.Is(err, redisconn.ErrNotConfigured) {
+	if _, err := redisconn.New(redisconn.Options{}); !errors.Is(err, redisconn.ErrNotConfigured) {
 		t.Errorf("empty config: err = %v", err)
 	}
-	_, err := redisconn.New(config.Redis{URL: "redis://:secret@h:1", ClusterAddrs: []string{"h:2"}})
+	_, err := redisconn.New(redisconn.Options{URL: "redis://:secret@h:1", ClusterAddrs: []string{"h:2"}})
 	if err == nil || !strings.Contains(err.Error(), "exactly one") || strings.Contains(err.Error(), "secret") {
 		t.Errorf("two topologies: err = %v", err)
 	}
-	_, err = redisconn.New(config.Redis{URL: "http://user:secret@h:1"})
+	_, err = redisconn.New(redisconn.Options{URL: "http://user:secret@h:1"})
 	if err == nil || strings.Contains(err.Error(), "secret") {
 		t.Errorf("bad scheme: err = %v", err)
 	}
@@ -204,7 +203,7 @@ func TestPing_UnreachableIsUnavailable(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	_ = l.Close() // nothing listens there now
-	client := newClient(t, config.Redis{URL: "redis://" + addr, DialTimeout: 200 * time.Millisecond})
+	client := newClient(t, redisconn.Options{URL: "redis://" + addr, DialTimeout: 200 * time.Millisecond})
 	err = redisconn.Ping(ctxT(t), client)
 	if !redstate.IsCode(err, redstate.EUNAVAILABLE) {
 		t.Fatalf("err = %v, want EUNAVAILABLE", err)
@@ -213,13 +212,13 @@ func TestPing_UnreachableIsUnavailable(t *testing.T) {
 
 func TestDescribe_NeverShowsPasswords(t *testing.T) {
 	cases := []struct {
-		c    config.Redis
+		c    redisconn.Options
 		want string
 	}{
-		{config.Redis{}, "none (memory backend)"},
-		{config.Redis{URL: "rediss://app:hunter2@redis.example:6380/3"}, "standalone rediss://app@redis.example:6380/3 (TLS)"},
-		{config.Redis{ClusterAddrs: []string{"a:1", "b:2"}, Password: "hunter2", Username: "app", TLS: true}, "cluster a:1,b:2 as user app (TLS)"},
-		{config.Redis{Sentinel: config.Sentinel{MasterName: "mymaster", Addrs: []string{"s:26379"}, Password: "hunter2"}}, `sentinel master "mymaster" via s:26379`},
+		{redisconn.Options{}, "none (memory backend)"},
+		{redisconn.Options{URL: "rediss://app:hunter2@redis.example:6380/3"}, "standalone rediss://app@redis.example:6380/3 (TLS)"},
+		{redisconn.Options{ClusterAddrs: []string{"a:1", "b:2"}, Password: "hunter2", Username: "app", TLS: true}, "cluster a:1,b:2 as user app (TLS)"},
+		{redisconn.Options{Sentinel: redisconn.Sentinel{MasterName: "mymaster", Addrs: []string{"s:26379"}, Password: "hunter2"}}, `sentinel master "mymaster" via s:26379`},
 	}
 	for _, c := range cases {
 		got := redisconn.Describe(c.c)

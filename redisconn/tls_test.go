@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/redistest"
 )
@@ -36,11 +35,11 @@ func TestNew_RedissURLVerifiesTheServerWithTheConfiguredCA(t *testing.T) {
 	)
 	url := fmt.Sprintf("rediss://127.0.0.1:%d", tlsPort)
 
-	trusted := newClient(t, config.Redis{URL: url, TLSCAFile: certFile, DialTimeout: 2 * time.Second})
+	trusted := newClient(t, redisconn.Options{URL: url, TLSCAFile: certFile, DialTimeout: 2 * time.Second})
 	if err := trusted.Ping(ctxT(t)).Err(); err != nil {
 		t.Fatalf("PING over TLS with the CA file: %v", err)
 	}
-	untrusted := newClient(t, config.Redis{URL: url, DialTimeout: 2 * time.Second, MaxRetries: 0, DialRetries: 1})
+	untrusted := newClient(t, redisconn.Options{URL: url, DialTimeout: 2 * time.Second, MaxRetries: 0, DialRetries: 1})
 	if err := untrusted.Ping(ctxT(t)).Err(); err == nil {
 		t.Fatal("PING over TLS succeeded without trusting the self-signed certificate")
 	}
@@ -51,7 +50,7 @@ func TestNew_RejectsAnUnusableCAFile(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("not a certificate"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c := config.Redis{URL: "rediss://127.0.0.1:1", TLSCAFile: bad}
+	c := redisconn.Options{URL: "rediss://127.0.0.1:1", TLSCAFile: bad}
 	if _, err := newClientErr(c); err == nil {
 		t.Fatal("New accepted a CA file without certificates")
 	}
@@ -103,4 +102,4 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func newClientErr(c config.Redis) (any, error) { return redisconn.New(c) }
+func newClientErr(c redisconn.Options) (any, error) { return redisconn.New(c) }

@@ -9,8 +9,8 @@ import (
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/buildstatus/memstore"
-	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/internal/metrics"
+	"github.com/redstate/redstate/internal/resilience"
 )
 
 // ctxPrimary answers like redisstore when the caller's context has ended: EUNAVAILABLE
@@ -37,7 +37,7 @@ func (p ctxPrimary) Delete(ctx context.Context, id, ifMatch string) error {
 func TestFallback_CallerCanceledIsNotAnOutage(t *testing.T) {
 	raw := memstore.New(memstore.Options{TTL: time.Hour})
 	fb := memstore.New(memstore.Options{TTL: time.Hour})
-	s, err := New(ctxPrimary{raw}, fb, testConfig(config.PolicyFallback, time.Hour), metrics.New(), quietLog())
+	s, err := New(ctxPrimary{raw}, fb, testConfig(resilience.PolicyFallback, time.Hour), metrics.New(), quietLog())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestFallback_CallerCanceledIsNotAnOutage(t *testing.T) {
 // primary never sees the id) an uppercase id must not become a tombstone: none could ever be
 // written back (the primary rejects it), so it would stay pending, and journaled, forever.
 func TestFallback_DeleteRejectsNonCanonicalID(t *testing.T) {
-	f := newFixture(t, testConfig(config.PolicyFallback, time.Hour))
+	f := newFixture(t, testConfig(resilience.PolicyFallback, time.Hour))
 	f.flaky.down.Store(true)
 	err := f.s.Delete(t.Context(), strings.ToUpper(newID()), "")
 	if !redstate.IsCode(err, redstate.EINVALID) {

@@ -8,11 +8,11 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
-	"github.com/redstate/redstate/config"
+	"github.com/redstate/redstate/internal/resilience"
 )
 
 func TestFailFast_UnavailableSurfacesAndBreakerOpens(t *testing.T) {
-	f := newFixture(t, testConfig(config.PolicyFailFast, time.Hour))
+	f := newFixture(t, testConfig(resilience.PolicyFailFast, time.Hour))
 	ctx := context.Background()
 	id := newID()
 	if _, err := f.s.Save(ctx, doc(id, nil), buildstatus.SaveOptions{}); err != nil {
@@ -50,7 +50,7 @@ func TestFailFast_UnavailableSurfacesAndBreakerOpens(t *testing.T) {
 }
 
 func TestFailFast_NotFoundIsNotABreakerFailure(t *testing.T) {
-	f := newFixture(t, testConfig(config.PolicyFailFast, time.Hour))
+	f := newFixture(t, testConfig(resilience.PolicyFailFast, time.Hour))
 	for range 30 {
 		if _, err := f.s.Get(context.Background(), newID()); !redstate.IsCode(err, redstate.ENOTFOUND) {
 			t.Fatalf("Get of missing build = %v, want ENOTFOUND", err)
@@ -62,7 +62,7 @@ func TestFailFast_NotFoundIsNotABreakerFailure(t *testing.T) {
 }
 
 func TestNew_FallbackNeedsMemoryStore(t *testing.T) {
-	if _, err := New(&flaky{}, nil, config.Resilience{Policy: config.PolicyFallback}, nil, quietLog()); err == nil {
+	if _, err := New(&flaky{}, nil, resilience.Options{Policy: resilience.PolicyFallback}, nil, quietLog()); err == nil {
 		t.Fatal("New accepted the fallback policy without a memory store")
 	}
 }
@@ -70,7 +70,7 @@ func TestNew_FallbackNeedsMemoryStore(t *testing.T) {
 // TestFailFast_WatchFailuresDoNotOpenTheBreaker: a flood of failing subscriptions (for example
 // a Redis client limit reached by event streams) must not open the breaker and so fail writes.
 func TestFailFast_WatchFailuresDoNotOpenTheBreaker(t *testing.T) {
-	f := newFixture(t, testConfig(config.PolicyFailFast, time.Hour))
+	f := newFixture(t, testConfig(resilience.PolicyFailFast, time.Hour))
 	f.flaky.down.Store(true)
 	for range 30 {
 		if _, err := f.s.Watch(t.Context(), newID()); !redstate.IsCode(err, redstate.EUNAVAILABLE) {

@@ -7,12 +7,12 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
-	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/internal/metrics"
+	"github.com/redstate/redstate/internal/resilience"
 )
 
 func TestFallback_AcceptsWritesServesThemAndWritesBack(t *testing.T) {
-	f := newFixture(t, testConfig(config.PolicyFallback, 5*time.Millisecond))
+	f := newFixture(t, testConfig(resilience.PolicyFallback, 5*time.Millisecond))
 	ctx := context.Background()
 	stored := newID()
 	if _, err := f.s.Save(ctx, doc(stored, nil), buildstatus.SaveOptions{}); err != nil {
@@ -90,7 +90,7 @@ func TestFallback_AcceptsWritesServesThemAndWritesBack(t *testing.T) {
 }
 
 func TestFallback_PendingReadsServedFromMemoryAfterRecovery(t *testing.T) {
-	f := newFixture(t, testConfig(config.PolicyFallback, time.Hour)) // the loop never runs
+	f := newFixture(t, testConfig(resilience.PolicyFallback, time.Hour)) // the loop never runs
 	ctx := context.Background()
 	id := newID()
 	old := time.Now().Add(-time.Hour)
@@ -135,7 +135,7 @@ func TestWriteBack_NewerWins(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t, testConfig(config.PolicyFallback, 5*time.Millisecond))
+			f := newFixture(t, testConfig(resilience.PolicyFallback, 5*time.Millisecond))
 			ctx := context.Background()
 			id := newID()
 			f.flaky.down.Store(true)
@@ -182,7 +182,7 @@ func TestWriteBack_Tombstone(t *testing.T) {
 		{"later update survives delete", time.Hour, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t, testConfig(config.PolicyFallback, 5*time.Millisecond))
+			f := newFixture(t, testConfig(resilience.PolicyFallback, 5*time.Millisecond))
 			ctx := context.Background()
 			id := newID()
 			u := time.Now().Add(tc.updated)
@@ -228,7 +228,7 @@ func (r *racing) Save(ctx context.Context, doc *buildstatus.PublishResponse, opt
 }
 
 func TestWriteBack_ConcurrentWriteNeverClobbered(t *testing.T) {
-	f := newFixture(t, testConfig(config.PolicyFallback, time.Hour))
+	f := newFixture(t, testConfig(resilience.PolicyFallback, time.Hour))
 	ctx := context.Background()
 	id := newID()
 	old := time.Now().Add(-time.Hour)
@@ -269,7 +269,7 @@ func TestWriteBack_ConcurrentWriteNeverClobbered(t *testing.T) {
 }
 
 func TestFallback_WatchSeesFallbackWrites(t *testing.T) {
-	f := newFixture(t, testConfig(config.PolicyFallback, 5*time.Millisecond))
+	f := newFixture(t, testConfig(resilience.PolicyFallback, 5*time.Millisecond))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	id := newID()

@@ -10,8 +10,8 @@ import (
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/buildstatus/redisstore"
-	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/internal/metrics"
+	"github.com/redstate/redstate/internal/resilience"
 	"github.com/redstate/redstate/redistest"
 )
 
@@ -73,7 +73,7 @@ func pausedRedisStore(t *testing.T) (*Store, *redis.Client) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = primary.Close() })
-	cfg := testConfig(config.PolicyFailFast, time.Second)
+	cfg := testConfig(resilience.PolicyFailFast, time.Second)
 	cfg.WaitDurationInOpenState = time.Minute
 	s, err := New(primary, nil, cfg, metrics.New(), quietLog())
 	if err != nil {

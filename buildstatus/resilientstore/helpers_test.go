@@ -11,8 +11,8 @@ import (
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/buildstatus/memstore"
 	"github.com/redstate/redstate/buildstatus/storetest"
-	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/internal/metrics"
+	"github.com/redstate/redstate/internal/resilience"
 )
 
 // fixture is a resilient store over a flaky memory "Redis" (raw is its unwrapped store, the
@@ -26,8 +26,8 @@ type fixture struct {
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func testConfig(policy string, writeBack time.Duration) config.Resilience {
-	return config.Resilience{
+func testConfig(policy string, writeBack time.Duration) resilience.Options {
+	return resilience.Options{
 		Policy:                  policy,
 		FailureRateThreshold:    50,
 		SlidingWindowSize:       10,
@@ -36,7 +36,7 @@ func testConfig(policy string, writeBack time.Duration) config.Resilience {
 	}
 }
 
-func newFixture(t *testing.T, cfg config.Resilience) *fixture {
+func newFixture(t *testing.T, cfg resilience.Options) *fixture {
 	t.Helper()
 	raw := memstore.New(memstore.Options{TTL: time.Hour})
 	fb := memstore.New(memstore.Options{TTL: time.Hour})

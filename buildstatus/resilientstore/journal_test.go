@@ -14,8 +14,8 @@ import (
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/buildstatus/memstore"
-	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/internal/metrics"
+	"github.com/redstate/redstate/internal/resilience"
 )
 
 // logBuffer collects log output safely across goroutines.
@@ -37,15 +37,15 @@ func (b *logBuffer) String() string {
 }
 
 // journalConfig is a fallback configuration with a journal at path.
-func journalConfig(path string, writeBack time.Duration) config.Resilience {
-	cfg := testConfig(config.PolicyFallback, writeBack)
+func journalConfig(path string, writeBack time.Duration) resilience.Options {
+	cfg := testConfig(resilience.PolicyFallback, writeBack)
 	cfg.Journal = path
 	return cfg
 }
 
 // openStore starts a resilient store over primary with a fresh memory fallback, as a new
 // process would. Its cleanup closes it (a no-op after crash).
-func openStore(t *testing.T, primary buildstatus.Store, cfg config.Resilience, log *slog.Logger) *Store {
+func openStore(t *testing.T, primary buildstatus.Store, cfg resilience.Options, log *slog.Logger) *Store {
 	t.Helper()
 	if log == nil {
 		log = quietLog()
@@ -263,7 +263,7 @@ func TestJournal_TornTailIgnored(t *testing.T) {
 // and a write after that starts a fresh journal.
 func TestJournal_TruncatedOnceWrittenBack(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, testConfig(config.PolicyFallback, time.Hour))
+	f := newFixture(t, testConfig(resilience.PolicyFallback, time.Hour))
 	path := filepath.Join(t.TempDir(), "fallback.journal")
 	s := openStore(t, f.flaky, journalConfig(path, 5*time.Millisecond), nil)
 
@@ -295,7 +295,7 @@ func TestJournal_TruncatedOnceWrittenBack(t *testing.T) {
 // record, and the compacted journal recovers the last value.
 func TestJournal_Compaction(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, testConfig(config.PolicyFallback, time.Hour))
+	f := newFixture(t, testConfig(resilience.PolicyFallback, time.Hour))
 	path := filepath.Join(t.TempDir(), "fallback.journal")
 	cfg := journalConfig(path, time.Hour)
 	s := openStore(t, f.flaky, cfg, nil)
@@ -328,7 +328,7 @@ func TestJournal_Compaction(t *testing.T) {
 
 // TestJournal_OneProcessPerFile: a second store cannot open a journal that is in use.
 func TestJournal_OneProcessPerFile(t *testing.T) {
-	f := newFixture(t, testConfig(config.PolicyFallback, time.Hour))
+	f := newFixture(t, testConfig(resilience.PolicyFallback, time.Hour))
 	path := filepath.Join(t.TempDir(), "fallback.journal")
 	_ = openStore(t, f.flaky, journalConfig(path, time.Hour), nil)
 	fb := memstore.New(memstore.Options{TTL: time.Hour})
@@ -342,7 +342,7 @@ func TestJournal_OneProcessPerFile(t *testing.T) {
 // journal is an error rather than a silent loss.
 func TestJournal_FailFastRefusesPendingJournal(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, testConfig(config.PolicyFallback, time.Hour))
+	f := newFixture(t, testConfig(resilience.PolicyFallback, time.Hour))
 	path := filepath.Join(t.TempDir(), "fallback.journal")
 	s := openStore(t, f.flaky, journalConfig(path, time.Hour), nil)
 	f.flaky.down.Store(true)
@@ -351,7 +351,7 @@ func TestJournal_FailFastRefusesPendingJournal(t *testing.T) {
 	}
 	crash(t, s)
 	cfg := journalConfig(path, time.Hour)
-	cfg.Policy = config.PolicyFailFast
+	cfg.Policy = resilience.PolicyFailFast
 	if _, err := New(f.flaky, nil, cfg, nil, quietLog()); err == nil || !strings.Contains(err.Error(), "never written back") {
 		t.Fatalf("fail-fast New over a non-empty journal = %v, want an error", err)
 	}
@@ -360,8 +360,8 @@ func TestJournal_FailFastRefusesPendingJournal(t *testing.T) {
 // TestJournal_OffWarnsAtStartup: the fallback policy without a journal says it is not durable.
 func TestJournal_OffWarnsAtStartup(t *testing.T) {
 	logs := &logBuffer{}
-	f := newFixture(t, testConfig(config.PolicyFailFast, time.Hour))
-	_ = openStore(t, f.flaky, testConfig(config.PolicyFallback, time.Hour), slog.New(slog.NewTextHandler(logs, nil)))
+	f := newFixture(t, testConfig(resilience.PolicyFailFast, time.Hour))
+	_ = openStore(t, f.flaky, testConfig(resilience.PolicyFallback, time.Hour), slog.New(slog.NewTextHandler(logs, nil)))
 	if out := logs.String(); !strings.Contains(out, "level=WARN") || !strings.Contains(out, "publish.build-status.resilience.journal") {
 		t.Fatalf("no startup Warn about the missing journal:\n%s", out)
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/buildstatus/memstore"
 	"github.com/redstate/redstate/buildstatus/redisstore"
-	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/internal/metrics"
+	"github.com/redstate/redstate/internal/resilience"
 	"github.com/redstate/redstate/redistest"
 )
 
@@ -31,7 +31,7 @@ func TestFallback_RealRedisKilledAndRestarted(t *testing.T) {
 	t.Cleanup(func() { _ = primary.Close() })
 	fb := memstore.New(memstore.Options{TTL: time.Hour})
 	t.Cleanup(func() { _ = fb.Close() })
-	cfg := testConfig(config.PolicyFallback, 20*time.Millisecond)
+	cfg := testConfig(resilience.PolicyFallback, 20*time.Millisecond)
 	cfg.WaitDurationInOpenState = 100 * time.Millisecond
 	s, err := New(primary, fb, cfg, metrics.New(), quietLog())
 	if err != nil {

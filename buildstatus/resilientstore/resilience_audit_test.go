@@ -8,8 +8,8 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
-	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/internal/metrics"
+	"github.com/redstate/redstate/internal/resilience"
 )
 
 // TestFallbackAudit_ConditionalWritesOfNonPendingIDsAreUnavailable: docs/resilience.md's
@@ -17,7 +17,7 @@ import (
 // checked while Redis is down (EUNAVAILABLE), while an unconditional Delete of a build that
 // never existed records a tombstone and succeeds.
 func TestFallbackAudit_ConditionalWritesOfNonPendingIDsAreUnavailable(t *testing.T) {
-	f := newFixture(t, testConfig(config.PolicyFallback, time.Hour))
+	f := newFixture(t, testConfig(resilience.PolicyFallback, time.Hour))
 	ctx := context.Background()
 	stored := newID()
 	b, err := f.raw.Save(ctx, doc(stored, nil), buildstatus.SaveOptions{})
@@ -50,7 +50,7 @@ func TestFallbackAudit_ConditionalWritesOfNonPendingIDsAreUnavailable(t *testing
 // yet written back, GetMany and listing pages show the pending copy and hide a pending delete,
 // and a build created during the outage is not listed yet.
 func TestFallbackAudit_ListingsOverlayPendingCopiesWhenRedisIsUp(t *testing.T) {
-	f := newFixture(t, testConfig(config.PolicyFallback, time.Hour)) // the loop never runs
+	f := newFixture(t, testConfig(resilience.PolicyFallback, time.Hour)) // the loop never runs
 	ctx := context.Background()
 	old := time.Now().Add(-time.Hour)
 	changed, gone := newID(), newID()
@@ -112,7 +112,7 @@ func TestFallbackAudit_ListingsOverlayPendingCopiesWhenRedisIsUp(t *testing.T) {
 // (conflict: Redis holds the build under another project) is counted failed and dropped, not
 // retried forever.
 func TestFallbackAudit_PermanentRejectionIsDropped(t *testing.T) {
-	f := newFixture(t, testConfig(config.PolicyFallback, time.Hour))
+	f := newFixture(t, testConfig(resilience.PolicyFallback, time.Hour))
 	ctx := context.Background()
 	id := newID()
 	f.flaky.down.Store(true)
@@ -143,7 +143,7 @@ func TestFallbackAudit_PermanentRejectionIsDropped(t *testing.T) {
 // TestFallbackAudit_CloseMakesOneLastWriteBack: graceful shutdown writes pending writes back when
 // Redis is reachable, even if the write-back loop never ran.
 func TestFallbackAudit_CloseMakesOneLastWriteBack(t *testing.T) {
-	f := newFixture(t, testConfig(config.PolicyFallback, time.Hour))
+	f := newFixture(t, testConfig(resilience.PolicyFallback, time.Hour))
 	ctx := context.Background()
 	id := newID()
 	f.flaky.down.Store(true)
@@ -166,7 +166,7 @@ func TestFallbackAudit_CloseMakesOneLastWriteBack(t *testing.T) {
 // TestJournalAudit_DirectoryCreatedIfMissing: "Its directory is created if missing."
 func TestJournalAudit_DirectoryCreatedIfMissing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a", "b", "fallback.journal")
-	f := &flaky{Store: newFixture(t, testConfig(config.PolicyFallback, time.Hour)).raw}
+	f := &flaky{Store: newFixture(t, testConfig(resilience.PolicyFallback, time.Hour)).raw}
 	s := openStore(t, f, journalConfig(path, time.Hour), nil)
 	f.down.Store(true)
 	now := time.Now()

@@ -12,7 +12,6 @@ import (
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/buildstatus/memstore"
-	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/internal/metrics"
 	"github.com/redstate/redstate/internal/resilience"
 )
@@ -21,7 +20,7 @@ import (
 type Store struct {
 	primary  buildstatus.Store
 	mem      *memstore.Store
-	fallback bool // policy is config.PolicyFallback
+	fallback bool // policy is resilience.PolicyFallback
 	br       *resilience.Breaker
 	m        *metrics.Metrics
 	log      *slog.Logger
@@ -64,7 +63,7 @@ var _ buildstatus.Store = (*Store)(nil)
 const closeFlushTimeout = 2 * time.Second
 
 // New returns a Store guarding primary with a breaker configured from cfg (zero fields take
-// config.DefaultResilience's values). With the fallback policy, fallback is the memory store
+// resilience.DefaultOptions' values). With the fallback policy, fallback is the memory store
 // that holds pending writes (required; New does not take ownership: close it after Close), and a
 // write-back loop runs until Close. With cfg.Journal set, the fallback journal at that path is
 // opened (and locked) and replayed into fallback and the pending set before New returns; its
@@ -72,15 +71,15 @@ const closeFlushTimeout = 2 * time.Second
 //
 // Under the fail-fast policy the journal is not used, but New refuses to start if it still
 // holds pending writes (a fallback run ended with Redis down): they would be silently ignored.
-func New(primary buildstatus.Store, fallback *memstore.Store, cfg config.Resilience, m *metrics.Metrics, log *slog.Logger) (*Store, error) {
+func New(primary buildstatus.Store, fallback *memstore.Store, cfg resilience.Options, m *metrics.Metrics, log *slog.Logger) (*Store, error) {
 	if primary == nil {
 		return nil, errors.New("resilientstore: primary store is required")
 	}
-	cfg = resilience.WithDefaults(cfg)
-	if err := resilience.Validate(cfg); err != nil {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Policy == config.PolicyFallback && fallback == nil {
+	if cfg.Policy == resilience.PolicyFallback && fallback == nil {
 		return nil, errors.New("resilientstore: the fallback policy needs a memory store")
 	}
 	if log == nil {
@@ -93,7 +92,7 @@ func New(primary buildstatus.Store, fallback *memstore.Store, cfg config.Resilie
 	s := &Store{
 		primary:  primary,
 		mem:      fallback,
-		fallback: cfg.Policy == config.PolicyFallback,
+		fallback: cfg.Policy == resilience.PolicyFallback,
 		br:       br,
 		m:        m,
 		log:      log,
@@ -133,7 +132,7 @@ func checkUnusedJournal(path string) error {
 		return nil
 	}
 	return fmt.Errorf("resilientstore: the fallback journal %s holds writes that were never written back (%d bytes); start with policy %s to write them back, or remove the file to discard them",
-		path, fi.Size(), config.PolicyFallback)
+		path, fi.Size(), resilience.PolicyFallback)
 }
 
 // Close stops the write-back loop, waits for a running round to end and, if Redis is reachable,

@@ -38,7 +38,7 @@ type Options struct {
 	DB *sqldb.DB
 	// Redis keeps the position and the backfill progress (required).
 	Redis redis.UniversalClient
-	// Slot is the replication slot (default "redstate_index"), created when missing.
+	// Slot is the replication slot (default index.DefaultSlot), created when missing.
 	Slot string
 	// Database is the index "db" of the changes (default: the PostgreSQL database's name).
 	Database string
@@ -81,7 +81,7 @@ func New(ix *index.Indexer, opts Options) (*Source, error) {
 		return nil, redstate.Errorf(redstate.EINVALID, "pg source: a PostgreSQL database, a Redis client and at least one table are required")
 	}
 	if opts.Slot == "" {
-		opts.Slot = "redstate_index"
+		opts.Slot = index.DefaultSlot
 	}
 	if opts.BatchChanges <= 0 {
 		opts.BatchChanges = 5000

@@ -33,7 +33,7 @@ type Options struct {
 	Client redis.UniversalClient
 	// Streams are the stream keys, one per table (required).
 	Streams []string
-	// Group is the consumer group (default "redstate-index"), created at the start of each
+	// Group is the consumer group (default index.DefaultStreamGroup), created at the start of each
 	// stream when missing, so existing entries are applied too.
 	Group string
 	// Consumer names this consumer in the group (default "<hostname>-<pid>").
@@ -66,7 +66,7 @@ func New(ix *index.Indexer, opts Options) (*Source, error) {
 		return nil, redstate.Errorf(redstate.EINVALID, "stream source: a client and at least one stream are required")
 	}
 	if opts.Group == "" {
-		opts.Group = "redstate-index"
+		opts.Group = index.DefaultStreamGroup
 	}
 	if opts.Consumer == "" {
 		host, _ := os.Hostname()
@@ -85,7 +85,7 @@ func New(ix *index.Indexer, opts Options) (*Source, error) {
 		opts.Block = 2 * time.Second
 	}
 	if opts.ClaimIdle <= 0 {
-		opts.ClaimIdle = 30 * time.Second
+		opts.ClaimIdle = index.DefaultClaimIdle
 	}
 	if opts.ErrorDelay <= 0 {
 		opts.ErrorDelay = time.Second

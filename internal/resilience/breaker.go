@@ -26,7 +26,6 @@ import (
 	"github.com/failsafe-go/failsafe-go/circuitbreaker"
 
 	"github.com/redstate/redstate"
-	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/internal/metrics"
 	"github.com/redstate/redstate/internal/rediserr"
 )
@@ -43,56 +42,12 @@ type Breaker struct {
 	log   *slog.Logger
 }
 
-// WithDefaults returns cfg with every zero breaker field set to config.DefaultResilience()'s
-// value (policy, fallback and write-back interval included).
-func WithDefaults(cfg config.Resilience) config.Resilience {
-	d := config.DefaultResilience()
-	if cfg.Policy == "" {
-		cfg.Policy = d.Policy
-	}
-	if cfg.Fallback == "" {
-		cfg.Fallback = d.Fallback
-	}
-	if cfg.FailureRateThreshold == 0 {
-		cfg.FailureRateThreshold = d.FailureRateThreshold
-	}
-	if cfg.WaitDurationInOpenState == 0 {
-		cfg.WaitDurationInOpenState = d.WaitDurationInOpenState
-	}
-	if cfg.SlidingWindowSize == 0 {
-		cfg.SlidingWindowSize = d.SlidingWindowSize
-	}
-	if cfg.WriteBackInterval == 0 {
-		cfg.WriteBackInterval = d.WriteBackInterval
-	}
-	return cfg
-}
-
-// Validate checks a Resilience configuration (after WithDefaults) and names the offending key.
-func Validate(cfg config.Resilience) error {
-	switch {
-	case cfg.Policy != config.PolicyFailFast && cfg.Policy != config.PolicyFallback:
-		return fmt.Errorf("resilience.policy must be %q or %q, got %q", config.PolicyFailFast, config.PolicyFallback, cfg.Policy)
-	case cfg.Fallback != "memory":
-		return fmt.Errorf("resilience.fallback must be \"memory\", got %q", cfg.Fallback)
-	case cfg.FailureRateThreshold < 1 || cfg.FailureRateThreshold > 100:
-		return fmt.Errorf("resilience.failure-rate-threshold must be 1..100 (percent), got %d", cfg.FailureRateThreshold)
-	case cfg.SlidingWindowSize < 1:
-		return fmt.Errorf("resilience.sliding-window-size must be at least 1, got %d", cfg.SlidingWindowSize)
-	case cfg.WaitDurationInOpenState <= 0:
-		return fmt.Errorf("resilience.wait-duration-in-open-state must be positive, got %s", cfg.WaitDurationInOpenState)
-	case cfg.WriteBackInterval <= 0:
-		return fmt.Errorf("resilience.write-back-interval must be positive, got %s", cfg.WriteBackInterval)
-	}
-	return nil
-}
-
 // NewBreaker returns a closed breaker for block configured from cfg (zero fields take the
 // defaults). State changes are reported to m (may be nil) and logged at Warn on log (nil:
 // slog.Default()).
-func NewBreaker(block string, cfg config.Resilience, m *metrics.Metrics, log *slog.Logger) (*Breaker, error) {
-	cfg = WithDefaults(cfg)
-	if err := Validate(cfg); err != nil {
+func NewBreaker(block string, cfg Options, m *metrics.Metrics, log *slog.Logger) (*Breaker, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if log == nil {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/redstate/redstate"
-	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/internal/metrics"
 )
 
@@ -23,7 +22,7 @@ func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, n
 func newTestBreaker(t *testing.T, wait time.Duration) (*Breaker, *metrics.Metrics) {
 	t.Helper()
 	m := metrics.New()
-	b, err := NewBreaker("buildstatus", config.Resilience{
+	b, err := NewBreaker("buildstatus", Options{
 		FailureRateThreshold: 50, SlidingWindowSize: 10, WaitDurationInOpenState: wait,
 	}, m, quietLog())
 	if err != nil {
@@ -176,7 +175,7 @@ func TestBreaker_HalfOpenReopensOnFailures(t *testing.T) {
 }
 
 func TestNewBreaker_RejectsBadConfig(t *testing.T) {
-	for name, cfg := range map[string]config.Resilience{
+	for name, cfg := range map[string]Options{
 		"rate over 100": {FailureRateThreshold: 150},
 		"bad policy":    {Policy: "retry-forever"},
 		"negative wait": {WaitDurationInOpenState: -time.Second},
@@ -185,7 +184,7 @@ func TestNewBreaker_RejectsBadConfig(t *testing.T) {
 			t.Errorf("%s: NewBreaker accepted %+v", name, cfg)
 		}
 	}
-	if _, err := NewBreaker("b", config.Resilience{}, nil, quietLog()); err != nil {
+	if _, err := NewBreaker("b", Options{}, nil, quietLog()); err != nil {
 		t.Errorf("zero config (all defaults) rejected: %v", err)
 	}
 }
@@ -213,5 +212,27 @@ func TestBreaker_DoIfClosedNeverServesAsTrialCall(t *testing.T) {
 	}
 	if err := b.DoIfClosed(context.Background(), func() error { ran = true; return nil }); !ran || err != nil {
 		t.Fatalf("DoIfClosed when closed: ran %v, err %v", ran, err)
+	}
+}
+
+// TestOptionsValidateAt_ReportsEveryProblemUnderPrefix: the section's place in the
+// configuration prefixes every key, and every problem is reported.
+func TestOptionsValidateAt_ReportsEveryProblemUnderPrefix(t *testing.T) {
+	o := DefaultOptions()
+	o.Fallback = "disk"
+	o.FailureRateThreshold = 101
+	o.WriteBackInterval = -time.Second
+	err := o.ValidateAt("feed.breaker.")
+	for _, w := range []string{
+		`feed.breaker.fallback: "disk" is not supported`,
+		"feed.breaker.failure-rate-threshold: must be a percentage between 1 and 100, got 101",
+		"feed.breaker.write-back-interval: must be positive, got -1s",
+	} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("err = %v, want it to contain %q", err, w)
+		}
+	}
+	if err := DefaultOptions().Validate(); err != nil {
+		t.Errorf("defaults: %v", err)
 	}
 }

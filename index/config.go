@@ -1,0 +1,137 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/redact"
+)
+
+// Defaults of the sources' settings (index/streamsource, index/pgsource and Config).
+const (
+	// DefaultStreamGroup is the consumer group of the Redis Streams source.
+	DefaultStreamGroup = "redstate-index"
+	// DefaultClaimIdle is how long a stream entry stays pending at a dead consumer before it is
+	// claimed.
+	DefaultClaimIdle = 30 * time.Second
+	// DefaultSlot is the replication slot of the PostgreSQL source.
+	DefaultSlot = "redstate_index"
+)
+
+// Config is the index's configuration section (index.*, seed 001): the key layout, the
+// declared tables and the two change sources.
+type Config struct {
+	// Prefix is the key prefix (default DefaultPrefix, the seed's).
+	Prefix string `koanf:"prefix"`
+	// VersionTTL is how long a row's version key (its tombstone after a delete) lives after the
+	// row's last change (default 720h, the seed's 30 days).
+	VersionTTL time.Duration `koanf:"version-ttl"`
+	// DeadLetterMax bounds the list of changes that could not be applied (default 10000).
+	DeadLetterMax int `koanf:"dead-letter-max"`
+	// Tables are the indexed tables (none: the index routes answer 404).
+	Tables []TableSpec `koanf:"tables"`
+	// Streams feeds the index from Redis Streams (Debezium Server's Redis sink).
+	Streams StreamsConfig `koanf:"streams"`
+	// Postgres feeds the index from PostgreSQL logical decoding (wal2json).
+	Postgres PostgresConfig `koanf:"postgres"`
+}
+
+// PostgresConfig configures the PostgreSQL source of the index (package index/pgsource). It
+// needs Redis (positions are kept there).
+type PostgresConfig struct {
+	// URL is the source database, postgres://… (none: the source is off). Its user needs the
+	// REPLICATION attribute; the server wal_level=logical and the wal2json plugin.
+	URL string `koanf:"url"`
+	// Slot is the replication slot (default DefaultSlot).
+	Slot string `koanf:"slot"`
+	// Database is the index "db" of the changes (default: the database's own name).
+	Database string `koanf:"database"`
+	// Tables are the followed tables ("schema.table", or "table" in public), each the index
+	// table of the same name under Database.
+	Tables []string `koanf:"tables"`
+}
+
+// StreamsConfig configures the Redis Streams source of the index (package
+// index/streamsource). It needs Redis.
+type StreamsConfig struct {
+	// Keys are the stream keys, one per table (none: the source is off).
+	Keys []string `koanf:"keys"`
+	// Group is the consumer group (default DefaultStreamGroup).
+	Group string `koanf:"group"`
+	// Consumer names this instance in the group (default "<hostname>-<pid>").
+	Consumer string `koanf:"consumer"`
+	// Format is the entries' event format: debezium (default), canal or native.
+	Format string `koanf:"format"`
+	// ClaimIdle is how long an entry stays pending at a dead consumer before it is claimed
+	// (default DefaultClaimIdle).
+	ClaimIdle time.Duration `koanf:"claim-idle"`
+}
+
+// DefaultConfig returns the index's defaults: the seed's prefix and version TTL, no tables,
+// both sources off.
+func DefaultConfig() Config {
+	return Config{
+		Prefix:        DefaultPrefix,
+		VersionTTL:    DefaultVersionTTL,
+		DeadLetterMax: DefaultDeadLetterMax,
+		Tables:        []TableSpec{},
+		Streams:       StreamsConfig{Keys: []string{}, Group: DefaultStreamGroup, Format: FormatDebezium, ClaimIdle: DefaultClaimIdle},
+		Postgres:      PostgresConfig{Slot: DefaultSlot, Tables: []string{}},
+	}
+}
+
+// Validate reports every problem of c at once, each naming its configuration key (index.*).
+// Whether the sources have the Redis they need is the caller's check.
+func (c Config) Validate() error {
+	var errs []error
+	add := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
+	}
+	if err := ValidatePrefix(c.Prefix); err != nil {
+		add("index.prefix", "%s", redstate.ErrorMessage(err))
+	}
+	if c.VersionTTL < MinVersionTTL {
+		add("index.version-ttl", "must be at least %s, got %s", MinVersionTTL, c.VersionTTL)
+	}
+	if c.DeadLetterMax < 1 {
+		add("index.dead-letter-max", "must be at least 1, got %d", c.DeadLetterMax)
+	}
+	switch c.Streams.Format {
+	case FormatDebezium, FormatCanal, FormatNative:
+	default:
+		add("index.streams.format", "must be debezium, canal or native, got %q", c.Streams.Format)
+	}
+	if c.Streams.ClaimIdle <= 0 {
+		add("index.streams.claim-idle", "must be positive, got %s", c.Streams.ClaimIdle)
+	}
+	if len(c.Streams.Keys) > 0 && len(c.Tables) == 0 {
+		add("index.streams.keys", "are set but no index.tables are declared")
+	}
+	seen := map[string]int{}
+	for i, t := range c.Tables {
+		key := fmt.Sprintf("index.tables[%d]", i)
+		if err := t.Validate(); err != nil {
+			add(key, "%s", redstate.ErrorMessage(err))
+		}
+		name := t.DB + "." + t.Table
+		if j, dup := seen[name]; dup {
+			add(key, "table %s is also declared by index.tables[%d]", name, j)
+		}
+		seen[name] = i
+	}
+	if pg := c.Postgres; pg.URL != "" {
+		if !strings.HasPrefix(pg.URL, "postgres://") && !strings.HasPrefix(pg.URL, "postgresql://") {
+			add("index.postgres.url", "must be a postgres:// URL, got %q", redact.URL(pg.URL))
+		}
+		if len(pg.Tables) == 0 {
+			add("index.postgres.tables", "must name at least one table")
+		}
+		if pg.Slot == "" || strings.Trim(pg.Slot, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" || len(pg.Slot) > 63 {
+			add("index.postgres.slot", "must be 1..63 characters from [a-z0-9_], got %q", pg.Slot)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,43 @@
+package index_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/redstate/redstate/index"
+)
+
+func TestDefaultConfig_IsValid(t *testing.T) {
+	if err := index.DefaultConfig().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestConfigValidate_ReportsEveryProblem: one call names every bad key.
+func TestConfigValidate_ReportsEveryProblem(t *testing.T) {
+	c := index.DefaultConfig()
+	c.DeadLetterMax = 0
+	c.Streams.Format = "avro"
+	c.Streams.Keys = []string{"s"}
+	c.Postgres.URL = "mysql://u:secret@h/db"
+	c.Postgres.Slot = "Bad-Slot"
+	err := c.Validate()
+	want := []string{
+		"index.dead-letter-max: must be at least 1, got 0",
+		`index.streams.format: must be debezium, canal or native, got "avro"`,
+		"index.streams.keys: are set but no index.tables are declared",
+		`index.postgres.url: must be a postgres:// URL, got "mysql://u:***@h/db"`,
+		"index.postgres.tables: must name at least one table",
+		`index.postgres.slot: must be 1..63 characters from [a-z0-9_], got "Bad-Slot"`,
+	}
+	var joined interface{ Unwrap() []error }
+	if !errors.As(err, &joined) || len(joined.Unwrap()) != len(want) {
+		t.Fatalf("err = %v, want %d problems", err, len(want))
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("err lacks %q:\n%v", w, err)
+		}
+	}
+}
