@@ -53,6 +53,12 @@ type Cache interface {
 	// GetPosts returns the cached posts among ids (misses absent), in one round trip per node.
 	GetPosts(ctx context.Context, ids []int64) (map[int64]Post, error)
 
+	// PublishPost does a new post's Redis work in one round trip (one script per key,
+	// pipelined; the post and the author index are in different slots on Cluster): it caches
+	// the post as PutPosts does and, only if the author's index exists, adds the post to it.
+	// It reports whether the index existed (when not, the caller builds it from SQL, which
+	// holds the post: a partial index would never be built).
+	PublishPost(ctx context.Context, post Post) (indexed bool, err error)
 	// AddAuthorPost adds a post to its author's index.
 	AddAuthorPost(ctx context.Context, author int64, ref PostRef) error
 	// HasAuthorIndex reports whether author's index exists (it is built from SQL otherwise).

@@ -92,6 +92,11 @@ func (b breakerCache) Ping(ctx context.Context) error {
 	return b.br.Do(ctx, func() error { return b.c.Ping(ctx) })
 }
 
+// PublishPost implements Cache.
+func (b breakerCache) PublishPost(ctx context.Context, post Post) (bool, error) {
+	return guarded(ctx, b, func() (bool, error) { return b.c.PublishPost(ctx, post) })
+}
+
 // AddAuthorPost implements Cache.
 func (b breakerCache) AddAuthorPost(ctx context.Context, author int64, ref PostRef) error {
 	return guardedErr(ctx, b, func() error { return b.c.AddAuthorPost(ctx, author, ref) })

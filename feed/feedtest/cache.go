@@ -75,6 +75,33 @@ func RunCacheSuite(t *testing.T, newCache NewCache) {
 			}
 			mustOK(t, c.Ping(ctx))
 		},
+		"PublishPostCachesAndIndexesOnlyAnExistingIndex": func(t *testing.T, c feed.Cache) {
+			author := ID()
+			p := feed.Post{ID: ID(), AuthorID: author, Title: "t", Images: []string{"a.png"}, CreateTime: base.Add(time.Second), UpdateTime: base}
+			if must(c.PublishPost(ctx, p)) {
+				t.Fatal("PublishPost reported an index that does not exist")
+			}
+			if must(c.HasAuthorIndex(ctx, author)) {
+				t.Fatal("PublishPost created a partial author index")
+			}
+			if got := must(c.GetPosts(ctx, []int64{p.ID})); got[p.ID].Title != "t" || !slices.Equal(got[p.ID].Images, p.Images) {
+				t.Fatalf("PublishPost did not cache the post: %+v", got)
+			}
+			mustOK(t, c.SetAuthorIndex(ctx, author, []feed.PostRef{{ID: p.ID, CreateTime: p.CreateTime}}))
+			q := feed.Post{ID: ID(), AuthorID: author, Title: "u", Images: []string{}, CreateTime: base.Add(2 * time.Second), UpdateTime: base}
+			if !must(c.PublishPost(ctx, q)) {
+				t.Fatal("PublishPost did not report the existing index")
+			}
+			if got := ids(must(c.AuthorPage(ctx, author, feed.Cursor{}, 10))); !slices.Equal(got, []int64{q.ID, p.ID}) {
+				t.Fatalf("author index after PublishPost = %v, want [%d %d]", got, q.ID, p.ID)
+			}
+			older := p
+			older.Title = "older"
+			must(c.PublishPost(ctx, older)) // a cached post is never overwritten
+			if got := must(c.GetPosts(ctx, []int64{p.ID})); got[p.ID].Title != "t" {
+				t.Fatalf("PublishPost overwrote a cached post: %+v", got[p.ID])
+			}
+		},
 		"RebuildPrunesEntriesOlderThanTheFollow": func(t *testing.T, c feed.Cache) {
 			a, u := ID(), ID()
 			for i := int64(1); i <= 3; i++ { // unread from an earlier follow

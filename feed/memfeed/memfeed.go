@@ -73,6 +73,22 @@ func (c *Cache) GetPosts(_ context.Context, ids []int64) (map[int64]feed.Post, e
 	return out, nil
 }
 
+// PublishPost implements feed.Cache.
+func (c *Cache) PublishPost(_ context.Context, post feed.Post) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.posts[post.ID]; !ok {
+		post.Images = slices.Clone(post.Images)
+		c.posts[post.ID] = post
+	}
+	idx := c.authors[post.AuthorID]
+	if len(idx) == 0 {
+		return false, nil
+	}
+	idx[post.ID] = ms(post.CreateTime)
+	return true, nil
+}
+
 // AddAuthorPost implements feed.Cache.
 func (c *Cache) AddAuthorPost(ctx context.Context, author int64, ref feed.PostRef) error {
 	return c.SetAuthorIndex(ctx, author, []feed.PostRef{ref})

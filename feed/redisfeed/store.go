@@ -40,6 +40,14 @@ func ms(t time.Time) int64 { return t.UnixMilli() }
 
 func ttlMS(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 
+// postCall is the postScript call caching post.
+func (c *Cache) postCall(post feed.Post) redisscript.Call {
+	images, _ := json.Marshal(post.Images)
+	return redisscript.Call{Keys: []string{c.keys.Post(post.ID)}, Args: []any{"post", ttlMS(feed.PostTTL),
+		"id", post.ID, "user_id", post.AuthorID, "title", post.Title, "content", post.Content, "images", string(images),
+		"liked", post.Liked, "create_time", post.CreateTime.UnixMicro(), "update_time", post.UpdateTime.UnixMicro()}}
+}
+
 // PutPosts implements feed.Cache.
 func (c *Cache) PutPosts(ctx context.Context, posts []feed.Post) error {
 	if len(posts) == 0 {
@@ -47,17 +55,28 @@ func (c *Cache) PutPosts(ctx context.Context, posts []feed.Post) error {
 	}
 	calls := make([]redisscript.Call, len(posts))
 	for i, post := range posts {
-		images, _ := json.Marshal(post.Images)
-		calls[i] = redisscript.Call{Keys: []string{c.keys.Post(post.ID)}, Args: []any{ttlMS(feed.PostTTL),
-			"id", post.ID, "user_id", post.AuthorID, "title", post.Title, "content", post.Content, "images", string(images),
-			"liked", post.Liked, "create_time", post.CreateTime.UnixMicro(), "update_time", post.UpdateTime.UnixMicro()}}
+		calls[i] = c.postCall(post)
 	}
-	for _, cmd := range redisscript.RunPipelined(ctx, c.client, putPostScript, calls) {
+	for _, cmd := range redisscript.RunPipelined(ctx, c.client, postScript, calls) {
 		if err := cmd.Err(); err != nil {
 			return rediserr.Map(err, "feed cache posts")
 		}
 	}
 	return nil
+}
+
+// PublishPost implements feed.Cache: the post's cache and its author index entry, one
+// postScript call each, in one pipeline.
+func (c *Cache) PublishPost(ctx context.Context, post feed.Post) (bool, error) {
+	index := redisscript.Call{Keys: []string{c.keys.AuthorPosts(post.AuthorID)}, Args: []any{"index", ms(post.CreateTime), post.ID}}
+	cmds := redisscript.RunPipelined(ctx, c.client, postScript, []redisscript.Call{c.postCall(post), index})
+	for _, cmd := range cmds {
+		if err := cmd.Err(); err != nil {
+			return false, rediserr.Map(err, "feed publish")
+		}
+	}
+	n, _ := cmds[1].Int64()
+	return n == 1, nil
 }
 
 // DeletePosts implements feed.Cache.

@@ -1,0 +1,131 @@
+package feed_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/feed"
+	"github.com/redstate/redstate/feed/memfeed"
+	"github.com/redstate/redstate/feed/sqlfeed"
+	"github.com/redstate/redstate/sqldb/sqltest"
+)
+
+// followedAuthors is how many authors the viewer of the counting tests follows.
+const followedAuthors = 200
+
+// countsEnv is a viewer (1) following followedAuthors authors (1001…), each with one post, on
+// SQLite behind a counting Source.
+type countsEnv struct {
+	src  *countingSource
+	opts feed.Options
+}
+
+func newCountsEnv(t *testing.T, opts feed.Options) *countsEnv {
+	t.Helper()
+	store, err := sqlfeed.New(context.Background(), sqltest.SQLite(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &countsEnv{src: &countingSource{src: store}, opts: opts}
+	svc := e.service(t, memfeed.New())
+	ctx := context.Background()
+	for a := int64(1001); a < 1001+followedAuthors; a++ {
+		must[bool](t)(svc.Follow(ctx, 1, a))
+		must[feed.Post](t)(svc.Publish(ctx, feed.Post{AuthorID: a, Title: "p"}))
+	}
+	return e
+}
+
+func (e *countsEnv) service(t *testing.T, cache feed.Cache) *feed.Service {
+	t.Helper()
+	svc, err := feed.NewService(e.src, cache, e.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+// sqlCallsOf runs UnreadCounts of viewer 1 and returns how many SQL calls it made.
+func (e *countsEnv) sqlCallsOf(t *testing.T, svc *feed.Service) int64 {
+	t.Helper()
+	before := e.src.calls()
+	counts, total, err := svc.UnreadCounts(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(counts) != followedAuthors || total != followedAuthors {
+		t.Fatalf("UnreadCounts = %d authors, total %d; want %d, %d", len(counts), total, followedAuthors, followedAuthors)
+	}
+	return e.src.calls() - before
+}
+
+// TestUnreadCounts_HybridCostsConstantSQL (issue 20): one UnreadCounts call of a viewer who
+// follows 200 hybrid authors makes one SQL query, not one per author.
+func TestUnreadCounts_HybridCostsConstantSQL(t *testing.T) {
+	e := newCountsEnv(t, feed.Options{HybridThreshold: -1}) // every author is hybrid
+	svc := e.service(t, memfeed.New())
+	e.sqlCallsOf(t, svc) // builds the viewer's state and the author indexes
+	if n := e.sqlCallsOf(t, svc); n != 1 {
+		t.Fatalf("UnreadCounts of a viewer following %d hybrid authors made %d SQL queries; want 1", followedAuthors, n)
+	}
+}
+
+// TestUnreadCounts_DegradedCostsConstantSQL (issue 20): answered from SQL (Redis down), one
+// UnreadCounts call makes one SQL query whatever the number of followed authors.
+func TestUnreadCounts_DegradedCostsConstantSQL(t *testing.T) {
+	e := newCountsEnv(t, feed.Options{})
+	svc := e.service(t, downCache{memfeed.New()})
+	if n := e.sqlCallsOf(t, svc); n != 1 {
+		t.Fatalf("degraded UnreadCounts of a viewer following %d authors made %d SQL queries; want 1", followedAuthors, n)
+	}
+}
+
+// downCache is a Cache whose reads of a user's state fail as an unreachable Redis does.
+type downCache struct{ feed.Cache }
+
+func (downCache) Built(context.Context, int64) (bool, error) {
+	return false, redstate.Errorf(redstate.EUNAVAILABLE, "redis down")
+}
+
+func (downCache) UnreadCounts(context.Context, int64) (map[int64]int64, error) {
+	return nil, redstate.Errorf(redstate.EUNAVAILABLE, "redis down")
+}
+
+// TestUnreadCounts_SubscribedViewerCostsNoSQLUntilChange (issue 20): while the viewer is
+// subscribed (a live counts stream), repeated UnreadCounts calls (its heartbeats) make no SQL
+// query after the first answer; a follow through another instance (sharing the notifier, as
+// instances share Redis Pub/Sub) is seen at the next call.
+func TestUnreadCounts_SubscribedViewerCostsNoSQLUntilChange(t *testing.T) {
+	for _, mode := range []struct {
+		name      string
+		threshold int64
+	}{{"fanout", 1 << 40}, {"hybrid", -1}} {
+		t.Run(mode.name, func(t *testing.T) {
+			notifier := feed.NewLocalNotifier()
+			e := newCountsEnv(t, feed.Options{HybridThreshold: mode.threshold, Notifier: notifier})
+			cache := memfeed.New()
+			svc, other := e.service(t, cache), e.service(t, cache)
+			_, unsubscribe := svc.Subscribe(1)
+			defer unsubscribe()
+			e.sqlCallsOf(t, svc)
+			for i := range 20 {
+				if n := e.sqlCallsOf(t, svc); n != 0 {
+					t.Fatalf("call %d with nothing changed made %d SQL queries; want 0", i, n)
+				}
+			}
+			ctx := context.Background()
+			must[bool](t)(other.Unfollow(ctx, 1, 1001))
+			must[feed.Post](t)(other.Publish(ctx, feed.Post{AuthorID: 9999, Title: "p"}))
+			must[bool](t)(other.Follow(ctx, 1, 1001))
+			must[feed.Post](t)(other.Publish(ctx, feed.Post{AuthorID: 1001, Title: "q"}))
+			counts, total, err := svc.UnreadCounts(ctx, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if counts[1001] != 1 || total != followedAuthors {
+				t.Fatalf("after an unfollow, a new follow and a post on another instance: counts[1001] = %d, total %d; want 1, %d", counts[1001], total, followedAuthors)
+			}
+		})
+	}
+}
