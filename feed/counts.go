@@ -70,8 +70,18 @@ func (s *Service) countsOf(ctx context.Context, viewer int64, following func() (
 		if !s.isHybrid(f.Followers) {
 			continue
 		}
-		if err := s.ensureAuthorIndex(ctx, f.Author); err != nil {
+		indexed, err := s.cache.HasAuthorIndex(ctx, f.Author)
+		if err != nil {
 			return nil, err
+		}
+		if !indexed {
+			if !f.HasPosts { // nothing to index: no SQL query (a publish builds the index)
+				delete(counts, f.Author)
+				continue
+			}
+			if err := s.buildAuthorIndex(ctx, f.Author); err != nil {
+				return nil, err
+			}
 		}
 		n, _, err := s.cache.HybridUnread(ctx, viewer, f.Author, f.Since, Cursor{}, 0)
 		if err != nil {

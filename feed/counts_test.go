@@ -15,8 +15,8 @@ import (
 // followedAuthors is how many authors the viewer of the counting tests follows.
 const followedAuthors = 200
 
-// countsEnv is a viewer (1) following followedAuthors authors (1001…), each with one post, on
-// SQLite behind a counting Source.
+// countsEnv is a viewer (1) following followedAuthors authors (1001…), each with one post, and
+// 20 authors without posts (3001…), on SQLite behind a counting Source.
 type countsEnv struct {
 	src  *countingSource
 	opts feed.Options
@@ -34,6 +34,9 @@ func newCountsEnv(t *testing.T, opts feed.Options) *countsEnv {
 	for a := int64(1001); a < 1001+followedAuthors; a++ {
 		must[bool](t)(svc.Follow(ctx, 1, a))
 		must[feed.Post](t)(svc.Publish(ctx, feed.Post{AuthorID: a, Title: "p"}))
+	}
+	for a := int64(3001); a <= 3020; a++ {
+		must[bool](t)(svc.Follow(ctx, 1, a))
 	}
 	return e
 }
@@ -62,7 +65,7 @@ func (e *countsEnv) sqlCallsOf(t *testing.T, svc *feed.Service) int64 {
 }
 
 // TestUnreadCounts_HybridCostsConstantSQL (issue 20): one UnreadCounts call of a viewer who
-// follows 200 hybrid authors makes one SQL query, not one per author.
+// follows 200 hybrid authors (and 20 without posts) makes one SQL query, not one per author.
 func TestUnreadCounts_HybridCostsConstantSQL(t *testing.T) {
 	e := newCountsEnv(t, feed.Options{HybridThreshold: -1}) // every author is hybrid
 	svc := e.service(t, memfeed.New())

@@ -62,9 +62,10 @@ type Source interface {
 	// Following returns every author user follows.
 	Following(ctx context.Context, user int64) ([]Follow, error)
 
-	// FollowingCounts is Following with each author's follower count, in one query: a count
-	// above upTo is reported as upTo (so deciding "more than N followers" costs at most N+1
-	// index entries per author); upTo <= 0 counts exactly. Errors: EINVALID.
+	// FollowingCounts is Following with each author's follower count and whether the author has
+	// posts, in one query: a count above upTo is reported as upTo (so deciding "more than N
+	// followers" costs at most N+1 index entries per author); upTo <= 0 counts exactly.
+	// Errors: EINVALID.
 	FollowingCounts(ctx context.Context, user, upTo int64) ([]FollowCount, error)
 
 	// MarkRead records that user read post at at; marking again keeps the first time and
@@ -109,4 +110,6 @@ type FollowCount struct {
 	Follow
 	// Followers is the author's follower count (at most the upTo asked for).
 	Followers int64 `json:"followers"`
+	// HasPosts says whether the author had posts.
+	HasPosts bool `json:"hasPosts"`
 }

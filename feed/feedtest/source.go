@@ -343,12 +343,16 @@ func RunSourceSuite(t *testing.T, newSource NewSource) {
 				must(s.Follow(ctx, ID(), a, base))
 			}
 			must(s.Follow(ctx, ID(), c, base)) // an author u does not follow
+			post(t, s, b, 1)
 			check := func(upTo int64, want map[int64]int64) {
 				t.Helper()
 				fs := must(s.FollowingCounts(ctx, u, upTo))
 				got := map[int64]int64{}
 				for i, f := range fs {
 					got[f.Author] = f.Followers
+					if f.HasPosts != (f.Author == b) {
+						t.Errorf("FollowingCounts row %+v: HasPosts wrong (only %d has posts)", f, b)
+					}
 					if f.Follower != u || (f.Author == b) != f.Since.Equal(base.Add(time.Second)) {
 						t.Errorf("FollowingCounts row %+v", f)
 					}

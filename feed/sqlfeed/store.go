@@ -345,7 +345,8 @@ func (s *Store) Following(ctx context.Context, user int64) ([]feed.Follow, error
 }
 
 // FollowingCounts implements feed.Source: one query, each author's followers counted by a
-// correlated subquery on the follow_author index, stopped after upTo rows.
+// correlated subquery on the follow_author index, stopped after upTo rows, and its posts
+// probed on the blog_author_time index.
 func (s *Store) FollowingCounts(ctx context.Context, user, upTo int64) ([]feed.FollowCount, error) {
 	if err := positive("user", user); err != nil {
 		return nil, err
@@ -355,7 +356,8 @@ func (s *Store) FollowingCounts(ctx context.Context, user, upTo int64) ([]feed.F
 		count, args = "SELECT COUNT(*) FROM (SELECT 1 FROM follow c WHERE c.author_id = f.author_id LIMIT ?) x", []any{upTo, user}
 	}
 	rows, err := s.db.QueryContext(ctx, s.db.Rebind("SELECT f.follower_id, f.author_id, f.since, ("+count+
-		") FROM follow f WHERE f.follower_id = ? ORDER BY f.author_id"), args...)
+		"), CASE WHEN EXISTS (SELECT 1 FROM blog b WHERE b.user_id = f.author_id) THEN 1 ELSE 0 END"+
+		" FROM follow f WHERE f.follower_id = ? ORDER BY f.author_id"), args...)
 	if err != nil {
 		return nil, sqldb.Map(err, "following counts")
 	}
@@ -363,11 +365,11 @@ func (s *Store) FollowingCounts(ctx context.Context, user, upTo int64) ([]feed.F
 	out := []feed.FollowCount{}
 	for rows.Next() {
 		var f feed.FollowCount
-		var since int64
-		if err := rows.Scan(&f.Follower, &f.Author, &since, &f.Followers); err != nil {
+		var since, posts int64
+		if err := rows.Scan(&f.Follower, &f.Author, &since, &f.Followers, &posts); err != nil {
 			return nil, sqldb.Map(err, "following counts")
 		}
-		f.Since = fromUS(since)
+		f.Since, f.HasPosts = fromUS(since), posts == 1
 		out = append(out, f)
 	}
 	return out, sqldb.Map(rows.Err(), "following counts")
