@@ -102,4 +102,9 @@ type Cache interface {
 	// HybridUnread counts and lists user's unread posts of a hybrid (big) author: the author
 	// index from since on, minus the read set; limit 0 counts only.
 	HybridUnread(ctx context.Context, user, author int64, since time.Time, after Cursor, limit int) (count int64, page []PostRef, err error)
+	// HybridCounts is HybridUnread's count for several hybrid authors of user at once (since:
+	// author → user's follow time), in two round trips whatever their number: the indexes in
+	// one pipeline, then the read set's membership of their posts in another. Authors whose
+	// index does not exist are listed in missing instead; zero counts are absent.
+	HybridCounts(ctx context.Context, user int64, since map[int64]time.Time) (counts map[int64]int64, missing []int64, err error)
 }

@@ -2,6 +2,8 @@ package feed
 
 import (
 	"context"
+	"maps"
+	"time"
 
 	"github.com/redstate/redstate"
 )
@@ -52,8 +54,9 @@ func (s *Service) following(ctx context.Context, viewer int64) ([]FollowCount, e
 }
 
 // countsOf reads viewer's counts from Redis (building the state from SQL first if needed):
-// the counts hash, and for every hybrid author of the follow list the count computed from its
-// index. Redis is asked first, so a failing Redis costs no SQL query before the SQL answer.
+// the counts hash, and the counts of every hybrid author of the follow list computed from
+// their indexes (Cache.HybridCounts: two round trips for all of them). Redis is asked first, so
+// a failing Redis costs no SQL query before the SQL answer.
 func (s *Service) countsOf(ctx context.Context, viewer int64, following func() ([]FollowCount, error)) (map[int64]int64, error) {
 	if err := s.ensureBuilt(ctx, viewer); err != nil {
 		return nil, err
@@ -66,31 +69,42 @@ func (s *Service) countsOf(ctx context.Context, viewer int64, following func() (
 	if err != nil {
 		return nil, err
 	}
+	since, hasPosts := map[int64]time.Time{}, map[int64]bool{}
 	for _, f := range follows {
-		if !s.isHybrid(f.Followers) {
-			continue
+		if s.isHybrid(f.Followers) {
+			since[f.Author], hasPosts[f.Author] = f.Since, f.HasPosts
 		}
-		indexed, err := s.cache.HasAuthorIndex(ctx, f.Author)
-		if err != nil {
-			return nil, err
-		}
-		if !indexed {
-			if !f.HasPosts { // nothing to index: no SQL query (a publish builds the index)
-				delete(counts, f.Author)
-				continue
-			}
-			if err := s.buildAuthorIndex(ctx, f.Author); err != nil {
+	}
+	if len(since) == 0 {
+		return counts, nil
+	}
+	hybrid, missing, err := s.cache.HybridCounts(ctx, viewer, since)
+	if err != nil {
+		return nil, err
+	}
+	// An index that does not exist is built from SQL, unless the author has no posts (nothing to
+	// index: no SQL query; a publish builds the index).
+	built := map[int64]time.Time{}
+	for _, a := range missing {
+		if hasPosts[a] {
+			if err := s.buildAuthorIndex(ctx, a); err != nil {
 				return nil, err
 			}
+			built[a] = since[a]
 		}
-		n, _, err := s.cache.HybridUnread(ctx, viewer, f.Author, f.Since, Cursor{}, 0)
+	}
+	if len(built) > 0 {
+		more, _, err := s.cache.HybridCounts(ctx, viewer, built)
 		if err != nil {
 			return nil, err
 		}
-		if n > 0 {
-			counts[f.Author] = n
+		maps.Copy(hybrid, more)
+	}
+	for a := range since {
+		if n := hybrid[a]; n > 0 {
+			counts[a] = n
 		} else {
-			delete(counts, f.Author)
+			delete(counts, a)
 		}
 	}
 	return counts, nil

@@ -179,6 +179,18 @@ func (b breakerCache) HybridUnread(ctx context.Context, user, author int64, sinc
 	return n, page, err
 }
 
+// HybridCounts implements Cache.
+func (b breakerCache) HybridCounts(ctx context.Context, user int64, since map[int64]time.Time) (map[int64]int64, []int64, error) {
+	var missing []int64
+	counts, err := guarded(ctx, b, func() (map[int64]int64, error) {
+		var err error
+		var counts map[int64]int64
+		counts, missing, err = b.c.HybridCounts(ctx, user, since)
+		return counts, err
+	})
+	return counts, missing, err
+}
+
 // breakerNotifier sends notifications through the breaker: while it is open, writes do not wait
 // for Redis to fail only to notify (a lost notification delays a live count to its heartbeat).
 type breakerNotifier struct {

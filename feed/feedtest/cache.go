@@ -266,6 +266,18 @@ func RunCacheSuite(t *testing.T, newCache NewCache) {
 			if err != nil || n != 3 || !slices.Equal(ids(p), []int64{5, 3}) {
 				t.Fatalf("HybridUnread = %d %v %v", n, ids(p), err)
 			}
+			// HybridCounts: the same counts for several authors at once; no index: missing.
+			allRead, noIndex := ID(), ID()
+			mustOK(t, c.AddAuthorPost(ctx, allRead, ref(6, 6)))
+			mustOK(t, c.AddRead(ctx, u, []int64{6}))
+			since := map[int64]time.Time{a: base.Add(2 * time.Second), allRead: base, noIndex: base}
+			counts, missing, err := c.HybridCounts(ctx, u, since)
+			if err != nil || len(counts) != 1 || counts[a] != 3 || !slices.Equal(missing, []int64{noIndex}) {
+				t.Fatalf("HybridCounts = %v, missing %v, %v; want {%d: 3}, missing [%d]", counts, missing, err, a, noIndex)
+			}
+			if counts, missing, err := c.HybridCounts(ctx, u, map[int64]time.Time{a: base.Add(time.Hour)}); err != nil || len(counts) != 0 || len(missing) != 0 {
+				t.Fatalf("HybridCounts after the last post = %v, missing %v, %v", counts, missing, err)
+			}
 		},
 	}
 	for name, test := range tests {

@@ -309,6 +309,28 @@ func (c *Cache) AddRead(_ context.Context, user int64, posts []int64) error {
 	return nil
 }
 
+// HybridCounts implements feed.Cache.
+func (c *Cache) HybridCounts(_ context.Context, user int64, since map[int64]time.Time) (map[int64]int64, []int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	counts := map[int64]int64{}
+	var missing []int64
+	for author, from := range since {
+		idx := c.authors[author]
+		if len(idx) == 0 {
+			missing = append(missing, author)
+			continue
+		}
+		for id, t := range idx {
+			if !t.Before(ms(from)) && !c.read[user][id] {
+				counts[author]++
+			}
+		}
+	}
+	slices.Sort(missing)
+	return counts, missing, nil
+}
+
 // HybridUnread implements feed.Cache.
 func (c *Cache) HybridUnread(_ context.Context, user, author int64, since time.Time, after feed.Cursor, limit int) (int64, []feed.PostRef, error) {
 	c.mu.Lock()

@@ -5,6 +5,8 @@ package redisfeed
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -446,6 +448,64 @@ func (c *Cache) HybridUnread(ctx context.Context, user, author int64, since time
 		return 0, nil, err
 	}
 	return feed.HybridPage(refs, read, after, limit)
+}
+
+// HybridCounts implements feed.Cache: EXISTS and the index from the follow on of every author
+// in one pipeline, then one SMISMEMBER per author on the read set in another (on Cluster each
+// pipeline is split per node, the parts sent in parallel).
+func (c *Cache) HybridCounts(ctx context.Context, user int64, since map[int64]time.Time) (map[int64]int64, []int64, error) {
+	counts := map[int64]int64{}
+	if len(since) == 0 {
+		return counts, nil, nil
+	}
+	authors := slices.Sorted(maps.Keys(since))
+	cmds, err := c.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, a := range authors {
+			p.Exists(ctx, c.keys.AuthorPosts(a))
+			p.ZRangeByScore(ctx, c.keys.AuthorPosts(a), &redis.ZRangeBy{Min: strconv.FormatInt(ms(since[a]), 10), Max: "+inf"})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, rediserr.Map(err, "feed hybrid counts")
+	}
+	var missing, listed []int64
+	var posts [][]any
+	for i, a := range authors {
+		if cmds[2*i].(*redis.IntCmd).Val() == 0 {
+			missing = append(missing, a)
+			continue
+		}
+		ids := cmds[2*i+1].(*redis.StringSliceCmd).Val()
+		if len(ids) == 0 {
+			continue
+		}
+		members := make([]any, len(ids))
+		for j, id := range ids {
+			members[j] = id
+		}
+		listed, posts = append(listed, a), append(posts, members)
+	}
+	if len(listed) == 0 {
+		return counts, missing, nil
+	}
+	cmds, err = c.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, members := range posts {
+			p.SMIsMember(ctx, c.keys.Read(user), members...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, rediserr.Map(err, "feed hybrid counts")
+	}
+	for i, a := range listed {
+		for _, read := range cmds[i].(*redis.BoolSliceCmd).Val() {
+			if !read {
+				counts[a]++
+			}
+		}
+	}
+	return counts, missing, nil
 }
 
 // IsCluster reports whether client talks to a Redis Cluster.
