@@ -2,6 +2,8 @@ package feed_test
 
 import (
 	"context"
+	"maps"
+	"sync"
 	"testing"
 	"time"
 
@@ -142,5 +144,98 @@ func TestUnreadCounts_SubscribedViewerCostsNoSQLUntilChange(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUnreadCounts_FollowCacheUnderConcurrentChanges: streams subscribing and leaving, re-reads
+// and follows / unfollows / reads on two instances, all at once; afterwards a subscribed
+// viewer's counts equal SQL's.
+func TestUnreadCounts_FollowCacheUnderConcurrentChanges(t *testing.T) {
+	notifier := feed.NewLocalNotifier()
+	store, err := sqlfeed.New(context.Background(), sqltest.SQLite(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := memfeed.New()
+	newService := func() *feed.Service {
+		svc, err := feed.NewService(store, cache, feed.Options{HybridThreshold: 1, Notifier: notifier})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return svc
+	}
+	a, b := newService(), newService()
+	ctx := context.Background()
+	const viewer = 1
+	authors := []int64{11, 12, 13, 14}
+	must[bool](t)(a.Follow(ctx, 2, 13)) // 13 and 14 have two followers: hybrid
+	must[bool](t)(a.Follow(ctx, 2, 14))
+	signal, unsubscribe := a.Subscribe(viewer)
+	defer unsubscribe()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 3 { // streams coming and going, re-reading on every signal
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				sig, stop := a.Subscribe(viewer)
+				for range 5 {
+					select {
+					case <-sig:
+					case <-time.After(time.Millisecond):
+					}
+					if _, _, err := a.UnreadCounts(ctx, viewer); err != nil {
+						t.Error(err)
+					}
+				}
+				stop()
+			}
+		}()
+	}
+	for i := range 60 { // changes on both instances
+		svc := []*feed.Service{a, b}[i%2]
+		author := authors[i%len(authors)]
+		switch i % 3 {
+		case 0:
+			_, err = svc.Follow(ctx, viewer, author)
+		case 1:
+			_, err = svc.Publish(ctx, feed.Post{AuthorID: author, Title: "p"})
+		case 2:
+			if i%4 == 0 {
+				_, err = svc.Unfollow(ctx, viewer, author)
+			} else {
+				_, err = svc.MarkAuthorRead(ctx, viewer, author)
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	wg.Wait()
+	want, err := store.UnreadCounts(ctx, viewer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(10 * time.Second)
+	for {
+		got, _, err := a.UnreadCounts(ctx, viewer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if maps.Equal(got, want) {
+			return
+		}
+		select {
+		case <-signal:
+		case <-deadline:
+			t.Fatalf("subscribed viewer's counts = %v, SQL %v", got, want)
+		}
 	}
 }
