@@ -182,38 +182,29 @@ func forEachUser(ctx context.Context, svc *feed.Service, only int64, what string
 	if only > 0 {
 		return 1, f(only)
 	}
-	return forEachID(ctx, svc.Users, "user", what, progress, f)
+	return forEachID(ctx, svc.EachUser, "user", what, progress, f)
 }
 
 // forEachAuthor runs f for every author who has posts (keyset pages), with a progress bar; it
 // returns how many authors it did.
 func forEachAuthor(ctx context.Context, svc *feed.Service, what string, progress io.Writer, f func(int64) error) (int, error) {
-	return forEachID(ctx, svc.Authors, "author", what, progress, f)
+	return forEachID(ctx, svc.EachAuthor, "author", what, progress, f)
 }
 
-// forEachID runs f for every id page returns (keyset pages of 500 after the last id), counting
-// them on a progress bar "<what> <noun>s"; it returns how many it did.
-func forEachID(ctx context.Context, page func(ctx context.Context, after int64, limit int) ([]int64, error), noun, what string,
+// forEachID runs f for every id each walks (feed.Service.EachUser or EachAuthor), counting them
+// on a progress bar "<what> <noun>s"; it returns how many it did.
+func forEachID(ctx context.Context, each func(ctx context.Context, f func(int64) error) error, noun, what string,
 	progress io.Writer, f func(int64) error) (int, error) {
 	bar := newProgressBar(progress, -1, what+" "+noun+"s")
 	defer func() { _ = bar.Finish() }()
 	n := 0
-	after := int64(0)
-	for {
-		ids, err := page(ctx, after, 500)
-		if err != nil {
-			return n, err
+	err := each(ctx, func(id int64) error {
+		if err := f(id); err != nil {
+			return fmt.Errorf("%s %d: %w", noun, id, err)
 		}
-		if len(ids) == 0 {
-			return n, nil
-		}
-		for _, id := range ids {
-			if err := f(id); err != nil {
-				return n, fmt.Errorf("%s %d: %w", noun, id, err)
-			}
-			n++
-			_ = bar.Add(1)
-		}
-		after = ids[len(ids)-1]
-	}
+		n++
+		_ = bar.Add(1)
+		return nil
+	})
+	return n, err
 }

@@ -53,6 +53,12 @@ type Cache interface {
 	// GetPosts returns the cached posts among ids (misses absent), in one round trip per node.
 	GetPosts(ctx context.Context, ids []int64) (map[int64]Post, error)
 
+	// PublishPost does a new post's Redis work in one round trip (one script per key,
+	// pipelined; the post and the author index are in different slots on Cluster): it caches
+	// the post as PutPosts does and, only if the author's index exists, adds the post to it.
+	// It reports whether the index existed (when not, the caller builds it from SQL, which
+	// holds the post: a partial index would never be built).
+	PublishPost(ctx context.Context, post Post) (indexed bool, err error)
 	// AddAuthorPost adds a post to its author's index.
 	AddAuthorPost(ctx context.Context, author int64, ref PostRef) error
 	// HasAuthorIndex reports whether author's index exists (it is built from SQL otherwise).
@@ -96,4 +102,9 @@ type Cache interface {
 	// HybridUnread counts and lists user's unread posts of a hybrid (big) author: the author
 	// index from since on, minus the read set; limit 0 counts only.
 	HybridUnread(ctx context.Context, user, author int64, since time.Time, after Cursor, limit int) (count int64, page []PostRef, err error)
+	// HybridCounts is HybridUnread's count for several hybrid authors of user at once (since:
+	// author → user's follow time), in two round trips whatever their number: the indexes in
+	// one pipeline, then the read set's membership of their posts in another. Authors whose
+	// index does not exist are listed in missing instead; zero counts are absent.
+	HybridCounts(ctx context.Context, user int64, since map[int64]time.Time) (counts map[int64]int64, missing []int64, err error)
 }

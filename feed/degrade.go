@@ -92,6 +92,11 @@ func (b breakerCache) Ping(ctx context.Context) error {
 	return b.br.Do(ctx, func() error { return b.c.Ping(ctx) })
 }
 
+// PublishPost implements Cache.
+func (b breakerCache) PublishPost(ctx context.Context, post Post) (bool, error) {
+	return guarded(ctx, b, func() (bool, error) { return b.c.PublishPost(ctx, post) })
+}
+
 // AddAuthorPost implements Cache.
 func (b breakerCache) AddAuthorPost(ctx context.Context, author int64, ref PostRef) error {
 	return guardedErr(ctx, b, func() error { return b.c.AddAuthorPost(ctx, author, ref) })
@@ -172,6 +177,18 @@ func (b breakerCache) HybridUnread(ctx context.Context, user, author int64, sinc
 		return p, err
 	})
 	return n, page, err
+}
+
+// HybridCounts implements Cache.
+func (b breakerCache) HybridCounts(ctx context.Context, user int64, since map[int64]time.Time) (map[int64]int64, []int64, error) {
+	var missing []int64
+	counts, err := guarded(ctx, b, func() (map[int64]int64, error) {
+		var err error
+		var counts map[int64]int64
+		counts, missing, err = b.c.HybridCounts(ctx, user, since)
+		return counts, err
+	})
+	return counts, missing, err
 }
 
 // breakerNotifier sends notifications through the breaker: while it is open, writes do not wait

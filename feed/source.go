@@ -34,6 +34,10 @@ type Source interface {
 	// UnreadCount is the number of posts UnreadPosts would list without a limit.
 	UnreadCount(ctx context.Context, viewer, author int64) (int64, error)
 
+	// UnreadCounts is UnreadCount of every author viewer follows, in one grouped query; authors
+	// with no unread post are absent.
+	UnreadCounts(ctx context.Context, viewer int64) (map[int64]int64, error)
+
 	// Follow records that follower follows author since since; following again keeps the
 	// original since and reports created false. Errors: EINVALID (follower == author).
 	Follow(ctx context.Context, follower, author int64, since time.Time) (created bool, err error)
@@ -57,6 +61,12 @@ type Source interface {
 
 	// Following returns every author user follows.
 	Following(ctx context.Context, user int64) ([]Follow, error)
+
+	// FollowingCounts is Following with each author's follower count and whether the author has
+	// posts, in one query: a count above upTo is reported as upTo (so deciding "more than N
+	// followers" costs at most N+1 index entries per author); upTo <= 0 counts exactly.
+	// Errors: EINVALID.
+	FollowingCounts(ctx context.Context, user, upTo int64) ([]FollowCount, error)
 
 	// MarkRead records that user read post at at; marking again keeps the first time and
 	// reports created false. Errors: ENOTFOUND (no such post).
@@ -93,4 +103,13 @@ type Source interface {
 	// RepairDone removes r's mark if it still has r's generation (a mark renewed meanwhile
 	// stays, so the write that renewed it is repaired too).
 	RepairDone(ctx context.Context, r Repair) error
+}
+
+// FollowCount is a follow relation with the author's follower count (Source.FollowingCounts).
+type FollowCount struct {
+	Follow
+	// Followers is the author's follower count (at most the upTo asked for).
+	Followers int64 `json:"followers"`
+	// HasPosts says whether the author had posts.
+	HasPosts bool `json:"hasPosts"`
 }

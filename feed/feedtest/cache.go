@@ -75,6 +75,33 @@ func RunCacheSuite(t *testing.T, newCache NewCache) {
 			}
 			mustOK(t, c.Ping(ctx))
 		},
+		"PublishPostCachesAndIndexesOnlyAnExistingIndex": func(t *testing.T, c feed.Cache) {
+			author := ID()
+			p := feed.Post{ID: ID(), AuthorID: author, Title: "t", Images: []string{"a.png"}, CreateTime: base.Add(time.Second), UpdateTime: base}
+			if must(c.PublishPost(ctx, p)) {
+				t.Fatal("PublishPost reported an index that does not exist")
+			}
+			if must(c.HasAuthorIndex(ctx, author)) {
+				t.Fatal("PublishPost created a partial author index")
+			}
+			if got := must(c.GetPosts(ctx, []int64{p.ID})); got[p.ID].Title != "t" || !slices.Equal(got[p.ID].Images, p.Images) {
+				t.Fatalf("PublishPost did not cache the post: %+v", got)
+			}
+			mustOK(t, c.SetAuthorIndex(ctx, author, []feed.PostRef{{ID: p.ID, CreateTime: p.CreateTime}}))
+			q := feed.Post{ID: ID(), AuthorID: author, Title: "u", Images: []string{}, CreateTime: base.Add(2 * time.Second), UpdateTime: base}
+			if !must(c.PublishPost(ctx, q)) {
+				t.Fatal("PublishPost did not report the existing index")
+			}
+			if got := ids(must(c.AuthorPage(ctx, author, feed.Cursor{}, 10))); !slices.Equal(got, []int64{q.ID, p.ID}) {
+				t.Fatalf("author index after PublishPost = %v, want [%d %d]", got, q.ID, p.ID)
+			}
+			older := p
+			older.Title = "older"
+			must(c.PublishPost(ctx, older)) // a cached post is never overwritten
+			if got := must(c.GetPosts(ctx, []int64{p.ID})); got[p.ID].Title != "t" {
+				t.Fatalf("PublishPost overwrote a cached post: %+v", got[p.ID])
+			}
+		},
 		"RebuildPrunesEntriesOlderThanTheFollow": func(t *testing.T, c feed.Cache) {
 			a, u := ID(), ID()
 			for i := int64(1); i <= 3; i++ { // unread from an earlier follow
@@ -238,6 +265,18 @@ func RunCacheSuite(t *testing.T, newCache NewCache) {
 			n, p, err := c.HybridUnread(ctx, u, a, base.Add(2*time.Second), feed.Cursor{}, 2)
 			if err != nil || n != 3 || !slices.Equal(ids(p), []int64{5, 3}) {
 				t.Fatalf("HybridUnread = %d %v %v", n, ids(p), err)
+			}
+			// HybridCounts: the same counts for several authors at once; no index: missing.
+			allRead, noIndex := ID(), ID()
+			mustOK(t, c.AddAuthorPost(ctx, allRead, ref(6, 6)))
+			mustOK(t, c.AddRead(ctx, u, []int64{6}))
+			since := map[int64]time.Time{a: base.Add(2 * time.Second), allRead: base, noIndex: base}
+			counts, missing, err := c.HybridCounts(ctx, u, since)
+			if err != nil || len(counts) != 1 || counts[a] != 3 || !slices.Equal(missing, []int64{noIndex}) {
+				t.Fatalf("HybridCounts = %v, missing %v, %v; want {%d: 3}, missing [%d]", counts, missing, err, a, noIndex)
+			}
+			if counts, missing, err := c.HybridCounts(ctx, u, map[int64]time.Time{a: base.Add(time.Hour)}); err != nil || len(counts) != 0 || len(missing) != 0 {
+				t.Fatalf("HybridCounts after the last post = %v, missing %v, %v", counts, missing, err)
 			}
 		},
 	}

@@ -305,6 +305,74 @@ func RunSourceSuite(t *testing.T, newSource NewSource) {
 				t.Errorf("UnreadCount after unfollow = %d", n)
 			}
 		},
+		"UnreadCountsGroupsEveryFollowedAuthor": func(t *testing.T, s feed.Source) {
+			u, a, b, c := ID(), ID(), ID(), ID()
+			post(t, s, a, 1) // before the follow
+			must(s.Follow(ctx, u, a, base.Add(5*time.Second)))
+			must(s.Follow(ctx, u, b, base))
+			must(s.Follow(ctx, u, c, base))
+			read := post(t, s, a, 6)
+			post(t, s, a, 7)
+			post(t, s, a, 8)
+			post(t, s, b, 2)
+			readB := post(t, s, b, 3)
+			post(t, s, ID(), 4) // an author u does not follow
+			must(s.MarkRead(ctx, u, read.ID, base))
+			must(s.MarkRead(ctx, u, readB.ID, base))
+			want := map[int64]int64{a: 2, b: 1} // c has no post: absent
+			got := must(s.UnreadCounts(ctx, u))
+			if !maps.Equal(got, want) {
+				t.Errorf("UnreadCounts = %v, want %v", got, want)
+			}
+			for author, n := range want {
+				if one := must(s.UnreadCount(ctx, u, author)); one != n {
+					t.Errorf("UnreadCount(%d) = %d, UnreadCounts says %d", author, one, n)
+				}
+			}
+			if got := must(s.UnreadCounts(ctx, ID())); len(got) != 0 {
+				t.Errorf("UnreadCounts of a user who follows nobody = %v", got)
+			}
+			_, err := s.UnreadCounts(ctx, 0)
+			wantCode(t, "UnreadCounts(0)", err, redstate.EINVALID)
+		},
+		"FollowingCountsCountsFollowersUpTo": func(t *testing.T, s feed.Source) {
+			u, a, b, c := ID(), ID(), ID(), ID()
+			must(s.Follow(ctx, u, a, base))
+			must(s.Follow(ctx, u, b, base.Add(time.Second)))
+			for range 4 {
+				must(s.Follow(ctx, ID(), a, base))
+			}
+			must(s.Follow(ctx, ID(), c, base)) // an author u does not follow
+			post(t, s, b, 1)
+			check := func(upTo int64, want map[int64]int64) {
+				t.Helper()
+				fs := must(s.FollowingCounts(ctx, u, upTo))
+				got := map[int64]int64{}
+				for i, f := range fs {
+					got[f.Author] = f.Followers
+					if f.HasPosts != (f.Author == b) {
+						t.Errorf("FollowingCounts row %+v: HasPosts wrong (only %d has posts)", f, b)
+					}
+					if f.Follower != u || (f.Author == b) != f.Since.Equal(base.Add(time.Second)) {
+						t.Errorf("FollowingCounts row %+v", f)
+					}
+					if i > 0 && fs[i-1].Author >= f.Author {
+						t.Errorf("FollowingCounts not ascending by author: %+v", fs)
+					}
+				}
+				if !maps.Equal(got, want) {
+					t.Errorf("FollowingCounts(upTo %d) = %v, want %v", upTo, got, want)
+				}
+			}
+			check(0, map[int64]int64{a: 5, b: 1})
+			check(100, map[int64]int64{a: 5, b: 1})
+			check(3, map[int64]int64{a: 3, b: 1})
+			if fs := must(s.FollowingCounts(ctx, ID(), 0)); len(fs) != 0 {
+				t.Errorf("FollowingCounts of a user who follows nobody = %+v", fs)
+			}
+			_, err := s.FollowingCounts(ctx, 0, 0)
+			wantCode(t, "FollowingCounts(0)", err, redstate.EINVALID)
+		},
 		"MarkAuthorReadReturnsNewlyMarked": func(t *testing.T, s feed.Source) {
 			u, a := ID(), ID()
 			must(s.Follow(ctx, u, a, base))

@@ -73,6 +73,22 @@ func (c *Cache) GetPosts(_ context.Context, ids []int64) (map[int64]feed.Post, e
 	return out, nil
 }
 
+// PublishPost implements feed.Cache.
+func (c *Cache) PublishPost(_ context.Context, post feed.Post) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.posts[post.ID]; !ok {
+		post.Images = slices.Clone(post.Images)
+		c.posts[post.ID] = post
+	}
+	idx := c.authors[post.AuthorID]
+	if len(idx) == 0 {
+		return false, nil
+	}
+	idx[post.ID] = ms(post.CreateTime)
+	return true, nil
+}
+
 // AddAuthorPost implements feed.Cache.
 func (c *Cache) AddAuthorPost(ctx context.Context, author int64, ref feed.PostRef) error {
 	return c.SetAuthorIndex(ctx, author, []feed.PostRef{ref})
@@ -291,6 +307,28 @@ func (c *Cache) AddRead(_ context.Context, user int64, posts []int64) error {
 	defer c.mu.Unlock()
 	c.addRead(user, posts...)
 	return nil
+}
+
+// HybridCounts implements feed.Cache.
+func (c *Cache) HybridCounts(_ context.Context, user int64, since map[int64]time.Time) (map[int64]int64, []int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	counts := map[int64]int64{}
+	var missing []int64
+	for author, from := range since {
+		idx := c.authors[author]
+		if len(idx) == 0 {
+			missing = append(missing, author)
+			continue
+		}
+		for id, t := range idx {
+			if !t.Before(ms(from)) && !c.read[user][id] {
+				counts[author]++
+			}
+		}
+	}
+	slices.Sort(missing)
+	return counts, missing, nil
 }
 
 // HybridUnread implements feed.Cache.

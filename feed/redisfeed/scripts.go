@@ -34,13 +34,23 @@ end
 return added
 `)
 
-// putPostScript caches one post unless it is cached: a cached copy is newer or as new (writers
-// delete it when its SQL row changes), so an older SQL read never overwrites it.
-// KEYS[1] post hash. ARGV[1] TTL ms, ARGV[2..] field, value, … Returns 1 if it cached.
-var putPostScript = redis.NewScript(`
+// postScript caches one post unless it is cached (role 'post': a cached copy is newer or as
+// new, writers delete it when its SQL row changes, so an older SQL read never overwrites it),
+// or adds a post to its author's index only if the index exists (role 'index': a partial index
+// would never be built from SQL). One script for both, so that a publish runs both in one
+// pipeline (their keys are in different slots on Cluster).
+// Role 'post': KEYS[1] post hash, ARGV[2] TTL ms, ARGV[3..] field, value, … Returns 1 if it
+// cached. Role 'index': KEYS[1] author index, ARGV[2] score (ms), ARGV[3] post id. Returns 1
+// if the index existed.
+var postScript = redis.NewScript(`
+if ARGV[1] == 'index' then
+  if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+  redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
+  return 1
+end
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 2))
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 `)
 

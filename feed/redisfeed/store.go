@@ -5,6 +5,8 @@ package redisfeed
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,6 +42,14 @@ func ms(t time.Time) int64 { return t.UnixMilli() }
 
 func ttlMS(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 
+// postCall is the postScript call caching post.
+func (c *Cache) postCall(post feed.Post) redisscript.Call {
+	images, _ := json.Marshal(post.Images)
+	return redisscript.Call{Keys: []string{c.keys.Post(post.ID)}, Args: []any{"post", ttlMS(feed.PostTTL),
+		"id", post.ID, "user_id", post.AuthorID, "title", post.Title, "content", post.Content, "images", string(images),
+		"liked", post.Liked, "create_time", post.CreateTime.UnixMicro(), "update_time", post.UpdateTime.UnixMicro()}}
+}
+
 // PutPosts implements feed.Cache.
 func (c *Cache) PutPosts(ctx context.Context, posts []feed.Post) error {
 	if len(posts) == 0 {
@@ -47,17 +57,28 @@ func (c *Cache) PutPosts(ctx context.Context, posts []feed.Post) error {
 	}
 	calls := make([]redisscript.Call, len(posts))
 	for i, post := range posts {
-		images, _ := json.Marshal(post.Images)
-		calls[i] = redisscript.Call{Keys: []string{c.keys.Post(post.ID)}, Args: []any{ttlMS(feed.PostTTL),
-			"id", post.ID, "user_id", post.AuthorID, "title", post.Title, "content", post.Content, "images", string(images),
-			"liked", post.Liked, "create_time", post.CreateTime.UnixMicro(), "update_time", post.UpdateTime.UnixMicro()}}
+		calls[i] = c.postCall(post)
 	}
-	for _, cmd := range redisscript.RunPipelined(ctx, c.client, putPostScript, calls) {
+	for _, cmd := range redisscript.RunPipelined(ctx, c.client, postScript, calls) {
 		if err := cmd.Err(); err != nil {
 			return rediserr.Map(err, "feed cache posts")
 		}
 	}
 	return nil
+}
+
+// PublishPost implements feed.Cache: the post's cache and its author index entry, one
+// postScript call each, in one pipeline.
+func (c *Cache) PublishPost(ctx context.Context, post feed.Post) (bool, error) {
+	index := redisscript.Call{Keys: []string{c.keys.AuthorPosts(post.AuthorID)}, Args: []any{"index", ms(post.CreateTime), post.ID}}
+	cmds := redisscript.RunPipelined(ctx, c.client, postScript, []redisscript.Call{c.postCall(post), index})
+	for _, cmd := range cmds {
+		if err := cmd.Err(); err != nil {
+			return false, rediserr.Map(err, "feed publish")
+		}
+	}
+	n, _ := cmds[1].Int64()
+	return n == 1, nil
 }
 
 // DeletePosts implements feed.Cache.
@@ -427,6 +448,64 @@ func (c *Cache) HybridUnread(ctx context.Context, user, author int64, since time
 		return 0, nil, err
 	}
 	return feed.HybridPage(refs, read, after, limit)
+}
+
+// HybridCounts implements feed.Cache: EXISTS and the index from the follow on of every author
+// in one pipeline, then one SMISMEMBER per author on the read set in another (on Cluster each
+// pipeline is split per node, the parts sent in parallel).
+func (c *Cache) HybridCounts(ctx context.Context, user int64, since map[int64]time.Time) (map[int64]int64, []int64, error) {
+	counts := map[int64]int64{}
+	if len(since) == 0 {
+		return counts, nil, nil
+	}
+	authors := slices.Sorted(maps.Keys(since))
+	cmds, err := c.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, a := range authors {
+			p.Exists(ctx, c.keys.AuthorPosts(a))
+			p.ZRangeByScore(ctx, c.keys.AuthorPosts(a), &redis.ZRangeBy{Min: strconv.FormatInt(ms(since[a]), 10), Max: "+inf"})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, rediserr.Map(err, "feed hybrid counts")
+	}
+	var missing, listed []int64
+	var posts [][]any
+	for i, a := range authors {
+		if cmds[2*i].(*redis.IntCmd).Val() == 0 {
+			missing = append(missing, a)
+			continue
+		}
+		ids := cmds[2*i+1].(*redis.StringSliceCmd).Val()
+		if len(ids) == 0 {
+			continue
+		}
+		members := make([]any, len(ids))
+		for j, id := range ids {
+			members[j] = id
+		}
+		listed, posts = append(listed, a), append(posts, members)
+	}
+	if len(listed) == 0 {
+		return counts, missing, nil
+	}
+	cmds, err = c.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, members := range posts {
+			p.SMIsMember(ctx, c.keys.Read(user), members...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, rediserr.Map(err, "feed hybrid counts")
+	}
+	for i, a := range listed {
+		for _, read := range cmds[i].(*redis.BoolSliceCmd).Val() {
+			if !read {
+				counts[a]++
+			}
+		}
+	}
+	return counts, missing, nil
 }
 
 // IsCluster reports whether client talks to a Redis Cluster.

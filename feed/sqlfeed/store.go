@@ -209,6 +209,31 @@ func (s *Store) UnreadCount(ctx context.Context, viewer, author int64) (int64, e
 	return n, sqldb.Map(err, "unread count")
 }
 
+// UnreadCounts implements feed.Source.
+func (s *Store) UnreadCounts(ctx context.Context, viewer int64) (map[int64]int64, error) {
+	if err := positive("viewer", viewer); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, s.db.Rebind(`SELECT b.user_id, COUNT(*)
+		FROM follow f JOIN blog b ON b.user_id = f.author_id AND b.create_time >= f.since
+		WHERE f.follower_id = ?
+		AND NOT EXISTS (SELECT 1 FROM blog_read r WHERE r.user_id = f.follower_id AND r.blog_id = b.id)
+		GROUP BY b.user_id`), viewer)
+	if err != nil {
+		return nil, sqldb.Map(err, "unread counts")
+	}
+	defer rows.Close()
+	out := map[int64]int64{}
+	for rows.Next() {
+		var author, n int64
+		if err := rows.Scan(&author, &n); err != nil {
+			return nil, sqldb.Map(err, "unread counts")
+		}
+		out[author] = n
+	}
+	return out, sqldb.Map(rows.Err(), "unread counts")
+}
+
 // Follow implements feed.Source.
 func (s *Store) Follow(ctx context.Context, follower, author int64, since time.Time) (bool, error) {
 	if err := positive("follower and author", follower, author); err != nil {
@@ -317,6 +342,37 @@ func (s *Store) Following(ctx context.Context, user int64) ([]feed.Follow, error
 		return nil, err
 	}
 	return s.follows(ctx, "following", "SELECT follower_id, author_id, since FROM follow WHERE follower_id = ? ORDER BY author_id", user)
+}
+
+// FollowingCounts implements feed.Source: one query, each author's followers counted by a
+// correlated subquery on the follow_author index, stopped after upTo rows, and its posts
+// probed on the blog_author_time index.
+func (s *Store) FollowingCounts(ctx context.Context, user, upTo int64) ([]feed.FollowCount, error) {
+	if err := positive("user", user); err != nil {
+		return nil, err
+	}
+	count, args := "SELECT COUNT(*) FROM follow c WHERE c.author_id = f.author_id", []any{user}
+	if upTo > 0 {
+		count, args = "SELECT COUNT(*) FROM (SELECT 1 FROM follow c WHERE c.author_id = f.author_id LIMIT ?) x", []any{upTo, user}
+	}
+	rows, err := s.db.QueryContext(ctx, s.db.Rebind("SELECT f.follower_id, f.author_id, f.since, ("+count+
+		"), CASE WHEN EXISTS (SELECT 1 FROM blog b WHERE b.user_id = f.author_id) THEN 1 ELSE 0 END"+
+		" FROM follow f WHERE f.follower_id = ? ORDER BY f.author_id"), args...)
+	if err != nil {
+		return nil, sqldb.Map(err, "following counts")
+	}
+	defer rows.Close()
+	out := []feed.FollowCount{}
+	for rows.Next() {
+		var f feed.FollowCount
+		var since, posts int64
+		if err := rows.Scan(&f.Follower, &f.Author, &since, &f.Followers, &posts); err != nil {
+			return nil, sqldb.Map(err, "following counts")
+		}
+		f.Since, f.HasPosts = fromUS(since), posts == 1
+		out = append(out, f)
+	}
+	return out, sqldb.Map(rows.Err(), "following counts")
 }
 
 // MarkRead implements feed.Source.

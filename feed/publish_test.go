@@ -1,0 +1,51 @@
+package feed_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/redstate/redstate/feed"
+	"github.com/redstate/redstate/feed/feedtest"
+	"github.com/redstate/redstate/feed/redisfeed"
+	"github.com/redstate/redstate/feed/sqlfeed"
+	"github.com/redstate/redstate/redistest"
+	"github.com/redstate/redstate/sqldb/sqltest"
+)
+
+// TestPublish_OneRedisRoundTrip (issue 20): a publish (its fan-out enqueued) caches the post
+// and adds it to the author's index in one Redis round trip (one pipeline), where it took three
+// sequential ones (EXISTS of the index, ZADD, the caching script).
+func TestPublish_OneRedisRoundTrip(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real redis-server: not under -short")
+	}
+	client := redistest.StartStandalone(t).Client(t)
+	src, err := sqlfeed.New(context.Background(), sqltest.SQLite(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := redisfeed.New(client, feedtest.UniquePrefix())
+	enqueue := func(context.Context, int64) error { return nil }
+	svc, err := feed.NewService(src, cache, feed.Options{Enqueue: enqueue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	first := must[feed.Post](t)(svc.Publish(ctx, feed.Post{AuthorID: 7, Title: "first"})) // builds the index, loads the script
+	calls := &callCounter{}
+	client.AddHook(calls)
+	for i := range 5 {
+		p := must[feed.Post](t)(svc.Publish(ctx, feed.Post{AuthorID: 7, Title: "p"}))
+		if n := calls.n.Swap(0); n != 1 {
+			t.Fatalf("publish %d made %d Redis round trips, want 1", i, n)
+		}
+		if got := must[map[int64]feed.Post](t)(cache.GetPosts(ctx, []int64{p.ID})); got[p.ID].Title != "p" {
+			t.Fatalf("post %d not cached: %+v", p.ID, got)
+		}
+		calls.n.Store(0)
+	}
+	refs := must[[]feed.PostRef](t)(cache.AuthorPage(ctx, 7, feed.Cursor{}, 10))
+	if len(refs) != 6 || refs[5].ID != first.ID {
+		t.Fatalf("author index = %+v, want the 6 posts", refs)
+	}
+}

@@ -1,0 +1,106 @@
+package feed
+
+import (
+	"context"
+
+	"github.com/redstate/redstate"
+)
+
+// MarkRead is the seed's markBlogAsRead for viewer: the read mark goes to SQL, then the Redis
+// script updates read set, unread set and count together (idempotent, never negative).
+// Errors: EINVALID, ENOTFOUND (no such post), EUNAVAILABLE (SQL).
+func (s *Service) MarkRead(ctx context.Context, viewer, postID int64) error {
+	if viewer <= 0 || postID <= 0 {
+		return redstate.Errorf(redstate.EINVALID, "viewer and post ids must be > 0")
+	}
+	p, err := s.post(ctx, postID)
+	if err != nil {
+		return err
+	}
+	if _, err := s.src.MarkRead(ctx, viewer, postID, s.now()); err != nil {
+		return err
+	}
+	if _, err := s.cache.MarkRead(ctx, viewer, p.AuthorID, postID); err != nil {
+		s.repairLater(ctx, RepairUser, viewer, "mark read", err)
+	}
+	s.notify(ctx, viewer)
+	return nil
+}
+
+// MarkAuthorRead marks every post of author read for viewer (SQL one statement returning the
+// ids it marked, Redis one script for exactly those ids, so a post published meanwhile is not
+// lost) and returns how many posts were newly marked. Errors: EINVALID, EUNAVAILABLE.
+func (s *Service) MarkAuthorRead(ctx context.Context, viewer, author int64) (int64, error) {
+	if viewer <= 0 || author <= 0 {
+		return 0, redstate.Errorf(redstate.EINVALID, "viewer and author ids must be > 0")
+	}
+	now := s.now()
+	marked, err := s.src.MarkAuthorRead(ctx, viewer, author, now, now)
+	if err != nil {
+		return 0, err
+	}
+	n := int64(len(marked))
+	if _, err := s.cache.MarkAuthorRead(ctx, viewer, author, marked); err != nil {
+		s.repairLater(ctx, RepairUser, viewer, "mark author read", err)
+	}
+	s.notify(ctx, viewer)
+	return n, nil
+}
+
+// Follow makes viewer follow author from now on and notifies viewer (so that every instance
+// re-reads the viewer's follow list for live counts). Errors: EINVALID, EUNAVAILABLE.
+func (s *Service) Follow(ctx context.Context, viewer, author int64) (bool, error) {
+	if viewer <= 0 || author <= 0 {
+		return false, redstate.Errorf(redstate.EINVALID, "viewer and author ids must be > 0")
+	}
+	created, err := s.src.Follow(ctx, viewer, author, s.now())
+	if err != nil || !created {
+		return created, err
+	}
+	// A new follow starts with no unread posts: clear any state left from an earlier follow.
+	if err := s.cache.Unfollow(ctx, viewer, author); err != nil {
+		s.repairLater(ctx, RepairUser, viewer, "follow", err)
+	}
+	s.notify(ctx, viewer)
+	return true, nil
+}
+
+// Unfollow ends viewer's follow of author and removes viewer's unread state of author.
+// Errors: EINVALID, EUNAVAILABLE.
+func (s *Service) Unfollow(ctx context.Context, viewer, author int64) (bool, error) {
+	if viewer <= 0 || author <= 0 {
+		return false, redstate.Errorf(redstate.EINVALID, "viewer and author ids must be > 0")
+	}
+	removed, err := s.src.Unfollow(ctx, viewer, author)
+	if err != nil {
+		return false, err
+	}
+	if err := s.cache.Unfollow(ctx, viewer, author); err != nil {
+		s.repairLater(ctx, RepairUser, viewer, "unfollow", err)
+	}
+	s.notify(ctx, viewer)
+	return removed, nil
+}
+
+// Like records viewer's like of post (SQL, with the post's liked count) and deletes the cached
+// post (the next read caches it from SQL; see fillPosts), so the cached liked count never
+// misses a like. Unlike is the reverse. Errors: EINVALID, ENOTFOUND, EUNAVAILABLE.
+func (s *Service) Like(ctx context.Context, viewer, postID int64, like bool) (bool, error) {
+	if viewer <= 0 || postID <= 0 {
+		return false, redstate.Errorf(redstate.EINVALID, "viewer and post ids must be > 0")
+	}
+	var changed bool
+	var err error
+	if like {
+		changed, err = s.src.Like(ctx, viewer, postID)
+	} else {
+		changed, err = s.src.Unlike(ctx, viewer, postID)
+	}
+	if err != nil || !changed {
+		return changed, err
+	}
+	if err := s.cache.DeletePosts(ctx, []int64{postID}); err != nil {
+		s.repairLater(ctx, RepairPostCache, postID, "like", err)
+	}
+	return true, nil
+}
