@@ -14,6 +14,7 @@ import (
 
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/executor"
+	"github.com/redstate/redstate/feed"
 	"github.com/redstate/redstate/index"
 	"github.com/redstate/redstate/internal/resilience"
 	"github.com/redstate/redstate/redisconn"
@@ -42,57 +43,13 @@ type Config struct {
 	// Index configures the change-data-capture tag index (seed 001).
 	Index index.Config `koanf:"index"`
 	// Feed configures the feed read/unread state block (seed 003).
-	Feed Feed `koanf:"feed"`
+	Feed feed.Config `koanf:"feed"`
 	// DataDir is where embedded state lives on disk: the SQLite database (default
 	// "redstate-data", relative to the working directory; created on start).
 	DataDir string `koanf:"data-dir"`
 	// Database is the SQL database of the blocks whose source of truth is SQL (the report
 	// records, the feed).
 	Database Database `koanf:"database"`
-}
-
-// Feed configures the feed block (seed 003, package feed). Its posts, follows, read marks and
-// likes live in the SQL database (Database); Redis (or memory) holds the read/unread state.
-type Feed struct {
-	// Enabled turns the feed routes on (default true).
-	Enabled bool `koanf:"enabled"`
-	// Prefix is put before every feed key (default "": the seed's names).
-	Prefix string `koanf:"prefix"`
-	// HybridThreshold: authors with more followers get no fan-out; their followers' unread
-	// state is computed on read (default 10000).
-	HybridThreshold int64 `koanf:"hybrid-threshold"`
-	// FanOutQueue is the job queue of fan-outs (default "feed:fanout").
-	FanOutQueue string `koanf:"fanout-queue"`
-	// FanOutConcurrency is how many fan-out jobs run at once (default 2).
-	FanOutConcurrency int `koanf:"fanout-concurrency"`
-	// Breaker is the circuit breaker in front of the feed's Redis calls: while it is open,
-	// reads are answered from SQL at once.
-	Breaker FeedBreaker `koanf:"breaker"`
-	// RepairInterval is how often the Redis state that missed writes (durable repair marks in
-	// SQL) is repaired, and Redis probed while the breaker is open (default 2s).
-	RepairInterval time.Duration `koanf:"repair-interval"`
-}
-
-// FeedBreaker configures the feed's circuit breaker (the same count-based breaker as
-// publish.build-status.resilience, docs/resilience.md).
-type FeedBreaker struct {
-	// FailureRateThreshold is the failure percentage that opens the breaker (default 50).
-	FailureRateThreshold int `koanf:"failure-rate-threshold"`
-	// WaitDurationInOpenState is how long the breaker stays open before Redis is probed again
-	// (default 5s).
-	WaitDurationInOpenState time.Duration `koanf:"wait-duration-in-open-state"`
-	// SlidingWindowSize is how many recent calls the failure rate is computed over (default 10).
-	SlidingWindowSize int `koanf:"sliding-window-size"`
-}
-
-// Options returns the breaker's settings as resilience options (the fail-fast policy: the
-// feed answers from SQL while the breaker is open).
-func (b FeedBreaker) Options() resilience.Options {
-	o := resilience.DefaultOptions()
-	o.FailureRateThreshold = b.FailureRateThreshold
-	o.WaitDurationInOpenState = b.WaitDurationInOpenState
-	o.SlidingWindowSize = b.SlidingWindowSize
-	return o
 }
 
 // Database selects the SQL database (package sqldb).
@@ -417,10 +374,9 @@ func Default() Config {
 			Queues:      []QueueSpec{DefaultQueueSpec()},
 			Reconciler:  QueueReconciler{Enabled: true, Age: 10 * time.Minute, Interval: time.Minute},
 		},
-		Report:  Report{Delay: 2 * time.Second},
-		DataDir: DefaultDataDir,
-		Feed: Feed{Enabled: true, HybridThreshold: 10000, FanOutQueue: "feed:fanout", FanOutConcurrency: 2, RepairInterval: 2 * time.Second,
-			Breaker: FeedBreaker{FailureRateThreshold: 50, WaitDurationInOpenState: 5 * time.Second, SlidingWindowSize: 10}},
+		Report:   Report{Delay: 2 * time.Second},
+		DataDir:  DefaultDataDir,
+		Feed:     feed.DefaultConfig(),
 		Index:    index.DefaultConfig(),
 		Executor: executor.DefaultConfig(),
 	}

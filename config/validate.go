@@ -70,12 +70,7 @@ func (c Config) Validate() error {
 	c.validateExecutor(v)
 	c.checkQueueKeyspace(v)
 	v.add(c.Index.Validate())
-	if c.Feed.HybridThreshold < 1 {
-		v.addf("feed.hybrid-threshold", "must be at least 1, got %d", c.Feed.HybridThreshold)
-	}
-	if c.Feed.FanOutConcurrency < 1 {
-		v.addf("feed.fanout-concurrency", "must be at least 1, got %d", c.Feed.FanOutConcurrency)
-	}
+	v.add(c.Feed.Validate())
 	if c.Feed.Enabled {
 		if err := queue.ValidateQueueName(c.Feed.FanOutQueue); err != nil {
 			v.addf("feed.fanout-queue", "%s", redstate.ErrorMessage(err))
@@ -86,13 +81,6 @@ func (c Config) Validate() error {
 			}
 		}
 	}
-	if c.Feed.Prefix != "" {
-		v.namespace("feed.prefix", c.Feed.Prefix)
-	}
-	if c.Feed.RepairInterval <= 0 {
-		v.addf("feed.repair-interval", "must be positive, got %s", c.Feed.RepairInterval)
-	}
-	v.add(c.Feed.Breaker.Options().ValidateAt("feed.breaker."))
 	if pg := c.Index.Postgres; pg.URL != "" {
 		v.urlNotRedacted("index.postgres.url", pg.URL)
 		if !c.Redis.Configured() {

@@ -1,0 +1,29 @@
+package feed_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/redstate/redstate/feed"
+)
+
+func TestConfig_DefaultsAreValid(t *testing.T) {
+	if err := feed.DefaultConfig().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConfig_ValidateReportsEveryProblem(t *testing.T) {
+	c := feed.DefaultConfig()
+	c.HybridThreshold, c.FanOutConcurrency, c.RepairInterval, c.Prefix = 0, 0, 0, "bad*prefix"
+	c.Breaker.FailureRateThreshold = 101
+	err := c.Validate()
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, key := range []string{"feed.hybrid-threshold", "feed.fanout-concurrency", "feed.repair-interval", "feed.prefix", "feed.breaker.failure-rate-threshold"} {
+		if !strings.Contains(err.Error(), key+":") {
+			t.Errorf("%s missing from %v", key, err)
+		}
+	}
+}
