@@ -43,7 +43,7 @@ type queueBackend struct {
 	sqlRecords *sqlrecords.Store
 	// throughput counts handled jobs per queue and minute into the broker (shared by every
 	// instance, for the dashboard); observer is what workers report to (metrics and it).
-	throughput *queue.ThroughputRecorder
+	throughput *queue.ThroughputCounter
 	observer   queue.Observer
 }
 
@@ -104,7 +104,7 @@ func openQueueBackend(ctx context.Context, cfg config.Config, db *sqldb.DB, m *m
 	qm := metrics.NewQueueMetrics(m)
 	qb.observer = qm
 	if ts, ok := qb.broker.(queue.ThroughputStore); ok {
-		qb.throughput = queue.NewThroughputRecorder(ts, 5*time.Second, log)
+		qb.throughput = queue.NewThroughputCounter(ts, 5*time.Second, log)
 		qb.observer = queue.MultiObserver{qm, qb.throughput}
 	}
 	reportQueue, reportOn := cfg.ReportQueue()

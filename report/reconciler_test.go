@@ -1,4 +1,4 @@
-package queue_test
+package report_test
 
 import (
 	"context"

@@ -100,20 +100,3 @@ func TestProducer_SubmitSurvivesEnqueueFailure(t *testing.T) {
 		t.Fatalf("Submit = %+v, %v", rec, err)
 	}
 }
-
-func TestWorker_ConfigValidated(t *testing.T) {
-	b := memqueue.NewBroker(memqueue.Options{})
-	h := func(context.Context, *queue.Delivery) error { return nil }
-	if _, err := queue.NewWorker(b, nil, h, queue.Config{Concurrency: -1}); !redstate.IsCode(err, redstate.EINVALID) {
-		t.Fatalf("negative concurrency: %v", err)
-	}
-	w, err := queue.NewWorker(b, nil, h, queue.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := w.Config()
-	if c.Queue != "report:queue" || c.Concurrency != 1 || c.MaxRetries != 3 || c.BlockTimeout.Seconds() != 30 ||
-		c.ErrorDelay.Seconds() != 5 || len(c.RetryDelays) != 3 || queue.ValidateConsumerID(c.ConsumerID) != nil {
-		t.Fatalf("defaults = %+v", c)
-	}
-}
