@@ -47,4 +47,3 @@ func TestRecords_RetentionExpires(t *testing.T) {
 		t.Fatalf("Get after retention = %v, want ENOTFOUND", err)
 	}
 }
-
