@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/feed"
 	"github.com/redstate/redstate/feed/memfeed"
@@ -61,23 +60,19 @@ func openFeedBackend(ctx context.Context, cfg config.Config, db *sqldb.DB, broke
 	if fb.notifier != nil {
 		notifier = fb.notifier
 	}
-	producer := queue.NewProducer(broker, cfg.Feed.FanOutQueue)
+	enqueue, err := feed.FanOutEnqueuer(broker, cfg.Feed.FanOutQueue)
+	if err != nil {
+		_ = fb.close()
+		return nil, fmt.Errorf("feed fan-out queue: %w", err)
+	}
 	svc, err := feed.NewService(src, cache, feed.Options{HybridThreshold: cfg.Feed.HybridThreshold, Logger: log, Notifier: notifier,
-		Breaker: breaker, RepairInterval: cfg.Feed.RepairInterval,
-		Enqueue: func(ctx context.Context, post int64) error { _, err := producer.Enqueue(ctx, post, nil); return err }})
+		Breaker: breaker, RepairInterval: cfg.Feed.RepairInterval, Enqueue: enqueue})
 	if err != nil {
 		_ = fb.close()
 		return nil, err
 	}
-	handler := func(ctx context.Context, d *queue.Delivery) error {
-		err := svc.FanOutPost(ctx, d.Message.RecordID)
-		if redstate.IsCode(err, redstate.ENOTFOUND) {
-			return queue.Permanent(err)
-		}
-		return err
-	}
-	w, err := queue.NewWorker(broker, nil, handler, queue.Config{Queue: cfg.Feed.FanOutQueue, Concurrency: cfg.Feed.FanOutConcurrency,
-		ShutdownTimeout: cfg.Server.ShutdownTimeout, Logger: log, Observer: observer})
+	w, err := queue.NewWorker(broker, feed.FanOutHandler(svc), queue.Config{Queue: cfg.Feed.FanOutQueue, Concurrency: cfg.Feed.FanOutConcurrency,
+		ShutdownTimeout: cfg.Server.ShutdownTimeout, Logger: log, Observer: observer, Check: feed.CheckFanOutJob})
 	if err != nil {
 		_ = fb.close()
 		return nil, fmt.Errorf("feed fan-out worker: %w", err)
