@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/queue"
@@ -22,17 +21,17 @@ type FanOutJob struct {
 // flow's, {"RecordId":<post id>,…}); such jobs may still wait in Redis after an upgrade.
 const legacyPostMember = "RecordId"
 
-// NewFanOutJob returns the queue message of a new fan-out job for post, enqueued at now.
+// FanOutPayload returns the queue payload of a fan-out job for post ({"postId":post}).
 // Errors: EINVALID (post <= 0).
-func NewFanOutJob(post int64, now time.Time) (queue.Message, error) {
+func FanOutPayload(post int64) (json.RawMessage, error) {
 	if post <= 0 {
-		return queue.Message{}, redstate.Errorf(redstate.EINVALID, "fan-out job: post id must be > 0, got %d", post)
+		return nil, redstate.Errorf(redstate.EINVALID, "fan-out job: post id must be > 0, got %d", post)
 	}
-	payload, err := json.Marshal(FanOutJob{PostID: post})
+	b, err := json.Marshal(FanOutJob{PostID: post})
 	if err != nil {
-		return queue.Message{}, redstate.Wrap(redstate.EINTERNAL, err, "fan-out job: encode")
+		return nil, redstate.Wrap(redstate.EINTERNAL, err, "fan-out job: encode")
 	}
-	return queue.NewMessage(now, payload), nil
+	return b, nil
 }
 
 // DecodeFanOutJob returns the post id of a fan-out job: its payload's postId, or, for a job
@@ -65,20 +64,20 @@ func CheckFanOutJob(m queue.Message) error {
 }
 
 // FanOutEnqueuer returns the Options.Enqueue of a Service whose fan-outs go through queue name
-// on b: it enqueues a fan-out job in one round trip. Errors: EINVALID (nil broker, bad name).
+// on b: it enqueues a fan-out job (a queue.Producer job with FanOutPayload) in one round trip.
+// Errors: EINVALID (nil broker, bad name).
 func FanOutEnqueuer(b queue.Broker, name string) (func(ctx context.Context, post int64) error, error) {
-	if b == nil {
-		return nil, redstate.Errorf(redstate.EINVALID, "fan-out queue: a broker is required")
-	}
-	if err := queue.ValidateQueueName(name); err != nil {
+	p, err := queue.NewProducer(b, name)
+	if err != nil {
 		return nil, err
 	}
 	return func(ctx context.Context, post int64) error {
-		m, err := NewFanOutJob(post, time.Now())
+		payload, err := FanOutPayload(post)
 		if err != nil {
 			return err
 		}
-		return b.Enqueue(ctx, name, m)
+		_, err = p.Enqueue(ctx, payload)
+		return err
 	}, nil
 }
 

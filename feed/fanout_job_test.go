@@ -19,11 +19,11 @@ import (
 )
 
 func TestFanOutJob_NewAndPreSplitForms(t *testing.T) {
-	m, err := feed.NewFanOutJob(42, time.Now())
+	payload, err := feed.FanOutPayload(42)
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := queue.EncodeMessage(m)
+	raw, err := queue.EncodeMessage(queue.NewMessage(time.Now(), payload))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,8 +53,8 @@ func TestFanOutJob_NewAndPreSplitForms(t *testing.T) {
 			t.Errorf("CheckFanOutJob(%s) = %v, want EINVALID", raw, err)
 		}
 	}
-	if _, err := feed.NewFanOutJob(0, time.Now()); !redstate.IsCode(err, redstate.EINVALID) {
-		t.Fatalf("NewFanOutJob(0) = %v", err)
+	if _, err := feed.FanOutPayload(0); !redstate.IsCode(err, redstate.EINVALID) {
+		t.Fatalf("FanOutPayload(0) = %v", err)
 	}
 }
 
