@@ -1,13 +1,13 @@
 package cli
 
 import (
-	"github.com/redstate/redstate/report"
-	"github.com/redstate/redstate/report/redisrecords"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/redstate/redstate/redistest"
+	"github.com/redstate/redstate/report"
+	"github.com/redstate/redstate/report/redisrecords"
 	"github.com/redstate/redstate/report/sqlrecords"
 	"github.com/redstate/redstate/sqldb"
 )

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/redstate/redstate/report"
-	"github.com/redstate/redstate/report/redisrecords"
 	"io"
 	"net/http"
 	"strings"
@@ -18,6 +16,8 @@ import (
 
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/redistest"
+	"github.com/redstate/redstate/report"
+	"github.com/redstate/redstate/report/redisrecords"
 )
 
 // Crash test parameters (issue 3, "Proof"): 5,000 jobs, the worker process is SIGKILLed

@@ -2,12 +2,12 @@ package httpapi
 
 import (
 	"context"
-	"github.com/redstate/redstate/report"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/redstate/redstate/queue"
+	"github.com/redstate/redstate/report"
 )
 
 // bury puts a job for id on the report queue's dead-letter list.

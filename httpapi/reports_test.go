@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
-	"github.com/redstate/redstate/report/memrecords"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/queue/memqueue"
 	"github.com/redstate/redstate/report"
+	"github.com/redstate/redstate/report/memrecords"
 )
 
 // reportAPI is an API with the report flow on memqueue.

@@ -1,8 +1,6 @@
 package queue
 
 import (
-	"github.com/redstate/redstate/webhook"
-
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/redstate/redstate/webhook"
 )
 
 // DefaultWebhookTimeout bounds one webhook call when WebhookHandler is given no timeout.

@@ -215,3 +215,44 @@ func TestRecords_RetentionExpiresAndSweepsIndex(t *testing.T) {
 		})
 	}
 }
+
+// TestRedisDown_Unavailable: with Redis killed the store's calls fail with EUNAVAILABLE; after
+// a restart (AOF, fsync always) the record is back.
+func TestRedisDown_Unavailable(t *testing.T) {
+	srv := redistest.StartStandalone(t, redistest.WithAppendOnly(true))
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	t.Cleanup(func() { _ = c.Close() })
+	rs := mustRecords(t, c, redisrecords.Options{})
+	ctx := context.Background()
+	if _, err := rs.Submit(ctx, 7, nil); err != nil {
+		t.Fatal(err)
+	}
+	srv.Kill(t)
+	_, getErr := rs.Get(ctx, 7)
+	_, resetErr := rs.ResetForRegeneration(ctx, 7)
+	for name, err := range map[string]error{"Get": getErr, "Reset": resetErr} {
+		if !redstate.IsCode(err, redstate.EUNAVAILABLE) {
+			t.Errorf("%s with Redis down: err = %v, want EUNAVAILABLE", name, err)
+		}
+	}
+	srv.Restart(t)
+	if r, err := rs.Get(ctx, 7); err != nil || r.Status != report.StatusGenerating {
+		t.Fatalf("Get after restart = %+v, %v", r, err)
+	}
+}
+
+// TestACLRefusal_IsUnavailable: a Redis ACL that forbids the store's writes makes a submit
+// EUNAVAILABLE (HTTP 503), never EINTERNAL.
+func TestACLRefusal_IsUnavailable(t *testing.T) {
+	srv := redistest.StartStandalone(t)
+	ctx := context.Background()
+	if err := srv.Client(t).Do(ctx, "ACL", "SETUSER", "reader", "on", ">reader-password-1234", "~*", "+@read", "+ping", "+hello", "+client").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "reader", Password: "reader-password-1234", MaxRetries: -1})
+	t.Cleanup(func() { _ = c.Close() })
+	_, err := mustRecords(t, c, redisrecords.Options{}).Submit(ctx, 1, []byte(`{"q":1}`))
+	if code := redstate.ErrorCode(err); code != redstate.EUNAVAILABLE {
+		t.Fatalf("submit under a read-only ACL: code %q (%v), want EUNAVAILABLE", code, err)
+	}
+}
