@@ -21,7 +21,7 @@
 // jobs in one script call) and otherwise add one CLIENT ID round trip and one blocking BLMOVE
 // per wait (see dequeue.go);
 // RecoverExpired is two (list the expired consumers, then one pipeline of one script per
-// consumer); Stats is two; HasJobFor is two for queues below scanChunk entries per place.
+// consumer); Stats is two; HasJob is two for queues below scanChunk entries per place.
 //
 // Lease deadlines follow the Redis server clock (TIME inside the scripts) unless Options.Now
 // is set, so many hosts agree on expiry without synchronized clocks.

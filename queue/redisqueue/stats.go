@@ -10,10 +10,10 @@ import (
 	"github.com/redstate/redstate/queue"
 )
 
-// scanChunk is how many entries of one list or sorted set HasJobFor reads per command.
+// scanChunk is how many entries of one list or sorted set HasJob reads per command.
 const scanChunk = 1000
 
-// snapshotAttempts bounds how often Stats and HasJobFor re-read when the consumer set changed
+// snapshotAttempts bounds how often Stats and HasJob re-read when the consumer set changed
 // between their two round trips.
 const snapshotAttempts = 3
 

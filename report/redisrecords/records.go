@@ -38,7 +38,7 @@ type Options struct {
 //
 // A record is the HASH Keys.Record(id) with fields status, answers, result, error
 // and updatedAt (RFC 3339, nanoseconds), expiring Retention after its last write. The ZSET
-// RecordKeys.Generating() indexes the records in status 3 (member id, score last write in Unix
+// Keys.Generating() indexes the records in status 3 (member id, score last write in Unix
 // ms) for ListGeneratingOlderThan. Every write updates the hash and the index in one script,
 // so the index is exact except for records that expired, which ListGeneratingOlderThan
 // skips and sweeps. On Cluster both carry the hash tag "{report:records}": all records share

@@ -8,8 +8,8 @@ import "github.com/redis/go-redis/v9"
 // recordPutScript creates (mode "create") or overwrites (mode "submit") a record and keeps the
 // generating index in step.
 //
-//	KEYS[1]  record HASH (RecordKeys.Record)
-//	KEYS[2]  generating ZSET (RecordKeys.Generating)
+//	KEYS[1]  record HASH (Keys.Record)
+//	KEYS[2]  generating ZSET (Keys.Generating)
 //	ARGV[1]  record id (index member)
 //	ARGV[2]  mode: "create" (fails if the record exists) or "submit" (replaces a record in
 //	         status 1 or 2; fails on any other status)
