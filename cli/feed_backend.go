@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/component"
 	"github.com/redstate/redstate/feed"
 	"github.com/redstate/redstate/feed/memfeed"
@@ -72,22 +71,17 @@ func (a *app) openFeed(ctx context.Context, queues *queueBackend) (*feedBackend,
 	if fb.notifier != nil {
 		notifier = fb.notifier
 	}
-	producer := queue.NewProducer(broker, cfg.Feed.FanOutQueue)
+	enqueue, err := feed.FanOutEnqueuer(broker, cfg.Feed.FanOutQueue)
+	if err != nil {
+		return nil, fmt.Errorf("feed fan-out queue: %w", err)
+	}
 	svc, err := feed.NewService(src, cache, feed.Options{HybridThreshold: cfg.Feed.HybridThreshold, Logger: log, Notifier: notifier,
-		Breaker: breaker, RepairInterval: cfg.Feed.RepairInterval,
-		Enqueue: func(ctx context.Context, post int64) error { _, err := producer.Enqueue(ctx, post, nil); return err }})
+		Breaker: breaker, RepairInterval: cfg.Feed.RepairInterval, Enqueue: enqueue})
 	if err != nil {
 		return nil, err
 	}
-	handler := func(ctx context.Context, d *queue.Delivery) error {
-		err := svc.FanOutPost(ctx, d.Message.RecordID)
-		if redstate.IsCode(err, redstate.ENOTFOUND) {
-			return queue.Permanent(err)
-		}
-		return err
-	}
-	w, err := queue.NewWorker(broker, nil, handler, queue.Config{Queue: cfg.Feed.FanOutQueue, Concurrency: cfg.Feed.FanOutConcurrency,
-		ShutdownTimeout: cfg.Server.ShutdownTimeout, Logger: log, Observer: queues.observer})
+	w, err := queue.NewWorker(broker, feed.FanOutHandler(svc), queue.Config{Queue: cfg.Feed.FanOutQueue, Concurrency: cfg.Feed.FanOutConcurrency,
+		ShutdownTimeout: cfg.Server.ShutdownTimeout, Logger: log, Observer: queues.observer, Check: feed.CheckFanOutJob})
 	if err != nil {
 		return nil, fmt.Errorf("feed fan-out worker: %w", err)
 	}

@@ -14,33 +14,38 @@ import (
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/queue/memqueue"
 	"github.com/redstate/redstate/queue/redisqueue"
-	"github.com/redstate/redstate/queue/sqlrecords"
 	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/report"
+	"github.com/redstate/redstate/report/memrecords"
+	"github.com/redstate/redstate/report/redisrecords"
+	"github.com/redstate/redstate/report/sqlrecords"
 )
 
-// queueBackend is the queue block (seed 004) as serve runs it: one broker and record store
-// (memory, or Redis when configured), a worker per configured queue, the reconciler of the
-// report queue, the report flow and one admin per queue for the HTTP API.
+// queueBackend is the queue block with the report flow of seed 004 on top, as serve runs it:
+// one broker and record store (memory, or Redis when configured), a worker per configured
+// queue, the reconciler of the report queue, the report flow and one queue admin per queue for
+// the HTTP API. The queues of queue.queues carry the seed's report jobs: their workers drop
+// messages without a RecordId (report.CheckJob) and set a dead-lettered job's record to status
+// 5 (report.MarkFailed), whatever their handler.
 type queueBackend struct {
 	// name is backendMemory or backendRedis.
 	name    string
 	broker  queue.Broker
-	records queue.RecordStore
+	records report.RecordStore
 	// reports serves the report routes on cfg.ReportQueue; nil when the report flow is off.
 	reports *report.Service
 	// admins are the queue admins by queue name.
 	admins      map[string]*queue.Admin
 	handlers    map[string]string // queue name → config handler name, for logs
 	workers     []*queue.Worker
-	reconcilers []*queue.Reconciler
+	reconcilers []*report.Reconciler
 	log         *slog.Logger
 	// sqlRecords is the SQL record store when queue.record-store is sql (swept for expired
 	// records by start).
 	sqlRecords *sqlrecords.Store
 	// throughput counts handled jobs per queue and minute into the broker (shared by every
 	// instance, for the dashboard); observer is what workers report to (metrics and it).
-	throughput *queue.ThroughputRecorder
+	throughput *queue.ThroughputCounter
 	observer   queue.Observer
 	// recordStore is queue.record-store, for the overview.
 	recordStore string
@@ -82,7 +87,7 @@ func (a *app) openQueues(ctx context.Context) (*queueBackend, error) {
 			return nil, fmt.Errorf("queue redis broker: %w", err)
 		}
 		if cfg.Queue.RecordStore == config.RecordStoreRedis {
-			rs, err := redisqueue.NewRecords(client, redisqueue.RecordOptions{Namespace: cfg.Namespace, Retention: retention})
+			rs, err := redisrecords.New(client, redisrecords.Options{Namespace: cfg.Namespace, Retention: retention})
 			if err != nil {
 				_ = qb.Close(ctx)
 				return nil, fmt.Errorf("queue redis records: %w", err)
@@ -112,14 +117,14 @@ func (a *app) openQueues(ctx context.Context) (*queueBackend, error) {
 		}
 		log.Info("job records in sql", "engine", db.Dialect.String(), "retention", kept)
 	case config.RecordStoreMemory:
-		qb.records = memqueue.NewRecordStore(memqueue.RecordOptions{Retention: retention})
+		qb.records = memrecords.New(memrecords.Options{Retention: retention})
 		log.Info("job records in memory: they live only as long as this process")
 	}
 
 	qm := metrics.NewQueueMetrics(m)
 	qb.observer = qm
 	if ts, ok := qb.broker.(queue.ThroughputStore); ok {
-		qb.throughput = queue.NewThroughputRecorder(ts, 5*time.Second, log)
+		qb.throughput = queue.NewThroughputCounter(ts, 5*time.Second, log)
 		qb.observer = queue.MultiObserver{qm, qb.throughput}
 	}
 	reportQueue, reportOn := cfg.ReportQueue()
@@ -134,7 +139,7 @@ func (a *app) openQueues(ctx context.Context) (*queueBackend, error) {
 			}
 			admin = svc.Admin()
 		} else {
-			a, err := queue.NewAdmin(qb.broker, qb.records, queue.AdminOptions{Queue: spec.Name, Logger: log})
+			a, err := queue.NewAdmin(qb.broker, spec.Name)
 			if err != nil {
 				_ = qb.Close(ctx)
 				return nil, err
@@ -157,7 +162,7 @@ func (a *app) openQueues(ctx context.Context) (*queueBackend, error) {
 				log.Warn("queue webhook calls are unsigned: set queue.queues[].webhook.secret so the receiver can verify them (docs/security.md)",
 					"queue", spec.Name)
 			}
-			h = queue.WebhookHandler(spec.Webhook.URL, spec.Webhook.Secret, spec.Webhook.Timeout, nil)
+			h = queue.WebhookHandler(spec.Webhook.URL, spec.Webhook.Secret, spec.Webhook.Timeout, nil, report.WebhookBody)
 		case config.HandlerExternal:
 			log.Info("queue has handler external: no worker here, a consumer outside redstate takes its jobs", "queue", spec.Name)
 			continue
@@ -165,7 +170,7 @@ func (a *app) openQueues(ctx context.Context) (*queueBackend, error) {
 			_ = qb.Close(ctx)
 			return nil, fmt.Errorf("queue %s: unknown handler %q", spec.Name, spec.Handler)
 		}
-		w, err := queue.NewWorker(qb.broker, qb.records, h, queue.Config{
+		w, err := queue.NewWorker(qb.broker, h, queue.Config{
 			Queue:           spec.Name,
 			Concurrency:     spec.Concurrency,
 			BlockTimeout:    spec.BlockTimeout,
@@ -179,6 +184,8 @@ func (a *app) openQueues(ctx context.Context) (*queueBackend, error) {
 			ShutdownTimeout: cfg.Server.ShutdownTimeout,
 			Logger:          log,
 			Observer:        qb.observer,
+			Check:           report.CheckJob,
+			OnDead:          report.MarkFailed(qb.records),
 		})
 		if err != nil {
 			_ = qb.Close(ctx)
@@ -192,9 +199,9 @@ func (a *app) openQueues(ctx context.Context) (*queueBackend, error) {
 // openReports builds the report flow on queue name (cfg.ReportQueue) with its reconciler
 // (when enabled), which the service nudges about every failed enqueue.
 func (qb *queueBackend) openReports(cfg config.Config, name string, log *slog.Logger) (*report.Service, error) {
-	var nudger queue.Nudger
+	var nudger report.Nudger
 	if cfg.Queue.Reconciler.Enabled {
-		rc, err := queue.NewReconciler(qb.broker, qb.records, queue.ReconcilerConfig{
+		rc, err := report.NewReconciler(qb.broker, qb.records, report.ReconcilerConfig{
 			Queue: name, Age: cfg.Queue.Reconciler.Age, Interval: cfg.Queue.Reconciler.Interval, Logger: log,
 		})
 		if err != nil {
@@ -225,7 +232,7 @@ func (qb *queueBackend) addAdmin(name string) error {
 	if _, ok := qb.admins[name]; ok {
 		return nil
 	}
-	a, err := queue.NewAdmin(qb.broker, qb.records, queue.AdminOptions{Queue: name, Logger: qb.log})
+	a, err := queue.NewAdmin(qb.broker, name)
 	if err != nil {
 		return err
 	}

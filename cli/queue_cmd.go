@@ -4,17 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strconv"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/queue"
-	"github.com/redstate/redstate/queue/memqueue"
 	"github.com/redstate/redstate/queue/redisqueue"
-	"github.com/redstate/redstate/queue/sqlrecords"
+	"github.com/redstate/redstate/report"
+	"github.com/redstate/redstate/report/memrecords"
+	"github.com/redstate/redstate/report/redisrecords"
+	"github.com/redstate/redstate/report/sqlrecords"
 )
 
 // newQueueCommand returns `redstate queue`: admin commands on a job queue's Redis data (seed
@@ -47,26 +47,34 @@ type queueFlags struct {
 	all, yes, json bool
 }
 
-// queueSubcommand returns a queue subcommand that runs run on an Admin for --queue, with the
+// queueSession is what a queue subcommand works on: the composition root (its Redis, and
+// its SQL pool when a report admin needs the records) and --queue.
+type queueSession struct {
+	app    *app
+	broker *redisqueue.Broker
+	// admin is the queue admin of --queue.
+	admin *queue.Admin
+}
+
+// queueSubcommand returns a queue subcommand that runs run on a session for --queue, with the
 // Redis and namespace flags plus the extra flag groups.
-func queueSubcommand(use, short string, args cobra.PositionalArgs, run func(*cobra.Command, *queue.Admin, *queueFlags, []string) error, extra ...config.FlagGroup) *cobra.Command {
+func queueSubcommand(use, short string, args cobra.PositionalArgs, run func(*cobra.Command, *queueSession, *queueFlags, []string) error, extra ...config.FlagGroup) *cobra.Command {
 	f := &queueFlags{}
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
 		Args:  args,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withRedisClient(cmd, func(cfg config.Config, client redis.UniversalClient) error {
-				admin, done, err := openQueueAdmin(cmd.Context(), cfg, client, f.queue)
+			return withRedisApp(cmd, func(a *app) error {
+				s, err := openQueueSession(a, f.queue)
 				if err != nil {
 					return err
 				}
-				defer done()
-				return run(cmd, admin, f, args)
+				return run(cmd, s, f, args)
 			})
 		},
 	}
-	cmd.Flags().StringVar(&f.queue, "queue", queue.DefaultQueue, "queue name")
+	cmd.Flags().StringVar(&f.queue, "queue", report.DefaultQueue, "queue name")
 	cmd.Flags().IntVar(&f.start, "start", 0, "dead: offset of the first dead letter (0 = newest)")
 	cmd.Flags().IntVar(&f.count, "count", 100, "dead: how many dead letters to print (at most 1000)")
 	cmd.Flags().BoolVar(&f.all, "all", false, "requeue: move every dead letter back to pending")
@@ -76,44 +84,47 @@ func queueSubcommand(use, short string, args cobra.PositionalArgs, run func(*cob
 	return cmd
 }
 
-// openQueueAdmin returns the Admin of queueName on the configured Redis, with the job records in
-// the configured record store (queue.record-store: sql, the default, opens the database; redis;
-// memory, always empty in a one-off command). done releases the database.
-func openQueueAdmin(ctx context.Context, cfg config.Config, client redis.UniversalClient, queueName string) (*queue.Admin, func(), error) {
-	done := func() {}
-	broker, err := redisqueue.New(client, redisqueue.Options{Namespace: cfg.Namespace})
+// openQueueSession returns the session of queueName on the root's Redis.
+func openQueueSession(a *app, queueName string) (*queueSession, error) {
+	broker, err := redisqueue.New(a.redis, redisqueue.Options{Namespace: a.cfg.Namespace})
 	if err != nil {
-		return nil, done, err
+		return nil, err
 	}
-	var records queue.RecordStore
-	switch cfg.Queue.RecordStore {
-	case config.RecordStoreSQL:
-		db, err := openSQL(ctx, cfg, slog.New(slog.DiscardHandler))
-		if err != nil {
-			return nil, done, err
-		}
-		done = func() { _ = db.Close() }
-		if records, err = sqlrecords.New(ctx, db, sqlrecords.Options{Retention: cfg.Queue.RecordRetention}); err != nil {
-			done()
-			return nil, func() {}, err
-		}
-	case config.RecordStoreMemory:
-		records = memqueue.NewRecordStore(memqueue.RecordOptions{})
-	default:
-		if records, err = redisqueue.NewRecords(client, redisqueue.RecordOptions{Namespace: cfg.Namespace, Retention: cfg.Queue.RecordRetention}); err != nil {
-			return nil, done, err
-		}
-	}
-	admin, err := queue.NewAdmin(broker, records, queue.AdminOptions{Queue: queueName})
+	admin, err := queue.NewAdmin(broker, queueName)
 	if err != nil {
-		done()
-		return nil, func() {}, err
+		return nil, err
 	}
-	return admin, done, nil
+	return &queueSession{app: a, broker: broker, admin: admin}, nil
 }
 
-func queueStats(cmd *cobra.Command, a *queue.Admin, f *queueFlags, _ []string) error {
-	st, err := a.Stats(cmd.Context())
+// reportAdmin returns the report admin of the session's queue, with the records in the
+// configured record store (queue.record-store: sql, the default, opens the database; redis;
+// memory, always empty in a one-off command); the root closes the database.
+func (s *queueSession) reportAdmin(ctx context.Context) (*report.Admin, error) {
+	cfg := s.app.cfg
+	var records report.RecordStore
+	switch cfg.Queue.RecordStore {
+	case config.RecordStoreSQL:
+		db, err := s.app.sql(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if records, err = sqlrecords.New(ctx, db, sqlrecords.Options{Retention: cfg.Queue.RecordRetention}); err != nil {
+			return nil, err
+		}
+	case config.RecordStoreMemory:
+		records = memrecords.New(memrecords.Options{})
+	default:
+		var err error
+		if records, err = redisrecords.New(s.app.redis, redisrecords.Options{Namespace: cfg.Namespace, Retention: cfg.Queue.RecordRetention}); err != nil {
+			return nil, err
+		}
+	}
+	return report.NewAdmin(s.broker, records, report.AdminOptions{Queue: s.admin.Queue()})
+}
+
+func queueStats(cmd *cobra.Command, s *queueSession, f *queueFlags, _ []string) error {
+	st, err := s.admin.Stats(cmd.Context())
 	if err != nil {
 		return err
 	}
@@ -125,8 +136,8 @@ func queueStats(cmd *cobra.Command, a *queue.Admin, f *queueFlags, _ []string) e
 	return t.flush()
 }
 
-func queueDead(cmd *cobra.Command, a *queue.Admin, f *queueFlags, _ []string) error {
-	letters, err := a.DeadLetters(cmd.Context(), f.start, f.count)
+func queueDead(cmd *cobra.Command, s *queueSession, f *queueFlags, _ []string) error {
+	letters, err := s.admin.DeadLetters(cmd.Context(), f.start, f.count)
 	if err != nil {
 		return err
 	}
@@ -143,12 +154,17 @@ func queueDead(cmd *cobra.Command, a *queue.Admin, f *queueFlags, _ []string) er
 			continue
 		}
 		m := dl.Message
-		t.row(m.RecordID, m.JobID, m.RetryCount, m.FailedAt, m.LastError)
+		var record any = "-"
+		if id, err := report.RecordIDOf(*m); err == nil {
+			record = id
+		}
+		t.row(record, m.JobID, m.RetryCount, m.FailedAt, m.LastError)
 	}
 	return t.flush()
 }
 
-func queueRequeue(cmd *cobra.Command, a *queue.Admin, f *queueFlags, args []string) error {
+func queueRequeue(cmd *cobra.Command, s *queueSession, f *queueFlags, args []string) error {
+	a := s.admin
 	switch {
 	case f.all && len(args) == 0:
 		if !f.yes {
@@ -174,7 +190,8 @@ func queueRequeue(cmd *cobra.Command, a *queue.Admin, f *queueFlags, args []stri
 	return errors.New("give either one dead letter's raw JSON (as printed by `redstate queue dead`) or --all")
 }
 
-func queuePurge(cmd *cobra.Command, a *queue.Admin, f *queueFlags, _ []string) error {
+func queuePurge(cmd *cobra.Command, s *queueSession, f *queueFlags, _ []string) error {
+	a := s.admin
 	if !f.yes {
 		st, err := a.Stats(cmd.Context())
 		if err != nil {
@@ -190,7 +207,7 @@ func queuePurge(cmd *cobra.Command, a *queue.Admin, f *queueFlags, _ []string) e
 	return err
 }
 
-func queueRegenerate(cmd *cobra.Command, a *queue.Admin, _ *queueFlags, args []string) error {
+func queueRegenerate(cmd *cobra.Command, s *queueSession, _ *queueFlags, args []string) error {
 	ids := make([]int64, len(args))
 	for i, s := range args {
 		id, err := strconv.ParseInt(s, 10, 64)
@@ -198,6 +215,10 @@ func queueRegenerate(cmd *cobra.Command, a *queue.Admin, _ *queueFlags, args []s
 			return fmt.Errorf("record id %q must be a positive integer", s)
 		}
 		ids[i] = id
+	}
+	a, err := s.reportAdmin(cmd.Context())
+	if err != nil {
+		return err
 	}
 	res, err := a.BatchRegenerate(cmd.Context(), ids)
 	if err != nil {

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redstate/redstate/queue"
-	"github.com/redstate/redstate/queue/redisqueue"
-	"github.com/redstate/redstate/queue/sqlrecords"
 	"github.com/redstate/redstate/redistest"
+	"github.com/redstate/redstate/report"
+	"github.com/redstate/redstate/report/redisrecords"
+	"github.com/redstate/redstate/report/sqlrecords"
 	"github.com/redstate/redstate/sqldb"
 )
 
@@ -21,11 +21,11 @@ func TestQueueCommands_DeadLettersStatsRegenerate(t *testing.T) {
 	if err := client.LPush(ctx, "report:queue:dead", legacy).Err(); err != nil {
 		t.Fatal(err)
 	}
-	records, err := redisqueue.NewRecords(client, redisqueue.RecordOptions{})
+	records, err := redisrecords.New(client, redisrecords.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := records.Create(ctx, 7, queue.StatusFailed, nil); err != nil {
+	if _, err := records.Create(ctx, 7, report.StatusFailed, nil); err != nil {
 		t.Fatal(err)
 	}
 
@@ -76,7 +76,7 @@ func TestQueueRegenerate_ReadsRecordsFromSQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := records.Create(t.Context(), 8, queue.StatusFailed, nil); err != nil {
+	if _, err := records.Create(t.Context(), 8, report.StatusFailed, nil); err != nil {
 		t.Fatal(err)
 	}
 	_ = db.Close()

@@ -16,6 +16,8 @@ import (
 
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/redistest"
+	"github.com/redstate/redstate/report"
+	"github.com/redstate/redstate/report/redisrecords"
 )
 
 // Crash test parameters (issue 3, "Proof"): 5,000 jobs, the worker process is SIGKILLed
@@ -58,8 +60,8 @@ func TestQueueCrash_WorkerKilledMidRunRedeliversEveryJob(t *testing.T) {
 	submitAll(t, s1)
 	t.Logf("submitted %d records over HTTP in %s", crashJobs, time.Since(start).Round(time.Millisecond))
 
-	keys := queue.NewKeys(queue.DefaultQueue, false)
-	recKeys := queue.NewRecordKeys("", false)
+	keys := queue.NewKeys(report.DefaultQueue, false)
+	recKeys := redisrecords.NewKeys("", false)
 	done := func() int64 { return crashJobs - rc.ZCard(ctx, recKeys.Generating()).Val() }
 	eventually(t, time.Minute, fmt.Sprintf("%d reports done before the kill", crashKillAfter), func() bool {
 		return done() >= crashKillAfter
@@ -84,7 +86,11 @@ func TestQueueCrash_WorkerKilledMidRunRedeliversEveryJob(t *testing.T) {
 			if err != nil {
 				t.Fatalf("in-flight message %q: %v", raw, err)
 			}
-			inFlight[m.RecordID] = true
+			id, err := report.RecordIDOf(m)
+			if err != nil {
+				t.Fatalf("in-flight message %q: %v", raw, err)
+			}
+			inFlight[id] = true
 		}
 	}
 	doneAtKill := done()

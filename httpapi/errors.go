@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/redstate/redstate"
-	"github.com/redstate/redstate/queue"
+	"github.com/redstate/redstate/report"
 )
 
 // Error codes that exist only in the HTTP layer: no store returns them. They complete the
@@ -51,7 +51,7 @@ type errorBody struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	// BusinessCode is the seed's numeric business code (1001, 2005, 3241) when the error is a
-	// *queue.BusinessError; omitted otherwise.
+	// *report.BusinessError; omitted otherwise.
 	BusinessCode int `json:"businessCode,omitempty"`
 }
 
@@ -98,5 +98,5 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	h.Del("ETag")
 	h.Del("Content-Length")
-	writeJSON(w, status, errorBody{Code: code, Message: msg, BusinessCode: queue.BusinessCode(err)})
+	writeJSON(w, status, errorBody{Code: code, Message: msg, BusinessCode: report.BusinessCode(err)})
 }

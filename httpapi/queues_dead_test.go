@@ -17,7 +17,7 @@ func TestQueues_DeadLettersStreamedInChunks(t *testing.T) {
 		t.Fatalf("queue %q start %d, %d letters, want %d", big.Queue, big.Start, len(big.DeadLetters), n)
 	}
 	for i, dl := range big.DeadLetters {
-		if dl.Message == nil || dl.Message.RecordID != int64(n-i) {
+		if dl.Message == nil || recordOf(dl.Message) != int64(n-i) {
 			t.Fatalf("letter %d: %+v, want record %d (newest first)", i, dl.Message, n-i)
 		}
 	}

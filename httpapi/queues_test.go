@@ -7,19 +7,20 @@ import (
 	"time"
 
 	"github.com/redstate/redstate/queue"
+	"github.com/redstate/redstate/report"
 )
 
 // bury puts a job for id on the report queue's dead-letter list.
 func (ra *reportAPI) bury(t *testing.T, id int64) {
 	t.Helper()
 	ctx := context.Background()
-	if err := ra.broker.Enqueue(ctx, queue.DefaultQueue, queue.NewMessage(id, time.Now(), nil)); err != nil {
+	if err := ra.broker.Enqueue(ctx, report.DefaultQueue, report.NewJob(id, time.Now(), nil)); err != nil {
 		t.Fatal(err)
 	}
-	if err := ra.broker.Heartbeat(ctx, queue.DefaultQueue, "c1", time.Minute); err != nil {
+	if err := ra.broker.Heartbeat(ctx, report.DefaultQueue, "c1", time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	d, err := ra.broker.Dequeue(ctx, queue.DefaultQueue, "c1", time.Second)
+	d, err := ra.broker.Dequeue(ctx, report.DefaultQueue, "c1", time.Second)
 	if err != nil || d == nil {
 		t.Fatalf("dequeue: %v %v", d, err)
 	}
@@ -32,7 +33,7 @@ func TestQueues_StatsAndDeadLetters(t *testing.T) {
 	ra := newReportAPI(t, false)
 	ra.bury(t, 1)
 	ra.bury(t, 2)
-	if err := ra.broker.Enqueue(context.Background(), queue.DefaultQueue, queue.NewMessage(3, time.Now(), nil)); err != nil {
+	if err := ra.broker.Enqueue(context.Background(), report.DefaultQueue, report.NewJob(3, time.Now(), nil)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -49,10 +50,10 @@ func TestQueues_StatsAndDeadLetters(t *testing.T) {
 
 	r := ra.do("GET", "/v1/queues/report:queue/dead?start=0&count=100", "")
 	dl := decode[deadLettersResponse](t, r)
-	if r.status != 200 || len(dl.DeadLetters) != 2 || dl.DeadLetters[0].Message == nil || dl.DeadLetters[0].Message.RecordID != 2 {
+	if r.status != 200 || len(dl.DeadLetters) != 2 || dl.DeadLetters[0].Message == nil || recordOf(dl.DeadLetters[0].Message) != 2 {
 		t.Fatalf("dead: %d %s", r.status, r.body)
 	}
-	if r := decode[deadLettersResponse](t, ra.do("GET", "/v1/queues/report:queue/dead?count=1&start=1", "")); len(r.DeadLetters) != 1 || r.DeadLetters[0].Message.RecordID != 1 {
+	if r := decode[deadLettersResponse](t, ra.do("GET", "/v1/queues/report:queue/dead?count=1&start=1", "")); len(r.DeadLetters) != 1 || recordOf(r.DeadLetters[0].Message) != 1 {
 		t.Errorf("page: %+v", r)
 	}
 	wantError(t, ra.do("GET", "/v1/queues/report:queue/dead?count=0", ""), 400, "invalid")
@@ -76,7 +77,7 @@ func TestQueues_StatsAndDeadLetters(t *testing.T) {
 	if r.status != 200 || decode[map[string]any](t, r)["purged"] != float64(1) {
 		t.Fatalf("purge: %d %s", r.status, r.body)
 	}
-	if st, _ := ra.broker.Stats(context.Background(), queue.DefaultQueue); st.Dead != 0 || st.Pending != 4 {
+	if st, _ := ra.broker.Stats(context.Background(), report.DefaultQueue); st.Dead != 0 || st.Pending != 4 {
 		t.Errorf("stats after: %+v", st)
 	}
 }
@@ -86,4 +87,13 @@ func TestQueues_UnknownAndInvalid(t *testing.T) {
 	wantError(t, ra.do("GET", "/v1/queues/other:queue/stats", ""), http.StatusNotFound, "not_found")
 	wantError(t, ra.do("GET", "/v1/queues/bad%20name/stats", ""), http.StatusBadRequest, "invalid")
 	wantError(t, ra.do("PUT", "/v1/queues/report:queue/dead", ""), http.StatusMethodNotAllowed, "method_not_allowed")
+}
+
+// recordOf returns the record id of a dead letter's report job, 0 if it has none.
+func recordOf(m *queue.Message) int64 {
+	if m == nil {
+		return 0
+	}
+	id, _ := report.RecordIDOf(*m)
+	return id
 }

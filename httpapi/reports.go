@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/redstate/redstate"
-	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/report"
 )
 
@@ -54,7 +53,7 @@ func (s *server) submitAnswers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusAccepted, submitResponse{ID: rec.ID, Status: rec.Status, StatusText: queue.StatusText(rec.Status)})
+	writeJSON(w, http.StatusAccepted, submitResponse{ID: rec.ID, Status: rec.Status, StatusText: report.StatusText(rec.Status)})
 	return nil
 }
 

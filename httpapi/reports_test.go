@@ -13,13 +13,14 @@ import (
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/queue/memqueue"
 	"github.com/redstate/redstate/report"
+	"github.com/redstate/redstate/report/memrecords"
 )
 
 // reportAPI is an API with the report flow on memqueue.
 type reportAPI struct {
 	*testAPI
 	broker  *memqueue.Broker
-	records *memqueue.RecordStore
+	records *memrecords.Store
 	svc     *report.Service
 }
 
@@ -27,7 +28,7 @@ func newReportAPI(t *testing.T, withTokens bool) *reportAPI {
 	t.Helper()
 	ra := &reportAPI{
 		broker:  memqueue.NewBroker(memqueue.Options{}),
-		records: memqueue.NewRecordStore(memqueue.RecordOptions{}),
+		records: memrecords.New(memrecords.Options{}),
 	}
 	svc, err := report.NewService(ra.broker, ra.records, report.Options{})
 	if err != nil {
@@ -57,7 +58,8 @@ func newReportAPI(t *testing.T, withTokens bool) *reportAPI {
 func (ra *reportAPI) runWorker(t *testing.T) {
 	t.Helper()
 	g := &report.Generator{Records: ra.records, Delay: 5 * time.Millisecond}
-	w, err := queue.NewWorker(ra.broker, ra.records, g.Handler(), queue.Config{
+	w, err := queue.NewWorker(ra.broker, g.Handler(), queue.Config{
+		Queue: report.DefaultQueue, Check: report.CheckJob, OnDead: report.MarkFailed(ra.records),
 		BlockTimeout: 50 * time.Millisecond, PromoteInterval: 10 * time.Millisecond, ShutdownTimeout: time.Second,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
@@ -100,7 +102,7 @@ func TestReports_SubmitThenResult(t *testing.T) {
 			t.Fatalf("result: %d %s", r.status, r.body)
 		}
 		st = decode[report.Status](t, r)
-		if st.Status == queue.StatusDone || time.Now().After(deadline) {
+		if st.Status == report.StatusDone || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -223,7 +225,7 @@ func TestReports_NotWired(t *testing.T) {
 // admin-only regenerate may reset a report).
 func TestSubmit_FinishedReportCannotBeOverwritten(t *testing.T) {
 	ra := newReportAPI(t, false)
-	if _, err := ra.records.Create(t.Context(), 77, queue.StatusPending, nil); err != nil {
+	if _, err := ra.records.Create(t.Context(), 77, report.StatusPending, nil); err != nil {
 		t.Fatal(err)
 	}
 	if r := ra.do("POST", "/api/assessment/submit", `{"recordId": 77, "answers": {"q": 1}}`); r.status != http.StatusAccepted {
@@ -233,10 +235,10 @@ func TestSubmit_FinishedReportCannotBeOverwritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := wantError(t, ra.do("POST", "/api/assessment/submit", `{"recordId": 77, "answers": {"q": 2}}`), http.StatusConflict, "conflict")
-	if e.BusinessCode != queue.CodeInvalidOperation {
+	if e.BusinessCode != report.CodeInvalidOperation {
 		t.Fatalf("businessCode = %d, want 2005", e.BusinessCode)
 	}
-	if rec, _ := ra.records.Get(t.Context(), 77); rec.Status != queue.StatusDone || string(rec.Result) != `{"score":1}` {
+	if rec, _ := ra.records.Get(t.Context(), 77); rec.Status != report.StatusDone || string(rec.Result) != `{"score":1}` {
 		t.Fatalf("record after a refused submit: %+v", rec)
 	}
 }

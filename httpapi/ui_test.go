@@ -91,8 +91,7 @@ func TestUI_SessionRules(t *testing.T) {
 // with the counts the shared store holds.
 func TestQueueThroughputRoute(t *testing.T) {
 	b := memqueue.NewBroker(memqueue.Options{})
-	records := memqueue.NewRecordStore(memqueue.RecordOptions{})
-	admin, err := queue.NewAdmin(b, records, queue.AdminOptions{Queue: "q1"})
+	admin, err := queue.NewAdmin(b, "q1")
 	if err != nil {
 		t.Fatal(err)
 	}

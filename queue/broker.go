@@ -26,7 +26,7 @@ import (
 type Broker interface {
 	// Enqueue encodes msg (EncodeMessage) and appends it to the tail of queue's pending list in
 	// one round trip (Redis: LPUSH). Jobs are dequeued in enqueue order (FIFO).
-	// Errors: EINVALID (bad queue name, RecordID <= 0, RetryCount < 0), EUNAVAILABLE.
+	// Errors: EINVALID (bad queue name, msg.Validate fails), EUNAVAILABLE.
 	Enqueue(ctx context.Context, queue string, msg Message) error
 
 	// EnqueueRaw appends raw, verbatim, to the tail of queue's pending list: the legacy-producer
@@ -89,7 +89,7 @@ type Broker interface {
 	Retry(ctx context.Context, d *Delivery, next Message, due time.Time) error
 
 	// Bury atomically removes the delivery from its consumer's in-flight set and puts msg
-	// (encoded) at the head of queue's dead-letter list (Redis: LPUSH report:queue:dead).
+	// (encoded) at the head of queue's dead-letter list (Redis: LPUSH <queue>:dead).
 	// Errors: EINVALID, ECONFLICT (as Ack), EUNAVAILABLE.
 	Bury(ctx context.Context, d *Delivery, msg Message) error
 
@@ -116,7 +116,7 @@ type Broker interface {
 
 	// RequeueDead atomically removes one dead letter whose stored string equals raw and appends
 	// it, unchanged, to the tail of queue's pending list. Its RetryCount is kept, so a job that
-	// had exhausted its retries gets exactly one more attempt (use Admin.Regenerate for a fresh
+	// had exhausted its retries gets exactly one more attempt (enqueue a new job for a fresh
 	// start). Errors: EINVALID, ENOTFOUND (no such dead letter), EUNAVAILABLE.
 	RequeueDead(ctx context.Context, queue, raw string) error
 
@@ -128,11 +128,12 @@ type Broker interface {
 	// Errors: EINVALID, EUNAVAILABLE.
 	PurgeDead(ctx context.Context, queue string) (int, error)
 
-	// HasJobFor reports whether a job for recordID is pending, in-flight at any consumer or
-	// waiting in the retry schedule (dead letters do not count). It decodes every entry, so it
-	// is O(queue length): meant for the reconciler, not for request paths. Malformed entries are
-	// skipped. Errors: EINVALID (bad queue, recordID <= 0), EUNAVAILABLE.
-	HasJobFor(ctx context.Context, queue string, recordID int64) (bool, error)
+	// HasJob tells whether a job for which want returns true is pending, in-flight at any
+	// consumer or waiting in the retry schedule (dead letters do not count). It decodes every
+	// entry, so it is O(queue length): meant for background repair (e.g. re-enqueueing a job
+	// a failed enqueue lost), not for request paths. Malformed entries are skipped.
+	// Errors: EINVALID (bad queue, nil want), EUNAVAILABLE.
+	HasJob(ctx context.Context, queue string, want func(Message) bool) (bool, error)
 }
 
 // MaxListCount is the largest page DeadLetters returns.
@@ -150,7 +151,7 @@ type Delivery struct {
 	// Message is Raw decoded; the zero Message when DecodeErr is set.
 	Message Message
 	// DecodeErr is non-nil when Raw is not a valid Message. The Worker logs such a delivery at
-	// Error level and Acks it (the seed: 记录 Error 日志,丢弃该消息).
+	// Error level and Acks it (drops it).
 	DecodeErr error
 }
 

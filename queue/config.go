@@ -10,15 +10,15 @@ import (
 	"github.com/redstate/redstate"
 )
 
-// Worker defaults (the seed's constants where it has them).
+// Worker defaults (those of seed 004's queue, where it has them).
 const (
-	// DefaultConcurrency: the seed consumes serially (单进程串行消费).
+	// DefaultConcurrency: one job at a time (serial consumption).
 	DefaultConcurrency = 1
-	// DefaultBlockTimeout is the seed's BrpopTimeout.
+	// DefaultBlockTimeout bounds one blocking Dequeue (seed 004's BrpopTimeout).
 	DefaultBlockTimeout = 30 * time.Second
-	// DefaultErrorDelay is the seed's ErrorRecoveryDelay.
+	// DefaultErrorDelay is the wait after a broker error (seed 004's ErrorRecoveryDelay).
 	DefaultErrorDelay = 5 * time.Second
-	// DefaultMaxRetries is the seed's MaxRetryCount.
+	// DefaultMaxRetries is how often a failed job is retried (seed 004's MaxRetryCount).
 	DefaultMaxRetries = 3
 	// DefaultLease is how long a consumer's jobs stay its own without a heartbeat.
 	DefaultLease = 30 * time.Second
@@ -28,19 +28,20 @@ const (
 	DefaultShutdownTimeout = time.Minute
 )
 
-// DefaultRetryDelays returns the seed's RetryDelays: 10s, 30s, 60s.
+// DefaultRetryDelays returns the default retry schedule (seed 004's RetryDelays): 10s, 30s,
+// 60s.
 func DefaultRetryDelays() []time.Duration {
 	return []time.Duration{10 * time.Second, 30 * time.Second, 60 * time.Second}
 }
 
 // Config configures a Worker. Zero fields take the defaults stated on them.
 type Config struct {
-	// Queue is the queue to consume. Default DefaultQueue ("report:queue").
+	// Queue is the queue to consume (required).
 	Queue string
 	// ConsumerID names this consumer in the broker (its in-flight set and lease). It must be
 	// unique among live consumers. Default "<hostname>-<pid>-<random>".
 	ConsumerID string
-	// Concurrency is how many jobs run at once. Default 1 (the seed's serial consumption).
+	// Concurrency is how many jobs run at once. Default 1 (serial consumption).
 	Concurrency int
 	// Prefetch is how many jobs the worker may hold dequeued beyond the ones running: they wait
 	// in its in-flight list (recovered with it if it crashes) and in memory, so that a handler
@@ -80,13 +81,16 @@ type Config struct {
 	Observer Observer
 	// Now is the clock used for retry due times. Default time.Now.
 	Now func() time.Time
+	// Check, if non-nil, vets every decoded message before the handler runs: a message it
+	// rejects is malformed, and is logged and dropped like one that is not valid JSON (a
+	// queue's user states here which messages its jobs are).
+	Check func(Message) error
+	// OnDead, if non-nil, is called for every job the worker dead-letters (see DeadHook).
+	OnDead DeadHook
 }
 
 // withDefaults returns c with every zero field set to its default.
 func (c Config) withDefaults() Config {
-	if c.Queue == "" {
-		c.Queue = DefaultQueue
-	}
 	if c.ConsumerID == "" {
 		c.ConsumerID = DefaultConsumerID()
 	}

@@ -7,10 +7,6 @@ import (
 	"github.com/redstate/redstate"
 )
 
-// DefaultQueue is the seed's queue: pending list "report:queue", dead letters
-// "report:queue:dead".
-const DefaultQueue = "report:queue"
-
 // maxNameLen bounds queue names and consumer ids (they become parts of keys).
 const maxNameLen = 200
 
@@ -36,8 +32,8 @@ func validateName(what, s string) error {
 }
 
 // Keys are the Redis keys of one queue (see docs/queue.md). On a standalone or Sentinel server
-// the seed's names are used verbatim ("report:queue", "report:queue:dead") so that legacy
-// producers keep working; on Cluster every key of a queue carries the hash tag "{<queue>}" so
+// the queue's name is used verbatim ("jobs", "jobs:dead") so that producers outside redstate
+// can LPUSH onto it; on Cluster every key of a queue carries the hash tag "{<queue>}" so
 // that one Lua script can touch them all.
 type Keys struct {
 	// Pending is the pending LIST (producers LPUSH, consumers BLMOVE RIGHT → LEFT).
@@ -80,7 +76,7 @@ func (k Keys) Throughput(minute int64) string {
 func (k Keys) Processing(consumerID string) string { return k.processingPrefix + consumerID }
 
 // NewNamespacedKeys returns the keys of queue under namespace, a plain prefix put before every
-// key (e.g. "prod-" gives "prod-report:queue" on standalone and "prod-{report:queue}:dead" on
+// key (e.g. "prod-" gives "prod-jobs" on standalone and "prod-{jobs}:dead" on
 // Cluster; "" gives NewKeys' names). The namespace must not contain '{' or '}' so that the
 // queue's own hash tag stays the key's tag; the backend validates it.
 func NewNamespacedKeys(namespace, queue string, cluster bool) Keys {
@@ -95,41 +91,10 @@ func NewNamespacedKeys(namespace, queue string, cluster bool) Keys {
 	}
 }
 
-// RecordKeys are the Redis keys of the job records (see docs/queue.md).
-//
-// Standalone/Sentinel:
-//
-//	<ns>report:record:<id>        HASH: status, answers, result, error, updatedAt; PEXPIRE retention
-//	<ns>report:records:generating ZSET: member id, score last write (Unix ms), records in status 3
-//
-// Cluster: every record key carries the one hash tag "{report:records}"
-// ("<ns>{report:records}:record:<id>", "<ns>{report:records}:generating"), so that a record's
-// hash and the generating index are updated by one atomic script. The price is that all
-// records live in one slot (one master); correctness of the index comes first.
-type RecordKeys struct {
-	record     string
-	generating string
-}
-
-// NewRecordKeys returns the record keys under namespace (no '{' or '}'; may be empty).
-func NewRecordKeys(namespace string, cluster bool) RecordKeys {
-	if cluster {
-		base := namespace + "{report:records}:"
-		return RecordKeys{record: base + "record:", generating: base + "generating"}
-	}
-	return RecordKeys{record: namespace + "report:record:", generating: namespace + "report:records:generating"}
-}
-
-// Record returns the HASH key of record id.
-func (k RecordKeys) Record(id int64) string { return k.record + strconv.FormatInt(id, 10) }
-
-// Generating returns the ZSET key indexing the records in status 3 (生成中) by last write.
-func (k RecordKeys) Generating() string { return k.generating }
-
-// NamesCollide reports whether two queues' keys would overlap: the same name, or one name
+// NamesCollide tells whether two queues' keys would overlap: the same name, or one name
 // extending the other with a suffix that one of the other's own keys uses (":dead", ":retry",
 // ":consumers", ":processing" and its consumer lists, ":stats" and its minutes). Such a pair must not be configured
-// together: with "report:queue" and "report:queue:dead", the second queue's workers would
+// together: with "jobs" and "jobs:dead", the second queue's workers would
 // consume the first one's dead letters.
 func NamesCollide(a, b string) bool {
 	if a == b {

@@ -6,27 +6,31 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/redstate/redstate"
 )
 
-// messageTimeLayout is the seed's EnqueueTime format ("2025-01-15T10:30:00"), zone-less, in
-// UTC; fractional seconds are written only when present.
+// messageTimeLayout is the EnqueueTime format ("2025-01-15T10:30:00"), zone-less, in UTC;
+// fractional seconds are written only when present.
 const messageTimeLayout = "2006-01-02T15:04:05.999999999"
 
-// Message is one job as stored on a queue: the seed's ReportQueueMessage, with two optional
-// additions. A legacy producer's message {"RecordId":12345,"RetryCount":0,
-// "EnqueueTime":"2025-01-15T10:30:00"} is a valid Message with no Payload and no JobID.
+// Message is one job as stored on a queue: a JSON object with the envelope members RetryCount,
+// EnqueueTime and the optional Payload, JobId, LastError and FailedAt. Any other top-level
+// member a producer wrote is kept verbatim in Fields, so that a queue's user may put its own
+// members beside the envelope (a job that is retried or dead-lettered keeps them): the queue
+// never interprets them. {"RetryCount":0,"EnqueueTime":"2025-01-15T10:30:00"} is the
+// smallest valid Message.
 type Message struct {
-	// RecordID is the business record id (JSON "RecordId"), > 0.
-	RecordID int64 `json:"RecordId"`
 	// RetryCount is how many times the job has been retried (0 for a new job).
 	RetryCount int `json:"RetryCount"`
 	// EnqueueTime is when the job was first enqueued; retries keep it. Encoded zone-less in
 	// UTC ("2025-01-15T10:30:00"); decoding also accepts fractional seconds and RFC 3339.
 	EnqueueTime time.Time `json:"EnqueueTime"`
-	// Payload is optional job input (JSON), omitted when empty.
+	// Payload is the job's optional input (opaque JSON), omitted when empty.
 	Payload json.RawMessage `json:"Payload,omitempty"`
 	// JobID optionally identifies the job (JSON "JobId"); NewMessage sets a random one so that
 	// equal jobs never collide. Omitted when empty.
@@ -37,13 +41,15 @@ type Message struct {
 	// FailedAt is when the job last failed (JSON "FailedAt", zone-less UTC like EnqueueTime),
 	// set by the Worker on a dead letter; the zero time is omitted.
 	FailedAt time.Time `json:"FailedAt,omitzero"`
+	// Fields are the object's other top-level members (name → JSON value), kept verbatim and
+	// encoded before the envelope members, in name order. nil when there are none.
+	Fields map[string]json.RawMessage `json:"-"`
 }
 
-// NewMessage returns a new job for recordID with RetryCount 0, EnqueueTime now (UTC, whole
-// seconds, the seed's precision), the given payload (may be nil) and a random JobID.
-func NewMessage(recordID int64, now time.Time, payload json.RawMessage) Message {
+// NewMessage returns a new job with RetryCount 0, EnqueueTime now (UTC, whole seconds), the
+// given payload (may be nil) and a random JobID.
+func NewMessage(now time.Time, payload json.RawMessage) Message {
 	return Message{
-		RecordID:    recordID,
 		EnqueueTime: now.UTC().Truncate(time.Second),
 		Payload:     payload,
 		JobID:       NewJobID(),
@@ -58,29 +64,58 @@ func NewJobID() string {
 }
 
 // NextRetry returns the message a failed job is retried with: RetryCount+1, everything else
-// (RecordID, EnqueueTime, Payload, JobID) unchanged.
+// (EnqueueTime, Payload, JobID, Fields) unchanged.
 func (m Message) NextRetry() Message {
 	m.RetryCount++
 	return m
 }
 
-// Validate checks the fields a Broker requires: RecordID > 0, RetryCount >= 0, Payload valid
-// JSON when present. Errors: EINVALID.
+// Field returns the value of the top-level member name among Fields, matched like
+// encoding/json matches struct fields (exact name first, then case-insensitively), and
+// whether there is one.
+func (m Message) Field(name string) (json.RawMessage, bool) {
+	if v, ok := m.Fields[name]; ok {
+		return v, true
+	}
+	for k, v := range m.Fields {
+		if strings.EqualFold(k, name) {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// Validate checks the fields a Broker requires: RetryCount >= 0, Payload and Fields valid
+// JSON, no Field named like an envelope member. Errors: EINVALID.
 func (m Message) Validate() error {
 	switch {
-	case m.RecordID <= 0:
-		return redstate.Errorf(redstate.EINVALID, "RecordId must be > 0, got %d", m.RecordID)
 	case m.RetryCount < 0:
 		return redstate.Errorf(redstate.EINVALID, "RetryCount must be >= 0, got %d", m.RetryCount)
 	case len(m.Payload) > 0 && !json.Valid(m.Payload):
 		return redstate.Errorf(redstate.EINVALID, "Payload is not valid JSON")
 	}
+	for k, v := range m.Fields {
+		if isEnvelopeMember(k) {
+			return redstate.Errorf(redstate.EINVALID, "field %q is an envelope member", k)
+		}
+		if !json.Valid(v) {
+			return redstate.Errorf(redstate.EINVALID, "field %q is not valid JSON", k)
+		}
+	}
 	return nil
 }
 
-// wireMessage is Message's JSON form.
+// envelopeMembers are the JSON names of Message's own members.
+var envelopeMembers = []string{"RetryCount", "EnqueueTime", "Payload", "JobId", "LastError", "FailedAt"}
+
+// isEnvelopeMember tells whether a top-level member name decodes into an envelope member
+// (encoding/json matches names case-insensitively).
+func isEnvelopeMember(name string) bool {
+	return slices.ContainsFunc(envelopeMembers, func(e string) bool { return strings.EqualFold(e, name) })
+}
+
+// wireMessage is the envelope's JSON form.
 type wireMessage struct {
-	RecordID    int64           `json:"RecordId"`
 	RetryCount  int             `json:"RetryCount"`
 	EnqueueTime string          `json:"EnqueueTime"`
 	Payload     json.RawMessage `json:"Payload,omitempty"`
@@ -89,10 +124,9 @@ type wireMessage struct {
 	FailedAt    string          `json:"FailedAt,omitempty"`
 }
 
-// MarshalJSON writes the seed's format, EnqueueTime zone-less in UTC.
+// MarshalJSON writes Fields (in name order), then the envelope, EnqueueTime zone-less in UTC.
 func (m Message) MarshalJSON() ([]byte, error) {
 	w := wireMessage{
-		RecordID:    m.RecordID,
 		RetryCount:  m.RetryCount,
 		EnqueueTime: m.EnqueueTime.UTC().Format(messageTimeLayout),
 		JobID:       m.JobID,
@@ -104,15 +138,44 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	if len(m.Payload) > 0 {
 		w.Payload = m.Payload
 	}
-	return json.Marshal(w)
+	env, err := json.Marshal(w)
+	if err != nil || len(m.Fields) == 0 {
+		return env, err
+	}
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for _, k := range slices.Sorted(maps.Keys(m.Fields)) {
+		name, err := json.Marshal(k)
+		if err != nil {
+			return nil, err
+		}
+		var v bytes.Buffer
+		if err := json.Compact(&v, m.Fields[k]); err != nil {
+			return nil, fmt.Errorf("field %q: %w", k, err)
+		}
+		buf.Write(name)
+		buf.WriteByte(':')
+		buf.Write(v.Bytes())
+		buf.WriteByte(',')
+	}
+	buf.Write(env[1:])
+	return buf.Bytes(), nil
 }
 
-// UnmarshalJSON reads the seed's format. EnqueueTime may be zone-less (read as UTC), with or
-// without fractional seconds, or RFC 3339 with an offset (converted to UTC).
+// UnmarshalJSON reads a stored message. EnqueueTime may be zone-less (read as UTC), with or
+// without fractional seconds, or RFC 3339 with an offset (converted to UTC). Members other
+// than the envelope's go to Fields.
 func (m *Message) UnmarshalJSON(b []byte) error {
 	var w wireMessage
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		return err
+	}
+	if all == nil {
+		return fmt.Errorf("a queue message is a JSON object, got %s", b)
 	}
 	t, err := parseMessageTime(w.EnqueueTime)
 	if err != nil {
@@ -122,10 +185,17 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return err
 	}
-	*m = Message{RecordID: w.RecordID, RetryCount: w.RetryCount, EnqueueTime: t, JobID: w.JobID,
-		LastError: w.LastError, FailedAt: failed}
+	*m = Message{RetryCount: w.RetryCount, EnqueueTime: t, JobID: w.JobID, LastError: w.LastError, FailedAt: failed}
 	if len(w.Payload) > 0 && !bytes.Equal(w.Payload, []byte("null")) {
 		m.Payload = w.Payload
+	}
+	for k, v := range all {
+		if !isEnvelopeMember(k) {
+			if m.Fields == nil {
+				m.Fields = map[string]json.RawMessage{}
+			}
+			m.Fields[k] = v
+		}
 	}
 	return nil
 }
@@ -156,9 +226,9 @@ func EncodeMessage(m Message) ([]byte, error) {
 	return b, nil
 }
 
-// DecodeMessage parses a stored message, legacy or current. It fails (EINVALID) on malformed
-// JSON, a bad EnqueueTime, RecordId <= 0 or RetryCount < 0; the Worker logs such a message and
-// drops it.
+// DecodeMessage parses a stored message. It fails (EINVALID) on malformed JSON (or a value
+// that is not an object), a bad EnqueueTime or RetryCount < 0; the Worker logs such a message
+// and drops it.
 func DecodeMessage(b []byte) (Message, error) {
 	var m Message
 	if err := json.Unmarshal(b, &m); err != nil {

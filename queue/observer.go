@@ -6,12 +6,12 @@ import "time"
 // package can implement it; this package does not depend on Prometheus. Implementations must
 // be safe for concurrent use and fast (they run on the worker's goroutines).
 type Observer interface {
-	// ObserveJob records one handled delivery of queue: its outcome (an Outcome constant) and
+	// ObserveJob counts one handled delivery of queue: its outcome (an Outcome constant) and
 	// how long the handler ran (0 for OutcomeDropped).
 	ObserveJob(queue, outcome string, d time.Duration)
 }
 
-// Job outcomes reported to an Observer.
+// Job outcomes told to an Observer.
 const (
 	// OutcomeAcked: the handler succeeded and the job was acked.
 	OutcomeAcked = "acked"

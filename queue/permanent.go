@@ -12,7 +12,7 @@ func (e *permanentError) Error() string { return e.err.Error() }
 func (e *permanentError) Unwrap() error { return e.err }
 
 // Permanent marks err as permanent: a Handler returns Permanent(err) for a job that can never
-// succeed (invalid input, a record that does not exist), and the Worker dead-letters it at once
+// succeed (invalid input, an entity that does not exist), and the Worker dead-letters it at once
 // with err as its reason instead of retrying it after 10, 30 and 60 seconds. Permanent(nil)
 // is nil.
 func Permanent(err error) error {
@@ -22,7 +22,7 @@ func Permanent(err error) error {
 	return &permanentError{err: err}
 }
 
-// IsPermanent reports whether err (or an error it wraps) was marked by Permanent.
+// IsPermanent tells whether err (or an error it wraps) was marked by Permanent.
 func IsPermanent(err error) bool {
 	var p *permanentError
 	return errors.As(err, &p)

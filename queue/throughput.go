@@ -38,11 +38,11 @@ type ThroughputStore interface {
 	Throughput(ctx context.Context, queue string, from, to int64) (map[int64]map[string]int64, error)
 }
 
-// ThroughputRecorder is an Observer that counts outcomes per queue and minute in memory and
-// flushes them to a ThroughputStore every FlushEvery (Run), so recording never adds a round
+// ThroughputCounter is an Observer that counts outcomes per queue and minute in memory and
+// flushes them to a ThroughputStore every FlushEvery (Run), so counting never adds a round
 // trip to a job. Counts of a process that dies are lost since its last flush (at most
 // FlushEvery's worth); a failed flush keeps them for the next one.
-type ThroughputRecorder struct {
+type ThroughputCounter struct {
 	store ThroughputStore
 	every time.Duration
 	now   func() time.Time
@@ -57,19 +57,19 @@ type throughputKey struct {
 	minute         int64
 }
 
-// NewThroughputRecorder returns a recorder flushing to store every every (default 5 s).
-func NewThroughputRecorder(store ThroughputStore, every time.Duration, log *slog.Logger) *ThroughputRecorder {
+// NewThroughputCounter returns a counter flushing to store every every (default 5 s).
+func NewThroughputCounter(store ThroughputStore, every time.Duration, log *slog.Logger) *ThroughputCounter {
 	if every <= 0 {
 		every = 5 * time.Second
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &ThroughputRecorder{store: store, every: every, now: time.Now, log: log, pending: map[throughputKey]int64{}}
+	return &ThroughputCounter{store: store, every: every, now: time.Now, log: log, pending: map[throughputKey]int64{}}
 }
 
 // ObserveJob implements Observer.
-func (r *ThroughputRecorder) ObserveJob(queue, outcome string, _ time.Duration) {
+func (r *ThroughputCounter) ObserveJob(queue, outcome string, _ time.Duration) {
 	k := throughputKey{queue: queue, outcome: outcome, minute: r.now().Unix() / 60}
 	r.mu.Lock()
 	r.pending[k]++
@@ -77,7 +77,7 @@ func (r *ThroughputRecorder) ObserveJob(queue, outcome string, _ time.Duration) 
 }
 
 // Flush writes the pending counts; what fails stays pending.
-func (r *ThroughputRecorder) Flush(ctx context.Context) error {
+func (r *ThroughputCounter) Flush(ctx context.Context) error {
 	r.mu.Lock()
 	batch := r.pending
 	r.pending = map[throughputKey]int64{}
@@ -111,7 +111,7 @@ func (r *ThroughputRecorder) Flush(ctx context.Context) error {
 }
 
 // Run flushes every FlushEvery until ctx ends, then once more.
-func (r *ThroughputRecorder) Run(ctx context.Context) error {
+func (r *ThroughputCounter) Run(ctx context.Context) error {
 	t := time.NewTicker(r.every)
 	defer t.Stop()
 	for {

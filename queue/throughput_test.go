@@ -24,12 +24,12 @@ func (f *failingOnce) AddThroughput(ctx context.Context, q string, m int64, c ma
 	return f.Broker.AddThroughput(ctx, q, m, c)
 }
 
-// TestThroughputRecorder_FailedFlushKeepsCounts: counts of a failed flush are written by the
+// TestThroughputCounter_FailedFlushKeepsCounts: counts of a failed flush are written by the
 // next one, not lost.
-func TestThroughputRecorder_FailedFlushKeepsCounts(t *testing.T) {
+func TestThroughputCounter_FailedFlushKeepsCounts(t *testing.T) {
 	ctx := context.Background()
 	store := &failingOnce{Broker: memqueue.NewBroker(memqueue.Options{})}
-	r := queue.NewThroughputRecorder(store, time.Hour, nil)
+	r := queue.NewThroughputCounter(store, time.Hour, nil)
 	r.ObserveJob("q", queue.OutcomeAcked, 0)
 	r.ObserveJob("q", queue.OutcomeAcked, 0)
 	if err := r.Flush(ctx); err == nil {

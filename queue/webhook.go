@@ -1,8 +1,6 @@
 package queue
 
 import (
-	"github.com/redstate/redstate/webhook"
-
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/redstate/redstate/webhook"
 )
 
 // DefaultWebhookTimeout bounds one webhook call when WebhookHandler is given no timeout.
@@ -19,12 +19,10 @@ const DefaultWebhookTimeout = 30 * time.Second
 // webhookSnippet bounds how much of a failing response body goes into the error.
 const webhookSnippet = 256
 
-// WebhookJob is the JSON body WebhookHandler POSTs for each job.
+// WebhookJob is the JSON body WebhookHandler POSTs for each job by default (JSONWebhookBody).
 type WebhookJob struct {
 	// Queue is the queue the job was taken from.
 	Queue string `json:"queue"`
-	// RecordID is the job's business record id (the seed's RecordId).
-	RecordID int64 `json:"recordId"`
 	// RetryCount is how many times the job has been retried (0 on the first attempt).
 	RetryCount int `json:"retryCount"`
 	// EnqueueTime is when the job was first enqueued (RFC 3339, UTC).
@@ -35,34 +33,46 @@ type WebhookJob struct {
 	Raw string `json:"raw"`
 }
 
-// WebhookHandler returns a Handler that POSTs each job to url as a WebhookJob with
-// Content-Type application/json. A 2xx answer is success; any other status (the error names it
+// WebhookBody builds the JSON body WebhookHandler POSTs for a job.
+type WebhookBody func(job *Delivery) ([]byte, error)
+
+// JSONWebhookBody is the default WebhookBody: the job as a WebhookJob. Payload is null when
+// the job has none.
+func JSONWebhookBody(job *Delivery) ([]byte, error) {
+	m := job.Message
+	payload := m.Payload
+	if len(payload) == 0 {
+		payload = json.RawMessage("null")
+	}
+	return json.Marshal(WebhookJob{
+		Queue:       job.Queue,
+		RetryCount:  m.RetryCount,
+		EnqueueTime: m.EnqueueTime.UTC(),
+		Payload:     payload,
+		Raw:         job.Raw,
+	})
+}
+
+// WebhookHandler returns a Handler that POSTs each job to url, as built by body (nil:
+// JSONWebhookBody), with Content-Type application/json. A 2xx answer is success; any other status (the error names it
 // and a snippet of the body), a timeout or a connection error is a failure, so the job is
 // retried or dead-lettered by the Worker. timeout bounds each call (0: DefaultWebhookTimeout);
 // client nil uses a client without its own timeout (the per-call timeout applies). With a
 // non-empty secret every call is signed (package webhook: X-Redstate-Timestamp and
 // X-Redstate-Signature, HMAC-SHA256 of timestamp and body).
-func WebhookHandler(url, secret string, timeout time.Duration, client *http.Client) Handler {
+func WebhookHandler(url, secret string, timeout time.Duration, client *http.Client, body WebhookBody) Handler {
 	if timeout <= 0 {
 		timeout = DefaultWebhookTimeout
 	}
 	if client == nil {
 		client = &http.Client{}
 	}
+	if body == nil {
+		body = JSONWebhookBody
+	}
+	encode := body
 	return func(ctx context.Context, job *Delivery) error {
-		m := job.Message
-		payload := m.Payload
-		if len(payload) == 0 {
-			payload = json.RawMessage("null")
-		}
-		body, err := json.Marshal(WebhookJob{
-			Queue:       job.Queue,
-			RecordID:    m.RecordID,
-			RetryCount:  m.RetryCount,
-			EnqueueTime: m.EnqueueTime.UTC(),
-			Payload:     payload,
-			Raw:         job.Raw,
-		})
+		body, err := encode(job)
 		if err != nil {
 			return fmt.Errorf("webhook: encode job: %w", err)
 		}

@@ -17,11 +17,14 @@ import (
 
 // Handler processes one job. A nil return acks the job; an error retries it (or dead-letters it
 // after the last retry). ctx is not canceled when the Worker begins a graceful shutdown, only
-// Config.ShutdownTimeout later. Setting the record's final status on success (4, 已完成) is the
-// handler's business (the report generator does it, e.g. with RecordStore.SetResult); the
-// Worker sets status 5 only when it dead-letters a job. Handlers must be idempotent: delivery
-// is at least once. A panic is recovered and treated as an error.
+// Config.ShutdownTimeout later. Handlers must be idempotent: delivery is at least once. A panic
+// is recovered and treated as an error.
 type Handler func(ctx context.Context, job *Delivery) error
+
+// DeadHook is told about every job the Worker dead-letters, after the job is on the dead-letter
+// list: m is the job as received and cause the handler's last error. Its ctx is bounded by
+// Config.BlockTimeout. An error it returns is logged; the job stays dead-lettered either way.
+type DeadHook func(ctx context.Context, m Message, cause error) error
 
 // Worker consumes one queue: a dispatcher fetches jobs with DequeueBatch (prefetch: up to
 // Concurrency+Prefetch jobs held at once) and hands them, in order, to Concurrency handler
@@ -32,18 +35,16 @@ type Handler func(ctx context.Context, job *Delivery) error
 // started when Run's ctx ends are given back to the head of the pending list (Release). See
 // docs/queue.md for the delivery guarantee.
 type Worker struct {
-	b       Broker
-	records RecordStore // may be nil: no status update on dead-lettering
-	h       Handler
-	cfg     Config
-	log     *slog.Logger
-	outage  *outagelog.Log // one log line per backend state change
+	b      Broker
+	h      Handler
+	cfg    Config
+	log    *slog.Logger
+	outage *outagelog.Log // one log line per backend state change
 }
 
-// NewWorker returns a Worker for cfg (defaults applied). records may be nil, in which case a
-// dead-lettered job's record status is not touched. Errors: EINVALID (bad config, nil broker or
-// handler).
-func NewWorker(b Broker, records RecordStore, h Handler, cfg Config) (*Worker, error) {
+// NewWorker returns a Worker for cfg (defaults applied). Errors: EINVALID (bad config, no
+// queue, nil broker or handler).
+func NewWorker(b Broker, h Handler, cfg Config) (*Worker, error) {
 	if b == nil || h == nil {
 		return nil, redstate.Errorf(redstate.EINVALID, "queue worker: broker and handler are required")
 	}
@@ -52,7 +53,7 @@ func NewWorker(b Broker, records RecordStore, h Handler, cfg Config) (*Worker, e
 		return nil, err
 	}
 	log := cfg.Logger.With("queue", cfg.Queue, "consumer", cfg.ConsumerID)
-	return &Worker{b: b, records: records, h: h, cfg: cfg, log: log, outage: outagelog.New(log, "queue backend")}, nil
+	return &Worker{b: b, h: h, cfg: cfg, log: log, outage: outagelog.New(log, "queue backend")}, nil
 }
 
 // ConsumerID returns the worker's consumer id.
@@ -287,8 +288,7 @@ func (w *Worker) release(ctx context.Context, ds []*Delivery) {
 }
 
 // Process handles one delivery exactly as Run does: it drops a malformed message, runs the
-// handler, and acks, retries or dead-letters the job (setting the record's status 5 in the last
-// case). It is exported for callers that drive their own Dequeue loop, and for tests; it uses
+// handler, and acks, retries or dead-letters the job (calling Config.OnDead in the last case). It is exported for callers that drive their own Dequeue loop, and for tests; it uses
 // no lease or maintenance goroutine. It returns when the job is settled or ctx ends.
 func (w *Worker) Process(ctx context.Context, d *Delivery) {
 	w.handle(ctx, d, func(c context.Context, d *Delivery) error { return w.b.Ack(c, d) })
@@ -297,15 +297,19 @@ func (w *Worker) Process(ctx context.Context, d *Delivery) {
 // handle runs the handler on d and settles the job, acking with ack.
 func (w *Worker) handle(ctx context.Context, d *Delivery, ack ackFunc) {
 	log := w.log.With("raw", d.Raw)
-	if d.DecodeErr != nil {
-		log.Error("queue message malformed; dropping it", "err", d.DecodeErr)
+	decodeErr := d.DecodeErr
+	if decodeErr == nil && w.cfg.Check != nil {
+		decodeErr = w.cfg.Check(d.Message)
+	}
+	if decodeErr != nil {
+		log.Error("queue message malformed; dropping it", "err", decodeErr)
 		if w.settle(ctx, "ack", func(c context.Context) error { return ack(c, d) }) {
 			w.observe(OutcomeDropped, 0)
 		}
 		return
 	}
 	m := d.Message
-	log = w.log.With("recordId", m.RecordID, "retryCount", m.RetryCount, "jobId", m.JobID)
+	log = w.log.With("retryCount", m.RetryCount, "jobId", m.JobID)
 	start := time.Now()
 	err := w.call(ctx, d)
 	dur := time.Since(start)
@@ -337,12 +341,12 @@ func (w *Worker) handle(ctx context.Context, d *Delivery, ack ackFunc) {
 			log.Error("queue job failed after last retry; dead-lettered", "err", err)
 		}
 		w.observe(OutcomeDead, dur)
-		if w.records != nil {
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.BlockTimeout)
+		if w.cfg.OnDead != nil {
+			hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.BlockTimeout)
 			defer cancel()
-			if _, serr := w.records.SetFailed(sctx, m.RecordID, err.Error()); serr != nil {
-				// The job stays dead-lettered (the seed: 状态更新失败不影响死信处理).
-				log.Error("queue: setting record status 5 failed", "err", serr)
+			if herr := w.cfg.OnDead(hctx, m, err); herr != nil {
+				// The job stays dead-lettered.
+				log.Error("queue dead-letter hook failed", "err", herr)
 			}
 		}
 	}
@@ -373,7 +377,7 @@ func (w *Worker) call(ctx context.Context, d *Delivery) (err error) {
 	return w.h(ctx, d)
 }
 
-// settle runs op (Ack, Retry or Bury) until it succeeds and reports true. It gives up, reporting
+// settle runs op (Ack, Retry or Bury) until it succeeds and returns true. It gives up, returning
 // false, on ECONFLICT (the job was recovered after a lease expiry and will be redelivered) or
 // when ctx ends (the job stays in-flight and is recovered once this consumer's lease lapses).
 // Other errors are logged and retried after ErrorDelay.
@@ -456,14 +460,14 @@ func (w *Worker) maintain(ctx context.Context) {
 	}
 }
 
-// observe reports an outcome to the Observer, if any.
+// observe passes an outcome to the Observer, if any.
 func (w *Worker) observe(outcome string, d time.Duration) {
 	if w.cfg.Observer != nil {
 		w.cfg.Observer.ObserveJob(w.cfg.Queue, outcome, d)
 	}
 }
 
-// sleep waits d or until ctx ends; it reports whether the full wait elapsed.
+// sleep waits d or until ctx ends; it tells whether the full wait elapsed.
 func sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()

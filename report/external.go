@@ -7,7 +7,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/redstate/redstate"
-	"github.com/redstate/redstate/queue"
 )
 
 // MaxFailureReason bounds the reason Fail stores, in bytes.
@@ -21,7 +20,7 @@ const MaxFailureReason = 2000
 // between the two still leaves the record with this result (as a late built-in job would).
 // Errors: EINVALID (id <= 0, result missing or not JSON), 3241 (unknown id, ENOTFOUND), 2005
 // (status not 3, ECONFLICT), EUNAVAILABLE.
-func (s *Service) Complete(ctx context.Context, id int64, result json.RawMessage) (*queue.Record, error) {
+func (s *Service) Complete(ctx context.Context, id int64, result json.RawMessage) (*Record, error) {
 	if len(result) == 0 || string(result) == "null" {
 		return nil, redstate.Errorf(redstate.EINVALID, "result is required")
 	}
@@ -39,7 +38,7 @@ func (s *Service) Complete(ctx context.Context, id int64, result json.RawMessage
 // FailedResultText), after which an admin may regenerate it. The record must be in status 3.
 // Errors: EINVALID (id <= 0, reason empty, longer than MaxFailureReason bytes or not UTF-8),
 // 3241, 2005, EUNAVAILABLE.
-func (s *Service) Fail(ctx context.Context, id int64, reason string) (*queue.Record, error) {
+func (s *Service) Fail(ctx context.Context, id int64, reason string) (*Record, error) {
 	if reason == "" || len(reason) > MaxFailureReason || !utf8.ValidString(reason) {
 		return nil, redstate.Errorf(redstate.EINVALID, "reason must be 1..%d bytes of UTF-8 text", MaxFailureReason)
 	}
@@ -55,9 +54,9 @@ func (s *Service) requireGenerating(ctx context.Context, id int64, what string) 
 	if err != nil {
 		return err
 	}
-	if rec.Status != queue.StatusGenerating {
-		return &queue.BusinessError{Code: queue.CodeInvalidOperation, Message: MsgNotGenerating,
-			Err: fmt.Errorf("record %d is in status %d (%s); %s can be reported in status 3 (生成中) only", id, rec.Status, queue.StatusText(rec.Status), what)}
+	if rec.Status != StatusGenerating {
+		return &BusinessError{Code: CodeInvalidOperation, Message: MsgNotGenerating,
+			Err: fmt.Errorf("record %d is in status %d (%s); %s can be reported in status 3 (生成中) only", id, rec.Status, StatusText(rec.Status), what)}
 	}
 	return nil
 }

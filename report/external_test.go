@@ -7,15 +7,15 @@ import (
 	"testing"
 
 	"github.com/redstate/redstate"
-	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/queue/memqueue"
 	"github.com/redstate/redstate/report"
+	"github.com/redstate/redstate/report/memrecords"
 )
 
 func TestComplete_AndFail_FromAnOutsideGenerator(t *testing.T) {
 	svc, _, _ := newFlow(t)
 	ctx := context.Background()
-	if _, err := svc.Complete(ctx, 1, json.RawMessage(`{"x":1}`)); queue.BusinessCode(err) != queue.CodeRecordNotFound {
+	if _, err := svc.Complete(ctx, 1, json.RawMessage(`{"x":1}`)); report.BusinessCode(err) != report.CodeRecordNotFound {
 		t.Fatalf("unknown record: %v", err)
 	}
 	if _, err := svc.Submit(ctx, 1, json.RawMessage(`{"q":1}`)); err != nil {
@@ -32,20 +32,20 @@ func TestComplete_AndFail_FromAnOutsideGenerator(t *testing.T) {
 		}
 	}
 	rec, err := svc.Fail(ctx, 1, "scoring service timed out")
-	if err != nil || rec.Status != queue.StatusFailed || rec.Error != "scoring service timed out" {
+	if err != nil || rec.Status != report.StatusFailed || rec.Error != "scoring service timed out" {
 		t.Fatalf("Fail = %+v, %v", rec, err)
 	}
-	if _, err := svc.Complete(ctx, 1, json.RawMessage(`{"x":1}`)); queue.BusinessCode(err) != queue.CodeInvalidOperation {
+	if _, err := svc.Complete(ctx, 1, json.RawMessage(`{"x":1}`)); report.BusinessCode(err) != report.CodeInvalidOperation {
 		t.Fatalf("Complete in status 5 = %v, want 2005", err)
 	}
 	if err := svc.Regenerate(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
 	rec, err = svc.Complete(ctx, 1, json.RawMessage(`{"x":1}`))
-	if err != nil || rec.Status != queue.StatusDone || string(rec.Result) != `{"x":1}` {
+	if err != nil || rec.Status != report.StatusDone || string(rec.Result) != `{"x":1}` {
 		t.Fatalf("Complete = %+v, %v", rec, err)
 	}
-	if _, err := svc.Fail(ctx, 1, "late"); queue.BusinessCode(err) != queue.CodeInvalidOperation {
+	if _, err := svc.Fail(ctx, 1, "late"); report.BusinessCode(err) != report.CodeInvalidOperation {
 		t.Fatalf("Fail in status 4 = %v, want 2005", err)
 	}
 }
@@ -57,7 +57,7 @@ func (n *nudges) Nudge(id int64) { n.ids = append(n.ids, id) }
 
 func TestSubmit_EnqueueFailureNudgesTheReconciler(t *testing.T) {
 	n := &nudges{}
-	rs := memqueue.NewRecordStore(memqueue.RecordOptions{})
+	rs := memrecords.New(memrecords.Options{})
 	svc, err := report.NewService(failingBroker{memqueue.NewBroker(memqueue.Options{})}, rs, report.Options{Nudger: n})
 	if err != nil {
 		t.Fatal(err)
@@ -73,12 +73,12 @@ func TestSubmit_EnqueueFailureNudgesTheReconciler(t *testing.T) {
 // flakyRecords fails the first Submit with EUNAVAILABLE, after applying it when applied is
 // set (the reply was lost) or before applying it otherwise (the request was lost).
 type flakyRecords struct {
-	queue.RecordStore
+	report.RecordStore
 	applied bool
 	failed  bool
 }
 
-func (f *flakyRecords) Submit(ctx context.Context, id int64, answers json.RawMessage) (*queue.Record, error) {
+func (f *flakyRecords) Submit(ctx context.Context, id int64, answers json.RawMessage) (*report.Record, error) {
 	if !f.failed {
 		f.failed = true
 		if f.applied {
@@ -95,17 +95,17 @@ func (f *flakyRecords) Submit(ctx context.Context, id int64, answers json.RawMes
 // connection is retried once and succeeds, whether or not the first attempt was applied.
 func TestSubmit_RetriesOnceOnAnUnavailableStore(t *testing.T) {
 	for _, applied := range []bool{false, true} {
-		rs := &flakyRecords{RecordStore: memqueue.NewRecordStore(memqueue.RecordOptions{}), applied: applied}
+		rs := &flakyRecords{RecordStore: memrecords.New(memrecords.Options{}), applied: applied}
 		svc, err := report.NewService(memqueue.NewBroker(memqueue.Options{}), rs, report.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		rec, err := svc.Submit(context.Background(), 6, json.RawMessage(`{"q":1}`))
-		if err != nil || rec.Status != queue.StatusGenerating {
+		if err != nil || rec.Status != report.StatusGenerating {
 			t.Fatalf("applied=%v: Submit = %+v, %v; want status 3", applied, rec, err)
 		}
 		// A different submission over the record is still refused.
-		if _, err := svc.Submit(context.Background(), 6, json.RawMessage(`{"q":2}`)); queue.BusinessCode(err) != queue.CodeInvalidOperation {
+		if _, err := svc.Submit(context.Background(), 6, json.RawMessage(`{"q":2}`)); report.BusinessCode(err) != report.CodeInvalidOperation {
 			t.Fatalf("applied=%v: second submit = %v, want 2005", applied, err)
 		}
 	}

@@ -24,7 +24,7 @@ const DefaultDelay = 2 * time.Second
 // status 4 is acknowledged without running again (a redelivery after a crash).
 type Generator struct {
 	// Records is where the answers are read and the result written (required).
-	Records queue.RecordStore
+	Records RecordStore
 	// Delay is the artificial work time; 0 means DefaultDelay, negative means none.
 	Delay time.Duration
 	// Now stamps the report's generatedAt. Default time.Now.
@@ -49,34 +49,38 @@ func (g *Generator) Handle(ctx context.Context, job *queue.Delivery) error {
 		return redstate.Errorf(redstate.EINVALID, "report generator: no record store")
 	}
 	m := job.Message
-	rec, err := g.Records.Get(ctx, m.RecordID)
+	id, err := RecordIDOf(m)
+	if err != nil {
+		return queue.Permanent(fmt.Errorf("report generator: %w", err))
+	}
+	rec, err := g.Records.Get(ctx, id)
 	if redstate.IsCode(err, redstate.ENOTFOUND) {
-		return queue.Permanent(fmt.Errorf("report generator: record %d does not exist (submit its answers first)", m.RecordID))
+		return queue.Permanent(fmt.Errorf("report generator: record %d does not exist (submit its answers first)", id))
 	}
 	if err != nil {
-		return fmt.Errorf("report generator: read record %d: %w", m.RecordID, err)
+		return fmt.Errorf("report generator: read record %d: %w", id, err)
 	}
 	switch rec.Status {
-	case queue.StatusDone:
-		g.logger().Info("report already generated; job acknowledged without running", "recordId", m.RecordID, "jobId", m.JobID)
+	case StatusDone:
+		g.logger().Info("report already generated; job acknowledged without running", "recordId", id, "jobId", m.JobID)
 		return nil
-	case queue.StatusPending, queue.StatusInProgress:
-		return queue.Permanent(fmt.Errorf("report generator: record %d has no submitted answers (status %d %s)", m.RecordID, rec.Status, queue.StatusText(rec.Status)))
+	case StatusPending, StatusInProgress:
+		return queue.Permanent(fmt.Errorf("report generator: record %d has no submitted answers (status %d %s)", id, rec.Status, StatusText(rec.Status)))
 	}
-	g.logger().Debug("generating report", "recordId", m.RecordID, "attempt", m.RetryCount, "jobId", m.JobID)
+	g.logger().Debug("generating report", "recordId", id, "attempt", m.RetryCount, "jobId", m.JobID)
 	if g.OnRun != nil {
-		g.OnRun(m.RecordID, m.RetryCount)
+		g.OnRun(id, m.RetryCount)
 	}
 	rep, err := Compute(rec.Answers)
 	if err != nil {
-		return queue.Permanent(fmt.Errorf("report generator: record %d: %w", m.RecordID, err))
+		return queue.Permanent(fmt.Errorf("report generator: record %d: %w", id, err))
 	}
 	if d := g.delay(); d > 0 {
 		t := time.NewTimer(d)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("report generator: record %d: interrupted: %w", m.RecordID, ctx.Err())
+			return fmt.Errorf("report generator: record %d: interrupted: %w", id, ctx.Err())
 		case <-t.C:
 		}
 	}
@@ -84,16 +88,16 @@ func (g *Generator) Handle(ctx context.Context, job *queue.Delivery) error {
 	if g.Now != nil {
 		now = g.Now
 	}
-	rep.RecordID = m.RecordID
+	rep.RecordID = id
 	rep.JobID = m.JobID
 	rep.Attempt = m.RetryCount
 	rep.GeneratedAt = now().UTC()
 	body, err := json.Marshal(rep)
 	if err != nil {
-		return queue.Permanent(fmt.Errorf("report generator: record %d: the report cannot be encoded: %w", m.RecordID, err))
+		return queue.Permanent(fmt.Errorf("report generator: record %d: the report cannot be encoded: %w", id, err))
 	}
-	if _, err := g.Records.SetResult(ctx, m.RecordID, body); err != nil {
-		return fmt.Errorf("report generator: store report of record %d: %w", m.RecordID, err)
+	if _, err := g.Records.SetResult(ctx, id, body); err != nil {
+		return fmt.Errorf("report generator: store report of record %d: %w", id, err)
 	}
 	return nil
 }

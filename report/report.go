@@ -19,46 +19,54 @@ import (
 
 // Options configure a Service. The zero value is ready to use.
 type Options struct {
-	// Queue is the queue report jobs go to. Default queue.DefaultQueue ("report:queue").
+	// Queue is the queue report jobs go to. Default DefaultQueue ("report:queue").
 	Queue string
 	// Logger receives enqueue failures. Default slog.Default().
 	Logger *slog.Logger
 	// Nudger, if set, is told about every record a failed enqueue left in status 3 (the
-	// report queue's queue.Reconciler), so that it is enqueued as soon as the queue answers.
-	Nudger queue.Nudger
+	// report queue's Reconciler), so that it is enqueued as soon as the queue answers.
+	Nudger Nudger
 }
 
 // Service is the seed's AssessmentService (submit, result status) and AssessmentRecordService
 // (regenerate) as far as reports are concerned. It is safe for concurrent use.
 type Service struct {
-	records  queue.RecordStore
-	producer *queue.Producer
-	admin    *queue.Admin
-	queue    string
-	log      *slog.Logger
-	nudger   queue.Nudger
+	b       queue.Broker
+	records RecordStore
+	admin   *Admin
+	queues  *queue.Admin
+	queue   string
+	log     *slog.Logger
+	nudger  Nudger
+	now     func() time.Time
 }
 
 // NewService returns a Service enqueuing on b and keeping records in records.
 // Errors: EINVALID (nil broker or store, bad queue name).
-func NewService(b queue.Broker, records queue.RecordStore, opts Options) (*Service, error) {
+func NewService(b queue.Broker, records RecordStore, opts Options) (*Service, error) {
 	if opts.Queue == "" {
-		opts.Queue = queue.DefaultQueue
+		opts.Queue = DefaultQueue
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	admin, err := queue.NewAdmin(b, records, queue.AdminOptions{Queue: opts.Queue, Logger: opts.Logger, Nudger: opts.Nudger})
+	admin, err := NewAdmin(b, records, AdminOptions{Queue: opts.Queue, Logger: opts.Logger, Nudger: opts.Nudger})
+	if err != nil {
+		return nil, err
+	}
+	queues, err := queue.NewAdmin(b, opts.Queue)
 	if err != nil {
 		return nil, err
 	}
 	return &Service{
-		records:  records,
-		producer: queue.NewProducer(b, opts.Queue),
-		admin:    admin,
-		queue:    opts.Queue,
-		log:      opts.Logger.With("queue", opts.Queue),
-		nudger:   opts.Nudger,
+		b:       b,
+		records: records,
+		admin:   admin,
+		queues:  queues,
+		queue:   opts.Queue,
+		log:     opts.Logger.With("queue", opts.Queue),
+		nudger:  opts.Nudger,
+		now:     time.Now,
 	}, nil
 }
 
@@ -66,14 +74,14 @@ func NewService(b queue.Broker, records queue.RecordStore, opts Options) (*Servi
 func (s *Service) Queue() string { return s.queue }
 
 // Admin returns the queue admin of the report queue (dead letters, stats).
-func (s *Service) Admin() *queue.Admin { return s.admin }
+func (s *Service) Admin() *queue.Admin { return s.queues }
 
 // Submit is the seed's SubmitAnswersAsync: it stores answers with status 3 (生成中) and
 // enqueues a report job, returning at once. An enqueue failure is logged and does not fail the
 // call: the record stays in status 3 and the reconciler enqueues it later (as soon as the queue
 // answers when it is the Service's Nudger).
 // Errors: EINVALID (id <= 0, answers missing or not JSON), EUNAVAILABLE (record store).
-func (s *Service) Submit(ctx context.Context, id int64, answers json.RawMessage) (*queue.Record, error) {
+func (s *Service) Submit(ctx context.Context, id int64, answers json.RawMessage) (*Record, error) {
 	if id <= 0 {
 		return nil, redstate.Errorf(redstate.EINVALID, "recordId must be > 0, got %d", id)
 	}
@@ -90,7 +98,7 @@ func (s *Service) Submit(ctx context.Context, id int64, answers json.RawMessage)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.producer.Enqueue(ctx, id, nil); err != nil {
+	if err := s.b.Enqueue(ctx, s.queue, NewJob(id, s.now(), nil)); err != nil {
 		s.log.Error("report: enqueue after submit failed; record stays 生成中 for the reconciler", "recordId", id, "err", err)
 		if s.nudger != nil {
 			s.nudger.Nudge(id)
@@ -104,15 +112,15 @@ func (s *Service) Submit(ctx context.Context, id int64, answers json.RawMessage)
 // first attempt was applied but its answer lost, the retry finds the record already in status
 // 3 with these very answers and that is the success it reports; any other state is the
 // retry's own answer.
-func (s *Service) submitRetryingOnce(ctx context.Context, id int64, answers json.RawMessage) (*queue.Record, error) {
+func (s *Service) submitRetryingOnce(ctx context.Context, id int64, answers json.RawMessage) (*Record, error) {
 	rec, err := s.records.Submit(ctx, id, answers)
 	if !redstate.IsCode(err, redstate.EUNAVAILABLE) || ctx.Err() != nil {
 		return rec, err
 	}
 	s.log.Warn("report: record store unavailable at submit; retrying once", "recordId", id, "err", err)
 	rec, err = s.records.Submit(ctx, id, answers)
-	if queue.BusinessCode(err) == queue.CodeInvalidOperation {
-		if cur, gerr := s.records.Get(ctx, id); gerr == nil && cur.Status == queue.StatusGenerating && bytes.Equal(cur.Answers, answers) {
+	if BusinessCode(err) == CodeInvalidOperation {
+		if cur, gerr := s.records.Get(ctx, id); gerr == nil && cur.Status == StatusGenerating && bytes.Equal(cur.Answers, answers) {
 			return cur, nil
 		}
 	}
@@ -137,25 +145,25 @@ type Status struct {
 }
 
 // StatusOf returns the Status document of r.
-func StatusOf(r *queue.Record) Status {
+func StatusOf(r *Record) Status {
 	st := Status{
 		ID:         r.ID,
 		Status:     r.Status,
-		StatusText: queue.StatusText(r.Status),
-		ResultText: queue.StatusText(r.Status),
+		StatusText: StatusText(r.Status),
+		ResultText: StatusText(r.Status),
 		UpdatedAt:  r.UpdatedAt,
 	}
-	if r.Status == queue.StatusFailed {
-		st.ResultText = queue.FailedResultText
+	if r.Status == StatusFailed {
+		st.ResultText = FailedResultText
 	}
-	if r.Status == queue.StatusDone {
+	if r.Status == StatusDone {
 		st.Result = r.Result
 	}
 	return st
 }
 
 // Status returns the record's report status. Errors: 3241 (unknown or expired id, a
-// *queue.BusinessError that maps to ENOTFOUND), EUNAVAILABLE.
+// *BusinessError that maps to ENOTFOUND), EUNAVAILABLE.
 func (s *Service) Status(ctx context.Context, id int64) (*Status, error) {
 	r, err := s.admin.Record(ctx, id)
 	if err != nil {
@@ -165,12 +173,12 @@ func (s *Service) Status(ctx context.Context, id int64) (*Status, error) {
 	return &st, nil
 }
 
-// Regenerate is the seed's RegenerateReportAsync (see queue.Admin.Regenerate).
+// Regenerate is the seed's RegenerateReportAsync (see Admin.Regenerate).
 // Errors: 3241, 2005, EUNAVAILABLE.
 func (s *Service) Regenerate(ctx context.Context, id int64) error { return s.admin.Regenerate(ctx, id) }
 
-// BatchRegenerate is the seed's BatchRegenerateReportAsync (see queue.Admin.BatchRegenerate).
+// BatchRegenerate is the seed's BatchRegenerateReportAsync (see Admin.BatchRegenerate).
 // Errors: 1001 (empty or oversized list).
-func (s *Service) BatchRegenerate(ctx context.Context, ids []int64) (queue.BatchRegenerateResult, error) {
+func (s *Service) BatchRegenerate(ctx context.Context, ids []int64) (BatchRegenerateResult, error) {
 	return s.admin.BatchRegenerate(ctx, ids)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/queue/memqueue"
 	"github.com/redstate/redstate/report"
+	"github.com/redstate/redstate/report/memrecords"
 )
 
 // failingBroker fails every Enqueue with EUNAVAILABLE (Redis down at submit time).
@@ -22,10 +23,10 @@ func (failingBroker) Enqueue(context.Context, string, queue.Message) error {
 	return redstate.Errorf(redstate.EUNAVAILABLE, "redis down")
 }
 
-func newFlow(t *testing.T) (*report.Service, *memqueue.Broker, *memqueue.RecordStore) {
+func newFlow(t *testing.T) (*report.Service, *memqueue.Broker, *memrecords.Store) {
 	t.Helper()
 	b := memqueue.NewBroker(memqueue.Options{})
-	rs := memqueue.NewRecordStore(memqueue.RecordOptions{})
+	rs := memrecords.New(memrecords.Options{})
 	svc, err := report.NewService(b, rs, report.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -34,9 +35,10 @@ func newFlow(t *testing.T) (*report.Service, *memqueue.Broker, *memqueue.RecordS
 }
 
 // runWorker runs a worker with the built-in generator until the test ends.
-func runWorker(t *testing.T, b queue.Broker, rs queue.RecordStore, g *report.Generator) {
+func runWorker(t *testing.T, b queue.Broker, rs report.RecordStore, g *report.Generator) {
 	t.Helper()
-	w, err := queue.NewWorker(b, rs, g.Handler(), queue.Config{
+	w, err := queue.NewWorker(b, g.Handler(), queue.Config{
+		Queue: report.DefaultQueue, Check: report.CheckJob, OnDead: report.MarkFailed(rs),
 		BlockTimeout: 50 * time.Millisecond, PromoteInterval: 10 * time.Millisecond,
 		RetryDelays: []time.Duration{time.Millisecond}, ShutdownTimeout: time.Second,
 	})
@@ -81,10 +83,10 @@ func TestSubmit_GeneratesReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Status != queue.StatusGenerating || rec.StatusText != "生成中" {
+	if rec.Status != report.StatusGenerating || rec.StatusText != "生成中" {
 		t.Errorf("after submit: %+v", rec)
 	}
-	st := waitStatus(t, svc, 7, queue.StatusDone)
+	st := waitStatus(t, svc, 7, report.StatusDone)
 	if st.StatusText != "已完成" || st.ResultText != "已完成" {
 		t.Errorf("done: %+v", st)
 	}
@@ -107,20 +109,20 @@ func TestSubmit_GeneratesReport(t *testing.T) {
 
 func TestSubmit_EnqueueFailureStillSucceeds(t *testing.T) {
 	b := memqueue.NewBroker(memqueue.Options{})
-	rs := memqueue.NewRecordStore(memqueue.RecordOptions{})
+	rs := memrecords.New(memrecords.Options{})
 	svc, err := report.NewService(failingBroker{b}, rs, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec, err := svc.Submit(context.Background(), 9, json.RawMessage(`{"q":1}`))
-	if err != nil || rec.Status != queue.StatusGenerating {
+	if err != nil || rec.Status != report.StatusGenerating {
 		t.Fatalf("submit with Redis down: %+v, %v", rec, err)
 	}
-	if s, _ := b.Stats(context.Background(), queue.DefaultQueue); s.Pending != 0 {
+	if s, _ := b.Stats(context.Background(), report.DefaultQueue); s.Pending != 0 {
 		t.Errorf("pending = %d", s.Pending)
 	}
 	// The reconciler picks the stranded record up.
-	rc, err := queue.NewReconciler(b, rs, queue.ReconcilerConfig{Age: time.Nanosecond})
+	rc, err := report.NewReconciler(b, rs, report.ReconcilerConfig{Age: time.Nanosecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +147,7 @@ func TestSubmit_Validation(t *testing.T) {
 func TestStatus_TextsAndUnknown(t *testing.T) {
 	svc, _, rs := newFlow(t)
 	ctx := context.Background()
-	if _, err := svc.Status(ctx, 404); queue.BusinessCode(err) != queue.CodeRecordNotFound || redstate.ErrorCode(err) != redstate.ENOTFOUND {
+	if _, err := svc.Status(ctx, 404); report.BusinessCode(err) != report.CodeRecordNotFound || redstate.ErrorCode(err) != redstate.ENOTFOUND {
 		t.Errorf("unknown: %v", err)
 	}
 	if _, err := rs.Submit(ctx, 5, json.RawMessage(`{}`)); err != nil {
@@ -174,16 +176,16 @@ func TestStatus_TextsAndUnknown(t *testing.T) {
 func TestRegenerate_BusinessErrors(t *testing.T) {
 	svc, b, rs := newFlow(t)
 	ctx := context.Background()
-	if _, err := rs.Create(ctx, 1, queue.StatusInProgress, nil); err != nil {
+	if _, err := rs.Create(ctx, 1, report.StatusInProgress, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.Regenerate(ctx, 1); queue.BusinessCode(err) != 2005 {
+	if err := svc.Regenerate(ctx, 1); report.BusinessCode(err) != 2005 {
 		t.Errorf("status 2: %v", err)
 	}
-	if err := svc.Regenerate(ctx, 2); queue.BusinessCode(err) != 3241 {
+	if err := svc.Regenerate(ctx, 2); report.BusinessCode(err) != 3241 {
 		t.Errorf("unknown: %v", err)
 	}
-	if _, err := svc.BatchRegenerate(ctx, nil); queue.BusinessCode(err) != 1001 {
+	if _, err := svc.BatchRegenerate(ctx, nil); report.BusinessCode(err) != 1001 {
 		t.Errorf("empty: %v", err)
 	}
 	if _, err := rs.Submit(ctx, 3, json.RawMessage(`{}`)); err != nil {
@@ -199,18 +201,18 @@ func TestRegenerate_BusinessErrors(t *testing.T) {
 }
 
 func TestGenerator_SkipsDoneAndHonoursCtx(t *testing.T) {
-	rs := memqueue.NewRecordStore(memqueue.RecordOptions{})
+	rs := memrecords.New(memrecords.Options{})
 	ctx := context.Background()
 	ran := 0
 	g := &report.Generator{Records: rs, Delay: time.Hour, OnRun: func(int64, int) { ran++ }}
 	job := func(id int64) *queue.Delivery {
-		raw, _ := queue.EncodeMessage(queue.NewMessage(id, time.Now(), nil))
-		return queue.NewDelivery(queue.DefaultQueue, "c", string(raw))
+		raw, _ := queue.EncodeMessage(report.NewJob(id, time.Now(), nil))
+		return queue.NewDelivery(report.DefaultQueue, "c", string(raw))
 	}
 	if err := g.Handle(ctx, job(1)); !queue.IsPermanent(err) || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("unknown record: %v, want a permanent error (dead-lettered at once)", err)
 	}
-	if _, err := rs.Create(ctx, 2, queue.StatusPending, nil); err != nil {
+	if _, err := rs.Create(ctx, 2, report.StatusPending, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := g.Handle(ctx, job(2)); !queue.IsPermanent(err) {
@@ -224,7 +226,7 @@ func TestGenerator_SkipsDoneAndHonoursCtx(t *testing.T) {
 	if err := g.Handle(cctx, job(3)); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("canceled work: %v", err)
 	}
-	if r, _ := rs.Get(ctx, 3); r.Status != queue.StatusGenerating {
+	if r, _ := rs.Get(ctx, 3); r.Status != report.StatusGenerating {
 		t.Errorf("status after interrupted work: %d", r.Status)
 	}
 	g.Delay = -1
@@ -271,7 +273,7 @@ func TestValidateAnswers_RefusesWhatCannotBeScored(t *testing.T) {
 	if err := report.ValidateAnswers(json.RawMessage(`{"q":[1,2,3],"name":"x"}`)); err != nil {
 		t.Errorf("valid answers refused: %v", err)
 	}
-	svc, err := report.NewService(memqueue.NewBroker(memqueue.Options{}), memqueue.NewRecordStore(memqueue.RecordOptions{}), report.Options{})
+	svc, err := report.NewService(memqueue.NewBroker(memqueue.Options{}), memrecords.New(memrecords.Options{}), report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/internal/keyspace"
 	"github.com/redstate/redstate/queue"
+	"github.com/redstate/redstate/report"
 )
 
 // asynqTaskType is the baseline's task type name.
@@ -24,10 +25,10 @@ const asynqAllQueues = "asynq:queues"
 // asynqBench runs the baseline: asynq.Client to enqueue, asynq.Server to process, on the
 // shared go-redis client (asynq neither closes nor reconfigures it).
 type asynqBench struct {
-	opts    Options
-	queue   string
-	client  *asynq.Client
-	records atomic.Int64
+	opts   Options
+	queue  string
+	client *asynq.Client
+	ids    atomic.Int64
 }
 
 func newAsynq(opts Options, queueName string) *asynqBench {
@@ -63,7 +64,7 @@ func (a *asynqBench) round(ctx context.Context, _ int) (enq, proc *bench.Result,
 	enq = bench.Run(ctx, "enqueue/asynq", bench.Config{Clients: a.opts.Clients, Ops: int64(a.opts.Jobs), Progress: a.opts.Progress},
 		func(ctx context.Context, _ int, _ int64) error {
 			// The same job content as ours, as the task's payload.
-			payload, err := queue.EncodeMessage(queue.NewMessage(a.records.Add(1), time.Now(), nil))
+			payload, err := queue.EncodeMessage(report.NewJob(a.ids.Add(1), time.Now(), nil))
 			if err != nil {
 				return err
 			}

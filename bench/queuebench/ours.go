@@ -12,15 +12,16 @@ import (
 	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/queue/redisqueue"
+	"github.com/redstate/redstate/report"
 )
 
 // ours runs our queue: redisqueue.Broker under a unique namespace, drained by queue.Workers.
 type ours struct {
-	opts    Options
-	ns      string
-	queue   string
-	broker  *redisqueue.Broker
-	records atomic.Int64 // record ids, unique across rounds
+	opts   Options
+	ns     string
+	queue  string
+	broker *redisqueue.Broker
+	ids    atomic.Int64 // record ids of the jobs (seed-format report jobs), unique across rounds
 }
 
 func newOurs(opts Options, namespace, queueName string) (*ours, error) {
@@ -45,7 +46,7 @@ func (o *ours) cleanup(ctx context.Context) (int64, error) {
 func (o *ours) round(ctx context.Context, r int) (enq, proc *bench.Result, err error) {
 	enq = bench.Run(ctx, "enqueue/ours", bench.Config{Clients: o.opts.Clients, Ops: int64(o.opts.Jobs), Progress: o.opts.Progress},
 		func(ctx context.Context, _ int, _ int64) error {
-			return o.broker.Enqueue(ctx, o.queue, queue.NewMessage(o.records.Add(1), time.Now(), nil))
+			return o.broker.Enqueue(ctx, o.queue, report.NewJob(o.ids.Add(1), time.Now(), nil))
 		})
 	if enq.Errors > 0 {
 		return enq, nil, fmt.Errorf("%d enqueues failed, first: %w", enq.Errors, enq.FirstErr)
@@ -100,7 +101,7 @@ func (o *ours) process(ctx context.Context, r int) (*bench.Result, error) {
 		if i < o.opts.Concurrency%o.opts.Workers {
 			conc++
 		}
-		w, err := queue.NewWorker(o.broker, nil, handler, queue.Config{
+		w, err := queue.NewWorker(o.broker, handler, queue.Config{
 			Queue:           o.queue,
 			ConsumerID:      fmt.Sprintf("%s-r%d-w%d", o.queue, r, i),
 			Concurrency:     conc,

@@ -1,11 +1,9 @@
-// Package memqueue is the embedded, in-memory queue backend: a queue.Broker and a
-// queue.RecordStore with the Redis backend's semantics, checked by the queuetest conformance
-// suites. Nothing survives the process, so it suits tests, single-process deployments and
+// Package memqueue is the embedded, in-memory queue backend: a queue.Broker with the Redis
+// backend's semantics, checked by the queuetest conformance suites. Nothing survives the process, so it suits tests, single-process deployments and
 // development; crash safety across processes needs the Redis backend.
 //
 // Dequeue blocks on a per-queue broadcast channel (closed and replaced on every push), honoring
-// its ctx and timeout; it never polls. Lease deadlines and record retention follow an injectable
-// clock (Options.Now), so tests can expire leases without sleeping; blocking timeouts use real
+// its ctx and timeout; it never polls. Lease deadlines follow an injectable clock (Options.Now), so tests can expire leases without sleeping; blocking timeouts use real
 // time.
 package memqueue
 
@@ -167,20 +165,20 @@ func (b *Broker) DequeueBatch(ctx context.Context, name, consumerID string, maxJ
 	}
 }
 
-// HasJobFor implements queue.Broker.
-func (b *Broker) HasJobFor(_ context.Context, name string, recordID int64) (bool, error) {
+// HasJob implements queue.Broker.
+func (b *Broker) HasJob(_ context.Context, name string, want func(queue.Message) bool) (bool, error) {
 	if err := queue.ValidateQueueName(name); err != nil {
 		return false, err
 	}
-	if recordID <= 0 {
-		return false, redstate.Errorf(redstate.EINVALID, "record id must be > 0")
+	if want == nil {
+		return false, redstate.Errorf(redstate.EINVALID, "has job: no predicate")
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := b.q(name)
 	match := func(raw string) bool {
 		m, err := queue.DecodeMessage([]byte(raw))
-		return err == nil && m.RecordID == recordID
+		return err == nil && want(m)
 	}
 	for _, raw := range s.pending {
 		if match(raw) {

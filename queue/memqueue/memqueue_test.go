@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/queue/memqueue"
 	"github.com/redstate/redstate/queue/queuetest"
@@ -14,20 +13,12 @@ import (
 
 func newBroker(*testing.T) queue.Broker { return memqueue.NewBroker(memqueue.Options{}) }
 
-func newRecords(*testing.T) queue.RecordStore {
-	return memqueue.NewRecordStore(memqueue.RecordOptions{})
-}
-
 func TestBrokerSuite(t *testing.T) {
 	queuetest.RunBrokerSuite(t, newBroker, queuetest.Features{})
 }
 
-func TestRecordStoreSuite(t *testing.T) {
-	queuetest.RunRecordStoreSuite(t, newRecords, queuetest.Features{})
-}
-
 func TestWorkerSuite(t *testing.T) {
-	queuetest.RunWorkerSuite(t, newBroker, newRecords, queuetest.Features{})
+	queuetest.RunWorkerSuite(t, newBroker, queuetest.Features{})
 }
 
 // clock is a settable test clock.
@@ -50,7 +41,7 @@ func TestLease_ExpiresOnInjectedClock(t *testing.T) {
 	if err := b.Heartbeat(ctx, "q", "c", time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Enqueue(ctx, "q", queue.NewMessage(1, clk.Now(), nil)); err != nil {
+	if err := b.Enqueue(ctx, "q", queue.NewMessage(clk.Now(), nil)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.Dequeue(ctx, "q", "c", time.Second); err != nil {
@@ -66,23 +57,6 @@ func TestLease_ExpiresOnInjectedClock(t *testing.T) {
 	}
 	if st, _ := b.Stats(ctx, "q"); st != (queue.Stats{Pending: 1}) {
 		t.Fatalf("Stats = %+v", st)
-	}
-}
-
-func TestRecords_RetentionExpires(t *testing.T) {
-	clk := &clock{now: time.Unix(1_700_000_000, 0)}
-	rs := memqueue.NewRecordStore(memqueue.RecordOptions{Retention: time.Hour, Now: clk.Now})
-	ctx := context.Background()
-	if _, err := rs.Submit(ctx, 7, nil); err != nil {
-		t.Fatal(err)
-	}
-	clk.Add(59 * time.Minute)
-	if ids, _ := rs.ListGeneratingOlderThan(ctx, 30*time.Minute); len(ids) != 1 || ids[0] != 7 {
-		t.Fatalf("ListGeneratingOlderThan = %v", ids)
-	}
-	clk.Add(time.Minute)
-	if _, err := rs.Get(ctx, 7); !redstate.IsCode(err, redstate.ENOTFOUND) {
-		t.Fatalf("Get after retention = %v, want ENOTFOUND", err)
 	}
 }
 

@@ -25,15 +25,15 @@ func mustDequeueBatch(t *testing.T, b queue.Broker, q, consumer string, max int)
 	return ds
 }
 
-// wantRecords fails unless ds carry exactly ids, in order, for queue q and consumer c.
-func wantRecords(t *testing.T, ds []*queue.Delivery, q, c string, ids []int64) {
+// wantIDs fails unless ds carry exactly ids, in order, for queue q and consumer c.
+func wantIDs(t *testing.T, ds []*queue.Delivery, q, c string, ids []int64) {
 	t.Helper()
 	if len(ds) != len(ids) {
 		t.Fatalf("got %d deliveries, want %d", len(ds), len(ids))
 	}
 	for i, d := range ds {
-		if d.DecodeErr != nil || d.Message.RecordID != ids[i] {
-			t.Fatalf("delivery %d: RecordID %d (err %v), want %d", i, d.Message.RecordID, d.DecodeErr, ids[i])
+		if d.DecodeErr != nil || IDOf(d.Message) != ids[i] {
+			t.Fatalf("delivery %d: id %d (err %v), want %d", i, IDOf(d.Message), d.DecodeErr, ids[i])
 		}
 		if d.Queue != q || d.ConsumerID != c {
 			t.Fatalf("delivery %d queue/consumer = %q/%q, want %q/%q", i, d.Queue, d.ConsumerID, q, c)
@@ -46,15 +46,15 @@ func (s brokerSuite) batchTests() []namedTest {
 	return []namedTest{
 		{"DequeueBatchOrderAndMax", func(t *testing.T) {
 			b, q, c := s.setup(t)
-			ids := NewRecordIDs(5)
+			ids := NewIDs(5)
 			for _, id := range ids {
 				mustEnqueue(t, b, q, id)
 			}
-			wantRecords(t, mustDequeueBatch(t, b, q, c, 3), q, c, ids[:3])
+			wantIDs(t, mustDequeueBatch(t, b, q, c, 3), q, c, ids[:3])
 			wantStats(t, b, q, queue.Stats{Pending: 2, Running: 3})
 			// Fewer pending than max: all of them, without waiting.
 			start := time.Now()
-			wantRecords(t, mustDequeueBatch(t, b, q, c, 10), q, c, ids[3:])
+			wantIDs(t, mustDequeueBatch(t, b, q, c, 10), q, c, ids[3:])
 			if el := time.Since(start); el > 500*time.Millisecond {
 				t.Fatalf("DequeueBatch with jobs pending took %v", el)
 			}
@@ -70,7 +70,7 @@ func (s brokerSuite) batchTests() []namedTest {
 			if el := time.Since(start); el < 150*time.Millisecond {
 				t.Fatalf("DequeueBatch returned after %v, before its timeout", el)
 			}
-			id := NewRecordIDs(1)[0]
+			id := NewIDs(1)[0]
 			got := make(chan []*queue.Delivery, 1)
 			go func() {
 				ds, _ := b.DequeueBatch(context.Background(), q, c, 4, 5*time.Second)
@@ -80,7 +80,7 @@ func (s brokerSuite) batchTests() []namedTest {
 			mustEnqueue(t, b, q, id)
 			select {
 			case ds := <-got:
-				wantRecords(t, ds, q, c, []int64{id})
+				wantIDs(t, ds, q, c, []int64{id})
 			case <-time.After(waitFor):
 				t.Fatal("DequeueBatch did not wake on enqueue")
 			}
@@ -102,8 +102,8 @@ func (s brokerSuite) batchTests() []namedTest {
 		{"DequeueBatchRequiresLease", func(t *testing.T) {
 			b := s.newBroker(t)
 			q := NewQueueName()
-			mustEnqueue(t, b, q, NewRecordIDs(1)[0])
-			mustEnqueue(t, b, q, NewRecordIDs(1)[0])
+			mustEnqueue(t, b, q, NewIDs(1)[0])
+			mustEnqueue(t, b, q, NewIDs(1)[0])
 			_, err := b.DequeueBatch(context.Background(), q, "nolease", 5, 100*time.Millisecond)
 			wantCode(t, err, redstate.ECONFLICT)
 			wantStats(t, b, q, queue.Stats{Pending: 2})
@@ -134,12 +134,12 @@ func (s brokerSuite) batchTests() []namedTest {
 			if err := b.Heartbeat(ctx, q, "dying", 300*time.Millisecond); err != nil {
 				t.Fatal(err)
 			}
-			ids := NewRecordIDs(4)
+			ids := NewIDs(4)
 			for _, id := range ids[:3] {
 				mustEnqueue(t, b, q, id)
 			}
 			// The dying consumer prefetches three jobs and starts none.
-			wantRecords(t, mustDequeueBatch(t, b, q, "dying", 3), q, "dying", ids[:3])
+			wantIDs(t, mustDequeueBatch(t, b, q, "dying", 3), q, "dying", ids[:3])
 			mustEnqueue(t, b, q, ids[3])
 			eventually(t, "lease expiry", func() bool {
 				n, err := b.RecoverExpired(ctx, q)
@@ -151,17 +151,17 @@ func (s brokerSuite) batchTests() []namedTest {
 			wantStats(t, b, q, queue.Stats{Pending: 4})
 			// Recovered in their original order, ahead of the job enqueued after them.
 			mustLease(t, b, q, "alive")
-			wantRecords(t, mustDequeueBatch(t, b, q, "alive", 10), q, "alive", ids)
+			wantIDs(t, mustDequeueBatch(t, b, q, "alive", 10), q, "alive", ids)
 		}},
 		{"ReleaseRestoresHeadInOrder", func(t *testing.T) {
 			b, q, c := s.setup(t)
 			ctx := context.Background()
-			ids := NewRecordIDs(6)
+			ids := NewIDs(6)
 			for _, id := range ids {
 				mustEnqueue(t, b, q, id)
 			}
 			ds := mustDequeueBatch(t, b, q, c, 4)
-			wantRecords(t, ds, q, c, ids[:4])
+			wantIDs(t, ds, q, c, ids[:4])
 			// ds[0] ran and was acked; ds[1..3] were never started. One of them has meanwhile
 			// been taken out of flight (as a recovery would): it is skipped.
 			if err := b.Ack(ctx, ds[0]); err != nil {
@@ -178,13 +178,13 @@ func (s brokerSuite) batchTests() []namedTest {
 			// Released jobs come first, in their order, then the rest.
 			mustLease(t, b, q, "other")
 			want := []int64{ids[1], ids[3], ids[4], ids[5]}
-			wantRecords(t, mustDequeueBatch(t, b, q, "other", 10), q, "other", want)
+			wantIDs(t, mustDequeueBatch(t, b, q, "other", 10), q, "other", want)
 			wantCode(t, b.Ack(ctx, ds[1]), redstate.ECONFLICT)
 		}},
 		{"AckBatch", func(t *testing.T) {
 			b, q, c := s.setup(t)
 			ctx := context.Background()
-			for _, id := range NewRecordIDs(4) {
+			for _, id := range NewIDs(4) {
 				mustEnqueue(t, b, q, id)
 			}
 			ds := mustDequeueBatch(t, b, q, c, 4)
@@ -215,7 +215,7 @@ func prefetchWorkerTests(newBroker NewBroker, newWorker func(*testing.T, queue.B
 	return []namedTest{
 		{"PrefetchKeepsFIFO", func(t *testing.T) {
 			b, q := newBroker(t), NewQueueName()
-			ids := NewRecordIDs(20)
+			ids := NewIDs(20)
 			for _, id := range ids {
 				mustEnqueue(t, b, q, id)
 			}
@@ -225,7 +225,7 @@ func prefetchWorkerTests(newBroker NewBroker, newWorker func(*testing.T, queue.B
 			cfg.Prefetch = 5 // Concurrency 1: serial, so handling order is dequeue order
 			w := newWorker(t, b, func(_ context.Context, d *queue.Delivery) error {
 				mu.Lock()
-				seen = append(seen, d.Message.RecordID)
+				seen = append(seen, IDOf(d.Message))
 				mu.Unlock()
 				return nil
 			}, cfg)
@@ -244,7 +244,7 @@ func prefetchWorkerTests(newBroker NewBroker, newWorker func(*testing.T, queue.B
 		}},
 		{"PrefetchBounded", func(t *testing.T) {
 			b, q := newBroker(t), NewQueueName()
-			for _, id := range NewRecordIDs(30) {
+			for _, id := range NewIDs(30) {
 				mustEnqueue(t, b, q, id)
 			}
 			release := make(chan struct{})
@@ -270,7 +270,7 @@ func prefetchWorkerTests(newBroker NewBroker, newWorker func(*testing.T, queue.B
 		}},
 		{"NoPrefetchTakesOnlyForIdleHandlers", func(t *testing.T) {
 			b, q := newBroker(t), NewQueueName()
-			for _, id := range NewRecordIDs(5) {
+			for _, id := range NewIDs(5) {
 				mustEnqueue(t, b, q, id)
 			}
 			release := make(chan struct{})
@@ -289,7 +289,7 @@ func prefetchWorkerTests(newBroker NewBroker, newWorker func(*testing.T, queue.B
 		}},
 		{"GracefulShutdownReleasesPrefetchedInOrder", func(t *testing.T) {
 			b, q := newBroker(t), NewQueueName()
-			ids := NewRecordIDs(10)
+			ids := NewIDs(10)
 			for _, id := range ids {
 				mustEnqueue(t, b, q, id)
 			}
@@ -298,7 +298,7 @@ func prefetchWorkerTests(newBroker NewBroker, newWorker func(*testing.T, queue.B
 			cfg.Concurrency = 2
 			cfg.Prefetch = 4
 			w := newWorker(t, b, func(_ context.Context, d *queue.Delivery) error {
-				started <- d.Message.RecordID
+				started <- IDOf(d.Message)
 				<-release
 				return nil
 			}, cfg)
@@ -324,7 +324,7 @@ func prefetchWorkerTests(newBroker NewBroker, newWorker func(*testing.T, queue.B
 				}
 			}
 			mustLease(t, b, q, "check")
-			wantRecords(t, mustDequeueBatch(t, b, q, "check", 10), q, "check", want)
+			wantIDs(t, mustDequeueBatch(t, b, q, "check", 10), q, "check", want)
 		}},
 		{"CoalescedAcksUnderConcurrency", func(t *testing.T) {
 			b, q := newBroker(t), NewQueueName()
@@ -340,13 +340,13 @@ func prefetchWorkerTests(newBroker NewBroker, newWorker func(*testing.T, queue.B
 			})
 			w := newWorker(t, b, func(context.Context, *queue.Delivery) error { handled.Add(1); return nil }, cfg)
 			startWorker(t, w)
-			for _, id := range NewRecordIDs(n) {
-				if err := b.Enqueue(ctx, q, queue.NewMessage(id, time.Now(), nil)); err != nil {
+			for _, id := range NewIDs(n) {
+				if err := b.Enqueue(ctx, q, Message(id)); err != nil {
 					t.Fatal(err)
 				}
 			}
 			eventually(t, "all acked", func() bool { return acked.Load() == n })
-			// An ack is reported only once the broker applied it.
+			// An ack is answered only once the broker applied it.
 			wantStats(t, b, q, queue.Stats{})
 			if h := handled.Load(); h != n {
 				t.Fatalf("handled %d jobs, want %d", h, n)

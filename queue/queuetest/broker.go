@@ -2,6 +2,7 @@ package queuetest
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -9,8 +10,9 @@ import (
 	"github.com/redstate/redstate/queue"
 )
 
-// LegacyMessage is the seed's example message, as a legacy producer LPUSHes it.
-const LegacyMessage = `{"RecordId":12345,"RetryCount":0,"EnqueueTime":"2025-01-15T10:30:00"}`
+// ForeignMessage is a message as a producer outside redstate LPUSHes it: the smallest envelope
+// plus a member of its own, and no JobId.
+const ForeignMessage = `{"Key":12345,"RetryCount":0,"EnqueueTime":"2025-01-15T10:30:00"}`
 
 // brokerSuite carries the backend under test into the subtests.
 type brokerSuite struct {
@@ -44,15 +46,15 @@ func (s brokerSuite) enqueueTests() []namedTest {
 	return []namedTest{
 		{"FIFO", func(t *testing.T) {
 			b, q, c := s.setup(t)
-			ids := NewRecordIDs(5)
+			ids := NewIDs(5)
 			for _, id := range ids {
 				mustEnqueue(t, b, q, id)
 			}
 			wantStats(t, b, q, queue.Stats{Pending: 5})
 			for i, id := range ids {
 				d := mustDequeue(t, b, q, c)
-				if d.Message.RecordID != id || d.DecodeErr != nil {
-					t.Fatalf("dequeue %d: RecordID %d (err %v), want %d", i, d.Message.RecordID, d.DecodeErr, id)
+				if IDOf(d.Message) != id || d.DecodeErr != nil {
+					t.Fatalf("dequeue %d: id %d (err %v), want %d", i, IDOf(d.Message), d.DecodeErr, id)
 				}
 				if d.Queue != q || d.ConsumerID != c {
 					t.Fatalf("delivery queue/consumer = %q/%q", d.Queue, d.ConsumerID)
@@ -73,7 +75,7 @@ func (s brokerSuite) enqueueTests() []namedTest {
 		}},
 		{"DequeueWakesOnEnqueue", func(t *testing.T) {
 			b, q, c := s.setup(t)
-			id := NewRecordIDs(1)[0]
+			id := NewIDs(1)[0]
 			got := make(chan *queue.Delivery, 1)
 			go func() {
 				d, _ := b.Dequeue(context.Background(), q, c, 5*time.Second)
@@ -84,7 +86,7 @@ func (s brokerSuite) enqueueTests() []namedTest {
 			mustEnqueue(t, b, q, id)
 			select {
 			case d := <-got:
-				if d == nil || d.Message.RecordID != id {
+				if d == nil || IDOf(d.Message) != id {
 					t.Fatalf("woken Dequeue = %+v", d)
 				}
 				if el := time.Since(start); el > 2*time.Second {
@@ -110,19 +112,20 @@ func (s brokerSuite) enqueueTests() []namedTest {
 		{"DequeueRequiresLease", func(t *testing.T) {
 			b := s.newBroker(t)
 			q := NewQueueName()
-			mustEnqueue(t, b, q, NewRecordIDs(1)[0])
+			mustEnqueue(t, b, q, NewIDs(1)[0])
 			_, err := b.Dequeue(context.Background(), q, "nolease", 100*time.Millisecond)
 			wantCode(t, err, redstate.ECONFLICT)
 			wantStats(t, b, q, queue.Stats{Pending: 1})
 		}},
-		{"LegacyMessage", func(t *testing.T) {
+		{"ForeignMessage", func(t *testing.T) {
 			b, q, c := s.setup(t)
-			if err := b.EnqueueRaw(context.Background(), q, LegacyMessage); err != nil {
+			if err := b.EnqueueRaw(context.Background(), q, ForeignMessage); err != nil {
 				t.Fatal(err)
 			}
 			d := mustDequeue(t, b, q, c)
-			want := queue.Message{RecordID: 12345, EnqueueTime: time.Date(2025, 1, 15, 10, 30, 0, 0, time.UTC)}
-			if d.DecodeErr != nil || d.Raw != LegacyMessage || !equalMessage(d.Message, want) {
+			want := queue.Message{EnqueueTime: time.Date(2025, 1, 15, 10, 30, 0, 0, time.UTC),
+				Fields: map[string]json.RawMessage{"Key": json.RawMessage("12345")}}
+			if d.DecodeErr != nil || d.Raw != ForeignMessage || !equalMessage(d.Message, want) {
 				t.Fatalf("legacy delivery = %+v", d)
 			}
 			if err := b.Ack(context.Background(), d); err != nil {
@@ -147,14 +150,14 @@ func (s brokerSuite) enqueueTests() []namedTest {
 			b, q1, c := s.setup(t)
 			q2 := NewQueueName()
 			mustLease(t, b, q2, c)
-			id := NewRecordIDs(1)[0]
+			id := NewIDs(1)[0]
 			mustEnqueue(t, b, q1, id)
 			d, err := b.Dequeue(context.Background(), q2, c, 100*time.Millisecond)
 			if err != nil || d != nil {
 				t.Fatalf("Dequeue other queue = %v, %v", d, err)
 			}
-			if has, _ := b.HasJobFor(context.Background(), q2, id); has {
-				t.Fatal("HasJobFor sees another queue's job")
+			if has, _ := b.HasJob(context.Background(), q2, HasID(id)); has {
+				t.Fatal("HasJob sees another queue's job")
 			}
 			wantStats(t, b, q2, queue.Stats{})
 			wantStats(t, b, q1, queue.Stats{Pending: 1})
@@ -162,9 +165,9 @@ func (s brokerSuite) enqueueTests() []namedTest {
 		{"Validation", func(t *testing.T) {
 			b, q, c := s.setup(t)
 			ctx := context.Background()
-			wantCode(t, b.Enqueue(ctx, "bad name{", queue.NewMessage(1, time.Now(), nil)), redstate.EINVALID)
-			wantCode(t, b.Enqueue(ctx, q, queue.Message{RecordID: 0}), redstate.EINVALID)
-			wantCode(t, b.Enqueue(ctx, q, queue.Message{RecordID: 1, RetryCount: -1}), redstate.EINVALID)
+			wantCode(t, b.Enqueue(ctx, "bad name{", queue.NewMessage(time.Now(), nil)), redstate.EINVALID)
+			wantCode(t, b.Enqueue(ctx, q, queue.Message{RetryCount: -1}), redstate.EINVALID)
+			wantCode(t, b.Enqueue(ctx, q, queue.Message{Payload: json.RawMessage("{bad")}), redstate.EINVALID)
 			wantCode(t, b.EnqueueRaw(ctx, q, ""), redstate.EINVALID)
 			_, err := b.Dequeue(ctx, q, "bad id{", time.Second)
 			wantCode(t, err, redstate.EINVALID)
@@ -177,18 +180,27 @@ func (s brokerSuite) enqueueTests() []namedTest {
 			wantCode(t, err, redstate.EINVALID)
 			_, err = b.DeadLetters(ctx, q, 0, queue.MaxListCount+1)
 			wantCode(t, err, redstate.EINVALID)
-			_, err = b.HasJobFor(ctx, q, 0)
+			_, err = b.HasJob(ctx, q, nil)
 			wantCode(t, err, redstate.EINVALID)
 			wantCode(t, b.Ack(ctx, nil), redstate.EINVALID)
 		}},
 	}
 }
 
-// equalMessage compares messages field by field (times with Equal, payloads as bytes).
+// equalMessage compares messages field by field (times with Equal, payloads and members as
+// bytes).
 func equalMessage(a, b queue.Message) bool {
-	return a.RecordID == b.RecordID && a.RetryCount == b.RetryCount && a.EnqueueTime.Equal(b.EnqueueTime) &&
+	if len(a.Fields) != len(b.Fields) {
+		return false
+	}
+	for k, v := range a.Fields {
+		if string(b.Fields[k]) != string(v) {
+			return false
+		}
+	}
+	return a.RetryCount == b.RetryCount && a.EnqueueTime.Equal(b.EnqueueTime) &&
 		string(a.Payload) == string(b.Payload) && a.JobID == b.JobID
 }
 
-// EqualMessage reports whether two messages are equivalent (times compared as instants).
+// EqualMessage tells whether two messages are equivalent (times compared as instants).
 func EqualMessage(a, b queue.Message) bool { return equalMessage(a, b) }

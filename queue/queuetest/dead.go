@@ -13,7 +13,7 @@ func (s brokerSuite) deadTests() []namedTest {
 	bury := func(t *testing.T, b queue.Broker, q, c string, n int) []queue.Message {
 		t.Helper()
 		var ms []queue.Message
-		for _, id := range NewRecordIDs(n) {
+		for _, id := range NewIDs(n) {
 			m := mustEnqueue(t, b, q, id)
 			d := mustDequeue(t, b, q, c)
 			if err := b.Bury(context.Background(), d, d.Message); err != nil {
@@ -31,7 +31,7 @@ func (s brokerSuite) deadTests() []namedTest {
 			if err != nil || len(dl) != 2 {
 				t.Fatalf("DeadLetters(1,5) = %d entries, %v", len(dl), err)
 			}
-			if dl[0].Message.RecordID != ms[1].RecordID || dl[1].Message.RecordID != ms[0].RecordID {
+			if IDOf(*dl[0].Message) != IDOf(ms[1]) || IDOf(*dl[1].Message) != IDOf(ms[0]) {
 				t.Fatalf("dead letters not newest first: %+v", dl)
 			}
 			dl, err = b.DeadLetters(context.Background(), q, 10, 5)
@@ -59,8 +59,8 @@ func (s brokerSuite) deadTests() []namedTest {
 				t.Fatalf("RequeueAllDead = %d, %v", n, err)
 			}
 			for _, m := range ms {
-				if d := mustDequeue(t, b, q, c); d.Message.RecordID != m.RecordID {
-					t.Fatalf("requeue order: got %d, want %d", d.Message.RecordID, m.RecordID)
+				if d := mustDequeue(t, b, q, c); IDOf(d.Message) != IDOf(m) {
+					t.Fatalf("requeue order: got %d, want %d", IDOf(d.Message), IDOf(m))
 				}
 			}
 			wantStats(t, b, q, queue.Stats{Running: 3})
@@ -81,10 +81,10 @@ func (s brokerSuite) deadTests() []namedTest {
 
 func (s brokerSuite) inspectTests() []namedTest {
 	return []namedTest{
-		{"HasJobForEveryLivePlace", func(t *testing.T) {
+		{"HasJobEveryLivePlace", func(t *testing.T) {
 			b, q, c := s.setup(t)
 			ctx := context.Background()
-			ids := NewRecordIDs(5) // pending, in-flight, retrying, dead, absent
+			ids := NewIDs(5) // pending, in-flight, retrying, dead, absent
 			mustEnqueue(t, b, q, ids[1])
 			mustEnqueue(t, b, q, ids[2])
 			mustEnqueue(t, b, q, ids[3])
@@ -101,11 +101,11 @@ func (s brokerSuite) inspectTests() []namedTest {
 			if err := b.EnqueueRaw(ctx, q, "garbage"); err != nil {
 				t.Fatal(err)
 			}
-			want := map[int64]bool{ids[0]: true, dFlight.Message.RecordID: true, dRetry.Message.RecordID: true, dDead.Message.RecordID: false, ids[4]: false}
+			want := map[int64]bool{ids[0]: true, IDOf(dFlight.Message): true, IDOf(dRetry.Message): true, IDOf(dDead.Message): false, ids[4]: false}
 			for id, w := range want {
-				got, err := b.HasJobFor(ctx, q, id)
+				got, err := b.HasJob(ctx, q, HasID(id))
 				if err != nil || got != w {
-					t.Fatalf("HasJobFor(%d) = %v, %v; want %v", id, got, err, w)
+					t.Fatalf("HasJob(%d) = %v, %v; want %v", id, got, err, w)
 				}
 			}
 			wantStats(t, b, q, queue.Stats{Pending: 2, Running: 1, Retrying: 1, Dead: 1})

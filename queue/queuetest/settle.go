@@ -14,7 +14,7 @@ func (s brokerSuite) settleTests() []namedTest {
 	return []namedTest{
 		{"AckRemoves", func(t *testing.T) {
 			b, q, c := s.setup(t)
-			mustEnqueue(t, b, q, NewRecordIDs(1)[0])
+			mustEnqueue(t, b, q, NewIDs(1)[0])
 			d := mustDequeue(t, b, q, c)
 			if err := b.Ack(context.Background(), d); err != nil {
 				t.Fatal(err)
@@ -25,7 +25,7 @@ func (s brokerSuite) settleTests() []namedTest {
 		{"RetryWaitsUntilDue", func(t *testing.T) {
 			b, q, c := s.setup(t)
 			ctx := context.Background()
-			m := mustEnqueue(t, b, q, NewRecordIDs(1)[0])
+			m := mustEnqueue(t, b, q, NewIDs(1)[0])
 			d := mustDequeue(t, b, q, c)
 			due := time.Now().Add(time.Hour)
 			if err := b.Retry(ctx, d, m.NextRetry(), due); err != nil {
@@ -47,7 +47,7 @@ func (s brokerSuite) settleTests() []namedTest {
 		{"PromoteDueEarliestFirstWithLimit", func(t *testing.T) {
 			b, q, c := s.setup(t)
 			ctx := context.Background()
-			ids := NewRecordIDs(3)
+			ids := NewIDs(3)
 			base := time.Now()
 			for _, id := range ids {
 				mustEnqueue(t, b, q, id)
@@ -63,15 +63,15 @@ func (s brokerSuite) settleTests() []namedTest {
 				t.Fatalf("PromoteDue limit 2 = %d, %v", n, err)
 			}
 			for _, want := range []int64{ids[2], ids[1]} {
-				if d := mustDequeue(t, b, q, c); d.Message.RecordID != want {
-					t.Fatalf("promoted order: got %d, want %d", d.Message.RecordID, want)
+				if d := mustDequeue(t, b, q, c); IDOf(d.Message) != want {
+					t.Fatalf("promoted order: got %d, want %d", IDOf(d.Message), want)
 				}
 			}
 			wantStats(t, b, q, queue.Stats{Running: 2, Retrying: 1})
 		}},
 		{"BuryMovesToDead", func(t *testing.T) {
 			b, q, c := s.setup(t)
-			m := mustEnqueue(t, b, q, NewRecordIDs(1)[0])
+			m := mustEnqueue(t, b, q, NewIDs(1)[0])
 			d := mustDequeue(t, b, q, c)
 			if err := b.Bury(context.Background(), d, d.Message); err != nil {
 				t.Fatal(err)
@@ -85,7 +85,7 @@ func (s brokerSuite) settleTests() []namedTest {
 		{"SettleRequiresOwnership", func(t *testing.T) {
 			b, q, c := s.setup(t)
 			mustLease(t, b, q, "c2")
-			mustEnqueue(t, b, q, NewRecordIDs(1)[0])
+			mustEnqueue(t, b, q, NewIDs(1)[0])
 			d := mustDequeue(t, b, q, c)
 			other := *d
 			other.ConsumerID = "c2"
@@ -108,15 +108,15 @@ func (s brokerSuite) leaseTests() []namedTest {
 				t.Fatal(err)
 			}
 			mustLease(t, b, q, "alive")
-			ids := NewRecordIDs(3)
+			ids := NewIDs(3)
 			for _, id := range ids {
 				mustEnqueue(t, b, q, id)
 			}
 			d := mustDequeue(t, b, q, "dying") // ids[0] in flight at a consumer that "dies"
-			if d.Message.RecordID != ids[0] {
-				t.Fatalf("got %d", d.Message.RecordID)
+			if IDOf(d.Message) != ids[0] {
+				t.Fatalf("got %d", IDOf(d.Message))
 			}
-			mustEnqueue(t, b, q, NewRecordIDs(1)[0])
+			mustEnqueue(t, b, q, NewIDs(1)[0])
 			// A live consumer's jobs are never recovered.
 			live := mustDequeue(t, b, q, "alive")
 			if n, err := b.RecoverExpired(ctx, q); err != nil || n != 0 {
@@ -149,7 +149,7 @@ func (s brokerSuite) leaseTests() []namedTest {
 			if err := b.Heartbeat(ctx, q, "c", lease); err != nil {
 				t.Fatal(err)
 			}
-			mustEnqueue(t, b, q, NewRecordIDs(1)[0])
+			mustEnqueue(t, b, q, NewIDs(1)[0])
 			mustDequeue(t, b, q, "c")
 			for range 6 {
 				time.Sleep(lease / 4)
@@ -165,7 +165,7 @@ func (s brokerSuite) leaseTests() []namedTest {
 			b := s.newBroker(t)
 			q := NewQueueName()
 			const jobs, consumers = 60, 6
-			ids := NewRecordIDs(jobs)
+			ids := NewIDs(jobs)
 			for i := range consumers {
 				mustLease(t, b, q, fmt.Sprintf("c%d", i))
 			}
@@ -195,10 +195,10 @@ func (s brokerSuite) leaseTests() []namedTest {
 			close(got)
 			seen := map[int64]bool{}
 			for d := range got {
-				if seen[d.Message.RecordID] {
-					t.Fatalf("record %d delivered twice", d.Message.RecordID)
+				if seen[IDOf(d.Message)] {
+					t.Fatalf("job %d delivered twice", IDOf(d.Message))
 				}
-				seen[d.Message.RecordID] = true
+				seen[IDOf(d.Message)] = true
 			}
 			if len(seen) != jobs {
 				t.Fatalf("delivered %d distinct jobs, want %d", len(seen), jobs)

@@ -1,11 +1,11 @@
 // Package queuetest is the conformance suite of the queue block: every backend (memory, Redis
-// standalone, Redis Cluster) runs RunBrokerSuite and RunRecordStoreSuite from its tests, and
-// RunWorkerSuite and RunProperties on top, so that all backends keep the contracts documented
-// on queue.Broker and queue.RecordStore and the seed's correctness properties.
+// standalone, Redis Cluster) runs RunBrokerSuite from its tests, and RunWorkerSuite and
+// RunProperties on top, so that all backends keep the contracts documented on queue.Broker and
+// the queue's correctness properties.
 //
 // Requirements on a backend under test:
 //
-//   - Subtests run in parallel and each uses its own random queue names and record ids, so one
+//   - Subtests run in parallel and each uses its own random queue names and job ids, so one
 //     backend instance (one Redis database) may serve them all; never FLUSHALL.
 //   - Leases of a few hundred milliseconds must be honoured to within about a second: the suite
 //     waits for lease expiry by polling RecoverExpired with a deadline, never by fixed sleeps.
@@ -15,8 +15,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"math/big"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -32,10 +34,6 @@ type Features struct{}
 // NewBroker returns a Broker under test. It may return the same instance every time (the suite
 // isolates by queue name) and should register cleanup with t.Cleanup.
 type NewBroker func(t *testing.T) queue.Broker
-
-// NewRecordStore returns a RecordStore under test (the same instance is fine: the suite uses
-// random ids) with the default retention.
-type NewRecordStore func(t *testing.T) queue.RecordStore
 
 // waitFor bounds every poll for a condition.
 const waitFor = 10 * time.Second
@@ -71,7 +69,7 @@ func NewQueueName() string {
 	return "queuetest:" + hex.EncodeToString(b[:])
 }
 
-// idBase hands out disjoint record id ranges, starting at a random point so that runs sharing
+// idBase hands out disjoint id ranges, starting at a random point so that runs sharing
 // a Redis database do not collide.
 var idBase atomic.Int64
 
@@ -80,9 +78,9 @@ func init() {
 	idBase.Store(n.Int64() + 1)
 }
 
-// NewRecordIDs returns n fresh record ids, unique within the process and very likely across
+// NewIDs returns n fresh ids, unique within the process and very likely across
 // processes.
-func NewRecordIDs(n int) []int64 {
+func NewIDs(n int) []int64 {
 	start := idBase.Add(int64(n)) - int64(n)
 	ids := make([]int64, n)
 	for i := range ids {
@@ -107,10 +105,30 @@ func mustLease(t *testing.T, b queue.Broker, q, consumer string) {
 	}
 }
 
-// mustEnqueue enqueues a fresh message for recordID and returns it.
-func mustEnqueue(t *testing.T, b queue.Broker, q string, recordID int64) queue.Message {
+// Message returns a new message whose payload is id (a JSON number): the suites tell jobs
+// apart by it.
+func Message(id int64) queue.Message {
+	return queue.NewMessage(time.Now(), json.RawMessage(strconv.FormatInt(id, 10)))
+}
+
+// IDOf returns the id Message put in m's payload, or 0 if it holds none.
+func IDOf(m queue.Message) int64 {
+	var id int64
+	if json.Unmarshal(m.Payload, &id) != nil {
+		return 0
+	}
+	return id
+}
+
+// HasID returns the Broker.HasJob predicate matching the messages carrying id (Message).
+func HasID(id int64) func(queue.Message) bool {
+	return func(m queue.Message) bool { return IDOf(m) == id }
+}
+
+// mustEnqueue enqueues a fresh message for id (Message) and returns it.
+func mustEnqueue(t *testing.T, b queue.Broker, q string, id int64) queue.Message {
 	t.Helper()
-	m := queue.NewMessage(recordID, time.Now(), nil)
+	m := Message(id)
 	if err := b.Enqueue(context.Background(), q, m); err != nil {
 		t.Fatalf("Enqueue: %v", err)
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // RunThroughputSuite checks a queue.ThroughputStore: counts add up per minute and outcome
-// (also through a ThroughputRecorder flushing twice, as two instances would), queues are kept
+// (also through a ThroughputCounter flushing twice, as two instances would), queues are kept
 // apart, ranges are inclusive and bounded, and bad names are refused.
 func RunThroughputSuite(t *testing.T, newStore func(t *testing.T) queue.ThroughputStore) {
 	ctx := context.Background()
@@ -39,10 +39,10 @@ func RunThroughputSuite(t *testing.T, newStore func(t *testing.T) queue.Throughp
 			t.Errorf("an empty minute = %v", got)
 		}
 	})
-	t.Run("RecorderFlushesSharedCounts", func(t *testing.T) {
+	t.Run("CounterFlushesSharedCounts", func(t *testing.T) {
 		s := newStore(t)
 		q := NewQueueName()
-		a, b := queue.NewThroughputRecorder(s, time.Hour, nil), queue.NewThroughputRecorder(s, time.Hour, nil)
+		a, b := queue.NewThroughputCounter(s, time.Hour, nil), queue.NewThroughputCounter(s, time.Hour, nil)
 		for range 3 {
 			a.ObserveJob(q, queue.OutcomeAcked, time.Millisecond)
 		}

@@ -2,7 +2,6 @@ package queuetest
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -14,12 +13,18 @@ import (
 	"github.com/redstate/redstate/queue"
 )
 
-// FailingSetFailed wraps a RecordStore so that SetFailed always fails with EUNAVAILABLE.
-type FailingSetFailed struct{ queue.RecordStore }
+// deadCall is one call of a dead-letter hook.
+type deadCall struct {
+	m     queue.Message
+	cause string
+}
 
-// SetFailed implements queue.RecordStore by failing.
-func (FailingSetFailed) SetFailed(context.Context, int64, string) (*queue.Record, error) {
-	return nil, errInjected
+// collectDead returns a dead-letter hook that sends each call to calls and returns err.
+func collectDead(calls chan<- deadCall, err error) queue.DeadHook {
+	return func(_ context.Context, m queue.Message, cause error) error {
+		calls <- deadCall{m: m, cause: cause.Error()}
+		return err
+	}
 }
 
 // FastConfig returns a worker Config for tests: tiny delays, a short block timeout and a quiet
@@ -64,61 +69,64 @@ func startWorker(t *testing.T, w *queue.Worker) (stop func()) {
 }
 
 // RunWorkerSuite runs the Worker tests (retries, dead-lettering, shutdown, concurrency) on the
-// backends newBroker and newRecords create.
-func RunWorkerSuite(t *testing.T, newBroker NewBroker, newRecords NewRecordStore, f Features) {
+// backend newBroker creates.
+func RunWorkerSuite(t *testing.T, newBroker NewBroker, f Features) {
 	_ = f
 	ctx := context.Background()
-	newWorker := func(t *testing.T, b queue.Broker, rs queue.RecordStore, h queue.Handler, cfg queue.Config) *queue.Worker {
+	newWorker := func(t *testing.T, b queue.Broker, h queue.Handler, cfg queue.Config) *queue.Worker {
 		t.Helper()
-		w, err := queue.NewWorker(b, rs, h, cfg)
+		w, err := queue.NewWorker(b, h, cfg)
 		if err != nil {
 			t.Fatalf("NewWorker: %v", err)
 		}
 		return w
 	}
-	prefetchWorker := func(t *testing.T, b queue.Broker, h queue.Handler, cfg queue.Config) *queue.Worker {
-		t.Helper()
-		return newWorker(t, b, nil, h, cfg)
-	}
-	runGroups(t, map[string][]namedTest{"Prefetch": prefetchWorkerTests(newBroker, prefetchWorker), "Worker": {
+	runGroups(t, map[string][]namedTest{"Prefetch": prefetchWorkerTests(newBroker, newWorker), "Worker": {
 		{"SuccessAcks", func(t *testing.T) {
-			b, rs, q := newBroker(t), newRecords(t), NewQueueName()
-			id := NewRecordIDs(1)[0]
-			if _, err := rs.Submit(ctx, id, nil); err != nil {
-				t.Fatal(err)
-			}
-			w := newWorker(t, b, rs, func(ctx context.Context, d *queue.Delivery) error {
-				_, err := rs.SetResult(ctx, d.Message.RecordID, json.RawMessage(`{"ok":true}`))
-				return err
+			b, q := newBroker(t), NewQueueName()
+			id := NewIDs(1)[0]
+			done := make(chan int64, 1)
+			w := newWorker(t, b, func(_ context.Context, d *queue.Delivery) error {
+				done <- IDOf(d.Message)
+				return nil
 			}, FastConfig(q))
 			startWorker(t, w)
 			mustEnqueue(t, b, q, id)
-			eventually(t, "status 4", func() bool {
-				r, err := rs.Get(ctx, id)
-				return err == nil && r.Status == queue.StatusDone
-			})
+			select {
+			case got := <-done:
+				if got != id {
+					t.Fatalf("handled %d, want %d", got, id)
+				}
+			case <-time.After(waitFor):
+				t.Fatal("job not handled")
+			}
 			eventually(t, "ack", func() bool { return mustStats(t, b, q) == queue.Stats{} })
 		}},
 		{"RetriesThenDeadLetters", func(t *testing.T) {
-			b, rs, q := newBroker(t), newRecords(t), NewQueueName()
-			id := NewRecordIDs(1)[0]
-			if _, err := rs.Submit(ctx, id, nil); err != nil {
-				t.Fatal(err)
-			}
+			b, q := newBroker(t), NewQueueName()
+			id := NewIDs(1)[0]
 			var mu sync.Mutex
 			var seen []queue.Message
-			w := newWorker(t, b, rs, func(_ context.Context, d *queue.Delivery) error {
+			dead := make(chan deadCall, 2)
+			cfg := FastConfig(q)
+			cfg.OnDead = collectDead(dead, nil)
+			w := newWorker(t, b, func(_ context.Context, d *queue.Delivery) error {
 				mu.Lock()
 				seen = append(seen, d.Message)
 				mu.Unlock()
 				return errors.New("generation failed")
-			}, FastConfig(q))
+			}, cfg)
 			startWorker(t, w)
 			m := mustEnqueue(t, b, q, id)
-			eventually(t, "status 5", func() bool {
-				r, err := rs.Get(ctx, id)
-				return err == nil && r.Status == queue.StatusFailed
-			})
+			var call deadCall
+			select {
+			case call = <-dead:
+			case <-time.After(waitFor):
+				t.Fatal("dead-letter hook not called")
+			}
+			if IDOf(call.m) != id || call.m.RetryCount != queue.DefaultMaxRetries || call.cause != "generation failed" {
+				t.Fatalf("dead-letter hook got %+v", call)
+			}
 			wantStats(t, b, q, queue.Stats{Dead: 1})
 			mu.Lock()
 			defer mu.Unlock()
@@ -139,27 +147,24 @@ func RunWorkerSuite(t *testing.T, newBroker NewBroker, newRecords NewRecordStore
 			if dl[0].Message.LastError != "generation failed" || dl[0].Message.FailedAt.IsZero() {
 				t.Fatalf("dead letter lacks its last error and failure time: %+v", dl[0].Message)
 			}
-			if r, _ := rs.Get(ctx, id); r.Error != "generation failed" {
-				t.Fatalf("record error = %q", r.Error)
-			}
 		}},
 		{"PermanentFailureDeadLettersAtOnce", func(t *testing.T) {
-			b, rs, q := newBroker(t), newRecords(t), NewQueueName()
-			id := NewRecordIDs(1)[0]
-			if _, err := rs.Submit(ctx, id, nil); err != nil {
-				t.Fatal(err)
-			}
+			b, q := newBroker(t), NewQueueName()
 			var runs atomic.Int64
-			w := newWorker(t, b, rs, func(context.Context, *queue.Delivery) error {
+			dead := make(chan deadCall, 2)
+			cfg := FastConfig(q)
+			cfg.OnDead = collectDead(dead, nil)
+			w := newWorker(t, b, func(context.Context, *queue.Delivery) error {
 				runs.Add(1)
 				return queue.Permanent(errors.New("answers cannot be scored: number out of range"))
-			}, FastConfig(q))
+			}, cfg)
 			startWorker(t, w)
-			mustEnqueue(t, b, q, id)
-			eventually(t, "status 5", func() bool {
-				r, err := rs.Get(ctx, id)
-				return err == nil && r.Status == queue.StatusFailed
-			})
+			mustEnqueue(t, b, q, NewIDs(1)[0])
+			select {
+			case <-dead:
+			case <-time.After(waitFor):
+				t.Fatal("dead-letter hook not called")
+			}
 			wantStats(t, b, q, queue.Stats{Dead: 1})
 			if n := runs.Load(); n != 1 {
 				t.Fatalf("a permanent failure ran %d times, want 1 (no retries)", n)
@@ -170,45 +175,74 @@ func RunWorkerSuite(t *testing.T, newBroker NewBroker, newRecords NewRecordStore
 				t.Fatalf("dead letter = %+v, %v", dl, err)
 			}
 		}},
-		{"DeadLettersEvenIfStatusUpdateFails", func(t *testing.T) {
-			b, rs, q := newBroker(t), newRecords(t), NewQueueName()
-			id := NewRecordIDs(1)[0]
-			if _, err := rs.Submit(ctx, id, nil); err != nil {
-				t.Fatal(err)
-			}
+		{"DeadLettersEvenIfHookFails", func(t *testing.T) {
+			b, q := newBroker(t), NewQueueName()
+			dead := make(chan deadCall, 2)
 			cfg := FastConfig(q)
 			cfg.NoRetries = true
-			w := newWorker(t, b, FailingSetFailed{rs}, func(context.Context, *queue.Delivery) error {
+			cfg.OnDead = collectDead(dead, errInjected)
+			w := newWorker(t, b, func(context.Context, *queue.Delivery) error {
 				return errors.New("fail")
 			}, cfg)
 			startWorker(t, w)
-			mustEnqueue(t, b, q, id)
+			mustEnqueue(t, b, q, NewIDs(1)[0])
 			eventually(t, "dead letter", func() bool { return mustStats(t, b, q) == queue.Stats{Dead: 1} })
-			if r, _ := rs.Get(ctx, id); r.Status != queue.StatusGenerating {
-				t.Fatalf("status = %d, want 3 (the update failed)", r.Status)
+			eventually(t, "dead-letter hook", func() bool { return len(dead) == 1 })
+		}},
+		{"CheckRejectsAreDropped", func(t *testing.T) {
+			b, q := newBroker(t), NewQueueName()
+			got := make(chan int64, 4)
+			cfg := FastConfig(q)
+			cfg.Check = func(m queue.Message) error {
+				if IDOf(m) == 0 {
+					return errors.New("no id")
+				}
+				return nil
+			}
+			w := newWorker(t, b, func(_ context.Context, d *queue.Delivery) error {
+				got <- IDOf(d.Message)
+				return nil
+			}, cfg)
+			startWorker(t, w)
+			if err := b.EnqueueRaw(ctx, q, ForeignMessage); err != nil {
+				t.Fatal(err)
+			}
+			id := NewIDs(1)[0]
+			mustEnqueue(t, b, q, id)
+			select {
+			case n := <-got:
+				if n != id {
+					t.Fatalf("handled %d, want only %d", n, id)
+				}
+			case <-time.After(waitFor):
+				t.Fatal("valid job not handled")
+			}
+			eventually(t, "queue empty", func() bool { return mustStats(t, b, q) == queue.Stats{} })
+			if len(got) != 0 {
+				t.Fatal("a rejected message reached the handler")
 			}
 		}},
-		{"MalformedDroppedLegacyConsumed", func(t *testing.T) {
+		{"MalformedDroppedForeignConsumed", func(t *testing.T) {
 			b, q := newBroker(t), NewQueueName()
 			got := make(chan queue.Message, 4)
-			w := newWorker(t, b, nil, func(_ context.Context, d *queue.Delivery) error {
+			w := newWorker(t, b, func(_ context.Context, d *queue.Delivery) error {
 				got <- d.Message
 				return nil
 			}, FastConfig(q))
 			startWorker(t, w)
-			if err := b.EnqueueRaw(ctx, q, `{"RecordId":"nope"`); err != nil {
+			if err := b.EnqueueRaw(ctx, q, `{"Key":"nope"`); err != nil {
 				t.Fatal(err)
 			}
-			if err := b.EnqueueRaw(ctx, q, LegacyMessage); err != nil {
+			if err := b.EnqueueRaw(ctx, q, ForeignMessage); err != nil {
 				t.Fatal(err)
 			}
 			select {
 			case m := <-got:
-				if m.RecordID != 12345 {
-					t.Fatalf("handled %+v, want the legacy message", m)
+				if string(m.Fields["Key"]) != "12345" {
+					t.Fatalf("handled %+v, want the foreign message", m)
 				}
 			case <-time.After(waitFor):
-				t.Fatal("legacy message not handled")
+				t.Fatal("foreign message not handled")
 			}
 			eventually(t, "queue empty", func() bool { return mustStats(t, b, q) == queue.Stats{} })
 		}},
@@ -216,14 +250,14 @@ func RunWorkerSuite(t *testing.T, newBroker NewBroker, newRecords NewRecordStore
 			b, q := newBroker(t), NewQueueName()
 			started, release := make(chan struct{}), make(chan struct{})
 			handlerCtxErr := make(chan error, 1)
-			w := newWorker(t, b, nil, func(ctx context.Context, _ *queue.Delivery) error {
+			w := newWorker(t, b, func(ctx context.Context, _ *queue.Delivery) error {
 				close(started)
 				<-release
 				handlerCtxErr <- ctx.Err()
 				return nil
 			}, FastConfig(q))
 			stop := startWorker(t, w)
-			mustEnqueue(t, b, q, NewRecordIDs(1)[0])
+			mustEnqueue(t, b, q, NewIDs(1)[0])
 			<-started
 			stopped := make(chan struct{})
 			go func() { stop(); close(stopped) }()
@@ -232,7 +266,7 @@ func RunWorkerSuite(t *testing.T, newBroker NewBroker, newRecords NewRecordStore
 				t.Fatal("Run returned while a job was running")
 			case <-time.After(200 * time.Millisecond):
 			}
-			mustEnqueue(t, b, q, NewRecordIDs(1)[0]) // must not be taken after shutdown began
+			mustEnqueue(t, b, q, NewIDs(1)[0]) // must not be taken after shutdown began
 			close(release)
 			<-stopped
 			if err := <-handlerCtxErr; err != nil {
@@ -248,7 +282,7 @@ func RunWorkerSuite(t *testing.T, newBroker NewBroker, newRecords NewRecordStore
 			var once sync.Once
 			cfg := FastConfig(q)
 			cfg.Concurrency = n
-			w := newWorker(t, b, nil, func(ctx context.Context, _ *queue.Delivery) error {
+			w := newWorker(t, b, func(ctx context.Context, _ *queue.Delivery) error {
 				if r := running.Add(1); r >= n {
 					once.Do(func() { close(all) })
 				}
@@ -267,7 +301,7 @@ func RunWorkerSuite(t *testing.T, newBroker NewBroker, newRecords NewRecordStore
 				}
 			}, cfg)
 			startWorker(t, w)
-			for _, id := range NewRecordIDs(n) {
+			for _, id := range NewIDs(n) {
 				mustEnqueue(t, b, q, id)
 			}
 			select {
@@ -282,9 +316,9 @@ func RunWorkerSuite(t *testing.T, newBroker NewBroker, newRecords NewRecordStore
 			fb.FailDequeue.Store(3)
 			q := NewQueueName()
 			done := make(chan struct{})
-			w := newWorker(t, fb, nil, func(context.Context, *queue.Delivery) error { close(done); return nil }, FastConfig(q))
+			w := newWorker(t, fb, func(context.Context, *queue.Delivery) error { close(done); return nil }, FastConfig(q))
 			startWorker(t, w)
-			mustEnqueue(t, fb, q, NewRecordIDs(1)[0])
+			mustEnqueue(t, fb, q, NewIDs(1)[0])
 			select {
 			case <-done:
 			case <-time.After(waitFor):
@@ -300,10 +334,10 @@ func RunWorkerSuite(t *testing.T, newBroker NewBroker, newRecords NewRecordStore
 			if err := b.Heartbeat(ctx, q, "crashed", 200*time.Millisecond); err != nil {
 				t.Fatal(err)
 			}
-			m := mustEnqueue(t, b, q, NewRecordIDs(1)[0])
+			m := mustEnqueue(t, b, q, NewIDs(1)[0])
 			mustDequeue(t, b, q, "crashed")
 			got := make(chan queue.Message, 1)
-			w := newWorker(t, b, nil, func(_ context.Context, d *queue.Delivery) error { got <- d.Message; return nil }, FastConfig(q))
+			w := newWorker(t, b, func(_ context.Context, d *queue.Delivery) error { got <- d.Message; return nil }, FastConfig(q))
 			startWorker(t, w)
 			select {
 			case g := <-got:

@@ -26,13 +26,11 @@ func TestACLRefusal_IsUnavailable(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "reader", Password: "reader-password-1234", MaxRetries: -1})
 	t.Cleanup(func() { _ = c.Close() })
 	b := mustBroker(t, c, redisqueue.Options{})
-	rs := mustRecords(t, c, redisqueue.RecordOptions{})
 
 	checks := map[string]error{}
-	checks["enqueue"] = b.Enqueue(ctx, "report:queue", queue.NewMessage(1, time.Now(), nil))
-	_, checks["stats"] = b.Stats(ctx, "report:queue")
-	_, checks["submit"] = rs.Submit(ctx, 1, []byte(`{"q":1}`))
-	_, checks["requeue all"] = b.RequeueAllDead(ctx, "report:queue")
+	checks["enqueue"] = b.Enqueue(ctx, "jobs", queue.NewMessage(time.Now(), nil))
+	_, checks["stats"] = b.Stats(ctx, "jobs")
+	_, checks["requeue all"] = b.RequeueAllDead(ctx, "jobs")
 	for op, err := range checks {
 		if code := redstate.ErrorCode(err); code != redstate.EUNAVAILABLE {
 			t.Errorf("%s under a read-only ACL: code %q (%v), want EUNAVAILABLE", op, code, err)

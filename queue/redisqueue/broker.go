@@ -1,19 +1,19 @@
-// Package redisqueue is the Redis backend of the queue block: a queue.Broker (Broker) and a
-// queue.RecordStore (Records) with the semantics checked by the queuetest conformance suites.
+// Package redisqueue is the Redis backend of the queue block: a queue.Broker (Broker) with the
+// semantics checked by the queuetest conformance suites.
 // The same code runs on a standalone server, behind Sentinel (a failover *redis.Client) and on
 // Redis Cluster.
 //
-// Layout of one queue (names from queue.NewNamespacedKeys; "report:queue" is the seed's
-// queue, standalone/Sentinel names shown, on Cluster every key carries the hash tag
-// "{report:queue}" instead so that every script's keys share one slot):
+// Layout of one queue named <q> (names from queue.NewNamespacedKeys, standalone/Sentinel names
+// shown, on Cluster every key carries the hash tag "{<q>}" instead so that every script's keys
+// share one slot):
 //
-//	report:queue                        LIST pending: producers LPUSH (tail), consumers take the right end
-//	report:queue:processing:<consumer>  LIST a consumer's in-flight jobs (LMOVE/BLMOVE pending RIGHT → LEFT)
-//	report:queue:consumers              ZSET consumer leases: member consumer id, score deadline (Unix ms)
-//	report:queue:retry                  ZSET retry schedule: member encoded message, score due (Unix ms)
-//	report:queue:dead                   LIST dead letters, newest at the left (LPUSH)
+//	<q>                        LIST pending: producers LPUSH (tail), consumers take the right end
+//	<q>:processing:<consumer>  LIST a consumer's in-flight jobs (LMOVE/BLMOVE pending RIGHT → LEFT)
+//	<q>:consumers              ZSET consumer leases: member consumer id, score deadline (Unix ms)
+//	<q>:retry                  ZSET retry schedule: member encoded message, score due (Unix ms)
+//	<q>:dead                   LIST dead letters, newest at the left (LPUSH)
 //
-// A legacy producer that runs `LPUSH report:queue '{"RecordId":…}'` is served as is.
+// A producer outside redstate that runs `LPUSH <q> '{"RetryCount":0,…}'` is served as is.
 //
 // Round trips: Enqueue, EnqueueRaw, Ack, AckBatch (a pipeline), Release, Retry, Bury,
 // Heartbeat, PromoteDue, DeadLetters, RequeueDead, RequeueAllDead and PurgeDead are one round
@@ -21,7 +21,7 @@
 // jobs in one script call) and otherwise add one CLIENT ID round trip and one blocking BLMOVE
 // per wait (see dequeue.go);
 // RecoverExpired is two (list the expired consumers, then one pipeline of one script per
-// consumer); Stats is two; HasJobFor is two for queues below scanChunk entries per place.
+// consumer); Stats is two; HasJob is two for queues below scanChunk entries per place.
 //
 // Lease deadlines follow the Redis server clock (TIME inside the scripts) unless Options.Now
 // is set, so many hosts agree on expiry without synchronized clocks.
@@ -76,16 +76,16 @@ func New(client redis.UniversalClient, opts Options) (*Broker, error) {
 	default:
 		return nil, redstate.Errorf(redstate.EINVALID, "redisqueue: %T is not supported; use a standalone, Sentinel or Cluster client", client)
 	}
-	if err := validateNamespace(opts.Namespace); err != nil {
+	if err := ValidateNamespace(opts.Namespace); err != nil {
 		return nil, err
 	}
 	b.ns = opts.Namespace
 	return b, nil
 }
 
-// validateNamespace checks a key namespace: empty, or up to 100 characters from
+// ValidateNamespace checks a key namespace: empty, or up to 100 characters from
 // [A-Za-z0-9:_.-] (no braces, so it never sets a Cluster hash tag). Errors: EINVALID.
-func validateNamespace(ns string) error {
+func ValidateNamespace(ns string) error {
 	if ns == "" {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/queue"
+	"github.com/redstate/redstate/queue/queuetest"
 	"github.com/redstate/redstate/queue/redisqueue"
 	"github.com/redstate/redstate/redistest"
 )
@@ -32,7 +33,7 @@ func TestRedisCrash_AcknowledgedEnqueuesSurviveSIGKILL(t *testing.T) {
 	})
 	t.Cleanup(func() { _ = c.Close() })
 	b := mustBroker(t, c, redisqueue.Options{})
-	q := queue.DefaultQueue
+	q := "jobs"
 	ctx := context.Background()
 
 	type result struct {
@@ -46,7 +47,7 @@ func TestRedisCrash_AcknowledgedEnqueuesSurviveSIGKILL(t *testing.T) {
 		wg.Go(func() {
 			r := &results[p]
 			for i := 0; ; i++ {
-				m := queue.NewMessage(int64(p*10_000_000+i+1), time.Now(), nil)
+				m := queuetest.Message(int64(p*10_000_000 + i + 1))
 				err := b.Enqueue(ctx, q, m)
 				if err == nil {
 					r.acked = append(r.acked, m.JobID)

@@ -20,7 +20,7 @@ func (b *Broker) Enqueue(ctx context.Context, name string, msg queue.Message) er
 }
 
 // EnqueueRaw implements queue.Broker: one LPUSH of raw, verbatim, as the seed's legacy
-// producer does (`LPUSH report:queue '{"RecordId":12345,…}'`).
+// producer does (`LPUSH <queue> '{"RetryCount":0,…}'`).
 func (b *Broker) EnqueueRaw(ctx context.Context, name, raw string) error {
 	if err := queue.ValidateQueueName(name); err != nil {
 		return err

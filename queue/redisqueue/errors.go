@@ -26,7 +26,7 @@ func ctxOrMapErr(ctx context.Context, err error, op string) error {
 // unavailable wraps err as EUNAVAILABLE.
 func unavailable(err error, op string) error { return rediserr.Unavailable(err, op) }
 
-// isMoved reports whether err is a MOVED/ASK redirect met on a connection to one node (the
+// isMoved tells whether err is a MOVED/ASK redirect met on a connection to one node (the
 // slot map changed): the caller reloads the Cluster state so that the next call goes right.
 func isMoved(err error) bool {
 	return redis.HasErrorPrefix(err, "MOVED") || redis.HasErrorPrefix(err, "ASK")

@@ -50,40 +50,19 @@ func mustBroker(t *testing.T, c redis.UniversalClient, opts redisqueue.Options) 
 	return b
 }
 
-func mustRecords(t *testing.T, c redis.UniversalClient, opts redisqueue.RecordOptions) *redisqueue.Records {
-	t.Helper()
-	rs, err := redisqueue.NewRecords(c, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rs
-}
-
-// backends returns constructors for one topology's client: every call gets its own namespace.
-func backends(c redis.UniversalClient) (queuetest.NewBroker, queuetest.NewRecordStore) {
-	nb := func(t *testing.T) queue.Broker {
+// backend returns the broker constructor for one topology's client: every call gets its own
+// namespace.
+func backend(c redis.UniversalClient) queuetest.NewBroker {
+	return func(t *testing.T) queue.Broker {
 		return mustBroker(t, c, redisqueue.Options{Namespace: uniqueNS()})
 	}
-	nr := func(t *testing.T) queue.RecordStore {
-		return mustRecords(t, c, redisqueue.RecordOptions{Namespace: uniqueNS()})
-	}
-	return nb, nr
 }
 
 func TestBrokerSuite(t *testing.T) {
 	for _, topo := range topologies {
 		t.Run(topo.name, func(t *testing.T) {
-			nb, _ := backends(topo.client(t))
+			nb := backend(topo.client(t))
 			queuetest.RunBrokerSuite(t, nb, queuetest.Features{})
-		})
-	}
-}
-
-func TestRecordStoreSuite(t *testing.T) {
-	for _, topo := range topologies {
-		t.Run(topo.name, func(t *testing.T) {
-			_, nr := backends(topo.client(t))
-			queuetest.RunRecordStoreSuite(t, nr, queuetest.Features{})
 		})
 	}
 }
@@ -91,8 +70,7 @@ func TestRecordStoreSuite(t *testing.T) {
 func TestWorkerSuite(t *testing.T) {
 	for _, topo := range topologies {
 		t.Run(topo.name, func(t *testing.T) {
-			nb, nr := backends(topo.client(t))
-			queuetest.RunWorkerSuite(t, nb, nr, queuetest.Features{})
+			queuetest.RunWorkerSuite(t, backend(topo.client(t)), queuetest.Features{})
 		})
 	}
 }
@@ -100,25 +78,24 @@ func TestWorkerSuite(t *testing.T) {
 func TestProperties(t *testing.T) {
 	for _, topo := range topologies {
 		t.Run(topo.name, func(t *testing.T) {
-			nb, nr := backends(topo.client(t))
-			queuetest.RunProperties(t, nb, nr)
+			queuetest.RunProperties(t, backend(topo.client(t)))
 		})
 	}
 }
 
-// TestKeys_SeedNamesOnStandalone checks that the seed's queue uses "report:queue" and
-// "report:queue:dead" verbatim (plus the documented retry, consumers and processing keys).
-func TestKeys_SeedNamesOnStandalone(t *testing.T) {
+// TestKeys_NamesOnStandalone checks that a queue's keys are its name and "<name>:dead"
+// verbatim (plus the documented retry, consumers and processing keys).
+func TestKeys_NamesOnStandalone(t *testing.T) {
 	c := redistest.SharedStandalone(t).Client(t)
 	ctx := context.Background()
 	b := mustBroker(t, c, redisqueue.Options{})
-	q := queue.DefaultQueue
-	m := queue.NewMessage(1, time.Now(), nil)
+	q := "jobs"
+	m := queue.NewMessage(time.Now(), nil)
 	if err := b.Heartbeat(ctx, q, "w1", time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if err := b.Enqueue(ctx, q, queue.NewMessage(1, time.Now(), nil)); err != nil {
+		if err := b.Enqueue(ctx, q, queue.NewMessage(time.Now(), nil)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -138,11 +115,11 @@ func TestKeys_SeedNamesOnStandalone(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"report:queue":               "list",
-		"report:queue:dead":          "list",
-		"report:queue:retry":         "zset",
-		"report:queue:consumers":     "zset",
-		"report:queue:processing:w1": "list",
+		"jobs":               "list",
+		"jobs:dead":          "list",
+		"jobs:retry":         "zset",
+		"jobs:consumers":     "zset",
+		"jobs:processing:w1": "list",
 	}
 	keys, err := c.Keys(ctx, "*").Result()
 	if err != nil {
@@ -156,72 +133,53 @@ func TestKeys_SeedNamesOnStandalone(t *testing.T) {
 			t.Fatalf("TYPE %s = %q, want %q", k, got, typ)
 		}
 	}
-	rs := mustRecords(t, c, redisqueue.RecordOptions{})
-	if _, err := rs.Submit(ctx, 12345, nil); err != nil {
-		t.Fatal(err)
-	}
-	if got := c.HGet(ctx, "report:record:12345", "status").Val(); got != "3" {
-		t.Fatalf("record status field = %q", got)
-	}
-	if got := c.ZScore(ctx, "report:records:generating", "12345").Val(); got <= 0 {
-		t.Fatalf("generating index score = %v", got)
-	}
-	if ttl := c.PTTL(ctx, "report:record:12345").Val(); ttl <= 0 || ttl > queue.DefaultRecordRetention {
-		t.Fatalf("record PTTL = %v", ttl)
-	}
 }
 
-// TestKeys_OneSlotOnCluster checks that every key of a queue hashes to one slot (and so do a
-// record and the generating index), by CLUSTER KEYSLOT on the server.
+// TestKeys_OneSlotOnCluster checks that every key of a queue hashes to one slot, by CLUSTER
+// KEYSLOT on the server.
 func TestKeys_OneSlotOnCluster(t *testing.T) {
 	c := redistest.SharedCluster(t).Client(t)
 	ctx := context.Background()
 	for _, ns := range []string{"", "prod-"} {
-		k := queue.NewNamespacedKeys(ns, queue.DefaultQueue, true)
-		if k.Pending != ns+"{report:queue}" || k.Dead != ns+"{report:queue}:dead" {
+		k := queue.NewNamespacedKeys(ns, "jobs", true)
+		if k.Pending != ns+"{jobs}" || k.Dead != ns+"{jobs}:dead" {
 			t.Fatalf("cluster keys = %+v", k)
 		}
-		rk := queue.NewRecordKeys(ns, true)
-		groups := [][]string{
-			{k.Pending, k.Dead, k.Retry, k.Consumers, k.Processing("w1"), k.Processing("host-1-abc")},
-			{rk.Record(1), rk.Record(12345), rk.Generating()},
-		}
-		for _, keys := range groups {
-			slot := c.ClusterKeySlot(ctx, keys[0]).Val()
-			for _, key := range keys[1:] {
-				if got := c.ClusterKeySlot(ctx, key).Val(); got != slot {
-					t.Fatalf("CLUSTER KEYSLOT %s = %d, want %d (slot of %s)", key, got, slot, keys[0])
-				}
+		keys := []string{k.Pending, k.Dead, k.Retry, k.Consumers, k.Processing("w1"), k.Processing("host-1-abc")}
+		slot := c.ClusterKeySlot(ctx, keys[0]).Val()
+		for _, key := range keys[1:] {
+			if got := c.ClusterKeySlot(ctx, key).Val(); got != slot {
+				t.Fatalf("CLUSTER KEYSLOT %s = %d, want %d (slot of %s)", key, got, slot, keys[0])
 			}
 		}
 	}
 }
 
-// TestLegacyProducer: a message LPUSHed by the seed's producer (or redis-cli) onto
-// report:queue is dequeued and decodes.
-func TestLegacyProducer(t *testing.T) {
+// TestForeignProducer: a message LPUSHed by a producer outside redstate (or redis-cli) onto a
+// queue's list is dequeued and decodes, its own members kept.
+func TestForeignProducer(t *testing.T) {
 	for _, topo := range topologies {
 		t.Run(topo.name, func(t *testing.T) {
 			c := topo.client(t)
 			ctx := context.Background()
 			b := mustBroker(t, c, redisqueue.Options{})
-			const legacy = `{"RecordId":12345,"RetryCount":0,"EnqueueTime":"2025-01-15T10:30:00"}`
-			key := "report:queue"
+			const foreign = `{"Key":12345,"RetryCount":0,"EnqueueTime":"2025-01-15T10:30:00"}`
+			key := "jobs"
 			if _, ok := c.(*redis.ClusterClient); ok {
-				key = "{report:queue}"
+				key = "{jobs}"
 			}
-			if err := c.LPush(ctx, key, legacy).Err(); err != nil {
+			if err := c.LPush(ctx, key, foreign).Err(); err != nil {
 				t.Fatal(err)
 			}
-			if err := b.Heartbeat(ctx, queue.DefaultQueue, "w", time.Minute); err != nil {
+			if err := b.Heartbeat(ctx, "jobs", "w", time.Minute); err != nil {
 				t.Fatal(err)
 			}
-			d, err := b.Dequeue(ctx, queue.DefaultQueue, "w", time.Second)
+			d, err := b.Dequeue(ctx, "jobs", "w", time.Second)
 			if err != nil || d == nil {
 				t.Fatalf("Dequeue = %v, %v", d, err)
 			}
 			want := time.Date(2025, 1, 15, 10, 30, 0, 0, time.UTC)
-			if d.Raw != legacy || d.DecodeErr != nil || d.Message.RecordID != 12345 || d.Message.RetryCount != 0 || !d.Message.EnqueueTime.Equal(want) {
+			if d.Raw != foreign || d.DecodeErr != nil || string(d.Message.Fields["Key"]) != "12345" || d.Message.RetryCount != 0 || !d.Message.EnqueueTime.Equal(want) {
 				t.Fatalf("delivery = %+v", d)
 			}
 			if err := b.Ack(ctx, d); err != nil {
@@ -245,9 +203,9 @@ func TestRecoverExpired_ExactlyOnceUnderConcurrentRecoverers(t *testing.T) {
 			if err := b1.Heartbeat(ctx, q, "dying", 200*time.Millisecond); err != nil {
 				t.Fatal(err)
 			}
-			ids := queuetest.NewRecordIDs(3)
+			ids := queuetest.NewIDs(3)
 			for _, id := range ids {
-				if err := b1.Enqueue(ctx, q, queue.NewMessage(id, time.Now(), nil)); err != nil {
+				if err := b1.Enqueue(ctx, q, queuetest.Message(id)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -289,8 +247,8 @@ func TestRecoverExpired_ExactlyOnceUnderConcurrentRecoverers(t *testing.T) {
 			}
 			for _, id := range ids {
 				d, err := b1.Dequeue(ctx, q, "alive", time.Second)
-				if err != nil || d == nil || d.Message.RecordID != id {
-					t.Fatalf("Dequeue = %+v, %v; want record %d", d, err, id)
+				if err != nil || d == nil || queuetest.IDOf(d.Message) != id {
+					t.Fatalf("Dequeue = %+v, %v; want job %d", d, err, id)
 				}
 			}
 		})
@@ -318,7 +276,7 @@ func TestDequeue_CtxCancelEndsBlock(t *testing.T) {
 	if el := time.Since(start); el > 2*time.Second {
 		t.Fatalf("Dequeue returned after %v", el)
 	}
-	if err := b.Enqueue(ctx, q, queue.NewMessage(1, time.Now(), nil)); err != nil {
+	if err := b.Enqueue(ctx, q, queue.NewMessage(time.Now(), nil)); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := b.Stats(ctx, q); st != (queue.Stats{Pending: 1}) {
@@ -351,29 +309,23 @@ func TestRedisDown_Unavailable(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	t.Cleanup(func() { _ = c.Close() })
 	b := mustBroker(t, c, redisqueue.Options{})
-	rs := mustRecords(t, c, redisqueue.RecordOptions{})
 	ctx := context.Background()
-	q := queue.DefaultQueue
+	q := "jobs"
 	if err := b.Heartbeat(ctx, q, "w", time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Enqueue(ctx, q, queue.NewMessage(7, time.Now(), nil)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rs.Submit(ctx, 7, nil); err != nil {
+	if err := b.Enqueue(ctx, q, queuetest.Message(7)); err != nil {
 		t.Fatal(err)
 	}
 	srv.Kill(t)
 	checks := map[string]error{
-		"Enqueue":        b.Enqueue(ctx, q, queue.NewMessage(8, time.Now(), nil)),
+		"Enqueue":        b.Enqueue(ctx, q, queuetest.Message(8)),
 		"Heartbeat":      b.Heartbeat(ctx, q, "w", time.Hour),
 		"RecoverExpired": second(b.RecoverExpired(ctx, q)),
 		"Stats":          second(b.Stats(ctx, q)),
 		"PromoteDue":     second(b.PromoteDue(ctx, q, time.Now(), 10)),
-		"HasJobFor":      second(b.HasJobFor(ctx, q, 7)),
+		"HasJob":         second(b.HasJob(ctx, q, queuetest.HasID(7))),
 		"Dequeue":        second(b.Dequeue(ctx, q, "w", 100*time.Millisecond)),
-		"Get":            second(rs.Get(ctx, 7)),
-		"Reset":          second(rs.ResetForRegeneration(ctx, 7)),
 	}
 	for name, err := range checks {
 		if !redstate.IsCode(err, redstate.EUNAVAILABLE) {
@@ -385,11 +337,8 @@ func TestRedisDown_Unavailable(t *testing.T) {
 		t.Fatalf("Stats after restart = %+v, %v", st, err)
 	}
 	d, err := b.Dequeue(ctx, q, "w", time.Second)
-	if err != nil || d == nil || d.Message.RecordID != 7 {
+	if err != nil || d == nil || queuetest.IDOf(d.Message) != 7 {
 		t.Fatalf("Dequeue after restart = %+v, %v", d, err)
-	}
-	if r, err := rs.Get(ctx, 7); err != nil || r.Status != queue.StatusGenerating {
-		t.Fatalf("Get after restart = %+v, %v", r, err)
 	}
 }
 
@@ -406,7 +355,7 @@ func TestLease_InjectedClock(t *testing.T) {
 	if err := b.Heartbeat(ctx, "q", "c", time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Enqueue(ctx, "q", queue.NewMessage(1, clock(), nil)); err != nil {
+	if err := b.Enqueue(ctx, "q", queue.NewMessage(clock(), nil)); err != nil {
 		t.Fatal(err)
 	}
 	mustDequeue(t, b, "q", "c")
@@ -441,61 +390,27 @@ func TestNew_RejectsBadInput(t *testing.T) {
 	if _, err := redisqueue.New(c, redisqueue.Options{Namespace: "{x}"}); !redstate.IsCode(err, redstate.EINVALID) {
 		t.Fatalf("braced namespace: %v", err)
 	}
-	if _, err := redisqueue.NewRecords(c, redisqueue.RecordOptions{Namespace: "a b"}); !redstate.IsCode(err, redstate.EINVALID) {
-		t.Fatalf("bad record namespace: %v", err)
-	}
 }
 
-// TestHasJobFor_LongQueues exercises the chunked reads beyond the first snapshot.
-func TestHasJobFor_LongQueues(t *testing.T) {
+// TestHasJob_LongQueues exercises the chunked reads beyond the first snapshot.
+func TestHasJob_LongQueues(t *testing.T) {
 	c := redistest.SharedStandalone(t).Client(t)
 	b := mustBroker(t, c, redisqueue.Options{Namespace: uniqueNS()})
 	q := queuetest.NewQueueName()
 	ctx := context.Background()
-	ids := queuetest.NewRecordIDs(2501)
+	ids := queuetest.NewIDs(2501)
 	for _, id := range ids {
-		if err := b.Enqueue(ctx, q, queue.NewMessage(id, time.Now(), nil)); err != nil {
+		if err := b.Enqueue(ctx, q, queuetest.Message(id)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, id := range []int64{ids[0], ids[1500], ids[2500]} {
-		if ok, err := b.HasJobFor(ctx, q, id); err != nil || !ok {
-			t.Fatalf("HasJobFor(%d) = %v, %v", id, ok, err)
+		if ok, err := b.HasJob(ctx, q, queuetest.HasID(id)); err != nil || !ok {
+			t.Fatalf("HasJob(%d) = %v, %v", id, ok, err)
 		}
 	}
-	if ok, err := b.HasJobFor(ctx, q, queuetest.NewRecordIDs(1)[0]); err != nil || ok {
-		t.Fatalf("HasJobFor(absent) = %v, %v", ok, err)
-	}
-}
-
-// TestRecords_RetentionExpiresAndSweepsIndex: a record expires Retention after its last write
-// (PEXPIRE), and its generating-index entry is dropped by ListGeneratingOlderThan.
-func TestRecords_RetentionExpiresAndSweepsIndex(t *testing.T) {
-	for _, topo := range topologies {
-		t.Run(topo.name, func(t *testing.T) {
-			c := topo.client(t)
-			ns := uniqueNS()
-			rs := mustRecords(t, c, redisqueue.RecordOptions{Namespace: ns, Retention: 150 * time.Millisecond})
-			ctx := context.Background()
-			id := queuetest.NewRecordIDs(1)[0]
-			if _, err := rs.Submit(ctx, id, []byte(`{"a":1}`)); err != nil {
-				t.Fatal(err)
-			}
-			if ids, err := rs.ListGeneratingOlderThan(ctx, 0); err != nil || len(ids) != 1 || ids[0] != id {
-				t.Fatalf("ListGeneratingOlderThan = %v, %v", ids, err)
-			}
-			time.Sleep(300 * time.Millisecond)
-			if _, err := rs.Get(ctx, id); !redstate.IsCode(err, redstate.ENOTFOUND) {
-				t.Fatalf("Get after retention = %v, want ENOTFOUND", err)
-			}
-			if ids, err := rs.ListGeneratingOlderThan(ctx, 0); err != nil || len(ids) != 0 {
-				t.Fatalf("ListGeneratingOlderThan after expiry = %v, %v", ids, err)
-			}
-			_, cluster := c.(*redis.ClusterClient)
-			if n := c.ZCard(ctx, queue.NewRecordKeys(ns, cluster).Generating()).Val(); n != 0 {
-				t.Fatalf("generating index still holds %d entries", n)
-			}
-		})
+	if ok, err := b.HasJob(ctx, q, queuetest.HasID(queuetest.NewIDs(1)[0])); err != nil || ok {
+		t.Fatalf("HasJob(absent) = %v, %v", ok, err)
 	}
 }
 

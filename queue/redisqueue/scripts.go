@@ -3,8 +3,7 @@ package redisqueue
 import "github.com/redis/go-redis/v9"
 
 // Every atomic step is one of these scripts. All keys a script touches are passed in KEYS (no
-// key is ever built inside Lua) and share one hash tag on Cluster (queue.Keys,
-// queue.RecordKeys). Scripts that need "now" for a lease take it in an ARGV slot: a Unix-ms
+// key is ever built inside Lua) and share one hash tag on Cluster (queue.Keys). Scripts that need "now" for a lease take it in an ARGV slot: a Unix-ms
 // number from Options.Now, or "" to read the Redis server clock with TIME, so that every host
 // agrees on lease expiry (the default). Redis 7 replicates script effects, so TIME before a
 // write is allowed.
@@ -197,94 +196,4 @@ var purgeDeadScript = redis.NewScript(`
 local n = redis.call('LLEN', KEYS[1])
 redis.call('DEL', KEYS[1])
 return n
-`)
-
-// recordPutScript creates (mode "create") or overwrites (mode "submit") a record and keeps the
-// generating index in step.
-//
-//	KEYS[1]  record HASH (RecordKeys.Record)
-//	KEYS[2]  generating ZSET (RecordKeys.Generating)
-//	ARGV[1]  record id (index member)
-//	ARGV[2]  mode: "create" (fails if the record exists) or "submit" (replaces a record in
-//	         status 1 or 2; fails on any other status)
-//	ARGV[3]  status
-//	ARGV[4]  answers JSON, "" for none
-//	ARGV[5]  updatedAt (RFC 3339, stored verbatim)
-//	ARGV[6]  updatedAt in Unix ms (index score)
-//	ARGV[7]  retention in ms (PEXPIRE)
-//
-// Returns "OK", "EXISTS" (create on an existing record) or "STATUS:<n>" (submit on a record
-// in status n, not 1 or 2); nothing changes on the last two.
-var recordPutScript = redis.NewScript(`
-if ARGV[2] == 'create' and redis.call('EXISTS', KEYS[1]) == 1 then return 'EXISTS' end
-if ARGV[2] == 'submit' then
-  local cur = redis.call('HGET', KEYS[1], 'status')
-  if cur and cur ~= '1' and cur ~= '2' then return 'STATUS:' .. cur end
-end
-redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'status', ARGV[3], 'updatedAt', ARGV[5])
-if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'answers', ARGV[4]) end
-redis.call('PEXPIRE', KEYS[1], ARGV[7])
-if ARGV[3] == '3' then
-  redis.call('ZADD', KEYS[2], ARGV[6], ARGV[1])
-else
-  redis.call('ZREM', KEYS[2], ARGV[1])
-end
-return 'OK'
-`)
-
-// recordUpdateScript changes an existing record and keeps the generating index in step.
-//
-//	KEYS[1]  record HASH
-//	KEYS[2]  generating ZSET
-//	ARGV[1]  record id (index member)
-//	ARGV[2]  mode: "result" (status 4, result = ARGV[3], error cleared), "failed" (status 5,
-//	         error = ARGV[3], result cleared) or "reset" (only from status 3 or 5: status 3,
-//	         result and error cleared)
-//	ARGV[3]  result JSON or failure reason ("" for none)
-//	ARGV[4]  updatedAt (RFC 3339)
-//	ARGV[5]  updatedAt in Unix ms (index score)
-//	ARGV[6]  retention in ms (PEXPIRE)
-//
-// Returns {"OK", status, answers, result, error, updatedAt} (absent fields as ""),
-// {"NOTFOUND"}, or {"CONFLICT", status} (reset from another status; nothing changed).
-var recordUpdateScript = redis.NewScript(`
-local cur = redis.call('HGET', KEYS[1], 'status')
-if not cur then return {'NOTFOUND'} end
-local status
-if ARGV[2] == 'result' then
-  status = '4'
-  redis.call('HSET', KEYS[1], 'result', ARGV[3])
-  redis.call('HDEL', KEYS[1], 'error')
-elseif ARGV[2] == 'failed' then
-  status = '5'
-  if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'error', ARGV[3]) else redis.call('HDEL', KEYS[1], 'error') end
-  redis.call('HDEL', KEYS[1], 'result')
-else
-  if cur ~= '3' and cur ~= '5' then return {'CONFLICT', cur} end
-  status = '3'
-  redis.call('HDEL', KEYS[1], 'result', 'error')
-end
-redis.call('HSET', KEYS[1], 'status', status, 'updatedAt', ARGV[4])
-redis.call('PEXPIRE', KEYS[1], ARGV[6])
-if status == '3' then
-  redis.call('ZADD', KEYS[2], ARGV[5], ARGV[1])
-else
-  redis.call('ZREM', KEYS[2], ARGV[1])
-end
-local f = redis.call('HMGET', KEYS[1], 'answers', 'result', 'error')
-return {'OK', status, f[1] or '', f[2] or '', f[3] or '', ARGV[4]}
-`)
-
-// recordSweepScript drops a record's generating-index entry when the record has expired (its
-// hash is gone); atomic with respect to writers, which update both keys in one script.
-//
-//	KEYS[1]  record HASH
-//	KEYS[2]  generating ZSET
-//	ARGV[1]  record id
-//
-// Returns 1 if the entry was dropped, else 0.
-var recordSweepScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-return redis.call('ZREM', KEYS[2], ARGV[1])
 `)

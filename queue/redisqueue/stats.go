@@ -10,10 +10,10 @@ import (
 	"github.com/redstate/redstate/queue"
 )
 
-// scanChunk is how many entries of one list or sorted set HasJobFor reads per command.
+// scanChunk is how many entries of one list or sorted set HasJob reads per command.
 const scanChunk = 1000
 
-// snapshotAttempts bounds how often Stats and HasJobFor re-read when the consumer set changed
+// snapshotAttempts bounds how often Stats and HasJob re-read when the consumer set changed
 // between their two round trips.
 const snapshotAttempts = 3
 
@@ -81,23 +81,23 @@ func (b *Broker) Stats(ctx context.Context, name string) (queue.Stats, error) {
 	}
 }
 
-// HasJobFor implements queue.Broker. It reads the consumer set, then in one MULTI the first
+// HasJob implements queue.Broker. It reads the consumer set, then in one MULTI the first
 // scanChunk entries of the pending list, the retry schedule and every processing list, so
 // that for queues shorter than that the answer comes from one atomic snapshot (two round
 // trips; re-read if the consumer set changed). Longer structures are read on in chunks of
 // scanChunk, outside the snapshot: a job moving between places meanwhile may then be missed,
-// which makes the reconciler enqueue a duplicate job (at-least-once), never lose one.
+// which makes a caller that enqueues when no job is found enqueue a duplicate job (at-least-once), never lose one.
 // Entries are decoded in Go; malformed ones are skipped.
-func (b *Broker) HasJobFor(ctx context.Context, name string, recordID int64) (bool, error) {
+func (b *Broker) HasJob(ctx context.Context, name string, want func(queue.Message) bool) (bool, error) {
 	if err := queue.ValidateQueueName(name); err != nil {
 		return false, err
 	}
-	if recordID <= 0 {
-		return false, redstate.Errorf(redstate.EINVALID, "record id must be > 0")
+	if want == nil {
+		return false, redstate.Errorf(redstate.EINVALID, "has job: no predicate")
 	}
 	match := func(raws []string) bool {
 		for _, raw := range raws {
-			if m, err := queue.DecodeMessage([]byte(raw)); err == nil && m.RecordID == recordID {
+			if m, err := queue.DecodeMessage([]byte(raw)); err == nil && want(m) {
 				return true
 			}
 		}
@@ -106,7 +106,7 @@ func (b *Broker) HasJobFor(ctx context.Context, name string, recordID int64) (bo
 	k := b.keys(name)
 	consumers, err := b.consumers(ctx, k)
 	if err != nil {
-		return false, mapErr(err, "has job for")
+		return false, mapErr(err, "has job")
 	}
 	for attempt := 1; ; attempt++ {
 		var zr, pending, retry *redis.StringSliceCmd
@@ -121,7 +121,7 @@ func (b *Broker) HasJobFor(ctx context.Context, name string, recordID int64) (bo
 			return nil
 		})
 		if err != nil {
-			return false, mapErr(err, "has job for")
+			return false, mapErr(err, "has job")
 		}
 		if now := validIDs(zr.Val()); !slices.Equal(now, consumers) && attempt < snapshotAttempts {
 			consumers = now
@@ -151,7 +151,7 @@ func (b *Broker) HasJobFor(ctx context.Context, name string, recordID int64) (bo
 					raws, err = b.client.LRange(ctx, pl.key, start, start+scanChunk-1).Result()
 				}
 				if err != nil {
-					return false, mapErr(err, "has job for")
+					return false, mapErr(err, "has job")
 				}
 				if match(raws) {
 					return true, nil

@@ -1,4 +1,4 @@
-package queue_test
+package report_test
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/queue/memqueue"
 	"github.com/redstate/redstate/queue/queuetest"
+	"github.com/redstate/redstate/report"
+	"github.com/redstate/redstate/report/memrecords"
 )
 
 // refusingBroker fails Enqueue with the EINTERNAL error a Redis ACL refusal used to map to.
@@ -24,17 +26,17 @@ func (refusingBroker) Enqueue(context.Context, string, queue.Message) error {
 // the enqueue failed, Regenerate answers EUNAVAILABLE (503) saying the reconciler will enqueue
 // the record, whatever code the broker's error had, and nudges the reconciler.
 func TestAdmin_RegenerateEnqueueFailureIsUnavailableAndNudges(t *testing.T) {
-	rs := memqueue.NewRecordStore(memqueue.RecordOptions{})
+	rs := memrecords.New(memrecords.Options{})
 	ctx := context.Background()
-	if _, err := rs.Create(ctx, 7, queue.StatusFailed, nil); err != nil {
+	if _, err := rs.Create(ctx, 7, report.StatusFailed, nil); err != nil {
 		t.Fatal(err)
 	}
 	b := refusingBroker{memqueue.NewBroker(memqueue.Options{})}
-	r, err := queue.NewReconciler(b, rs, queue.ReconcilerConfig{Age: time.Hour})
+	r, err := report.NewReconciler(b, rs, report.ReconcilerConfig{Age: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := queue.NewAdmin(b, rs, queue.AdminOptions{Nudger: r})
+	a, err := report.NewAdmin(b, rs, report.AdminOptions{Nudger: r})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +44,7 @@ func TestAdmin_RegenerateEnqueueFailureIsUnavailableAndNudges(t *testing.T) {
 	if !redstate.IsCode(err, redstate.EUNAVAILABLE) || !strings.Contains(redstate.ErrorMessage(err), "the reconciler will enqueue it") {
 		t.Fatalf("Regenerate with a failing enqueue = %v (code %s), want EUNAVAILABLE naming the reconciler", err, redstate.ErrorCode(err))
 	}
-	if rec, _ := rs.Get(ctx, 7); rec.Status != queue.StatusGenerating {
+	if rec, _ := rs.Get(ctx, 7); rec.Status != report.StatusGenerating {
 		t.Fatalf("record status %d, want 3", rec.Status)
 	}
 	if got := r.Nudged(); len(got) != 1 || got[0] != 7 {
@@ -55,13 +57,13 @@ func TestAdmin_RegenerateEnqueueFailureIsUnavailableAndNudges(t *testing.T) {
 // younger than Age; then it is forgotten.
 func TestReconciler_NudgedRecordEnqueuedPromptlyWhateverItsAge(t *testing.T) {
 	fb := &queuetest.FlakyBroker{Broker: memqueue.NewBroker(memqueue.Options{})}
-	rs := memqueue.NewRecordStore(memqueue.RecordOptions{})
+	rs := memrecords.New(memrecords.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if _, err := rs.Submit(ctx, 3, nil); err != nil {
 		t.Fatal(err)
 	}
-	r, err := queue.NewReconciler(fb, rs, queue.ReconcilerConfig{Age: time.Hour, Interval: time.Hour, NudgeRetryInterval: 5 * time.Millisecond})
+	r, err := report.NewReconciler(fb, rs, report.ReconcilerConfig{Age: time.Hour, Interval: time.Hour, NudgeRetryInterval: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +73,7 @@ func TestReconciler_NudgedRecordEnqueuedPromptlyWhateverItsAge(t *testing.T) {
 	r.Nudge(3)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		has, err := fb.HasJobFor(ctx, queue.DefaultQueue, 3)
+		has, err := fb.HasJob(ctx, report.DefaultQueue, report.IsJobFor(3))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +90,7 @@ func TestReconciler_NudgedRecordEnqueuedPromptlyWhateverItsAge(t *testing.T) {
 	}
 	cancel()
 	<-done
-	st, err := fb.Stats(context.Background(), queue.DefaultQueue)
+	st, err := fb.Stats(context.Background(), report.DefaultQueue)
 	if err != nil || st.Pending != 1 {
 		t.Fatalf("pending = %+v, %v; want exactly one job", st, err)
 	}
@@ -97,18 +99,18 @@ func TestReconciler_NudgedRecordEnqueuedPromptlyWhateverItsAge(t *testing.T) {
 // TestReconciler_NudgeSettlesWithoutEnqueueWhenNotNeeded: a nudged record that already has
 // a job, left status 3 or is gone is forgotten without a new job.
 func TestReconciler_NudgeSettlesWithoutEnqueueWhenNotNeeded(t *testing.T) {
-	b, rs := memqueue.NewBroker(memqueue.Options{}), memqueue.NewRecordStore(memqueue.RecordOptions{})
+	b, rs := memqueue.NewBroker(memqueue.Options{}), memrecords.New(memrecords.Options{})
 	ctx := context.Background()
 	if _, err := rs.Submit(ctx, 1, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := queue.NewProducer(b, "").Enqueue(ctx, 1, nil); err != nil {
+	if err := b.Enqueue(ctx, report.DefaultQueue, report.NewJob(1, time.Now(), nil)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rs.Create(ctx, 2, queue.StatusDone, nil); err != nil {
+	if _, err := rs.Create(ctx, 2, report.StatusDone, nil); err != nil {
 		t.Fatal(err)
 	}
-	r, err := queue.NewReconciler(b, rs, queue.ReconcilerConfig{Age: time.Hour})
+	r, err := report.NewReconciler(b, rs, report.ReconcilerConfig{Age: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +123,7 @@ func TestReconciler_NudgeSettlesWithoutEnqueueWhenNotNeeded(t *testing.T) {
 	if got := r.Nudged(); len(got) != 0 {
 		t.Fatalf("still nudged: %v", got)
 	}
-	if st, _ := b.Stats(ctx, queue.DefaultQueue); st.Pending != 1 {
+	if st, _ := b.Stats(ctx, report.DefaultQueue); st.Pending != 1 {
 		t.Fatalf("pending %d, want 1", st.Pending)
 	}
 }

@@ -1,4 +1,4 @@
-package queue
+package report
 
 import (
 	"context"
@@ -53,7 +53,7 @@ func ValidStatus(status int) bool { return status >= StatusPending && status <= 
 // Regenerable reports whether a record in status may be regenerated: 生成中 (3) or 生成失败 (5).
 func Regenerable(status int) bool { return status == StatusGenerating || status == StatusFailed }
 
-// Record is one job record: the seed's assessment record as far as the queue is concerned.
+// Record is the seed's assessment record as far as its report is concerned.
 type Record struct {
 	// ID is the business record id (the seed's RecordId), > 0.
 	ID int64 `json:"id"`
@@ -71,8 +71,8 @@ type Record struct {
 	UpdatedAt time.Time `json:"updatedAt"`
 }
 
-// RecordStore keeps job records. The Redis backend and memqueue implement it with identical
-// semantics, checked by queuetest.RunRecordStoreSuite. Implementations must be safe for
+// RecordStore keeps the records. memrecords, redisrecords and sqlrecords implement it with
+// identical semantics, checked by reporttest.RunRecordStoreSuite. Implementations must be safe for
 // concurrent use. A record expires a backend-configured retention (default
 // DefaultRecordRetention) after its last write; an expired record is ENOTFOUND.
 //

@@ -1,4 +1,6 @@
-package redisqueue
+// Package redisrecords is the Redis report.RecordStore (semantics checked by
+// reporttest.RunRecordStoreSuite), on a standalone, Sentinel or Cluster server.
+package redisrecords
 
 import (
 	"context"
@@ -12,72 +14,74 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/rediserr"
 	"github.com/redstate/redstate/internal/redisscript"
-	"github.com/redstate/redstate/queue"
+	"github.com/redstate/redstate/queue/redisqueue"
+	"github.com/redstate/redstate/report"
 )
 
-var _ queue.RecordStore = (*Records)(nil)
+var _ report.RecordStore = (*Store)(nil)
 
-// RecordOptions configure a Records store. The zero value is ready to use.
-type RecordOptions struct {
+// Options configure a Store. The zero value is ready to use.
+type Options struct {
 	// Namespace is prepended to every key (e.g. "prod-"); default "". Same rules as
-	// Options.Namespace.
+	// redisqueue.Options.Namespace.
 	Namespace string
 	// Retention is how long a record is kept after its last write (PEXPIRE on every write).
-	// Default queue.DefaultRecordRetention; at least 1ms.
+	// Default report.DefaultRecordRetention; at least 1ms.
 	Retention time.Duration
 	// Now is the clock for UpdatedAt and ListGeneratingOlderThan. Default time.Now.
 	Now func() time.Time
 }
 
-// Records is the Redis queue.RecordStore. It is safe for concurrent use.
+// Store is the Redis report.RecordStore. It is safe for concurrent use.
 //
-// A record is the HASH queue.RecordKeys.Record(id) with fields status, answers, result, error
+// A record is the HASH Keys.Record(id) with fields status, answers, result, error
 // and updatedAt (RFC 3339, nanoseconds), expiring Retention after its last write. The ZSET
-// RecordKeys.Generating() indexes the records in status 3 (member id, score last write in Unix
+// Keys.Generating() indexes the records in status 3 (member id, score last write in Unix
 // ms) for ListGeneratingOlderThan. Every write updates the hash and the index in one script,
 // so the index is exact except for records that expired, which ListGeneratingOlderThan
 // skips and sweeps. On Cluster both carry the hash tag "{report:records}": all records share
-// one slot (one master) so that this stays atomic; see queue.RecordKeys.
+// one slot (one master) so that this stays atomic; see Keys.
 //
 // Round trips: Create, Submit, Get, SetResult, SetFailed and ResetForRegeneration are one
 // each; ListGeneratingOlderThan is two (ZRANGEBYSCORE, then one pipeline of HMGETs), plus one
 // pipeline of sweeps when expired entries were found.
-type Records struct {
+type Store struct {
 	client    redis.UniversalClient
-	keys      queue.RecordKeys
+	keys      Keys
 	retention time.Duration
 	now       func() time.Time
 }
 
-// NewRecords returns a Records store on client: a *redis.Client (standalone or Sentinel) or a
+// New returns a Store on client: a *redis.Client (standalone or Sentinel) or a
 // *redis.ClusterClient (detected by type). Errors: EINVALID.
-func NewRecords(client redis.UniversalClient, opts RecordOptions) (*Records, error) {
+func New(client redis.UniversalClient, opts Options) (*Store, error) {
 	cluster := false
 	switch client.(type) {
 	case *redis.Client:
 	case *redis.ClusterClient:
 		cluster = true
 	case nil:
-		return nil, redstate.Errorf(redstate.EINVALID, "redisqueue: a Redis client is required")
+		return nil, redstate.Errorf(redstate.EINVALID, "redisrecords: a Redis client is required")
 	default:
-		return nil, redstate.Errorf(redstate.EINVALID, "redisqueue: %T is not supported; use a standalone, Sentinel or Cluster client", client)
+		return nil, redstate.Errorf(redstate.EINVALID, "redisrecords: %T is not supported; use a standalone, Sentinel or Cluster client", client)
 	}
-	if err := validateNamespace(opts.Namespace); err != nil {
+	if err := redisqueue.ValidateNamespace(opts.Namespace); err != nil {
 		return nil, err
 	}
 	if opts.Retention == 0 {
-		opts.Retention = queue.DefaultRecordRetention
+		opts.Retention = report.DefaultRecordRetention
 	}
 	if opts.Retention < time.Millisecond {
-		return nil, redstate.Errorf(redstate.EINVALID, "redisqueue: record retention must be at least 1ms, got %s", opts.Retention)
+		return nil, redstate.Errorf(redstate.EINVALID, "redisrecords: record retention must be at least 1ms, got %s", opts.Retention)
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Records{
+	return &Store{
 		client:    client,
-		keys:      queue.NewRecordKeys(opts.Namespace, cluster),
+		keys:      NewKeys(opts.Namespace, cluster),
 		retention: opts.Retention,
 		now:       opts.Now,
 	}, nil
@@ -85,64 +89,64 @@ func NewRecords(client redis.UniversalClient, opts RecordOptions) (*Records, err
 
 // stamp returns the store's current time as stored (RFC 3339 with nanoseconds, UTC), that
 // time parsed back (so that writes and reads return identical values) and its Unix ms.
-func (s *Records) stamp() (string, time.Time, int64) {
+func (s *Store) stamp() (string, time.Time, int64) {
 	now := s.now().UTC()
 	str := now.Format(time.RFC3339Nano)
 	t, _ := time.Parse(time.RFC3339Nano, str)
 	return str, t, now.UnixMilli()
 }
 
-// Create implements queue.RecordStore.
-func (s *Records) Create(ctx context.Context, id int64, status int, answers json.RawMessage) (*queue.Record, error) {
-	if err := queue.CheckRecordID(id); err != nil {
+// Create implements report.RecordStore.
+func (s *Store) Create(ctx context.Context, id int64, status int, answers json.RawMessage) (*report.Record, error) {
+	if err := report.CheckRecordID(id); err != nil {
 		return nil, err
 	}
-	if !queue.ValidStatus(status) {
+	if !report.ValidStatus(status) {
 		return nil, redstate.Errorf(redstate.EINVALID, "unknown record status %d", status)
 	}
-	if err := queue.CheckRecordJSON("answers", answers); err != nil {
+	if err := report.CheckRecordJSON("answers", answers); err != nil {
 		return nil, err
 	}
 	return s.put(ctx, "create", id, status, answers)
 }
 
-// Submit implements queue.RecordStore.
-func (s *Records) Submit(ctx context.Context, id int64, answers json.RawMessage) (*queue.Record, error) {
-	if err := queue.CheckRecordID(id); err != nil {
+// Submit implements report.RecordStore.
+func (s *Store) Submit(ctx context.Context, id int64, answers json.RawMessage) (*report.Record, error) {
+	if err := report.CheckRecordID(id); err != nil {
 		return nil, err
 	}
-	if err := queue.CheckRecordJSON("answers", answers); err != nil {
+	if err := report.CheckRecordJSON("answers", answers); err != nil {
 		return nil, err
 	}
-	return s.put(ctx, "submit", id, queue.StatusGenerating, answers)
+	return s.put(ctx, "submit", id, report.StatusGenerating, answers)
 }
 
 // put runs recordPutScript.
-func (s *Records) put(ctx context.Context, mode string, id int64, status int, answers json.RawMessage) (*queue.Record, error) {
+func (s *Store) put(ctx context.Context, mode string, id int64, status int, answers json.RawMessage) (*report.Record, error) {
 	str, t, ms := s.stamp()
 	res, err := recordPutScript.Run(ctx, s.client, []string{s.keys.Record(id), s.keys.Generating()},
 		id, mode, status, string(answers), str, ms, s.retention.Milliseconds()).Text()
 	if err != nil {
-		return nil, mapErr(err, "record "+mode)
+		return nil, rediserr.Map(err, "record "+mode)
 	}
 	if res == "EXISTS" {
 		return nil, redstate.Errorf(redstate.ECONFLICT, "record %d exists", id)
 	}
 	if cur, ok := strings.CutPrefix(res, "STATUS:"); ok {
 		n, _ := strconv.Atoi(cur)
-		return nil, queue.SubmitConflict(id, n)
+		return nil, report.SubmitConflict(id, n)
 	}
-	return &queue.Record{ID: id, Status: status, StatusText: queue.StatusText(status), Answers: raw(string(answers)), UpdatedAt: t}, nil
+	return &report.Record{ID: id, Status: status, StatusText: report.StatusText(status), Answers: raw(string(answers)), UpdatedAt: t}, nil
 }
 
-// Get implements queue.RecordStore: one HMGET.
-func (s *Records) Get(ctx context.Context, id int64) (*queue.Record, error) {
-	if err := queue.CheckRecordID(id); err != nil {
+// Get implements report.RecordStore: one HMGET.
+func (s *Store) Get(ctx context.Context, id int64) (*report.Record, error) {
+	if err := report.CheckRecordID(id); err != nil {
 		return nil, err
 	}
 	v, err := s.client.HMGet(ctx, s.keys.Record(id), "status", "answers", "result", "error", "updatedAt").Result()
 	if err != nil {
-		return nil, mapErr(err, "get record")
+		return nil, rediserr.Map(err, "get record")
 	}
 	if v[0] == nil {
 		return nil, notFound(id)
@@ -151,41 +155,41 @@ func (s *Records) Get(ctx context.Context, id int64) (*queue.Record, error) {
 	return decodeRecord(id, str(v[0]), str(v[1]), str(v[2]), str(v[3]), str(v[4]))
 }
 
-// SetResult implements queue.RecordStore.
-func (s *Records) SetResult(ctx context.Context, id int64, result json.RawMessage) (*queue.Record, error) {
-	if err := queue.CheckRecordID(id); err != nil {
+// SetResult implements report.RecordStore.
+func (s *Store) SetResult(ctx context.Context, id int64, result json.RawMessage) (*report.Record, error) {
+	if err := report.CheckRecordID(id); err != nil {
 		return nil, err
 	}
-	if err := queue.CheckRecordJSON("result", result); err != nil {
+	if err := report.CheckRecordJSON("result", result); err != nil {
 		return nil, err
 	}
 	return s.update(ctx, "result", id, string(result))
 }
 
-// SetFailed implements queue.RecordStore.
-func (s *Records) SetFailed(ctx context.Context, id int64, reason string) (*queue.Record, error) {
-	if err := queue.CheckRecordID(id); err != nil {
+// SetFailed implements report.RecordStore.
+func (s *Store) SetFailed(ctx context.Context, id int64, reason string) (*report.Record, error) {
+	if err := report.CheckRecordID(id); err != nil {
 		return nil, err
 	}
 	return s.update(ctx, "failed", id, reason)
 }
 
-// ResetForRegeneration implements queue.RecordStore: one script that checks status ∈ {3, 5}
+// ResetForRegeneration implements report.RecordStore: one script that checks status ∈ {3, 5}
 // and resets the record atomically.
-func (s *Records) ResetForRegeneration(ctx context.Context, id int64) (*queue.Record, error) {
-	if err := queue.CheckRecordID(id); err != nil {
+func (s *Store) ResetForRegeneration(ctx context.Context, id int64) (*report.Record, error) {
+	if err := report.CheckRecordID(id); err != nil {
 		return nil, err
 	}
 	return s.update(ctx, "reset", id, "")
 }
 
 // update runs recordUpdateScript.
-func (s *Records) update(ctx context.Context, mode string, id int64, value string) (*queue.Record, error) {
+func (s *Store) update(ctx context.Context, mode string, id int64, value string) (*report.Record, error) {
 	str, _, ms := s.stamp()
 	v, err := recordUpdateScript.Run(ctx, s.client, []string{s.keys.Record(id), s.keys.Generating()},
 		id, mode, value, str, ms, s.retention.Milliseconds()).StringSlice()
 	if err != nil {
-		return nil, mapErr(err, "update record")
+		return nil, rediserr.Map(err, "update record")
 	}
 	switch {
 	case len(v) == 6 && v[0] == "OK":
@@ -194,16 +198,16 @@ func (s *Records) update(ctx context.Context, mode string, id int64, value strin
 		return nil, notFound(id)
 	case len(v) == 2 && v[0] == "CONFLICT":
 		st, _ := strconv.Atoi(v[1])
-		return nil, redstate.Errorf(redstate.ECONFLICT, "record %d has status %d (%s); only 3 or 5 may be regenerated", id, st, queue.StatusText(st))
+		return nil, redstate.Errorf(redstate.ECONFLICT, "record %d has status %d (%s); only 3 or 5 may be regenerated", id, st, report.StatusText(st))
 	}
 	return nil, redstate.Errorf(redstate.EINTERNAL, "update record %d: unexpected script reply %q", id, v)
 }
 
-// ListGeneratingOlderThan implements queue.RecordStore: ZRANGEBYSCORE on the generating index
+// ListGeneratingOlderThan implements report.RecordStore: ZRANGEBYSCORE on the generating index
 // up to the cutoff (in ms, rounded down, so no candidate is missed), then one pipeline of
 // HMGET status updatedAt to filter exactly (status 3, updatedAt <= cutoff). Index entries of
 // expired records are swept by recordSweepScript.
-func (s *Records) ListGeneratingOlderThan(ctx context.Context, age time.Duration) ([]int64, error) {
+func (s *Store) ListGeneratingOlderThan(ctx context.Context, age time.Duration) ([]int64, error) {
 	if age < 0 {
 		return nil, redstate.Errorf(redstate.EINVALID, "age must be >= 0")
 	}
@@ -212,7 +216,7 @@ func (s *Records) ListGeneratingOlderThan(ctx context.Context, age time.Duration
 		Min: "-inf", Max: strconv.FormatInt(cutoff.UnixMilli(), 10),
 	}).Result()
 	if err != nil {
-		return nil, mapErr(err, "list generating records")
+		return nil, rediserr.Map(err, "list generating records")
 	}
 	ids := []int64{}
 	if len(members) == 0 {
@@ -235,7 +239,7 @@ func (s *Records) ListGeneratingOlderThan(ctx context.Context, age time.Duration
 	for i, cmd := range cmds {
 		v, err := cmd.Result()
 		if err != nil {
-			return nil, mapErr(err, "list generating records")
+			return nil, rediserr.Map(err, "list generating records")
 		}
 		status, _ := v[0].(string)
 		updated, _ := v[1].(string)
@@ -251,7 +255,7 @@ func (s *Records) ListGeneratingOlderThan(ctx context.Context, age time.Duration
 	if len(sweep) > 0 {
 		for _, cmd := range redisscript.RunPipelined(ctx, s.client, recordSweepScript, sweep) {
 			if err := cmd.Err(); err != nil {
-				return nil, mapErr(err, "sweep generating index")
+				return nil, rediserr.Map(err, "sweep generating index")
 			}
 		}
 	}
@@ -260,7 +264,7 @@ func (s *Records) ListGeneratingOlderThan(ctx context.Context, age time.Duration
 }
 
 // decodeRecord builds a Record from its stored fields.
-func decodeRecord(id int64, status, answers, result, errText, updatedAt string) (*queue.Record, error) {
+func decodeRecord(id int64, status, answers, result, errText, updatedAt string) (*report.Record, error) {
 	st, err := strconv.Atoi(status)
 	if err != nil {
 		return nil, redstate.Errorf(redstate.EINTERNAL, "record %d: bad stored status %q", id, status)
@@ -269,10 +273,10 @@ func decodeRecord(id int64, status, answers, result, errText, updatedAt string) 
 	if err != nil {
 		return nil, redstate.Wrap(redstate.EINTERNAL, err, fmt.Sprintf("record %d: bad stored updatedAt", id))
 	}
-	return &queue.Record{
+	return &report.Record{
 		ID:         id,
 		Status:     st,
-		StatusText: queue.StatusText(st),
+		StatusText: report.StatusText(st),
 		Answers:    raw(answers),
 		Result:     raw(result),
 		Error:      errText,

@@ -1,4 +1,4 @@
-package queue
+package report
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/queue"
 )
 
 // Reconciler defaults.
@@ -54,7 +55,7 @@ type ReconcilerConfig struct {
 // Records it is nudged about (Nudge) are checked at once and then every NudgeRetryInterval
 // until enqueued, whatever their age; the others once they have been in status 3 for Age.
 type Reconciler struct {
-	b       Broker
+	b       queue.Broker
 	records RecordStore
 	cfg     ReconcilerConfig
 	log     *slog.Logger
@@ -65,9 +66,9 @@ type Reconciler struct {
 }
 
 // NewReconciler returns a Reconciler. Errors: EINVALID (nil broker or store, bad config).
-func NewReconciler(b Broker, records RecordStore, cfg ReconcilerConfig) (*Reconciler, error) {
+func NewReconciler(b queue.Broker, records RecordStore, cfg ReconcilerConfig) (*Reconciler, error) {
 	if b == nil || records == nil {
-		return nil, redstate.Errorf(redstate.EINVALID, "queue reconciler: broker and record store are required")
+		return nil, redstate.Errorf(redstate.EINVALID, "report reconciler: broker and record store are required")
 	}
 	if cfg.Queue == "" {
 		cfg.Queue = DefaultQueue
@@ -87,11 +88,11 @@ func NewReconciler(b Broker, records RecordStore, cfg ReconcilerConfig) (*Reconc
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if err := ValidateQueueName(cfg.Queue); err != nil {
+	if err := queue.ValidateQueueName(cfg.Queue); err != nil {
 		return nil, err
 	}
 	if cfg.Age < 0 || cfg.Interval < 0 || cfg.NudgeRetryInterval < 0 {
-		return nil, redstate.Errorf(redstate.EINVALID, "queue reconciler: Age, Interval and NudgeRetryInterval must be positive")
+		return nil, redstate.Errorf(redstate.EINVALID, "report reconciler: Age, Interval and NudgeRetryInterval must be positive")
 	}
 	return &Reconciler{b: b, records: records, cfg: cfg, log: cfg.Logger.With("queue", cfg.Queue),
 		nudged: map[int64]struct{}{}, wake: make(chan struct{}, 1)}, nil
@@ -145,7 +146,7 @@ func (r *Reconciler) ReconcileNudged(ctx context.Context) (int, error) {
 
 // ReconcileOnce enqueues a job (RetryCount 0) for every record in status 3 for at least Age
 // with no job for it in the queue, and returns how many it enqueued. A record whose status or
-// UpdatedAt changed while it was checked is left alone. It costs one HasJobFor (O(queue
+// UpdatedAt changed while it was checked is left alone. It costs one Broker.HasJob (O(queue
 // length)) per candidate. Errors: EUNAVAILABLE (it stops at the first failure).
 func (r *Reconciler) ReconcileOnce(ctx context.Context) (int, error) {
 	ids, err := r.records.ListGeneratingOlderThan(ctx, r.cfg.Age)
@@ -179,7 +180,7 @@ func (r *Reconciler) enqueueIfStranded(ctx context.Context, id int64) (bool, err
 	if before.Status != StatusGenerating {
 		return false, nil
 	}
-	has, err := r.b.HasJobFor(ctx, r.cfg.Queue, id)
+	has, err := r.b.HasJob(ctx, r.cfg.Queue, IsJobFor(id))
 	if err != nil || has {
 		return false, err
 	}
@@ -187,7 +188,7 @@ func (r *Reconciler) enqueueIfStranded(ctx context.Context, id int64) (bool, err
 	if err != nil || after.Status != StatusGenerating || !after.UpdatedAt.Equal(before.UpdatedAt) {
 		return false, nil // finished or regenerated meanwhile
 	}
-	if err := r.b.Enqueue(ctx, r.cfg.Queue, NewMessage(id, r.cfg.Now(), nil)); err != nil {
+	if err := r.b.Enqueue(ctx, r.cfg.Queue, NewJob(id, r.cfg.Now(), nil)); err != nil {
 		return false, err
 	}
 	r.log.Warn("queue reconciler re-enqueued a stranded record", "recordId", id)

@@ -1,4 +1,4 @@
-// Package sqlrecords is the SQL queue.RecordStore (package sqldb: SQLite embedded, PostgreSQL
+// Package sqlrecords is the SQL report.RecordStore (package sqldb: SQLite embedded, PostgreSQL
 // in production). The seed keeps its assessment records in SQL and only the queue in Redis, so
 // with this store a submit succeeds (status 3) while Redis is down and the reconciler enqueues
 // it when Redis returns. Every operation is one statement (an upsert or a guarded UPDATE …
@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/redstate/redstate"
-	"github.com/redstate/redstate/queue"
+	"github.com/redstate/redstate/report"
 	"github.com/redstate/redstate/sqldb"
 )
 
@@ -28,7 +28,7 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Store is the SQL queue.RecordStore. It is safe for concurrent use, also from several
+// Store is the SQL report.RecordStore. It is safe for concurrent use, also from several
 // processes sharing the database.
 type Store struct {
 	db        *sqldb.DB
@@ -36,7 +36,7 @@ type Store struct {
 	now       func() time.Time
 }
 
-var _ queue.RecordStore = (*Store)(nil)
+var _ report.RecordStore = (*Store)(nil)
 
 // columns is the select list every read returns, in scanRecord's order.
 const columns = "id, status, answers, result, error, updated_at"
@@ -64,15 +64,15 @@ func (s *Store) cutoff(now time.Time) int64 {
 	return now.Add(-s.retention).UnixMicro()
 }
 
-// Create implements queue.RecordStore. An expired record with the same id is replaced.
-func (s *Store) Create(ctx context.Context, id int64, status int, answers json.RawMessage) (*queue.Record, error) {
-	if err := queue.CheckRecordID(id); err != nil {
+// Create implements report.RecordStore. An expired record with the same id is replaced.
+func (s *Store) Create(ctx context.Context, id int64, status int, answers json.RawMessage) (*report.Record, error) {
+	if err := report.CheckRecordID(id); err != nil {
 		return nil, err
 	}
-	if !queue.ValidStatus(status) {
+	if !report.ValidStatus(status) {
 		return nil, redstate.Errorf(redstate.EINVALID, "unknown record status %d", status)
 	}
-	if err := queue.CheckRecordJSON("answers", answers); err != nil {
+	if err := report.CheckRecordJSON("answers", answers); err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -88,13 +88,13 @@ func (s *Store) Create(ctx context.Context, id int64, status int, answers json.R
 	return r, err
 }
 
-// Submit implements queue.RecordStore in one upsert: insert with status 3, or update a record
+// Submit implements report.RecordStore in one upsert: insert with status 3, or update a record
 // in status 1 or 2 (or an expired one); a record in status 3, 4 or 5 is left unchanged.
-func (s *Store) Submit(ctx context.Context, id int64, answers json.RawMessage) (*queue.Record, error) {
-	if err := queue.CheckRecordID(id); err != nil {
+func (s *Store) Submit(ctx context.Context, id int64, answers json.RawMessage) (*report.Record, error) {
+	if err := report.CheckRecordID(id); err != nil {
 		return nil, err
 	}
-	if err := queue.CheckRecordJSON("answers", answers); err != nil {
+	if err := report.CheckRecordJSON("answers", answers); err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -109,25 +109,25 @@ func (s *Store) Submit(ctx context.Context, id int64, answers json.RawMessage) (
 		if gerr != nil {
 			return nil, gerr
 		}
-		return nil, queue.SubmitConflict(id, cur.Status)
+		return nil, report.SubmitConflict(id, cur.Status)
 	}
 	return r, err
 }
 
-// Get implements queue.RecordStore.
-func (s *Store) Get(ctx context.Context, id int64) (*queue.Record, error) {
-	if err := queue.CheckRecordID(id); err != nil {
+// Get implements report.RecordStore.
+func (s *Store) Get(ctx context.Context, id int64) (*report.Record, error) {
+	if err := report.CheckRecordID(id); err != nil {
 		return nil, err
 	}
 	return s.one(ctx, "record get", id, `SELECT `+columns+` FROM `+Table+` WHERE id = ? AND updated_at >= ?`, id, s.cutoff(s.now()))
 }
 
-// SetResult implements queue.RecordStore.
-func (s *Store) SetResult(ctx context.Context, id int64, result json.RawMessage) (*queue.Record, error) {
-	if err := queue.CheckRecordID(id); err != nil {
+// SetResult implements report.RecordStore.
+func (s *Store) SetResult(ctx context.Context, id int64, result json.RawMessage) (*report.Record, error) {
+	if err := report.CheckRecordID(id); err != nil {
 		return nil, err
 	}
-	if err := queue.CheckRecordJSON("result", result); err != nil {
+	if err := report.CheckRecordJSON("result", result); err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -135,9 +135,9 @@ func (s *Store) SetResult(ctx context.Context, id int64, result json.RawMessage)
 		WHERE id = ? AND updated_at >= ? RETURNING `+columns, text(result), now.UnixMicro(), id, s.cutoff(now))
 }
 
-// SetFailed implements queue.RecordStore.
-func (s *Store) SetFailed(ctx context.Context, id int64, reason string) (*queue.Record, error) {
-	if err := queue.CheckRecordID(id); err != nil {
+// SetFailed implements report.RecordStore.
+func (s *Store) SetFailed(ctx context.Context, id int64, reason string) (*report.Record, error) {
+	if err := report.CheckRecordID(id); err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -145,9 +145,9 @@ func (s *Store) SetFailed(ctx context.Context, id int64, reason string) (*queue.
 		WHERE id = ? AND updated_at >= ? RETURNING `+columns, reason, now.UnixMicro(), id, s.cutoff(now))
 }
 
-// ResetForRegeneration implements queue.RecordStore with one guarded UPDATE.
-func (s *Store) ResetForRegeneration(ctx context.Context, id int64) (*queue.Record, error) {
-	if err := queue.CheckRecordID(id); err != nil {
+// ResetForRegeneration implements report.RecordStore with one guarded UPDATE.
+func (s *Store) ResetForRegeneration(ctx context.Context, id int64) (*report.Record, error) {
+	if err := report.CheckRecordID(id); err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -159,12 +159,12 @@ func (s *Store) ResetForRegeneration(ctx context.Context, id int64) (*queue.Reco
 			return nil, gerr
 		}
 		return nil, redstate.Errorf(redstate.ECONFLICT, "record %d is in status %d (%s); only status 3 or 5 may be regenerated",
-			id, cur.Status, queue.StatusText(cur.Status))
+			id, cur.Status, report.StatusText(cur.Status))
 	}
 	return r, err
 }
 
-// ListGeneratingOlderThan implements queue.RecordStore.
+// ListGeneratingOlderThan implements report.RecordStore.
 func (s *Store) ListGeneratingOlderThan(ctx context.Context, age time.Duration) ([]int64, error) {
 	if age < 0 {
 		return nil, redstate.Errorf(redstate.EINVALID, "age must not be negative, got %s", age)
@@ -202,7 +202,7 @@ func (s *Store) DeleteExpired(ctx context.Context) (int64, error) {
 }
 
 // one runs a statement about record id returning at most one record. No row is ENOTFOUND.
-func (s *Store) one(ctx context.Context, op string, id int64, query string, args ...any) (*queue.Record, error) {
+func (s *Store) one(ctx context.Context, op string, id int64, query string, args ...any) (*report.Record, error) {
 	r, err := scanRecord(s.db.QueryRowContext(ctx, s.db.Rebind(query), args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, redstate.Wrap(redstate.ENOTFOUND, err, "record "+strconv.FormatInt(id, 10)+" not found")
@@ -214,9 +214,9 @@ func (s *Store) one(ctx context.Context, op string, id int64, query string, args
 }
 
 // scanRecord reads one row of columns.
-func scanRecord(row *sql.Row) (*queue.Record, error) {
+func scanRecord(row *sql.Row) (*report.Record, error) {
 	var (
-		r               queue.Record
+		r               report.Record
 		answers, result sql.NullString
 		updated         int64
 	)
@@ -229,7 +229,7 @@ func scanRecord(row *sql.Row) (*queue.Record, error) {
 	if result.Valid {
 		r.Result = json.RawMessage(result.String)
 	}
-	r.StatusText = queue.StatusText(r.Status)
+	r.StatusText = report.StatusText(r.Status)
 	r.UpdatedAt = time.UnixMicro(updated).UTC()
 	return &r, nil
 }

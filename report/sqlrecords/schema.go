@@ -5,7 +5,7 @@ import "github.com/redstate/redstate/sqldb"
 // Component is the name the record schema's migrations are recorded under.
 const Component = "report-records"
 
-// Table is the records table: the seed's assessment_records as far as the queue is concerned.
+// Table is the records table: the seed's assessment_records as far as its report is concerned.
 const Table = "assessment_records"
 
 // Migrations are the record schema's migrations (sqldb.Migrate). Times are Unix microseconds

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/redstate/redstate"
-	"github.com/redstate/redstate/queue"
-	"github.com/redstate/redstate/queue/queuetest"
-	"github.com/redstate/redstate/queue/sqlrecords"
+	"github.com/redstate/redstate/report"
+	"github.com/redstate/redstate/report/reporttest"
+	"github.com/redstate/redstate/report/sqlrecords"
 	"github.com/redstate/redstate/sqldb"
 	"github.com/redstate/redstate/sqldb/sqltest"
 )
@@ -30,7 +30,7 @@ func newStore(t *testing.T, db *sqldb.DB, opts sqlrecords.Options) *sqlrecords.S
 func TestRecordStoreSuite(t *testing.T) {
 	sqltest.Each(t, func(t *testing.T, db *sqldb.DB) {
 		s := newStore(t, db, sqlrecords.Options{})
-		queuetest.RunRecordStoreSuite(t, func(*testing.T) queue.RecordStore { return s }, queuetest.Features{})
+		reporttest.RunRecordStoreSuite(t, func(*testing.T) report.RecordStore { return s })
 	})
 }
 
@@ -54,7 +54,7 @@ func TestRetention(t *testing.T) {
 		if _, err := s.SetResult(ctx, 1, json.RawMessage(`1`)); !redstate.IsCode(err, redstate.ENOTFOUND) {
 			t.Fatalf("expired SetResult = %v, want ENOTFOUND", err)
 		}
-		if r, err := forever.Get(ctx, 1); err != nil || r.Status != queue.StatusGenerating {
+		if r, err := forever.Get(ctx, 1); err != nil || r.Status != report.StatusGenerating {
 			t.Fatalf("without retention Get = %+v, %v", r, err)
 		}
 		if n, err := s.DeleteExpired(ctx); err != nil || n != 1 {
@@ -63,11 +63,11 @@ func TestRetention(t *testing.T) {
 		if _, err := forever.Get(ctx, 1); !redstate.IsCode(err, redstate.ENOTFOUND) {
 			t.Fatalf("after DeleteExpired Get = %v", err)
 		}
-		if _, err := s.Create(ctx, 2, queue.StatusDone, nil); err != nil {
+		if _, err := s.Create(ctx, 2, report.StatusDone, nil); err != nil {
 			t.Fatal(err)
 		}
 		now.Add((2 * time.Hour).Microseconds())
-		if r, err := s.Submit(ctx, 2, json.RawMessage(`{"q":2}`)); err != nil || r.Status != queue.StatusGenerating {
+		if r, err := s.Submit(ctx, 2, json.RawMessage(`{"q":2}`)); err != nil || r.Status != report.StatusGenerating {
 			t.Fatalf("Submit over an expired record = %+v, %v; want a fresh record", r, err)
 		}
 	})
@@ -87,7 +87,7 @@ func TestConcurrentSubmits(t *testing.T) {
 				switch {
 				case err == nil:
 					ok.Add(1)
-				case queue.BusinessCode(err) == queue.CodeInvalidOperation:
+				case report.BusinessCode(err) == report.CodeInvalidOperation:
 					conflict.Add(1)
 				default:
 					t.Errorf("Submit: %v", err)
