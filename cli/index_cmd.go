@@ -38,14 +38,21 @@ func newIndexCommand() *cobra.Command {
 	return cmd
 }
 
-// openIndexer returns the Indexer of cfg on client.
-func openIndexer(a *app) (*index.Indexer, error) {
-	if len(a.cfg.Index.Tables) == 0 {
-		return nil, errors.New("no index.tables declared in the configuration")
-	}
-	opts := a.indexOptions()
-	opts.Cluster = redisindex.IsCluster(a.redis)
-	return index.New(redisindex.New(a.redis), a.cfg.Index.Tables, opts)
+// withIndexer runs f with the index of the configuration's tables on the root's Redis (see
+// withRedisApp).
+func withIndexer(cmd *cobra.Command, f func(*app, *index.Indexer) error) error {
+	return withRedisApp(cmd, func(a *app) error {
+		if len(a.cfg.Index.Tables) == 0 {
+			return errors.New("no index.tables declared in the configuration")
+		}
+		opts := a.indexOptions()
+		opts.Cluster = redisindex.IsCluster(a.redis)
+		ix, err := index.New(redisindex.New(a.redis), a.cfg.Index.Tables, opts)
+		if err != nil {
+			return err
+		}
+		return f(a, ix)
+	})
 }
 
 func newIndexReplayCommand() *cobra.Command {
@@ -59,11 +66,7 @@ and applies it in batches, with a progress bar on stderr and a summary on stdout
 stream twice, or out of order, is safe: every change carries its version.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withRedisApp(cmd, func(a *app) error {
-				ix, err := openIndexer(a)
-				if err != nil {
-					return err
-				}
+			return withIndexer(cmd, func(a *app, ix *index.Indexer) error {
 				return replay(cmd.Context(), ix, args[0], format, batch, cmd.ErrOrStderr(), cmd.OutOrStdout())
 			})
 		},
@@ -169,11 +172,7 @@ row gets a version just above its stored one, so later real changes still win). 
 differences were found and not repaired.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withRedisApp(cmd, func(a *app) error {
-				ix, err := openIndexer(a)
-				if err != nil {
-					return err
-				}
+			return withIndexer(cmd, func(a *app, ix *index.Indexer) error {
 				return verify(cmd.Context(), a, ix, snapshot, only, repair, cmd.ErrOrStderr(), cmd.OutOrStdout())
 			})
 		},
@@ -345,11 +344,7 @@ stale (older than the stored version) and failed (dead-lettered), and the events
 (undeclared tables) and unreadable.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withRedisApp(cmd, func(a *app) error {
-				ix, err := openIndexer(a)
-				if err != nil {
-					return err
-				}
+			return withIndexer(cmd, func(a *app, ix *index.Indexer) error {
 				c, err := ix.SharedCounters(cmd.Context())
 				if err != nil {
 					return err
