@@ -137,15 +137,14 @@ func (c QueueConfig) Validate() error {
 		if s.Handler == "" {
 			s.Handler = HandlerReport
 		}
+		if queue.ValidateQueueName(s.Name) == nil {
+			if j, dup := names[s.Name]; dup {
+				add(fmt.Sprintf("queue.queues[%d].name", i), "%q is also the name of queue.queues[%d]; names must be unique", s.Name, j)
+			} else {
+				names[s.Name] = i
+			}
+		}
 		errs = append(errs, s.ValidateAt(fmt.Sprintf("queue.queues[%d].", i), HandlerReport))
-		if queue.ValidateQueueName(s.Name) != nil {
-			continue
-		}
-		if j, dup := names[s.Name]; dup {
-			add(fmt.Sprintf("queue.queues[%d].name", i), "%q is also the name of queue.queues[%d]; names must be unique", s.Name, j)
-		} else {
-			names[s.Name] = i
-		}
 	}
 	if c.Reconciler.Age <= 0 {
 		add("queue.reconciler.age", "must be positive, got %s", c.Reconciler.Age)
