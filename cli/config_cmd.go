@@ -44,11 +44,7 @@ configuration is invalid, listing every problem.`,
 				return err
 			}
 			printed := cfg.Redacted()
-			queues := make([]config.QueueSpec, len(printed.Queue.Queues))
-			for i, q := range printed.Queue.Queues {
-				queues[i] = q.Effective() // defaults spelled out (prefetch: its concurrency, not null)
-			}
-			printed.Queue.Queues = queues
+			printed.Queue.Queues = printed.Queue.EffectiveQueues() // defaults spelled out (prefetch: its concurrency, not null)
 			out, err := printed.YAML()
 			if err != nil {
 				return fmt.Errorf("printing configuration: %w", err)

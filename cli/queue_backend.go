@@ -32,7 +32,7 @@ type queueBackend struct {
 	name    string
 	broker  queue.Broker
 	records report.RecordStore
-	// reports serves the report routes on cfg.ReportQueue; nil when the report flow is off.
+	// reports serves the report routes on cfg.Report.QueueIn(cfg.Queue); nil when the report flow is off.
 	reports *report.Service
 	// admins are the queue admins by queue name.
 	admins      map[string]*queue.Admin
@@ -86,7 +86,7 @@ func (a *app) openQueues(ctx context.Context) (*queueBackend, error) {
 			_ = qb.Close(ctx)
 			return nil, fmt.Errorf("queue redis broker: %w", err)
 		}
-		if cfg.Queue.RecordStore == config.RecordStoreRedis {
+		if cfg.Queue.RecordStore == report.RecordStoreRedis {
 			rs, err := redisrecords.New(client, redisrecords.Options{Namespace: cfg.Namespace, Retention: retention})
 			if err != nil {
 				_ = qb.Close(ctx)
@@ -99,7 +99,7 @@ func (a *app) openQueues(ctx context.Context) (*queueBackend, error) {
 		log.Info("job queues on redis", "redis", redisconn.Describe(cfg.Redis), "namespace", cfg.Namespace)
 	}
 	switch cfg.Queue.RecordStore {
-	case config.RecordStoreSQL:
+	case report.RecordStoreSQL:
 		db, err := a.sql(ctx)
 		if err != nil {
 			_ = qb.Close(ctx)
@@ -116,7 +116,7 @@ func (a *app) openQueues(ctx context.Context) (*queueBackend, error) {
 			kept = retention.String()
 		}
 		log.Info("job records in sql", "engine", db.Dialect.String(), "retention", kept)
-	case config.RecordStoreMemory:
+	case report.RecordStoreMemory:
 		qb.records = memrecords.New(memrecords.Options{Retention: retention})
 		log.Info("job records in memory: they live only as long as this process")
 	}
@@ -127,9 +127,8 @@ func (a *app) openQueues(ctx context.Context) (*queueBackend, error) {
 		qb.throughput = queue.NewThroughputCounter(ts, 5*time.Second, log)
 		qb.observer = queue.MultiObserver{qm, qb.throughput}
 	}
-	reportQueue, reportOn := cfg.ReportQueue()
-	for _, spec := range cfg.Queue.Queues {
-		spec = spec.Effective()
+	reportQueue, reportOn := cfg.Report.QueueIn(cfg.Queue)
+	for _, spec := range cfg.Queue.EffectiveQueues() {
 		var admin *queue.Admin
 		if reportOn && spec.Name == reportQueue {
 			svc, err := qb.openReports(cfg, spec.Name, log)
@@ -151,42 +150,29 @@ func (a *app) openQueues(ctx context.Context) (*queueBackend, error) {
 		qm.WatchDepth(spec.Name, admin.Stats)
 		var h queue.Handler
 		switch spec.Handler {
-		case config.HandlerReport:
+		case report.HandlerReport:
 			delay := cfg.Report.Delay
 			if delay == 0 {
 				delay = -1 // none (report.Generator treats 0 as its default)
 			}
 			h = (&report.Generator{Records: qb.records, Delay: delay, Logger: log.With("queue", spec.Name)}).Handler()
-		case config.HandlerWebhook:
+		case queue.HandlerWebhook:
 			if spec.Webhook.Secret == "" {
 				log.Warn("queue webhook calls are unsigned: set queue.queues[].webhook.secret so the receiver can verify them (docs/security.md)",
 					"queue", spec.Name)
 			}
 			h = queue.WebhookHandler(spec.Webhook.URL, spec.Webhook.Secret, spec.Webhook.Timeout, nil, report.WebhookBody)
-		case config.HandlerExternal:
+		case queue.HandlerExternal:
 			log.Info("queue has handler external: no worker here, a consumer outside redstate takes its jobs", "queue", spec.Name)
 			continue
 		default:
 			_ = qb.Close(ctx)
 			return nil, fmt.Errorf("queue %s: unknown handler %q", spec.Name, spec.Handler)
 		}
-		w, err := queue.NewWorker(qb.broker, h, queue.Config{
-			Queue:           spec.Name,
-			Concurrency:     spec.Concurrency,
-			BlockTimeout:    spec.BlockTimeout,
-			ErrorDelay:      spec.ErrorDelay,
-			RetryDelays:     spec.RetryDelays,
-			MaxRetries:      spec.Retries(),
-			NoRetries:       spec.Retries() == 0,
-			Lease:           spec.Lease,
-			Prefetch:        prefetchOf(spec),
-			NoPrefetch:      spec.Prefetch != nil && *spec.Prefetch == 0,
-			ShutdownTimeout: cfg.Server.ShutdownTimeout,
-			Logger:          log,
-			Observer:        qb.observer,
-			Check:           report.CheckJob,
-			OnDead:          report.MarkFailed(qb.records),
-		})
+		wc := spec.Worker()
+		wc.ShutdownTimeout, wc.Logger, wc.Observer = cfg.Server.ShutdownTimeout, log, qb.observer
+		wc.Check, wc.OnDead = report.CheckJob, report.MarkFailed(qb.records)
+		w, err := queue.NewWorker(qb.broker, h, wc)
 		if err != nil {
 			_ = qb.Close(ctx)
 			return nil, fmt.Errorf("queue %s: %w", spec.Name, err)
@@ -196,7 +182,7 @@ func (a *app) openQueues(ctx context.Context) (*queueBackend, error) {
 	return qb, nil
 }
 
-// openReports builds the report flow on queue name (cfg.ReportQueue) with its reconciler
+// openReports builds the report flow on queue name (cfg.Report.QueueIn) with its reconciler
 // (when enabled), which the service nudges about every failed enqueue.
 func (qb *queueBackend) openReports(cfg config.Config, name string, log *slog.Logger) (*report.Service, error) {
 	var nudger report.Nudger
@@ -307,13 +293,4 @@ func retentionText(d time.Duration) string {
 // loops, within ctx; the Redis client and SQL pool are the root's.
 func (qb *queueBackend) Close(ctx context.Context) error {
 	return qb.bg.Stop(ctx)
-}
-
-// prefetchOf maps a queue's prefetch setting to queue.Config.Prefetch (0 = the worker's
-// default, Concurrency).
-func prefetchOf(spec config.QueueSpec) int {
-	if spec.Prefetch == nil {
-		return 0
-	}
-	return *spec.Prefetch
 }

@@ -104,7 +104,7 @@ func (s *queueSession) reportAdmin(ctx context.Context) (*report.Admin, error) {
 	cfg := s.app.cfg
 	var records report.RecordStore
 	switch cfg.Queue.RecordStore {
-	case config.RecordStoreSQL:
+	case report.RecordStoreSQL:
 		db, err := s.app.sql(ctx)
 		if err != nil {
 			return nil, err
@@ -112,7 +112,7 @@ func (s *queueSession) reportAdmin(ctx context.Context) (*report.Admin, error) {
 		if records, err = sqlrecords.New(ctx, db, sqlrecords.Options{Retention: cfg.Queue.RecordRetention}); err != nil {
 			return nil, err
 		}
-	case config.RecordStoreMemory:
+	case report.RecordStoreMemory:
 		records = memrecords.New(memrecords.Options{})
 	default:
 		var err error

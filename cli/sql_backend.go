@@ -8,12 +8,13 @@ import (
 	"strings"
 
 	"github.com/redstate/redstate/config"
+	"github.com/redstate/redstate/report"
 	"github.com/redstate/redstate/sqldb"
 )
 
 // needsSQL reports whether any block serve runs keeps its state in the SQL database.
 func needsSQL(cfg config.Config) bool {
-	return cfg.Queue.RecordStore == config.RecordStoreSQL || cfg.Feed.Enabled
+	return cfg.Queue.RecordStore == report.RecordStoreSQL || cfg.Feed.Enabled
 }
 
 // openSQL opens the SQL database of cfg (config.DatabaseURL), creating the data directory of

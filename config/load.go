@@ -16,6 +16,8 @@ import (
 	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/v2"
 	"github.com/spf13/pflag"
+
+	"github.com/redstate/redstate/queue"
 )
 
 // Load returns the effective configuration: Default(), overridden by the YAML file at path (when
@@ -316,7 +318,7 @@ func parseStructList(s string) ([]any, error) {
 // suggestions.
 func queueSpecKeys() []string {
 	var out []string
-	for _, k := range collectKeys(reflect.TypeOf(QueueSpec{}), "queue.queues[]") {
+	for _, k := range collectKeys(reflect.TypeOf(queue.Spec{}), "queue.queues[]") {
 		out = append(out, k.Key)
 	}
 	return out

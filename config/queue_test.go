@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redstate/redstate/queue"
+	"github.com/redstate/redstate/report"
 )
 
 func TestQueue_Defaults(t *testing.T) {
@@ -15,11 +18,11 @@ func TestQueue_Defaults(t *testing.T) {
 	q := d.Queue.Queues[0]
 	if q.Name != "report:queue" || q.Concurrency != 1 || q.BlockTimeout != 30*time.Second || q.ErrorDelay != 5*time.Second ||
 		!reflect.DeepEqual(q.RetryDelays, []time.Duration{10 * time.Second, 30 * time.Second, 60 * time.Second}) ||
-		q.Retries() != 3 || q.Lease != 30*time.Second || q.Handler != HandlerReport {
+		q.Retries() != 3 || q.Lease != 30*time.Second || q.Handler != report.HandlerReport {
 		t.Errorf("default queue = %+v", q)
 	}
 	if !d.Queue.Reconciler.Enabled || d.Queue.Reconciler.Age != 10*time.Minute || d.Report.Delay != 2*time.Second ||
-		d.Queue.RecordRetention != 0 || d.Queue.RecordStore != RecordStoreSQL || d.DataDir != DefaultDataDir {
+		d.Queue.RecordRetention != 0 || d.Queue.RecordStore != report.RecordStoreSQL || d.DataDir != DefaultDataDir {
 		t.Errorf("defaults: %+v %+v", d.Queue, d.Report)
 	}
 }
@@ -49,7 +52,7 @@ report:
 	if a.Concurrency != 4 || a.Retries() != 0 || a.BlockTimeout != 30*time.Second {
 		t.Errorf("first: %+v", a)
 	}
-	if b.Handler != HandlerWebhook || b.Webhook.Timeout != 30*time.Second || b.Retries() != 3 || len(b.RetryDelays) != 3 {
+	if b.Handler != queue.HandlerWebhook || b.Webhook.Timeout != 30*time.Second || b.Retries() != 3 || len(b.RetryDelays) != 3 {
 		t.Errorf("second: %+v", b)
 	}
 	if cfg.Report.Delay != 10*time.Millisecond {
@@ -93,13 +96,13 @@ func TestQueue_Validation(t *testing.T) {
 	neg := -1
 	cfg := Default()
 	cfg.Queue.RecordRetention = -1
-	cfg.Queue.Queues = []QueueSpec{
+	cfg.Queue.Queues = []queue.Spec{
 		{Name: "bad name"},
-		{Name: "a", Handler: HandlerWebhook},
+		{Name: "a", Handler: queue.HandlerWebhook},
 		{Name: "a", Handler: "cron"},
 		{Name: "b", BlockTimeout: -time.Second, RetryDelays: []time.Duration{}, MaxRetries: &neg, Prefetch: &neg},
 		{Name: "c", RetryDelays: []time.Duration{}},
-		{Name: "d", Handler: HandlerWebhook, Webhook: QueueWebhook{URL: "ftp://x/y"}},
+		{Name: "d", Handler: queue.HandlerWebhook, Webhook: queue.WebhookSpec{URL: "ftp://x/y"}},
 		{Name: "e", RetryDelays: []time.Duration{0}},
 	}
 	cfg.Queue.Reconciler.Age = 0
@@ -123,7 +126,7 @@ func TestQueue_Validation(t *testing.T) {
 
 func TestQueue_RedactsWebhookPassword(t *testing.T) {
 	cfg := Default()
-	cfg.Queue.Queues = append(cfg.Queue.Queues, QueueSpec{Name: "w", Handler: HandlerWebhook, Webhook: QueueWebhook{URL: "https://u:secret@h/j"}})
+	cfg.Queue.Queues = append(cfg.Queue.Queues, queue.Spec{Name: "w", Handler: queue.HandlerWebhook, Webhook: queue.WebhookSpec{URL: "https://u:secret@h/j"}})
 	r := cfg.Redacted()
 	if strings.Contains(r.Queue.Queues[1].Webhook.URL, "secret") || !strings.Contains(cfg.Queue.Queues[1].Webhook.URL, "secret") {
 		t.Errorf("redacted %q, original %q", r.Queue.Queues[1].Webhook.URL, cfg.Queue.Queues[1].Webhook.URL)
@@ -142,7 +145,7 @@ func TestValidate_QueueNamesMustNotShareKeys(t *testing.T) {
 		cfg := Default()
 		cfg.Queue.Queues = nil
 		for _, n := range names {
-			cfg.Queue.Queues = append(cfg.Queue.Queues, QueueSpec{Name: n, Handler: HandlerReport})
+			cfg.Queue.Queues = append(cfg.Queue.Queues, queue.Spec{Name: n, Handler: report.HandlerReport})
 		}
 		err := cfg.Validate()
 		if err == nil || !(strings.Contains(err.Error(), "would share keys") || strings.Contains(err.Error(), "keeps its keys")) {
@@ -153,7 +156,7 @@ func TestValidate_QueueNamesMustNotShareKeys(t *testing.T) {
 		cfg := Default()
 		cfg.Queue.Queues = nil
 		for _, n := range names {
-			cfg.Queue.Queues = append(cfg.Queue.Queues, QueueSpec{Name: n, Handler: HandlerReport})
+			cfg.Queue.Queues = append(cfg.Queue.Queues, queue.Spec{Name: n, Handler: report.HandlerReport})
 		}
 		if err := cfg.Validate(); err != nil && (strings.Contains(err.Error(), "share keys") || strings.Contains(err.Error(), "keeps its keys")) {
 			t.Errorf("queues %v refused: %v", names, err)
@@ -163,19 +166,19 @@ func TestValidate_QueueNamesMustNotShareKeys(t *testing.T) {
 
 func TestReportQueue_ResolvedAndValidated(t *testing.T) {
 	cfg := Default()
-	if q, on := cfg.ReportQueue(); q != DefaultQueueName || !on {
+	if q, on := cfg.Report.QueueIn(cfg.Queue); q != report.DefaultQueue || !on {
 		t.Fatalf("default ReportQueue = %q, %v", q, on)
 	}
-	cfg.Queue.Queues = []QueueSpec{{Name: "jobs", Handler: HandlerWebhook, Webhook: QueueWebhook{URL: "http://127.0.0.1:9/j"}}, {Name: "reports"}}
-	if q, on := cfg.ReportQueue(); q != "reports" || !on {
+	cfg.Queue.Queues = []queue.Spec{{Name: "jobs", Handler: queue.HandlerWebhook, Webhook: queue.WebhookSpec{URL: "http://127.0.0.1:9/j"}}, {Name: "reports"}}
+	if q, on := cfg.Report.QueueIn(cfg.Queue); q != "reports" || !on {
 		t.Fatalf("first report-handler queue: ReportQueue = %q, %v", q, on)
 	}
 	cfg.Queue.Queues = cfg.Queue.Queues[:1]
-	if q, on := cfg.ReportQueue(); on {
+	if q, on := cfg.Report.QueueIn(cfg.Queue); on {
 		t.Fatalf("no report queue: ReportQueue = %q, %v; want off", q, on)
 	}
 	cfg.Report.Queue = "jobs"
-	if q, on := cfg.ReportQueue(); q != "jobs" || !on {
+	if q, on := cfg.Report.QueueIn(cfg.Queue); q != "jobs" || !on {
 		t.Fatalf("explicit webhook queue: ReportQueue = %q, %v", q, on)
 	}
 	if err := cfg.Validate(); err != nil {
@@ -186,7 +189,7 @@ func TestReportQueue_ResolvedAndValidated(t *testing.T) {
 		t.Fatalf("report.queue naming no queue: %v", err)
 	}
 	cfg.Report.Queue = ""
-	cfg.Queue.Queues = []QueueSpec{{Name: "legacy", Handler: HandlerExternal}}
+	cfg.Queue.Queues = []queue.Spec{{Name: "legacy", Handler: queue.HandlerExternal}}
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("handler external: %v", err)
 	}

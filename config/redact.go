@@ -9,6 +9,7 @@ import (
 
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/internal/redact"
+	"github.com/redstate/redstate/queue"
 )
 
 // Redaction replaces every secret in Redacted's result.
@@ -29,7 +30,7 @@ func (c Config) Redacted() Config {
 	out.Database.URL = redact.URL(out.Database.URL)
 	out.Index.Postgres.URL = redact.URL(out.Index.Postgres.URL)
 	if c.Queue.Queues != nil {
-		out.Queue.Queues = make([]QueueSpec, len(c.Queue.Queues))
+		out.Queue.Queues = make([]queue.Spec, len(c.Queue.Queues))
 		for i, q := range c.Queue.Queues {
 			q.RetryDelays = slices.Clone(q.RetryDelays)
 			q.Webhook.URL = redact.URL(q.Webhook.URL)

@@ -15,6 +15,7 @@ import (
 	"github.com/redstate/redstate/internal/keyspace"
 	"github.com/redstate/redstate/internal/redact"
 	"github.com/redstate/redstate/queue"
+	"github.com/redstate/redstate/report"
 )
 
 // Roles a token can grant.
@@ -60,10 +61,15 @@ func (c Config) Validate() error {
 	v.add(c.Redis.Validate())
 	c.Log.validate(v)
 	v.add(c.Publish.BuildStatus.Validate())
-	c.Queue.validate(v)
-	c.Report.validate(v)
+	v.add(c.Queue.Validate())
+	for i, q := range c.Queue.Queues {
+		p := fmt.Sprintf("queue.queues[%d].", i)
+		v.urlNotRedacted(p+"webhook.url", q.Webhook.URL)
+		v.notRedacted(p+"webhook.secret", q.Webhook.Secret)
+	}
+	v.add(c.Report.Validate())
 	if c.Report.Queue != "" {
-		if _, on := c.ReportQueue(); !on {
+		if _, on := c.Report.QueueIn(c.Queue); !on {
 			v.addf("report.queue", "%q is not one of queue.queues; add it there (handler: external when a consumer outside redstate takes its jobs)", c.Report.Queue)
 		}
 	}
@@ -90,7 +96,7 @@ func (c Config) Validate() error {
 	if len(c.Index.Streams.Keys) > 0 && !c.Redis.Configured() {
 		v.addf("index.streams.keys", "need Redis (set redis.url, redis.cluster-addrs or redis.sentinel)")
 	}
-	if c.Queue.RecordStore == RecordStoreRedis && !c.Redis.Configured() {
+	if c.Queue.RecordStore == report.RecordStoreRedis && !c.Redis.Configured() {
 		v.addf("queue.record-store", "is redis but no Redis is configured (set redis.url, redis.cluster-addrs or redis.sentinel, or use sql)")
 	}
 	if c.DataDir == "" && c.Database.URL == "" {
@@ -288,86 +294,6 @@ func (l Log) validate(v *validator) {
 	}
 	if !slices.Contains(logFormats, l.Format) {
 		v.addf("log.format", "%q is not one of %s", l.Format, strings.Join(logFormats, ", "))
-	}
-}
-
-func (q Queue) validate(v *validator) {
-	if q.RecordRetention < 0 {
-		v.addf("queue.record-retention", "must not be negative, got %s (0 means the store's default)", q.RecordRetention)
-	}
-	switch q.RecordStore {
-	case RecordStoreSQL, RecordStoreRedis, RecordStoreMemory:
-	default:
-		v.addf("queue.record-store", "must be sql, redis or memory, got %q", q.RecordStore)
-	}
-	names := map[string]int{}
-	for i, spec := range q.Queues {
-		p := fmt.Sprintf("queue.queues[%d].", i)
-		if err := queue.ValidateQueueName(spec.Name); err != nil {
-			v.addf(p+"name", "%s", redstate.ErrorMessage(err))
-		} else if j, dup := names[spec.Name]; dup {
-			v.addf(p+"name", "%q is also the name of queue.queues[%d]; names must be unique", spec.Name, j)
-		} else {
-			names[spec.Name] = i
-		}
-		if spec.Concurrency < 0 {
-			v.addf(p+"concurrency", "must be at least 1, got %d", spec.Concurrency)
-		}
-		for _, d := range []struct {
-			key string
-			d   time.Duration
-		}{{"block-timeout", spec.BlockTimeout}, {"error-delay", spec.ErrorDelay}, {"lease", spec.Lease}, {"webhook.timeout", spec.Webhook.Timeout}} {
-			if d.d < 0 {
-				v.addf(p+d.key, "must be positive, got %s", d.d)
-			}
-		}
-		for j, d := range spec.RetryDelays {
-			if d <= 0 {
-				v.addf(fmt.Sprintf("%sretry-delays[%d]", p, j), "must be positive, got %s", d)
-			}
-		}
-		if spec.Prefetch != nil && *spec.Prefetch < 0 {
-			v.addf(p+"prefetch", "must not be negative, got %d (0 means no prefetch)", *spec.Prefetch)
-		}
-		if spec.MaxRetries != nil && *spec.MaxRetries < 0 {
-			v.addf(p+"max-retries", "must not be negative, got %d (0 means no retries)", *spec.MaxRetries)
-		}
-		if eff := spec.Effective(); eff.Retries() > 0 && len(eff.RetryDelays) == 0 {
-			v.addf(p+"retry-delays", "must not be empty when max-retries is %d (set max-retries: 0 for no retries)", eff.Retries())
-		}
-		v.urlNotRedacted(p+"webhook.url", spec.Webhook.URL)
-		v.notRedacted(p+"webhook.secret", spec.Webhook.Secret)
-		switch spec.Handler {
-		case "", HandlerReport, HandlerExternal:
-			if spec.Webhook.URL != "" {
-				v.addf(p+"webhook.url", "is set but handler is %q; set handler: webhook", spec.Effective().Handler)
-			}
-		case HandlerWebhook:
-			u, err := url.Parse(spec.Webhook.URL)
-			switch {
-			case spec.Webhook.URL == "":
-				v.addf(p+"webhook.url", "is required for handler webhook (e.g. http://127.0.0.1:9000/jobs)")
-			case err != nil:
-				v.addf(p+"webhook.url", "is not a URL: %v", errors.Unwrap(err))
-			case u.Scheme != "http" && u.Scheme != "https", u.Host == "":
-				v.addf(p+"webhook.url", "must be an http or https URL with a host, got %q", redact.URL(spec.Webhook.URL))
-			}
-		default:
-			v.addf(p+"handler", "%q is not one of %s, %s, %s", spec.Handler, HandlerReport, HandlerWebhook, HandlerExternal)
-		}
-	}
-	r := q.Reconciler
-	if r.Age <= 0 {
-		v.addf("queue.reconciler.age", "must be positive, got %s", r.Age)
-	}
-	if r.Interval <= 0 {
-		v.addf("queue.reconciler.interval", "must be positive, got %s", r.Interval)
-	}
-}
-
-func (r Report) validate(v *validator) {
-	if r.Delay < 0 {
-		v.addf("report.delay", "must not be negative, got %s (0 means no artificial delay)", r.Delay)
 	}
 }
 

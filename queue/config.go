@@ -57,8 +57,8 @@ type Config struct {
 	BlockTimeout time.Duration
 	// ErrorDelay is how long the worker waits after a broker error before resuming. Default 5s.
 	ErrorDelay time.Duration
-	// RetryDelays[i] is the wait before retry i+1; the last entry is reused when MaxRetries
-	// exceeds its length. Default DefaultRetryDelays (10s, 30s, 60s).
+	// RetryDelays[i] is the wait before retry i+1 (positive); the last entry is reused when
+	// MaxRetries exceeds its length. Default DefaultRetryDelays (10s, 30s, 60s).
 	RetryDelays []time.Duration
 	// MaxRetries is how many times a failed job is retried before it is dead-lettered.
 	// Default 3; set NoRetries for none.
@@ -155,8 +155,8 @@ func (c Config) validate() error {
 		return redstate.Errorf(redstate.EINVALID, "queue worker: RetryDelays must not be empty when MaxRetries > 0")
 	}
 	for _, d := range c.RetryDelays {
-		if d < 0 {
-			return redstate.Errorf(redstate.EINVALID, "queue worker: RetryDelays must not be negative")
+		if d <= 0 {
+			return redstate.Errorf(redstate.EINVALID, "queue worker: RetryDelays must be positive, got %s", d)
 		}
 	}
 	return nil

@@ -1,0 +1,80 @@
+package report_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redstate/redstate/queue"
+	"github.com/redstate/redstate/report"
+)
+
+func TestConfig_DefaultsAreValid(t *testing.T) {
+	q, r := report.DefaultQueueConfig(), report.DefaultConfig()
+	if err := q.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if len(q.Queues) != 1 || q.Queues[0].Name != report.DefaultQueue || q.Queues[0].Handler != report.HandlerReport ||
+		q.RecordStore != report.RecordStoreSQL || !q.Reconciler.Enabled || q.Reconciler.Age != report.DefaultReconcileAge ||
+		q.Reconciler.Interval != report.DefaultReconcileInterval || r.Delay != report.DefaultDelay {
+		t.Errorf("defaults = %+v %+v", q, r)
+	}
+	if name, on := r.QueueIn(q); name != report.DefaultQueue || !on {
+		t.Errorf("QueueIn = %q, %v", name, on)
+	}
+}
+
+func TestConfig_ValidateReportsEveryProblem(t *testing.T) {
+	q := report.DefaultQueueConfig()
+	q.RecordStore, q.RecordRetention = "disk", -time.Second
+	q.Reconciler.Age, q.Reconciler.Interval = 0, -time.Second
+	q.Queues = append(q.Queues,
+		queue.Spec{Name: "jobs"}, queue.Spec{Name: "jobs", Handler: "cron"}, queue.Spec{Name: "mail", Webhook: queue.WebhookSpec{URL: "http://h/j"}})
+	err := q.Validate()
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{"queue.record-store:", "queue.record-retention:", "queue.reconciler.age:", "queue.reconciler.interval:",
+		`queue.queues[2].name: "jobs" is also the name of queue.queues[1]`, `queue.queues[2].handler: "cron" is not one of report, webhook, external`,
+		`queue.queues[3].webhook.url: is set but handler is "report"`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q missing from %v", want, err)
+		}
+	}
+	if err := (report.Config{Delay: -time.Second}).Validate(); err == nil || !strings.HasPrefix(err.Error(), "report.delay:") {
+		t.Errorf("negative delay: %v", err)
+	}
+}
+
+func TestConfig_QueueIn(t *testing.T) {
+	webhook := queue.Spec{Name: "jobs", Handler: queue.HandlerWebhook, Webhook: queue.WebhookSpec{URL: "http://127.0.0.1:9/j"}}
+	for _, c := range []struct {
+		queues []queue.Spec
+		queue  string
+		want   string
+		on     bool
+	}{
+		{[]queue.Spec{webhook, {Name: "reports"}, {Name: report.DefaultQueue, Handler: queue.HandlerExternal}}, "", report.DefaultQueue, true},
+		{[]queue.Spec{webhook, {Name: "reports"}}, "", "reports", true},
+		{[]queue.Spec{webhook}, "", "", false},
+		{[]queue.Spec{webhook}, "jobs", "jobs", true},
+		{[]queue.Spec{webhook}, "missing", "missing", false},
+	} {
+		name, on := report.Config{Queue: c.queue}.QueueIn(report.QueueConfig{Queues: c.queues})
+		if name != c.want || on != c.on {
+			t.Errorf("queue %q in %v: %q, %v; want %q, %v", c.queue, c.queues, name, on, c.want, c.on)
+		}
+	}
+}
+
+func TestConfig_EffectiveQueues(t *testing.T) {
+	q := report.QueueConfig{Queues: []queue.Spec{{Name: "a"}, {Name: "b", Handler: queue.HandlerExternal, Concurrency: 3}}}
+	eff := q.EffectiveQueues()
+	if eff[0].Handler != report.HandlerReport || eff[0].Retries() != queue.DefaultMaxRetries || *eff[0].Prefetch != 1 ||
+		eff[1].Handler != queue.HandlerExternal || *eff[1].Prefetch != 3 || q.Queues[0].Handler != "" {
+		t.Errorf("effective = %+v", eff)
+	}
+}
