@@ -17,7 +17,6 @@ import (
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/feed"
 	"github.com/redstate/redstate/index"
-	"github.com/redstate/redstate/internal/resilience"
 	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/report"
 )
@@ -167,10 +166,6 @@ type Publish struct {
 	// BuildStatus is the build-status registry (publish.build-status.*).
 	BuildStatus buildstatus.Options `koanf:"build-status"`
 }
-
-// Resilience is the type of publish.build-status.resilience, owned by package
-// internal/resilience.
-type Resilience = resilience.Options
 
 // Default returns the configuration with every default filled in.
 func Default() Config {

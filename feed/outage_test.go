@@ -13,7 +13,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/feed"
 	"github.com/redstate/redstate/feed/feedtest"
 	"github.com/redstate/redstate/feed/redisfeed"
@@ -40,7 +39,7 @@ func newOutageEnv(t *testing.T, opts feed.Options) *outageEnv {
 		t.Skip("real redis-server: not under -short")
 	}
 	rds := redistest.StartStandalone(t, redistest.WithAppendOnly(true))
-	rc := config.Default().Redis
+	rc := redisconn.DefaultOptions()
 	rc.URL = rds.URL
 	client, err := redisconn.New(rc) // the client serve uses (its retries and timeouts)
 	if err != nil {
@@ -307,7 +306,7 @@ func TestVerifyAndRebuild_AuthorIndexDrift(t *testing.T) {
 // opened, reads are answered from SQL without waiting for Redis; Run's probe closes the breaker
 // again after Redis returned and repairs what was missed.
 func TestBreaker_DegradedReadsAreFast(t *testing.T) {
-	br, err := resilience.NewBreaker(feed.Block, config.Resilience{WaitDurationInOpenState: 300 * time.Millisecond}, nil, nil)
+	br, err := resilience.NewBreaker(feed.Block, resilience.Options{WaitDurationInOpenState: 300 * time.Millisecond}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
