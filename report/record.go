@@ -132,6 +132,18 @@ func CheckRecordID(id int64) error {
 	return nil
 }
 
+// CheckCreate checks the arguments of RecordStore.Create: a valid id, a known status and
+// answers that are empty or valid JSON. Errors: EINVALID.
+func CheckCreate(id int64, status int, answers json.RawMessage) error {
+	if err := CheckRecordID(id); err != nil {
+		return err
+	}
+	if !ValidStatus(status) {
+		return redstate.Errorf(redstate.EINVALID, "unknown record status %d", status)
+	}
+	return CheckRecordJSON("answers", answers)
+}
+
 // CheckRecordJSON returns EINVALID unless b is empty or valid JSON (answers, results).
 func CheckRecordJSON(what string, b json.RawMessage) error {
 	if len(b) > 0 && !json.Valid(b) {

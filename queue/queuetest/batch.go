@@ -42,8 +42,8 @@ func wantIDs(t *testing.T, ds []*queue.Delivery, q, c string, ids []int64) {
 }
 
 // batchTests cover DequeueBatch (prefetch), Release and AckBatch.
-func (s brokerSuite) batchTests() []namedTest {
-	return []namedTest{
+func (s brokerSuite) batchTests() []NamedTest {
+	return []NamedTest{
 		{"DequeueBatchOrderAndMax", func(t *testing.T) {
 			b, q, c := s.setup(t)
 			ids := NewIDs(5)
@@ -210,9 +210,9 @@ func (s brokerSuite) batchTests() []namedTest {
 }
 
 // prefetchWorkerTests cover the Worker's prefetching dispatcher and coalesced acks.
-func prefetchWorkerTests(newBroker NewBroker, newWorker func(*testing.T, queue.Broker, queue.Handler, queue.Config) *queue.Worker) []namedTest {
+func prefetchWorkerTests(newBroker NewBroker, newWorker func(*testing.T, queue.Broker, queue.Handler, queue.Config) *queue.Worker) []NamedTest {
 	ctx := context.Background()
-	return []namedTest{
+	return []NamedTest{
 		{"PrefetchKeepsFIFO", func(t *testing.T) {
 			b, q := newBroker(t), NewQueueName()
 			ids := NewIDs(20)

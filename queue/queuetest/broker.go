@@ -23,7 +23,7 @@ type brokerSuite struct {
 // RunBrokerSuite runs every Broker conformance test against the backend newBroker creates.
 func RunBrokerSuite(t *testing.T, newBroker NewBroker, f Features) {
 	s := brokerSuite{newBroker: newBroker, features: f}
-	runGroups(t, map[string][]namedTest{
+	RunGroups(t, map[string][]NamedTest{
 		"Enqueue":    s.enqueueTests(),
 		"Settle":     s.settleTests(),
 		"Lease":      s.leaseTests(),
@@ -42,8 +42,8 @@ func (s brokerSuite) setup(t *testing.T) (queue.Broker, string, string) {
 	return b, q, "c1"
 }
 
-func (s brokerSuite) enqueueTests() []namedTest {
-	return []namedTest{
+func (s brokerSuite) enqueueTests() []NamedTest {
+	return []NamedTest{
 		{"FIFO", func(t *testing.T) {
 			b, q, c := s.setup(t)
 			ids := NewIDs(5)

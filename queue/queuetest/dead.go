@@ -9,7 +9,7 @@ import (
 	"github.com/redstate/redstate/queue"
 )
 
-func (s brokerSuite) deadTests() []namedTest {
+func (s brokerSuite) deadTests() []NamedTest {
 	bury := func(t *testing.T, b queue.Broker, q, c string, n int) []queue.Message {
 		t.Helper()
 		var ms []queue.Message
@@ -23,7 +23,7 @@ func (s brokerSuite) deadTests() []namedTest {
 		}
 		return ms
 	}
-	return []namedTest{
+	return []NamedTest{
 		{"InspectNewestFirstPaged", func(t *testing.T) {
 			b, q, c := s.setup(t)
 			ms := bury(t, b, q, c, 3)
@@ -79,8 +79,8 @@ func (s brokerSuite) deadTests() []namedTest {
 	}
 }
 
-func (s brokerSuite) inspectTests() []namedTest {
-	return []namedTest{
+func (s brokerSuite) inspectTests() []NamedTest {
+	return []NamedTest{
 		{"HasJobEveryLivePlace", func(t *testing.T) {
 			b, q, c := s.setup(t)
 			ctx := context.Background()

@@ -10,8 +10,8 @@ import (
 	"github.com/redstate/redstate/queue"
 )
 
-func (s brokerSuite) settleTests() []namedTest {
-	return []namedTest{
+func (s brokerSuite) settleTests() []NamedTest {
+	return []NamedTest{
 		{"AckRemoves", func(t *testing.T) {
 			b, q, c := s.setup(t)
 			mustEnqueue(t, b, q, NewIDs(1)[0])
@@ -98,8 +98,8 @@ func (s brokerSuite) settleTests() []namedTest {
 	}
 }
 
-func (s brokerSuite) leaseTests() []namedTest {
-	return []namedTest{
+func (s brokerSuite) leaseTests() []NamedTest {
+	return []NamedTest{
 		{"RecoverExpiredRedelivers", func(t *testing.T) {
 			b := s.newBroker(t)
 			q := NewQueueName()

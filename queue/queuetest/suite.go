@@ -41,21 +41,23 @@ const waitFor = 10 * time.Second
 // longLease is the lease of consumers that must not expire during a test.
 const longLease = time.Hour
 
-// namedTest is one subtest.
-type namedTest struct {
-	name string
-	run  func(t *testing.T)
+// NamedTest is one subtest of a suite.
+type NamedTest struct {
+	// Name is the subtest's name; Run is its body.
+	Name string
+	Run  func(t *testing.T)
 }
 
-// runGroups runs named groups of tests, each group and test in parallel.
-func runGroups(t *testing.T, groups map[string][]namedTest) {
+// RunGroups runs named groups of tests, each group and test in parallel (suites built on the
+// queue's, such as the report block's, use it too).
+func RunGroups(t *testing.T, groups map[string][]NamedTest) {
 	for name, tests := range groups {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			for _, tc := range tests {
-				t.Run(tc.name, func(t *testing.T) {
+				t.Run(tc.Name, func(t *testing.T) {
 					t.Parallel()
-					tc.run(t)
+					tc.Run(t)
 				})
 			}
 		})

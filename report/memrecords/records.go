@@ -70,13 +70,7 @@ func (s *Store) mustLive(id int64) (*report.Record, error) {
 
 // Create implements report.RecordStore.
 func (s *Store) Create(_ context.Context, id int64, status int, answers json.RawMessage) (*report.Record, error) {
-	if err := report.CheckRecordID(id); err != nil {
-		return nil, err
-	}
-	if !report.ValidStatus(status) {
-		return nil, redstate.Errorf(redstate.EINVALID, "unknown record status %d", status)
-	}
-	if err := report.CheckRecordJSON("answers", answers); err != nil {
+	if err := report.CheckCreate(id, status, answers); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()

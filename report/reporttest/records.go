@@ -33,8 +33,8 @@ func RunRecordStoreSuite(t *testing.T, newRecords NewRecordStore) {
 		}
 		return r
 	}
-	runGroups(t, map[string][]namedTest{"Records": {
-		{"CreateGet", func(t *testing.T) {
+	queuetest.RunGroups(t, map[string][]queuetest.NamedTest{"Records": {
+		{Name: "CreateGet", Run: func(t *testing.T) {
 			rs := newRecords(t)
 			for status := report.StatusPending; status <= report.StatusFailed; status++ {
 				id := create(t, rs, status)
@@ -44,7 +44,7 @@ func RunRecordStoreSuite(t *testing.T, newRecords NewRecordStore) {
 				}
 			}
 		}},
-		{"Errors", func(t *testing.T) {
+		{Name: "Errors", Run: func(t *testing.T) {
 			rs := newRecords(t)
 			id := create(t, rs, report.StatusGenerating)
 			_, err := rs.Create(ctx, id, report.StatusGenerating, nil)
@@ -67,7 +67,7 @@ func RunRecordStoreSuite(t *testing.T, newRecords NewRecordStore) {
 			_, err = rs.ListGeneratingOlderThan(ctx, -1)
 			wantCode(t, err, redstate.EINVALID)
 		}},
-		{"Lifecycle", func(t *testing.T) {
+		{Name: "Lifecycle", Run: func(t *testing.T) {
 			rs := newRecords(t)
 			id := queuetest.NewIDs(1)[0]
 			r, err := rs.Submit(ctx, id, answers)
@@ -93,7 +93,7 @@ func RunRecordStoreSuite(t *testing.T, newRecords NewRecordStore) {
 				t.Fatalf("Submit over a record in status 3 = %+v, %v; want 2005 (ECONFLICT)", r, err)
 			}
 		}},
-		{"SubmitOnlyFromStatus1Or2", func(t *testing.T) {
+		{Name: "SubmitOnlyFromStatus1Or2", Run: func(t *testing.T) {
 			rs := newRecords(t)
 			for _, status := range []int{report.StatusPending, report.StatusInProgress} {
 				id := create(t, rs, status)
@@ -113,7 +113,7 @@ func RunRecordStoreSuite(t *testing.T, newRecords NewRecordStore) {
 				}
 			}
 		}},
-		{"ResetGuardedByStatus", func(t *testing.T) {
+		{Name: "ResetGuardedByStatus", Run: func(t *testing.T) {
 			rs := newRecords(t)
 			for _, status := range []int{report.StatusPending, report.StatusInProgress, report.StatusDone} {
 				id := create(t, rs, status)
@@ -125,7 +125,7 @@ func RunRecordStoreSuite(t *testing.T, newRecords NewRecordStore) {
 				}
 			}
 		}},
-		{"ListGenerating", func(t *testing.T) {
+		{Name: "ListGenerating", Run: func(t *testing.T) {
 			rs := newRecords(t)
 			gen := create(t, rs, report.StatusGenerating)
 			done := create(t, rs, report.StatusDone)
@@ -138,7 +138,7 @@ func RunRecordStoreSuite(t *testing.T, newRecords NewRecordStore) {
 				t.Fatalf("ListGeneratingOlderThan(huge) = %v, %v", ids, err)
 			}
 		}},
-		{"ReturnsCopies", func(t *testing.T) {
+		{Name: "ReturnsCopies", Run: func(t *testing.T) {
 			rs := newRecords(t)
 			id := create(t, rs, report.StatusGenerating)
 			r := get(t, rs, id)

@@ -34,27 +34,6 @@ const waitFor = 10 * time.Second
 // quiet is a logger that discards everything.
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-// namedTest is one subtest.
-type namedTest struct {
-	name string
-	run  func(t *testing.T)
-}
-
-// runGroups runs named groups of tests, each group and test in parallel.
-func runGroups(t *testing.T, groups map[string][]namedTest) {
-	for name, tests := range groups {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			for _, tc := range tests {
-				t.Run(tc.name, func(t *testing.T) {
-					t.Parallel()
-					tc.run(t)
-				})
-			}
-		})
-	}
-}
-
 // wantCode fails unless err carries code.
 func wantCode(t *testing.T, err error, code string) {
 	t.Helper()

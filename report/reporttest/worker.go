@@ -59,8 +59,8 @@ func RunWorkerSuite(t *testing.T, newBroker queuetest.NewBroker, newRecords NewR
 		}
 		return id
 	}
-	runGroups(t, map[string][]namedTest{"ReportWorker": {
-		{"GeneratorSetsStatus4", func(t *testing.T) {
+	queuetest.RunGroups(t, map[string][]queuetest.NamedTest{"ReportWorker": {
+		{Name: "GeneratorSetsStatus4", Run: func(t *testing.T) {
 			b, rs, q := newBroker(t), newRecords(t), queuetest.NewQueueName()
 			id := submit(t, rs)
 			newWorker(t, b, (&report.Generator{Records: rs, Delay: -1, Logger: quiet}).Handler(), WorkerConfig(q, rs))
@@ -70,7 +70,7 @@ func RunWorkerSuite(t *testing.T, newBroker queuetest.NewBroker, newRecords NewR
 			status(t, rs, id, report.StatusDone)
 			eventually(t, "ack", func() bool { st, err := b.Stats(ctx, q); return err == nil && st == queue.Stats{} })
 		}},
-		{"LegacyMessageGenerated", func(t *testing.T) {
+		{Name: "LegacyMessageGenerated", Run: func(t *testing.T) {
 			// A message a legacy producer LPUSHed (no JobId) is generated like a current one.
 			b, rs, q := newBroker(t), newRecords(t), queuetest.NewQueueName()
 			id := submit(t, rs)
@@ -81,7 +81,7 @@ func RunWorkerSuite(t *testing.T, newBroker queuetest.NewBroker, newRecords NewR
 			}
 			status(t, rs, id, report.StatusDone)
 		}},
-		{"DeadLetterSetsStatus5", func(t *testing.T) {
+		{Name: "DeadLetterSetsStatus5", Run: func(t *testing.T) {
 			b, rs, q := newBroker(t), newRecords(t), queuetest.NewQueueName()
 			id := submit(t, rs)
 			newWorker(t, b, func(context.Context, *queue.Delivery) error {
@@ -99,7 +99,7 @@ func RunWorkerSuite(t *testing.T, newBroker queuetest.NewBroker, newRecords NewR
 				t.Fatalf("dead letter = %+v, %v", dl, err)
 			}
 		}},
-		{"DeadLettersEvenIfStatusUpdateFails", func(t *testing.T) {
+		{Name: "DeadLettersEvenIfStatusUpdateFails", Run: func(t *testing.T) {
 			b, rs, q := newBroker(t), newRecords(t), queuetest.NewQueueName()
 			id := submit(t, rs)
 			cfg := WorkerConfig(q, FailingSetFailed{rs})
@@ -113,7 +113,7 @@ func RunWorkerSuite(t *testing.T, newBroker queuetest.NewBroker, newRecords NewR
 				t.Fatalf("status = %d, want 3 (the update failed)", r.Status)
 			}
 		}},
-		{"MessagesWithoutRecordIdDropped", func(t *testing.T) {
+		{Name: "MessagesWithoutRecordIdDropped", Run: func(t *testing.T) {
 			b, rs, q := newBroker(t), newRecords(t), queuetest.NewQueueName()
 			ran := make(chan struct{}, 4)
 			newWorker(t, b, func(context.Context, *queue.Delivery) error { ran <- struct{}{}; return nil }, WorkerConfig(q, rs))

@@ -66,13 +66,7 @@ func (s *Store) cutoff(now time.Time) int64 {
 
 // Create implements report.RecordStore. An expired record with the same id is replaced.
 func (s *Store) Create(ctx context.Context, id int64, status int, answers json.RawMessage) (*report.Record, error) {
-	if err := report.CheckRecordID(id); err != nil {
-		return nil, err
-	}
-	if !report.ValidStatus(status) {
-		return nil, redstate.Errorf(redstate.EINVALID, "unknown record status %d", status)
-	}
-	if err := report.CheckRecordJSON("answers", answers); err != nil {
+	if err := report.CheckCreate(id, status, answers); err != nil {
 		return nil, err
 	}
 	now := s.now()
