@@ -55,8 +55,8 @@ type Engine struct {
 	Open func(t testing.TB) *sqldb.DB
 }
 
-// Engines are SQLite and PostgreSQL.
-var Engines = []Engine{{"SQLite", SQLite}, {"Postgres", Postgres}}
+// Engines are SQLite, PostgreSQL and MariaDB (standing for MySQL too).
+var Engines = []Engine{{"SQLite", SQLite}, {"Postgres", Postgres}, {"MariaDB", MariaDB}}
 
 // Each runs f as a subtest on a fresh database of every engine.
 func Each(t *testing.T, f func(t *testing.T, db *sqldb.DB)) {
