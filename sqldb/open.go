@@ -170,6 +170,7 @@ func mysqlConfig(dsn string) (*mysql.Config, error) {
 	cfg.ClientFoundRows = false
 	cfg.InterpolateParams = false
 	cfg.Collation = "utf8mb4_general_ci"
+	cfg.Logger = &mysql.NopLogger{} // what it would print to stderr is also returned as an error
 	if cfg.Params == nil {
 		cfg.Params = map[string]string{}
 	}
