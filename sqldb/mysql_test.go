@@ -188,3 +188,39 @@ func TestMySQL_TimeAndText(t *testing.T) {
 		t.Errorf("server NOW() read as %v, %v away from the client's clock", now, d)
 	}
 }
+
+// TestMariaDBHarness: the test server is what a binlog reader needs (binary log on, ROW
+// format, FULL images, a server id) and its user holds the replication privileges.
+func TestMariaDBHarness(t *testing.T) {
+	db := sqltest.MariaDB(t)
+	ctx := context.Background()
+	var logBin, format, image string
+	var serverID int
+	if err := db.QueryRowContext(ctx, "SELECT @@log_bin, @@binlog_format, @@binlog_row_image, @@server_id").Scan(&logBin, &format, &image, &serverID); err != nil {
+		t.Fatal(err)
+	}
+	if logBin != "1" || format != "ROW" || image != "FULL" || serverID != 1 {
+		t.Errorf("log_bin %s, binlog_format %s, binlog_row_image %s, server_id %d", logBin, format, image, serverID)
+	}
+	rows, err := db.QueryContext(ctx, "SHOW GRANTS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var grants []string
+	for rows.Next() {
+		var g string
+		if err := rows.Scan(&g); err != nil {
+			t.Fatal(err)
+		}
+		grants = append(grants, g)
+	}
+	all := strings.Join(grants, "\n")
+	if !strings.Contains(all, "ALL PRIVILEGES ON *.*") {
+		t.Errorf("grants of %s: %s", sqltest.MariaDBUser, all)
+	}
+	srv := sqltest.MariaDBTestServer(t)
+	if srv.Port == 0 || srv.DataDir == "" || !strings.Contains(srv.DSN("x"), sqltest.MariaDBUser) {
+		t.Errorf("server %+v", srv)
+	}
+}
