@@ -223,4 +223,29 @@ func TestMariaDBHarness(t *testing.T) {
 	if srv.Port == 0 || srv.DataDir == "" || !strings.Contains(srv.DSN("x"), sqltest.MariaDBUser) {
 		t.Errorf("server %+v", srv)
 	}
+	// A restart, normal or a crash, keeps committed data; the pool reconnects.
+	if _, err := db.ExecContext(ctx, "CREATE TABLE kept (id BIGINT PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	for i, crash := range []bool{false, true} {
+		if _, err := db.ExecContext(ctx, "INSERT INTO kept VALUES (?)", i); err != nil {
+			t.Fatal(err)
+		}
+		srv.Restart(t, crash)
+		var n int
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM kept").Scan(&n)
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after restart (crash %v): %v", crash, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if n != i+1 {
+			t.Fatalf("after restart (crash %v) %d rows, want %d", crash, n, i+1)
+		}
+	}
 }

@@ -44,6 +44,8 @@ type MariaDBServer struct {
 	DataDir string
 
 	dir  string
+	bin  string              // mariadbd
+	cred *syscall.Credential // whom it runs as (nil: the current user)
 	cmd  *exec.Cmd
 	done chan struct{}
 }
@@ -71,7 +73,8 @@ func MariaDB(t testing.TB) *sqldb.DB {
 // returns its mysql:// DSN, for the user MariaDBUser; the database is dropped when the test
 // ends. The server is started on first use (Debian's mariadb-server: a private data directory,
 // a free loopback port, binary log on in ROW format with FULL row images, server id 1, global
-// time_zone MariaDBTimeZone, durability off for speed), as user mysql when the tests run as
+// time_zone MariaDBTimeZone, no fsync for speed: a commit survives a crash of mariadbd, not
+// of the machine), as user mysql when the tests run as
 // root. Without MariaDB installed it skips the test, unless REDSTATE_REQUIRE_REDIS=1 (set by
 // `make test`, which installs it), where it fails.
 func MariaDBDSN(t testing.TB) string {
@@ -204,22 +207,9 @@ func launchMariaDB() (*MariaDBServer, error) {
 		if err != nil {
 			return nil, err
 		}
-		srv := &MariaDBServer{Port: port, Socket: filepath.Join(dir, "sock"), DataDir: data, dir: dir, done: make(chan struct{})}
-		logf := filepath.Join(dir, "mariadb.log")
-		srv.cmd = exec.Command(server, "--no-defaults", "--datadir="+data, "--port="+strconv.Itoa(port),
-			"--bind-address=127.0.0.1", "--socket="+srv.Socket, "--pid-file="+filepath.Join(dir, "mariadbd.pid"),
-			"--log-error="+logf, "--skip-name-resolve", "--log-bin=binlog", "--binlog-format=ROW",
-			"--binlog-row-image=FULL", "--server-id=1", "--default-time-zone="+MariaDBTimeZone,
-			"--character-set-server=utf8mb4", "--collation-server=utf8mb4_general_ci",
-			"--innodb-buffer-pool-size=64M", "--innodb-log-file-size=32M", "--innodb-flush-log-at-trx-commit=0",
-			"--sync-binlog=0", "--innodb-doublewrite=0", "--max-connections=500")
-		srv.cmd.Dir = dir
-		srv.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
-		if err := spawn.Start(srv.cmd); err != nil {
-			return nil, fmt.Errorf("start mariadbd: %w", err)
-		}
-		go func() { _ = srv.cmd.Wait(); close(srv.done) }()
-		if err := srv.waitReady(60 * time.Second); err == nil {
+		srv := &MariaDBServer{Port: port, Socket: filepath.Join(dir, "sock"), DataDir: data, dir: dir, bin: server, cred: cred}
+		err = srv.run()
+		if err == nil {
 			if err := srv.createUser(); err != nil {
 				srv.kill()
 				_ = os.RemoveAll(dir)
@@ -227,16 +217,65 @@ func launchMariaDB() (*MariaDBServer, error) {
 			}
 			return srv, nil
 		}
-		srv.kill()
-		log, _ := os.ReadFile(logf)
-		if !strings.Contains(string(log), "Address already in use") && !strings.Contains(string(log), "Do you already have another") {
+		if !errors.Is(err, errPortInUse) {
 			_ = os.RemoveAll(dir)
-			return nil, fmt.Errorf("mariadbd did not start: %s", lastLines(string(log), 20))
+			return nil, err
 		}
-		_ = os.Remove(logf)
 	}
 	_ = os.RemoveAll(dir)
 	return nil, errors.New("mariadbd: no free port after 5 attempts")
+}
+
+// errPortInUse says mariadbd could not bind its port.
+var errPortInUse = errors.New("mariadbd: port in use")
+
+// run starts mariadbd on the server's data directory and port and waits until it answers.
+// Errors: errPortInUse, or the end of its error log.
+func (s *MariaDBServer) run() error {
+	logf := filepath.Join(s.dir, "mariadb.log")
+	_ = os.Remove(logf)
+	s.done = make(chan struct{})
+	s.cmd = exec.Command(s.bin, "--no-defaults", "--datadir="+s.DataDir, "--port="+strconv.Itoa(s.Port),
+		"--bind-address=127.0.0.1", "--socket="+s.Socket, "--pid-file="+filepath.Join(s.dir, "mariadbd.pid"),
+		"--log-error="+logf, "--skip-name-resolve", "--log-bin=binlog", "--binlog-format=ROW",
+		"--binlog-row-image=FULL", "--server-id=1", "--default-time-zone="+MariaDBTimeZone,
+		"--character-set-server=utf8mb4", "--collation-server=utf8mb4_general_ci",
+		"--innodb-buffer-pool-size=64M", "--innodb-log-file-size=32M", "--innodb-flush-log-at-trx-commit=2",
+		"--sync-binlog=0", "--innodb-doublewrite=0", "--max-connections=500")
+	s.cmd.Dir = s.dir
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: s.cred}
+	if err := spawn.Start(s.cmd); err != nil {
+		return fmt.Errorf("start mariadbd: %w", err)
+	}
+	cmd, done := s.cmd, s.done
+	go func() { _ = cmd.Wait(); close(done) }()
+	if err := s.waitReady(60 * time.Second); err == nil {
+		return nil
+	}
+	s.kill()
+	log, _ := os.ReadFile(logf)
+	if strings.Contains(string(log), "Address already in use") || strings.Contains(string(log), "Do you already have another") {
+		return errPortInUse
+	}
+	return fmt.Errorf("mariadbd did not start: %s", lastLines(string(log), 20))
+}
+
+// Restart stops the server, at once (SIGKILL, as a crash) when crash is set, else with a
+// normal shutdown, and starts it again on the same port and data directory. Every test of
+// the binary shares the server: a test that restarts it must not run in parallel with others
+// that use it.
+func (s *MariaDBServer) Restart(t testing.TB, crash bool) {
+	t.Helper()
+	myMu.Lock()
+	defer myMu.Unlock()
+	if crash {
+		s.kill()
+	} else {
+		s.shutdown()
+	}
+	if err := s.run(); err != nil {
+		t.Fatalf("sqltest: restart mariadbd: %v", err)
+	}
 }
 
 // createUser creates MariaDBUser with every privilege (replication ones included) on every
@@ -296,6 +335,17 @@ func (s *MariaDBServer) kill() {
 	<-s.done
 }
 
+// shutdown stops the server normally (SIGTERM), killing it after 15 s, and waits for it.
+func (s *MariaDBServer) shutdown() {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(15 * time.Second):
+		s.kill()
+	}
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL) // any child left behind
+}
+
 // stopMariaDB shuts the server down (SIGTERM, then kill) and removes its directory.
 func stopMariaDB() {
 	myMu.Lock()
@@ -304,13 +354,7 @@ func stopMariaDB() {
 	if s == nil {
 		return
 	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(15 * time.Second):
-		s.kill()
-	}
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL) // any child left behind
+	s.shutdown()
 	_ = os.RemoveAll(s.dir)
 	myStarted = nil
 }
