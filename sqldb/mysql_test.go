@@ -150,15 +150,23 @@ func TestMySQL_ServerErrors(t *testing.T) {
 // TestMySQL_TimeAndText: whatever the server's time_zone (the test server's is +05:30), a
 // TIMESTAMP and a DATETIME written from Go read back as the same instant in UTC, and the
 // server computes UTC (the session time_zone is +00:00); a 4-byte character round-trips.
+// DSN parameters that would change any of this are overridden.
 func TestMySQL_TimeAndText(t *testing.T) {
-	db := sqltest.MariaDB(t)
 	ctx := context.Background()
-	var global, session string
-	if err := db.QueryRowContext(ctx, "SELECT @@global.time_zone, @@session.time_zone").Scan(&global, &session); err != nil {
+	db, err := sqldb.Open(ctx, sqltest.MariaDBDSN(t)+"?charset=latin1&parseTime=false&loc=Local&multiStatements=true&time_zone=%27%2B02%3A00%27")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if global != sqltest.MariaDBTimeZone || session != "+00:00" {
-		t.Fatalf("time zones: global %q, session %q; want %q and +00:00", global, session, sqltest.MariaDBTimeZone)
+	defer db.Close()
+	var global, session, charset string
+	if err := db.QueryRowContext(ctx, "SELECT @@global.time_zone, @@session.time_zone, @@character_set_client").Scan(&global, &session, &charset); err != nil {
+		t.Fatal(err)
+	}
+	if global != sqltest.MariaDBTimeZone || session != "+00:00" || charset != "utf8mb4" {
+		t.Fatalf("time zones: global %q, session %q, charset %q; want %q, +00:00, utf8mb4", global, session, charset, sqltest.MariaDBTimeZone)
+	}
+	if _, err := db.ExecContext(ctx, "SELECT 1; SELECT 2"); err == nil {
+		t.Error("two statements in one call were accepted")
 	}
 	if _, err := db.ExecContext(ctx, "CREATE TABLE tt (id BIGINT PRIMARY KEY, ts TIMESTAMP(6) NULL, dt DATETIME(6) NULL, s VARCHAR(50) NOT NULL) DEFAULT CHARSET=utf8mb4"); err != nil {
 		t.Fatal(err)

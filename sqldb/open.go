@@ -169,12 +169,13 @@ func mysqlConfig(dsn string) (*mysql.Config, error) {
 	cfg.MultiStatements = false
 	cfg.ClientFoundRows = false
 	cfg.InterpolateParams = false
-	cfg.Collation = "utf8mb4_general_ci"
+	if err := cfg.Apply(mysql.Charset("utf8mb4", "utf8mb4_general_ci")); err != nil {
+		return nil, redstate.Wrap(redstate.EINVALID, err, "MySQL DSN "+RedactDSN(dsn))
+	}
 	cfg.Logger = &mysql.NopLogger{} // what it would print to stderr is also returned as an error
 	if cfg.Params == nil {
 		cfg.Params = map[string]string{}
 	}
-	delete(cfg.Params, "charset")
 	cfg.Params["time_zone"] = "'+00:00'"
 	cfg.Params["sql_mode"] = mysqlSQLMode
 	return cfg, nil
