@@ -1,6 +1,6 @@
 // Package sqldb is redstate's SQL layer, shared by the blocks whose source of truth is a SQL
 // database (the report flow's records, the feed's posts and follows): one way to open a
-// database from a DSN, placeholders written once for both engines, numbered schema migrations
+// database from a DSN, placeholders written once for every engine, numbered schema migrations
 // per component, transactions, and driver errors mapped onto redstate's error codes.
 //
 // Three engines are supported:
