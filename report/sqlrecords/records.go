@@ -1,8 +1,11 @@
 // Package sqlrecords is the SQL report.RecordStore (package sqldb: SQLite embedded, PostgreSQL
-// in production). The seed keeps its assessment records in SQL and only the queue in Redis, so
-// with this store a submit succeeds (status 3) while Redis is down and the reconciler enqueues
-// it when Redis returns. Every operation is one statement (an upsert or a guarded UPDATE …
-// RETURNING), so each is atomic on both engines without explicit locks.
+// or MySQL/MariaDB in production). The seed keeps its assessment records in SQL and only the
+// queue in Redis, so with this store a submit succeeds (status 3) while Redis is down and the
+// reconciler enqueues it when Redis returns. On SQLite and PostgreSQL every operation is one
+// statement (an upsert or a guarded UPDATE … RETURNING), so each is atomic without explicit
+// locks. MySQL has neither RETURNING nor a conditional upsert: there a write is a plain INSERT
+// and, when the record exists, a transaction that locks its row (SELECT … FOR UPDATE), checks
+// the same guard and updates it (see mysqlWrite).
 package sqlrecords
 
 import (
@@ -70,6 +73,15 @@ func (s *Store) Create(ctx context.Context, id int64, status int, answers json.R
 		return nil, err
 	}
 	now := s.now()
+	if s.db.Dialect == sqldb.MySQL {
+		r, err := s.mysqlWrite(ctx, "record create", id, &insert{status, answers, now}, func(cur *report.Record) bool {
+			return cur.UpdatedAt.UnixMicro() < s.cutoff(now)
+		}, "status = ?, answers = ?, result = NULL, error = '', updated_at = ?", status, text(answers), now.UnixMicro())
+		if redstate.IsCode(err, redstate.ENOTFOUND) {
+			return nil, redstate.Errorf(redstate.ECONFLICT, "record %d already exists", id)
+		}
+		return r, err
+	}
 	r, err := s.one(ctx, "record create", id, `INSERT INTO `+Table+` (id, status, answers, result, error, updated_at)
 		VALUES (?, ?, ?, NULL, '', ?)
 		ON CONFLICT (id) DO UPDATE SET status = excluded.status, answers = excluded.answers, result = NULL,
@@ -92,12 +104,22 @@ func (s *Store) Submit(ctx context.Context, id int64, answers json.RawMessage) (
 		return nil, err
 	}
 	now := s.now()
-	r, err := s.one(ctx, "record submit", id, `INSERT INTO `+Table+` (id, status, answers, result, error, updated_at)
+	var (
+		r   *report.Record
+		err error
+	)
+	if s.db.Dialect == sqldb.MySQL {
+		r, err = s.mysqlWrite(ctx, "record submit", id, &insert{report.StatusGenerating, answers, now}, func(cur *report.Record) bool {
+			return cur.Status == 1 || cur.Status == 2 || cur.UpdatedAt.UnixMicro() < s.cutoff(now)
+		}, "status = 3, answers = ?, result = NULL, error = '', updated_at = ?", text(answers), now.UnixMicro())
+	} else {
+		r, err = s.one(ctx, "record submit", id, `INSERT INTO `+Table+` (id, status, answers, result, error, updated_at)
 		VALUES (?, 3, ?, NULL, '', ?)
 		ON CONFLICT (id) DO UPDATE SET status = 3, answers = excluded.answers, result = NULL, error = '',
 			updated_at = excluded.updated_at
 		WHERE `+Table+`.status IN (1, 2) OR `+Table+`.updated_at < ?
 		RETURNING `+columns, id, text(answers), now.UnixMicro(), s.cutoff(now))
+	}
 	if redstate.IsCode(err, redstate.ENOTFOUND) {
 		cur, gerr := s.Get(ctx, id)
 		if gerr != nil {
@@ -125,6 +147,10 @@ func (s *Store) SetResult(ctx context.Context, id int64, result json.RawMessage)
 		return nil, err
 	}
 	now := s.now()
+	if s.db.Dialect == sqldb.MySQL {
+		return s.mysqlWrite(ctx, "record set result", id, nil, s.live(now),
+			"status = 4, result = ?, error = '', updated_at = ?", text(result), now.UnixMicro())
+	}
 	return s.one(ctx, "record set result", id, `UPDATE `+Table+` SET status = 4, result = ?, error = '', updated_at = ?
 		WHERE id = ? AND updated_at >= ? RETURNING `+columns, text(result), now.UnixMicro(), id, s.cutoff(now))
 }
@@ -135,6 +161,10 @@ func (s *Store) SetFailed(ctx context.Context, id int64, reason string) (*report
 		return nil, err
 	}
 	now := s.now()
+	if s.db.Dialect == sqldb.MySQL {
+		return s.mysqlWrite(ctx, "record set failed", id, nil, s.live(now),
+			"status = 5, result = NULL, error = ?, updated_at = ?", reason, now.UnixMicro())
+	}
 	return s.one(ctx, "record set failed", id, `UPDATE `+Table+` SET status = 5, result = NULL, error = ?, updated_at = ?
 		WHERE id = ? AND updated_at >= ? RETURNING `+columns, reason, now.UnixMicro(), id, s.cutoff(now))
 }
@@ -145,8 +175,19 @@ func (s *Store) ResetForRegeneration(ctx context.Context, id int64) (*report.Rec
 		return nil, err
 	}
 	now := s.now()
-	r, err := s.one(ctx, "record reset", id, `UPDATE `+Table+` SET status = 3, result = NULL, error = '', updated_at = ?
+	var (
+		r   *report.Record
+		err error
+	)
+	if s.db.Dialect == sqldb.MySQL {
+		live := s.live(now)
+		r, err = s.mysqlWrite(ctx, "record reset", id, nil, func(cur *report.Record) bool {
+			return live(cur) && (cur.Status == 3 || cur.Status == 5)
+		}, "status = 3, result = NULL, error = '', updated_at = ?", now.UnixMicro())
+	} else {
+		r, err = s.one(ctx, "record reset", id, `UPDATE `+Table+` SET status = 3, result = NULL, error = '', updated_at = ?
 		WHERE id = ? AND updated_at >= ? AND status IN (3, 5) RETURNING `+columns, now.UnixMicro(), id, s.cutoff(now))
+	}
 	if redstate.IsCode(err, redstate.ENOTFOUND) {
 		cur, gerr := s.Get(ctx, id)
 		if gerr != nil {
@@ -193,6 +234,68 @@ func (s *Store) DeleteExpired(ctx context.Context) (int64, error) {
 	}
 	n, err := res.RowsAffected()
 	return n, sqldb.Map(err, "delete expired records")
+}
+
+// insert is the record a MySQL write inserts when none exists.
+type insert struct {
+	status  int
+	answers json.RawMessage
+	now     time.Time
+}
+
+// errRefused is mysqlWrite's guard refusing the current record.
+var errRefused = errors.New("the record's state refuses the write")
+
+// live is the guard "the record has not expired" at now.
+func (s *Store) live(now time.Time) func(*report.Record) bool {
+	return func(cur *report.Record) bool { return cur.UpdatedAt.UnixMicro() >= s.cutoff(now) }
+}
+
+// mysqlWrite is a guarded write on MySQL, the form of the upserts and guarded UPDATEs of the
+// other engines: with ins set it first tries a plain INSERT of a fresh record (autocommit, so
+// that the shared lock a duplicate key leaves is not held); then, in a transaction, it locks
+// the record's row (SELECT … FOR UPDATE), and when guard accepts the current record applies
+// set (an UPDATE's SET list, args its values) and reads the row back. A missing record, or one
+// guard refuses, is ENOTFOUND, as the other engines' statements return no row. A record
+// deleted between the INSERT and the lock is inserted again (bounded).
+func (s *Store) mysqlWrite(ctx context.Context, op string, id int64, ins *insert, guard func(*report.Record) bool, set string, args ...any) (*report.Record, error) {
+	for attempt := 0; ; attempt++ {
+		if ins != nil {
+			_, err := s.db.ExecContext(ctx, `INSERT INTO `+Table+` (id, status, answers, result, error, updated_at) VALUES (?, ?, ?, NULL, '', ?)`,
+				id, ins.status, text(ins.answers), ins.now.UnixMicro())
+			if err == nil {
+				return &report.Record{ID: id, Status: ins.status, StatusText: report.StatusText(ins.status), Answers: ins.answers,
+					UpdatedAt: time.UnixMicro(ins.now.UnixMicro()).UTC()}, nil
+			}
+			if !sqldb.IsUniqueViolation(err) {
+				return nil, sqldb.Map(err, op)
+			}
+		}
+		var out *report.Record
+		err := sqldb.InTx(ctx, s.db, func(tx *sql.Tx) error {
+			cur, err := scanRecord(tx.QueryRowContext(ctx, `SELECT `+columns+` FROM `+Table+` WHERE id = ? FOR UPDATE`, id))
+			if err != nil {
+				return err
+			}
+			if !guard(cur) {
+				return errRefused
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE `+Table+` SET `+set+` WHERE id = ?`, append(args, id)...); err != nil {
+				return err
+			}
+			out, err = scanRecord(tx.QueryRowContext(ctx, `SELECT `+columns+` FROM `+Table+` WHERE id = ?`, id))
+			return err
+		})
+		switch {
+		case err == nil:
+			return out, nil
+		case errors.Is(err, sql.ErrNoRows) && ins != nil && attempt < 3:
+			continue // deleted since the INSERT found it: insert again
+		case errors.Is(err, sql.ErrNoRows), errors.Is(err, errRefused):
+			return nil, redstate.Wrap(redstate.ENOTFOUND, err, "record "+strconv.FormatInt(id, 10)+" not found")
+		}
+		return nil, sqldb.Map(err, op)
+	}
 }
 
 // one runs a statement about record id returning at most one record. No row is ENOTFOUND.

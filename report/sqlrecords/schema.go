@@ -9,9 +9,12 @@ const Component = "report-records"
 const Table = "assessment_records"
 
 // Migrations are the record schema's migrations (sqldb.Migrate). Times are Unix microseconds
-// (UTC), the same on both engines; answers and result are JSON text kept byte for byte.
+// (UTC), the same on every engine; answers and result are JSON text kept byte for byte.
 var Migrations = []sqldb.Migration{
-	{Version: 1, Name: "create assessment_records", Up: func(sqldb.Dialect) []string {
+	{Version: 1, Name: "create assessment_records", Up: func(d sqldb.Dialect) []string {
+		if d == sqldb.MySQL {
+			return mysqlV1
+		}
 		return []string{
 			`CREATE TABLE ` + Table + ` (
 				id BIGINT PRIMARY KEY,
@@ -26,4 +29,21 @@ var Migrations = []sqldb.Migration{
 			`CREATE INDEX ` + Table + `_updated ON ` + Table + ` (updated_at)`,
 		}
 	}},
+}
+
+// mysqlV1 is migration 1 on MySQL: one CREATE TABLE IF NOT EXISTS with its indexes (MySQL
+// commits DDL implicitly, so an interrupted migration is simply run again), LONGTEXT for the
+// JSON (TEXT stops at 64 KiB), no default on a text column (MySQL 8 allows none), and an index
+// on (status, updated_at) where MySQL has no partial index. utf8mb4 with binary comparison.
+var mysqlV1 = []string{
+	`CREATE TABLE IF NOT EXISTS ` + Table + ` (
+		id BIGINT NOT NULL PRIMARY KEY,
+		status SMALLINT NOT NULL CHECK (status BETWEEN 1 AND 5),
+		answers LONGTEXT,
+		result LONGTEXT,
+		error LONGTEXT NOT NULL,
+		updated_at BIGINT NOT NULL,
+		INDEX ` + Table + `_generating (status, updated_at),
+		INDEX ` + Table + `_updated (updated_at)
+	) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
 }
