@@ -269,7 +269,7 @@ func (s *Source) run(ctx context.Context, progressed *bool) error {
 func (s *Source) Check(ctx context.Context) error {
 	var version, format, image string
 	var logBin, serverID int64
-	err := s.opts.DB.QueryRowContext(ctx, "SELECT VERSION(), @@log_bin, @@binlog_format, @@binlog_row_image, @@server_id").Scan(&version, &logBin, &format, &image, &serverID)
+	err := s.opts.DB.QueryRowContext(ctx, "SELECT VERSION(), @@log_bin, @@GLOBAL.binlog_format, @@GLOBAL.binlog_row_image, @@server_id").Scan(&version, &logBin, &format, &image, &serverID)
 	if err != nil {
 		return sqldb.Map(err, "mysql source: read the server's binlog settings")
 	}
