@@ -405,6 +405,7 @@ func (s *Source) checkNotPurged(ctx context.Context, from Position) error {
 // purged is the ErrPurged error for from, naming how to snapshot again.
 func (s *Source) purged(from Position) error {
 	return fmt.Errorf("%w: the server no longer has binlog %s (purged); the index cannot catch up from it: "+
-		"take a new snapshot by deleting the recorded position (redis-cli DEL %s %s %s) and restarting redstate",
+		"take a new snapshot by deleting the recorded position (redis-cli DEL %s %s %s) and restarting redstate, "+
+		"then remove the rows deleted meanwhile with redstate index verify --source mysql --repair",
 		ErrPurged, from, s.keys.Position, s.keys.Snapshot, s.keys.Progress)
 }
