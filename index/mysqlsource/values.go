@@ -131,6 +131,22 @@ func signed(n int64, u uint64, c column) string {
 	return strconv.FormatInt(n, 10)
 }
 
+// SQLURL is the sqldb DSN of the source's pool for the server URL u: u itself, on the
+// information_schema database when u names none (tables are named db.table).
+func SQLURL(u string) string {
+	base, query, _ := strings.Cut(u, "?")
+	scheme, rest, _ := strings.Cut(base, "://")
+	host, db, _ := strings.Cut(rest, "/")
+	if db == "" {
+		db = "information_schema"
+	}
+	out := scheme + "://" + host + "/" + db
+	if query != "" {
+		out += "?" + query
+	}
+	return out
+}
+
 // quote quotes a MySQL identifier.
 func quote(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
 

@@ -112,3 +112,16 @@ func TestMapRow(t *testing.T) {
 		t.Errorf("short image = %v", row)
 	}
 }
+
+func TestSQLURL_AddsADatabaseWhenNone(t *testing.T) {
+	for in, want := range map[string]string{
+		"mysql://u:p@h:3306/":          "mysql://u:p@h:3306/information_schema",
+		"mysql://u:p@h:3306":           "mysql://u:p@h:3306/information_schema",
+		"mysql://u:p@h/shop?tls=true":  "mysql://u:p@h/shop?tls=true",
+		"mariadb://u:p@h:3306/?tls=on": "mariadb://u:p@h:3306/information_schema?tls=on",
+	} {
+		if got := SQLURL(in); got != want {
+			t.Errorf("SQLURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
