@@ -26,6 +26,7 @@ type fixture struct {
 	dsn    string
 	name   string // the MariaDB database, the index "db"
 	client redis.UniversalClient
+	redis  *redistest.Server
 	ix     *index.Indexer
 }
 
@@ -70,7 +71,8 @@ func setup(t *testing.T, rows int) *fixture {
 		}
 		f.exec(t, q)
 	}
-	f.client = redistest.StartStandalone(t).Client(t)
+	f.redis = redistest.StartStandalone(t, redistest.WithAppendOnly(false))
+	f.client = f.redis.Client(t)
 	f.ix, err = index.New(redisindex.New(f.client), []index.TableSpec{itemsSpec(f.name)}, index.Options{Prefix: indextest.UniquePrefix()})
 	if err != nil {
 		t.Fatal(err)
@@ -286,4 +288,28 @@ func TestSource_PurgedPosition(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.verify(t)
+}
+
+// TestSource_RedisOutagePauses: while Redis is down the recorded position does not move; when
+// it is back the source resumes from it and the index ends equal to the table.
+func TestSource_RedisOutagePauses(t *testing.T) {
+	f := setup(t, 200)
+	src := f.source(t)
+	stop := run(src)
+	defer stop()
+	f.writes(t, 1, 5)
+	f.caughtUp(t, src)
+	before := src.Position()
+	f.redis.Stop(t)
+	f.writes(t, 6, 10)
+	time.Sleep(time.Second)
+	if p := src.Position(); p != before {
+		t.Fatalf("position moved from %v to %v while Redis was down", before, p)
+	}
+	f.redis.Restart(t)
+	f.caughtUp(t, src)
+	f.verify(t)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
 }
