@@ -1,9 +1,12 @@
 package mysqlsource_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,12 +24,31 @@ import (
 
 func TestMain(m *testing.M) { sqltest.Main(m) }
 
+// syncBuffer is a log sink safe for concurrent writers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 type fixture struct {
 	db     *sqldb.DB
 	dsn    string
 	name   string // the MariaDB database, the index "db"
 	client redis.UniversalClient
 	redis  *redistest.Server
+	log    syncBuffer
 	ix     *index.Indexer
 }
 
@@ -92,7 +114,8 @@ func (f *fixture) exec(t *testing.T, qs ...string) {
 func (f *fixture) source(t *testing.T) *mysqlsource.Source {
 	t.Helper()
 	src, err := mysqlsource.New(f.ix, mysqlsource.Options{URL: f.dsn, DB: f.db, Redis: f.client, Tables: []string{f.name + ".items"},
-		BatchRows: 50, SnapshotPage: 100, ErrorDelay: 50 * time.Millisecond})
+		BatchRows: 50, SnapshotPage: 100, ErrorDelay: 50 * time.Millisecond, MaxErrorDelay: 500 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(&f.log, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +325,13 @@ func TestSource_RedisOutagePauses(t *testing.T) {
 	before := src.Position()
 	f.redis.Stop(t)
 	f.writes(t, 6, 10)
-	time.Sleep(time.Second)
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(f.log.String(), "retrying") {
+		if time.Now().After(deadline) {
+			t.Fatal("the source did not notice Redis was down")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	if p := src.Position(); p != before {
 		t.Fatalf("position moved from %v to %v while Redis was down", before, p)
 	}
