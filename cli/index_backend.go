@@ -10,6 +10,7 @@ import (
 	"github.com/redstate/redstate/component"
 	"github.com/redstate/redstate/index"
 	"github.com/redstate/redstate/index/memindex"
+	"github.com/redstate/redstate/index/mysqlsource"
 	"github.com/redstate/redstate/index/pgsource"
 	"github.com/redstate/redstate/index/redisindex"
 	"github.com/redstate/redstate/index/streamsource"
@@ -23,7 +24,9 @@ type indexBackend struct {
 	streams *streamsource.Source
 	// postgres is the PostgreSQL source, nil when index.postgres.url is empty.
 	postgres *pgsource.Source
-	log      *slog.Logger
+	// mysql is the MySQL/MariaDB binlog source, nil when index.mysql.url is empty.
+	mysql *mysqlsource.Source
+	log   *slog.Logger
 	// backend is backendMemory or backendRedis.
 	backend string
 	bg      component.Background
@@ -43,6 +46,9 @@ func (ib *indexBackend) Start(ctx context.Context) error {
 	}
 	if ib.postgres != nil {
 		ib.bg.Go(ctx, func(ctx context.Context) { _ = ib.postgres.Run(ctx) })
+	}
+	if ib.mysql != nil {
+		ib.bg.Go(ctx, func(ctx context.Context) { _ = ib.mysql.Run(ctx) }) // a purged position is logged by Run
 	}
 	return nil
 }
@@ -66,7 +72,7 @@ func (ib *indexBackend) Health(context.Context) component.Status {
 
 // index builds the index of cfg.Index.Tables (nil indexer when none are declared): memindex
 // without Redis, redisindex on the root's client with it (tables need hash-tag on Cluster),
-// and its sources (Redis Streams; PostgreSQL through a pool the root opens).
+// and its sources (Redis Streams; PostgreSQL and MySQL through a pool the root opens).
 func (a *app) index(ctx context.Context) (*indexBackend, error) {
 	cfg, m, log := a.cfg, a.metrics, a.log
 	ib := &indexBackend{log: log}
@@ -113,6 +119,20 @@ func (a *app) index(ctx context.Context) (*indexBackend, error) {
 		metrics.RegisterIndexSource(m, "postgres", src.LagSeconds, func() float64 { return float64(src.LagBytes.Load()) },
 			func() float64 { return float64(src.BackfilledRows.Load()) })
 		log.Info("CDC index following PostgreSQL", "dsn", db.DSN, "slot", pg.Slot, "tables", pg.Tables)
+	}
+	if my := cfg.Index.MySQL; my.URL != "" {
+		db, err := a.sqlAt(ctx, mysqlsource.SQLURL(my.URL))
+		if err != nil {
+			return nil, fmt.Errorf("index mysql source: %w", err)
+		}
+		src, err := mysqlsource.New(ix, mysqlsource.Options{URL: my.URL, DB: db, Redis: client, ServerID: my.ServerID, Tables: my.Tables, Flavor: my.Flavor, Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("index mysql source: %w", err)
+		}
+		ib.mysql = src
+		metrics.RegisterIndexSource(m, "mysql", src.LagSeconds, func() float64 { return 0 },
+			func() float64 { return float64(src.SnapshotRows.Load()) })
+		log.Info("CDC index following the MySQL binary log", "dsn", db.DSN, "tables", my.Tables)
 	}
 	log.Info("CDC index ready", "tables", len(cfg.Index.Tables), "namespace", cfg.Namespace, "prefix", cfg.Index.Prefix, "backend", backend)
 	return ib, nil

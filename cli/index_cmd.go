@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/index"
+	"github.com/redstate/redstate/index/mysqlsource"
 	"github.com/redstate/redstate/index/redisindex"
 	"github.com/redstate/redstate/sqldb"
 )
@@ -159,13 +161,14 @@ func replay(ctx context.Context, ix *index.Indexer, path, format string, batch i
 }
 
 func newIndexVerifyCommand() *cobra.Command {
-	var snapshot, only string
+	var snapshot, only, from string
 	var repair bool
 	cmd := &cobra.Command{
 		Use:   "verify",
-		Short: "Compare the index with its source tables (PostgreSQL) or a JSONL snapshot; --repair fixes it",
+		Short: "Compare the index with its source tables (PostgreSQL, MySQL) or a JSONL snapshot; --repair fixes it",
 		Long: `For every declared table (or --table db.table), reads the source rows — from the
-PostgreSQL database of index.postgres.url for its followed tables, or from --snapshot FILE.jsonl
+PostgreSQL database of index.postgres.url for its followed tables (--source postgres, the
+default), from the MySQL/MariaDB server of index.mysql.url (--source mysql), or from --snapshot FILE.jsonl
 (lines {"db","table","row":{column: value}}) — and reports every missing, stale or extra index
 entry as JSON, with progress on stderr. With --repair every difference is fixed (a rewritten
 row gets a version just above its stored one, so later real changes still win). Exits 1 when
@@ -173,27 +176,44 @@ differences were found and not repaired.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withIndexer(cmd, func(a *app, ix *index.Indexer) error {
-				return verify(cmd.Context(), a, ix, snapshot, only, repair, cmd.ErrOrStderr(), cmd.OutOrStdout())
+				return verify(cmd.Context(), a, ix, verifyFrom{snapshot: snapshot, source: from}, only, repair, cmd.ErrOrStderr(), cmd.OutOrStdout())
 			})
 		},
 	}
 	cmd.Flags().StringVar(&snapshot, "snapshot", "", "JSONL snapshot of the source rows instead of PostgreSQL")
 	cmd.Flags().StringVar(&only, "table", "", "verify only this db.table")
+	cmd.Flags().StringVar(&from, "source", "postgres", "source database of the rows: postgres (index.postgres.url) or mysql (index.mysql.url)")
 	cmd.Flags().BoolVar(&repair, "repair", false, "fix every difference")
 	config.BindFlags(cmd.Flags(), config.FlagsRedis, config.FlagsNamespace)
 	return cmd
 }
 
+// verifyFrom names where verify reads the source rows: a JSONL snapshot file, else the
+// database of source ("postgres" or "mysql").
+type verifyFrom struct{ snapshot, source string }
+
 // verify runs Indexer.Verify for the selected tables.
-func verify(ctx context.Context, a *app, ix *index.Indexer, snapshot, only string, repair bool, progress, out io.Writer) error {
+func verify(ctx context.Context, a *app, ix *index.Indexer, from verifyFrom, only string, repair bool, progress, out io.Writer) error {
 	cfg := a.cfg
+	snapshot := from.snapshot
 	var db *sqldb.DB
 	if snapshot == "" {
-		if cfg.Index.Postgres.URL == "" {
-			return errors.New("no source: pass --snapshot FILE.jsonl or configure index.postgres.url")
+		url := cfg.Index.Postgres.URL
+		switch from.source {
+		case "postgres", "":
+			if url == "" {
+				return errors.New("no source: pass --snapshot FILE.jsonl or configure index.postgres.url")
+			}
+		case "mysql":
+			if cfg.Index.MySQL.URL == "" {
+				return errors.New("no source: --source mysql needs index.mysql.url")
+			}
+			url = mysqlsource.SQLURL(cfg.Index.MySQL.URL)
+		default:
+			return fmt.Errorf("--source must be postgres or mysql, got %q", from.source)
 		}
 		var err error
-		if db, err = a.sqlAt(ctx, cfg.Index.Postgres.URL); err != nil {
+		if db, err = a.sqlAt(ctx, url); err != nil {
 			return err
 		}
 	}
@@ -205,9 +225,15 @@ func verify(ctx context.Context, a *app, ix *index.Indexer, snapshot, only strin
 			continue
 		}
 		var source index.RowSource
-		if snapshot != "" {
+		switch {
+		case snapshot != "":
 			source = snapshotRows(snapshot, t.DB, t.Table)
-		} else {
+		case from.source == "mysql":
+			if !slices.Contains(cfg.Index.MySQL.Tables, name) {
+				continue
+			}
+			source = mysqlsource.TableRows(ctx, db, t.DB, t.Table)
+		default:
 			pgTable, ok := followedTable(cfg, db, t)
 			if !ok {
 				continue
@@ -231,7 +257,7 @@ func verify(ctx context.Context, a *app, ix *index.Indexer, snapshot, only strin
 		}
 	}
 	if verified == 0 {
-		return errors.New("no table verified: check --table and that the tables are followed by index.postgres or present in the snapshot")
+		return errors.New("no table verified: check --table and that the tables are followed by index.postgres or index.mysql, or present in the snapshot")
 	}
 	if differences {
 		return errors.New("the index differs from its source (run with --repair to fix it)")

@@ -63,6 +63,9 @@ func (ib *indexBackend) sourceStatus() []httpapi.IndexSourceStatus {
 		out = append(out, httpapi.IndexSourceStatus{Name: "postgres", BackfilledRows: ib.postgres.BackfilledRows.Load(),
 			LagBytes: ib.postgres.LagBytes.Load(), LagSeconds: ib.postgres.LagSeconds()})
 	}
+	if ib.mysql != nil {
+		out = append(out, httpapi.IndexSourceStatus{Name: "mysql", BackfilledRows: ib.mysql.SnapshotRows.Load(), LagSeconds: ib.mysql.LagSeconds()})
+	}
 	if ib.streams != nil {
 		out = append(out, httpapi.IndexSourceStatus{Name: "streams"})
 	}

@@ -29,6 +29,7 @@ func (c Config) Redacted() Config {
 	out.Redis.URL = redact.URL(out.Redis.URL)
 	out.Database.URL = redact.URL(out.Database.URL)
 	out.Index.Postgres.URL = redact.URL(out.Index.Postgres.URL)
+	out.Index.MySQL.URL = redact.URL(out.Index.MySQL.URL)
 	if c.Queue.Queues != nil {
 		out.Queue.Queues = make([]queue.Spec, len(c.Queue.Queues))
 		for i, q := range c.Queue.Queues {

@@ -93,6 +93,12 @@ func (c Config) Validate() error {
 			v.addf("index.postgres.url", "needs Redis (the source keeps its position there)")
 		}
 	}
+	if my := c.Index.MySQL; my.URL != "" {
+		v.urlNotRedacted("index.mysql.url", my.URL)
+		if !c.Redis.Configured() {
+			v.addf("index.mysql.url", "needs Redis (the source keeps its position there)")
+		}
+	}
 	if len(c.Index.Streams.Keys) > 0 && !c.Redis.Configured() {
 		v.addf("index.streams.keys", "need Redis (set redis.url, redis.cluster-addrs or redis.sentinel)")
 	}

@@ -9,9 +9,9 @@ import (
 
 // IndexSourceStatus is one change source's progress (GET /v1/index/status).
 type IndexSourceStatus struct {
-	// Name is the source: "postgres" or "streams".
+	// Name is the source: "postgres", "mysql" or "streams".
 	Name string `json:"name"`
-	// BackfilledRows is how many rows the initial copy wrote (postgres).
+	// BackfilledRows is how many rows the initial copy wrote (postgres, mysql).
 	BackfilledRows int64 `json:"backfilledRows"`
 	// LagBytes is the WAL not yet applied at the last read; LagSeconds the age of the last
 	// applied commit when it was applied (postgres).

@@ -37,6 +37,32 @@ type Config struct {
 	Streams StreamsConfig `koanf:"streams"`
 	// Postgres feeds the index from PostgreSQL logical decoding (wal2json).
 	Postgres PostgresConfig `koanf:"postgres"`
+	// MySQL feeds the index from a MySQL or MariaDB binary log (index/mysqlsource).
+	MySQL MySQLConfig `koanf:"mysql"`
+}
+
+// MySQL flavors of MySQLConfig.Flavor.
+const (
+	FlavorAuto    = "auto"
+	FlavorMySQL   = "mysql"
+	FlavorMariaDB = "mariadb"
+)
+
+// MySQLConfig configures the MySQL/MariaDB binlog source of the index (package
+// index/mysqlsource). It needs Redis (the position is kept there).
+type MySQLConfig struct {
+	// URL is the server, mysql://user:password@host:3306/ (none: the source is off). Its user
+	// needs REPLICATION SLAVE, REPLICATION CLIENT (BINLOG MONITOR on MariaDB) and SELECT on the
+	// tables; the server binlog_format=ROW and binlog_row_image=FULL.
+	URL string `koanf:"url"`
+	// ServerID is this replica's server id, unique among the server's replicas (0: a random
+	// one in [2^30, 2^32) at each start).
+	ServerID uint32 `koanf:"server-id"`
+	// Tables are the followed tables, "db.table", each declared in index.tables with that db
+	// and table.
+	Tables []string `koanf:"tables"`
+	// Flavor is mysql, mariadb or auto (default: from SELECT VERSION()).
+	Flavor string `koanf:"flavor"`
 }
 
 // PostgresConfig configures the PostgreSQL source of the index (package index/pgsource). It
@@ -80,6 +106,7 @@ func DefaultConfig() Config {
 		Tables:        []TableSpec{},
 		Streams:       StreamsConfig{Keys: []string{}, Group: DefaultStreamGroup, Format: FormatDebezium, ClaimIdle: DefaultClaimIdle},
 		Postgres:      PostgresConfig{Slot: DefaultSlot, Tables: []string{}},
+		MySQL:         MySQLConfig{Tables: []string{}, Flavor: FlavorAuto},
 	}
 }
 
@@ -131,6 +158,24 @@ func (c Config) Validate() error {
 		}
 		if pg.Slot == "" || strings.Trim(pg.Slot, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" || len(pg.Slot) > 63 {
 			add("index.postgres.slot", "must be 1..63 characters from [a-z0-9_], got %q", pg.Slot)
+		}
+	}
+	if my := c.MySQL; my.URL != "" {
+		if !strings.HasPrefix(my.URL, "mysql://") && !strings.HasPrefix(my.URL, "mariadb://") {
+			add("index.mysql.url", "must be a mysql:// URL, got %q", redact.URL(my.URL))
+		}
+		if len(my.Tables) == 0 {
+			add("index.mysql.tables", "must name at least one table")
+		}
+		for i, t := range my.Tables {
+			if _, ok := seen[t]; !ok {
+				add(fmt.Sprintf("index.mysql.tables[%d]", i), "%q is not a db.table declared in index.tables", t)
+			}
+		}
+		switch my.Flavor {
+		case FlavorAuto, FlavorMySQL, FlavorMariaDB:
+		default:
+			add("index.mysql.flavor", "must be auto, mysql or mariadb, got %q", my.Flavor)
 		}
 	}
 	return errors.Join(errs...)

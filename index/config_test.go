@@ -22,6 +22,9 @@ func TestConfigValidate_ReportsEveryProblem(t *testing.T) {
 	c.Streams.Keys = []string{"s"}
 	c.Postgres.URL = "mysql://u:secret@h/db"
 	c.Postgres.Slot = "Bad-Slot"
+	c.MySQL.URL = "postgres://u:secret@h/"
+	c.MySQL.Tables = []string{"db1.nope"}
+	c.MySQL.Flavor = "oracle"
 	err := c.Validate()
 	want := []string{
 		"index.dead-letter-max: must be at least 1, got 0",
@@ -30,6 +33,9 @@ func TestConfigValidate_ReportsEveryProblem(t *testing.T) {
 		`index.postgres.url: must be a postgres:// URL, got "mysql://u:***@h/db"`,
 		"index.postgres.tables: must name at least one table",
 		`index.postgres.slot: must be 1..63 characters from [a-z0-9_], got "Bad-Slot"`,
+		`index.mysql.url: must be a mysql:// URL, got "postgres://u:***@h/"`,
+		`index.mysql.tables[0]: "db1.nope" is not a db.table declared in index.tables`,
+		`index.mysql.flavor: must be auto, mysql or mariadb, got "oracle"`,
 	}
 	var joined interface{ Unwrap() []error }
 	if !errors.As(err, &joined) || len(joined.Unwrap()) != len(want) {

@@ -68,7 +68,7 @@ func (v NativeVersion) version(position uint64) (Version, error) {
 		}
 		return PostgresVersion(commit, lsn), nil
 	case v.File != "":
-		n, err := binlogNumber(v.File)
+		n, err := BinlogFileNumber(v.File)
 		if err != nil {
 			return "", err
 		}
@@ -82,8 +82,8 @@ func (v NativeVersion) version(position uint64) (Version, error) {
 	return "", redstate.Errorf(redstate.EINVALID, "version must give lsn (and commitLsn), file/pos/row, or tsMs/batch/row (and position)")
 }
 
-// binlogNumber is the sequence number of a binlog file name ("mysql-bin.000042" → 42).
-func binlogNumber(file string) (uint32, error) {
+// BinlogFileNumber is the sequence number of a binlog file name ("mysql-bin.000042" → 42).
+func BinlogFileNumber(file string) (uint32, error) {
 	i := strings.LastIndexByte(file, '.')
 	n, err := strconv.ParseUint(file[i+1:], 10, 32)
 	if err != nil {
@@ -355,7 +355,7 @@ func parseDebezium(raw json.RawMessage, position uint64) ([]Change, bool, error)
 	case src.LSN != nil:
 		v = PostgresVersion(*src.LSN, *src.LSN)
 	case src.File != "":
-		n, err := binlogNumber(src.File)
+		n, err := BinlogFileNumber(src.File)
 		if err != nil {
 			return nil, false, err
 		}
