@@ -24,41 +24,34 @@ func (d Dialect) Quote(name string) string { return `"` + name + `"` }
 
 // ColumnTypes checks that table exists with each of columns and returns each column's
 // database type name (sql.ColumnType.DatabaseTypeName, upper case: "BIGINT", "DATETIME",
-// "TIMESTAMP", "INT8", …), in the order of columns. It only reads (SELECT … WHERE 1 = 0).
-// Errors: ENOTFOUND naming the missing table or column, EUNAVAILABLE.
+// "TIMESTAMP", "INT8", …), in the order of columns. It only reads: one SELECT * … WHERE 1 = 0,
+// whose result columns are matched by name, exactly on PostgreSQL (as a quoted name is), else
+// without regard to case. Errors: ENOTFOUND naming the missing table or column, EUNAVAILABLE.
 func ColumnTypes(ctx context.Context, db *DB, table string, columns []string) ([]string, error) {
-	q := db.Dialect.Quote
-	if err := probe(ctx, db, "SELECT * FROM "+q(table)+" WHERE 1 = 0", nil); err != nil {
-		if redstate.IsCode(err, redstate.EUNAVAILABLE) {
+	rows, err := db.QueryContext(ctx, "SELECT * FROM "+db.Dialect.Quote(table)+" WHERE 1 = 0")
+	if err != nil {
+		if err := Map(err, "probe "+table); redstate.IsCode(err, redstate.EUNAVAILABLE) {
 			return nil, err
 		}
 		return nil, redstate.Wrap(redstate.ENOTFOUND, err, "table "+table+" does not exist or cannot be read")
 	}
+	defer rows.Close()
+	cts, err := rows.ColumnTypes()
+	if err != nil {
+		return nil, Map(err, "probe "+table)
+	}
 	types := make([]string, len(columns))
 	for i, c := range columns {
-		if err := probe(ctx, db, "SELECT "+q(c)+" FROM "+q(table)+" WHERE 1 = 0", &types[i]); err != nil {
-			if redstate.IsCode(err, redstate.EUNAVAILABLE) {
-				return nil, err
+		found := false
+		for _, ct := range cts {
+			if ct.Name() == c || (db.Dialect != Postgres && strings.EqualFold(ct.Name(), c)) {
+				types[i], found = strings.ToUpper(ct.DatabaseTypeName()), true
+				break
 			}
-			return nil, redstate.Wrap(redstate.ENOTFOUND, err, "table "+table+" has no column "+c)
+		}
+		if !found {
+			return nil, redstate.Errorf(redstate.ENOTFOUND, "table %s has no column %s", table, c)
 		}
 	}
-	return types, nil
-}
-
-// probe runs query, which returns no row, and stores its first column's type name in typ.
-func probe(ctx context.Context, db *DB, query string, typ *string) error {
-	rows, err := db.QueryContext(ctx, query)
-	if err != nil {
-		return Map(err, "probe")
-	}
-	defer rows.Close()
-	if typ != nil {
-		cts, err := rows.ColumnTypes()
-		if err != nil {
-			return Map(err, "probe")
-		}
-		*typ = strings.ToUpper(cts[0].DatabaseTypeName())
-	}
-	return Map(rows.Err(), "probe")
+	return types, Map(rows.Err(), "probe "+table)
 }

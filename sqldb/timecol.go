@@ -22,16 +22,18 @@ const (
 	zoned
 )
 
-// sqliteTimeLayout is how naive times are written to and compared in SQLite: the text
-// strftime('%Y-%m-%d %H:%M:%f', …) gives (millisecond precision).
-const sqliteTimeLayout = "2006-01-02 15:04:05.000"
+// sqliteTimeLayout is how naive times are written to and compared in SQLite: text with
+// microseconds, the form Expr brings every stored value to. (SQLite's own date functions keep
+// only milliseconds.)
+const sqliteTimeLayout = "2006-01-02 15:04:05.000000"
 
 // TimeColumn reads, writes and compares one time column whatever it stores: Unix
 // microseconds in an integer column (redstate's own tables), or a date-time with or without
-// zone (a team's DATETIME / TIMESTAMP columns). Naive date-times are wall clock in Location;
-// on SQLite they are compared as strftime('%Y-%m-%d %H:%M:%f', col), so values written with or
-// without fractions or a 'T' compare as times (at millisecond precision). Instants come back
-// in UTC.
+// zone (a team's DATETIME / TIMESTAMP columns). Naive date-times are wall clock in the
+// column's location. On SQLite, where a DATETIME is text, Expr brings each value to
+// "YYYY-MM-DD HH:MM:SS.ffffff" (a 'T' separator and 0 to 6 fraction digits are accepted), so
+// values written with or without fractions compare as times; a value with a zone suffix is not
+// supported. Instants come back in UTC.
 type TimeColumn struct {
 	kind    timeKind
 	loc     *time.Location
@@ -72,7 +74,8 @@ func (c TimeColumn) SameKind(o TimeColumn) bool {
 // compare and order by.
 func (c TimeColumn) Expr(col string) string {
 	if c.kind == naive && c.dialect == SQLite {
-		return "strftime('%Y-%m-%d %H:%M:%f', " + col + ")"
+		t := "replace(" + col + ", 'T', ' ')"
+		return "substr(CASE WHEN length(" + col + ") = 19 THEN " + t + " || '.' ELSE " + t + " END || '000000', 1, 26)"
 	}
 	return col
 }
