@@ -10,8 +10,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redstate/redstate"
@@ -21,6 +23,9 @@ import (
 
 // Options configure a Store. The zero value is ready to use.
 type Options struct {
+	// Table maps the records onto a table and columns (report.sql); the zero value is
+	// report.DefaultRecordsSQLConfig, redstate's own assessment_records.
+	Table report.RecordsSQLConfig
 	// Retention is how long a record is kept after its last write; 0 keeps records forever.
 	// An expired record reads as ENOTFOUND at once; DeleteExpired removes it.
 	Retention time.Duration
@@ -34,15 +39,26 @@ type Store struct {
 	db        *sqldb.DB
 	retention time.Duration
 	now       func() time.Time
+	// names turns the {token}s of a statement into the mapped names (see replacer).
+	names *strings.Replacer
+	// updated is the time column of the last write.
+	updated sqldb.TimeColumn
+	// mapped says which columns (by report.sql.records key) the table has.
+	mapped map[string]bool
 }
 
 var _ report.RecordStore = (*Store)(nil)
 
 // columns is the select list every read returns, in scanRecord's order.
-const columns = "id, status, answers, result, error, updated_at"
+const columns = "{id}, {status}, {answers}, {result}, {error}, {e.updated}"
 
-// New migrates the record schema on db and returns a Store.
-// Errors: EINVALID (negative retention), those of sqldb.Migrate.
+// New returns a Store on the records table of opts.Table: with the default (redstate's own
+// assessment_records) it migrates the record schema; with a mapping it creates the table
+// when missing if opts.Table.OwnsTable, and then checks that it has every mapped column,
+// reading the time column's type (integer: Unix microseconds; date-time: in
+// opts.Table.TimeZone when it has no zone). It never issues DDL on a table it does not own.
+// Errors: EINVALID (negative retention, a bad mapping), ENOTFOUND (the table or a column is
+// missing: the error names it and its report.sql key), those of sqldb.Migrate.
 func New(ctx context.Context, db *sqldb.DB, opts Options) (*Store, error) {
 	if opts.Retention < 0 {
 		return nil, redstate.Errorf(redstate.EINVALID, "record retention must not be negative, got %s", opts.Retention)
@@ -50,18 +66,114 @@ func New(ctx context.Context, db *sqldb.DB, opts Options) (*Store, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if err := sqldb.Migrate(ctx, db, Component, Migrations); err != nil {
-		return nil, err
+	if opts.Table == (report.RecordsSQLConfig{}) {
+		opts.Table = report.DefaultRecordsSQLConfig()
 	}
-	return &Store{db: db, retention: opts.Retention, now: opts.Now}, nil
+	cfg := opts.Table
+	if err := cfg.Validate(); err != nil {
+		return nil, redstate.Wrap(redstate.EINVALID, err, "report.sql")
+	}
+	s := &Store{db: db, retention: opts.Retention, now: opts.Now, updated: sqldb.MicrosColumn(db.Dialect), mapped: map[string]bool{}}
+	for _, kv := range cfg.Columns() {
+		s.mapped[kv[0]] = kv[1] != ""
+	}
+	if cfg.IsDefault() {
+		if err := sqldb.Migrate(ctx, db, Component, Migrations); err != nil {
+			return nil, err
+		}
+		s.names = replacer(db.Dialect, cfg, s.updated)
+		return s, nil
+	}
+	if cfg.OwnsTable {
+		for _, stmt := range ownedTable(db.Dialect, cfg) {
+			if _, err := db.ExecContext(ctx, stmt); err != nil {
+				return nil, sqldb.Map(err, "create the report.sql records table")
+			}
+		}
+	}
+	if _, err := sqldb.ColumnTypes(ctx, db, cfg.Records.Table, nil); err != nil {
+		return nil, redstate.Wrap(redstate.ErrorCode(err), err, "report.sql.records.table: table "+cfg.Records.Table+" not found")
+	}
+	for _, kv := range cfg.Columns() {
+		if kv[1] == "" {
+			continue
+		}
+		types, err := sqldb.ColumnTypes(ctx, db, cfg.Records.Table, []string{kv[1]})
+		if err != nil {
+			return nil, redstate.Wrap(redstate.ErrorCode(err), err, fmt.Sprintf("report.sql.records.%s: table %s has no column %s", kv[0], cfg.Records.Table, kv[1]))
+		}
+		if kv[0] == "updated" {
+			loc, _ := cfg.Location()
+			if s.updated, err = sqldb.TimeColumnOf(db.Dialect, types[0], loc); err != nil {
+				return nil, redstate.Wrap(redstate.EINVALID, err, "report.sql.records.updated: column "+cfg.Records.Table+"."+kv[1])
+			}
+		}
+	}
+	s.names = replacer(db.Dialect, cfg, s.updated)
+	return s, nil
 }
 
-// cutoff returns the oldest live updated_at (Unix µs): rows below it are expired.
-func (s *Store) cutoff(now time.Time) int64 {
-	if s.retention == 0 {
-		return math.MinInt64
+// replacer turns the tokens of the statements into the mapped, quoted names: {T} the table;
+// {id}, {status}, {answers}, {result}, {error}, {updated} its columns; {e.updated} the time
+// column as its TimeColumn.Expr and {T.updated}, {T.status} qualified by the table. An
+// optional column that is not mapped reads as NULL (answers, result) or ” (error); the
+// statements leave it out of their INSERT and SET lists (Store.insert, Store.set).
+func replacer(d sqldb.Dialect, cfg report.RecordsSQLConfig, updated sqldb.TimeColumn) *strings.Replacer {
+	q, t := d.Quote, d.Quote(cfg.Records.Table)
+	pairs := []string{"{T}", t}
+	for _, kv := range cfg.Columns() {
+		key, col := kv[0], kv[1]
+		switch {
+		case col == "" && key == "error":
+			pairs = append(pairs, "{error}", "''")
+		case col == "":
+			pairs = append(pairs, "{"+key+"}", "NULL")
+		case key == "updated":
+			pairs = append(pairs, "{updated}", q(col), "{e.updated}", updated.Expr(q(col)), "{T.updated}", updated.Expr(t+"."+q(col)))
+		case key == "status":
+			pairs = append(pairs, "{status}", q(col), "{T.status}", t+"."+q(col))
+		default:
+			pairs = append(pairs, "{"+key+"}", q(col))
+		}
 	}
-	return now.Add(-s.retention).UnixMicro()
+	return strings.NewReplacer(pairs...)
+}
+
+// sql returns query with its tokens replaced and its placeholders rebound.
+func (s *Store) sql(query string) string { return s.db.Rebind(s.names.Replace(query)) }
+
+// set returns the assignment ", {key} = expr", or "" when the optional column key is not
+// mapped.
+func (s *Store) set(key, expr string) string {
+	if !s.mapped[key] {
+		return ""
+	}
+	return ", {" + key + "} = " + expr
+}
+
+// insert returns the INSERT column list and VALUES list of a new record with the given
+// values of the optional columns (answers, result, error; SQL expressions), leaving out those
+// not mapped: "{id}, {status}, …, {updated}" and "?, <status>, …, ?".
+func (s *Store) insert(status string, optional [3]string) (string, string) {
+	cols, vals := "{id}, {status}", "?, "+status
+	for i, key := range []string{"answers", "result", "error"} {
+		if s.mapped[key] {
+			cols, vals = cols+", {"+key+"}", vals+", "+optional[i]
+		}
+	}
+	return cols + ", {updated}", vals + ", ?"
+}
+
+// cutoff returns the oldest live update time, as an argument of the time column: rows below
+// it are expired.
+func (s *Store) cutoff(now time.Time) any {
+	if s.retention == 0 {
+		if s.updated == sqldb.MicrosColumn(s.db.Dialect) {
+			return int64(math.MinInt64)
+		}
+		return s.updated.Arg(time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC))
+	}
+	return s.updated.Arg(now.Add(-s.retention))
 }
 
 // Create implements report.RecordStore. An expired record with the same id is replaced.
@@ -70,12 +182,16 @@ func (s *Store) Create(ctx context.Context, id int64, status int, answers json.R
 		return nil, err
 	}
 	now := s.now()
-	r, err := s.one(ctx, "record create", id, `INSERT INTO `+Table+` (id, status, answers, result, error, updated_at)
-		VALUES (?, ?, ?, NULL, '', ?)
-		ON CONFLICT (id) DO UPDATE SET status = excluded.status, answers = excluded.answers, result = NULL,
-			error = '', updated_at = excluded.updated_at
-		WHERE `+Table+`.updated_at < ?
-		RETURNING `+columns, id, status, text(answers), now.UnixMicro(), s.cutoff(now))
+	cols, vals := s.insert("?", [3]string{"?", "NULL", "''"})
+	args := []any{id, status}
+	if s.mapped["answers"] {
+		args = append(args, text(answers))
+	}
+	r, err := s.one(ctx, "record create", id, `INSERT INTO {T} (`+cols+`) VALUES (`+vals+`)
+		ON CONFLICT ({id}) DO UPDATE SET {status} = excluded.{status}`+s.set("answers", "excluded.{answers}")+s.set("result", "NULL")+
+		s.set("error", "''")+`, {updated} = excluded.{updated}
+		WHERE {T.updated} < ?
+		RETURNING `+columns, append(args, s.updated.Arg(now), s.cutoff(now))...)
 	if redstate.IsCode(err, redstate.ENOTFOUND) {
 		return nil, redstate.Errorf(redstate.ECONFLICT, "record %d already exists", id)
 	}
@@ -92,12 +208,16 @@ func (s *Store) Submit(ctx context.Context, id int64, answers json.RawMessage) (
 		return nil, err
 	}
 	now := s.now()
-	r, err := s.one(ctx, "record submit", id, `INSERT INTO `+Table+` (id, status, answers, result, error, updated_at)
-		VALUES (?, 3, ?, NULL, '', ?)
-		ON CONFLICT (id) DO UPDATE SET status = 3, answers = excluded.answers, result = NULL, error = '',
-			updated_at = excluded.updated_at
-		WHERE `+Table+`.status IN (1, 2) OR `+Table+`.updated_at < ?
-		RETURNING `+columns, id, text(answers), now.UnixMicro(), s.cutoff(now))
+	cols, vals := s.insert("3", [3]string{"?", "NULL", "''"})
+	args := []any{id}
+	if s.mapped["answers"] {
+		args = append(args, text(answers))
+	}
+	r, err := s.one(ctx, "record submit", id, `INSERT INTO {T} (`+cols+`) VALUES (`+vals+`)
+		ON CONFLICT ({id}) DO UPDATE SET {status} = 3`+s.set("answers", "excluded.{answers}")+s.set("result", "NULL")+
+		s.set("error", "''")+`, {updated} = excluded.{updated}
+		WHERE {T.status} IN (1, 2) OR {T.updated} < ?
+		RETURNING `+columns, append(args, s.updated.Arg(now), s.cutoff(now))...)
 	if redstate.IsCode(err, redstate.ENOTFOUND) {
 		cur, gerr := s.Get(ctx, id)
 		if gerr != nil {
@@ -113,7 +233,7 @@ func (s *Store) Get(ctx context.Context, id int64) (*report.Record, error) {
 	if err := report.CheckRecordID(id); err != nil {
 		return nil, err
 	}
-	return s.one(ctx, "record get", id, `SELECT `+columns+` FROM `+Table+` WHERE id = ? AND updated_at >= ?`, id, s.cutoff(s.now()))
+	return s.one(ctx, "record get", id, `SELECT `+columns+` FROM {T} WHERE {id} = ? AND {e.updated} >= ?`, id, s.cutoff(s.now()))
 }
 
 // SetResult implements report.RecordStore.
@@ -125,8 +245,12 @@ func (s *Store) SetResult(ctx context.Context, id int64, result json.RawMessage)
 		return nil, err
 	}
 	now := s.now()
-	return s.one(ctx, "record set result", id, `UPDATE `+Table+` SET status = 4, result = ?, error = '', updated_at = ?
-		WHERE id = ? AND updated_at >= ? RETURNING `+columns, text(result), now.UnixMicro(), id, s.cutoff(now))
+	args := []any{}
+	if s.mapped["result"] {
+		args = append(args, text(result))
+	}
+	return s.one(ctx, "record set result", id, `UPDATE {T} SET {status} = 4`+s.set("result", "?")+s.set("error", "''")+`, {updated} = ?
+		WHERE {id} = ? AND {e.updated} >= ? RETURNING `+columns, append(args, s.updated.Arg(now), id, s.cutoff(now))...)
 }
 
 // SetFailed implements report.RecordStore.
@@ -135,8 +259,12 @@ func (s *Store) SetFailed(ctx context.Context, id int64, reason string) (*report
 		return nil, err
 	}
 	now := s.now()
-	return s.one(ctx, "record set failed", id, `UPDATE `+Table+` SET status = 5, result = NULL, error = ?, updated_at = ?
-		WHERE id = ? AND updated_at >= ? RETURNING `+columns, reason, now.UnixMicro(), id, s.cutoff(now))
+	args := []any{}
+	if s.mapped["error"] {
+		args = append(args, reason)
+	}
+	return s.one(ctx, "record set failed", id, `UPDATE {T} SET {status} = 5`+s.set("result", "NULL")+s.set("error", "?")+`, {updated} = ?
+		WHERE {id} = ? AND {e.updated} >= ? RETURNING `+columns, append(args, s.updated.Arg(now), id, s.cutoff(now))...)
 }
 
 // ResetForRegeneration implements report.RecordStore with one guarded UPDATE.
@@ -145,8 +273,8 @@ func (s *Store) ResetForRegeneration(ctx context.Context, id int64) (*report.Rec
 		return nil, err
 	}
 	now := s.now()
-	r, err := s.one(ctx, "record reset", id, `UPDATE `+Table+` SET status = 3, result = NULL, error = '', updated_at = ?
-		WHERE id = ? AND updated_at >= ? AND status IN (3, 5) RETURNING `+columns, now.UnixMicro(), id, s.cutoff(now))
+	r, err := s.one(ctx, "record reset", id, `UPDATE {T} SET {status} = 3`+s.set("result", "NULL")+s.set("error", "''")+`, {updated} = ?
+		WHERE {id} = ? AND {e.updated} >= ? AND {status} IN (3, 5) RETURNING `+columns, s.updated.Arg(now), id, s.cutoff(now))
 	if redstate.IsCode(err, redstate.ENOTFOUND) {
 		cur, gerr := s.Get(ctx, id)
 		if gerr != nil {
@@ -164,8 +292,8 @@ func (s *Store) ListGeneratingOlderThan(ctx context.Context, age time.Duration) 
 		return nil, redstate.Errorf(redstate.EINVALID, "age must not be negative, got %s", age)
 	}
 	now := s.now()
-	rows, err := s.db.QueryContext(ctx, s.db.Rebind(`SELECT id FROM `+Table+`
-		WHERE status = 3 AND updated_at <= ? AND updated_at >= ? ORDER BY id`), now.Add(-age).UnixMicro(), s.cutoff(now))
+	rows, err := s.db.QueryContext(ctx, s.sql(`SELECT {id} FROM {T}
+		WHERE {status} = 3 AND {e.updated} <= ? AND {e.updated} >= ? ORDER BY {id}`), s.updated.Arg(now.Add(-age)), s.cutoff(now))
 	if err != nil {
 		return nil, sqldb.Map(err, "list generating records")
 	}
@@ -187,7 +315,7 @@ func (s *Store) DeleteExpired(ctx context.Context) (int64, error) {
 	if s.retention == 0 {
 		return 0, nil
 	}
-	res, err := s.db.ExecContext(ctx, s.db.Rebind(`DELETE FROM `+Table+` WHERE updated_at < ?`), s.cutoff(s.now()))
+	res, err := s.db.ExecContext(ctx, s.sql(`DELETE FROM {T} WHERE {e.updated} < ?`), s.cutoff(s.now()))
 	if err != nil {
 		return 0, sqldb.Map(err, "delete expired records")
 	}
@@ -197,7 +325,7 @@ func (s *Store) DeleteExpired(ctx context.Context) (int64, error) {
 
 // one runs a statement about record id returning at most one record. No row is ENOTFOUND.
 func (s *Store) one(ctx context.Context, op string, id int64, query string, args ...any) (*report.Record, error) {
-	r, err := scanRecord(s.db.QueryRowContext(ctx, s.db.Rebind(query), args...))
+	r, err := s.scanRecord(s.db.QueryRowContext(ctx, s.sql(query), args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, redstate.Wrap(redstate.ENOTFOUND, err, "record "+strconv.FormatInt(id, 10)+" not found")
 	}
@@ -208,13 +336,12 @@ func (s *Store) one(ctx context.Context, op string, id int64, query string, args
 }
 
 // scanRecord reads one row of columns.
-func scanRecord(row *sql.Row) (*report.Record, error) {
+func (s *Store) scanRecord(row *sql.Row) (*report.Record, error) {
 	var (
-		r               report.Record
-		answers, result sql.NullString
-		updated         int64
+		r                      report.Record
+		answers, result, cause sql.NullString
 	)
-	if err := row.Scan(&r.ID, &r.Status, &answers, &result, &r.Error, &updated); err != nil {
+	if err := row.Scan(&r.ID, &r.Status, &answers, &result, &cause, s.updated.Dest(&r.UpdatedAt)); err != nil {
 		return nil, err
 	}
 	if answers.Valid {
@@ -223,8 +350,8 @@ func scanRecord(row *sql.Row) (*report.Record, error) {
 	if result.Valid {
 		r.Result = json.RawMessage(result.String)
 	}
+	r.Error = cause.String
 	r.StatusText = report.StatusText(r.Status)
-	r.UpdatedAt = time.UnixMicro(updated).UTC()
 	return &r, nil
 }
 

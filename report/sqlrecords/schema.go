@@ -1,6 +1,11 @@
 package sqlrecords
 
-import "github.com/redstate/redstate/sqldb"
+import (
+	"strings"
+
+	"github.com/redstate/redstate/report"
+	"github.com/redstate/redstate/sqldb"
+)
 
 // Component is the name the record schema's migrations are recorded under.
 const Component = "report-records"
@@ -26,4 +31,26 @@ var Migrations = []sqldb.Migration{
 			`CREATE INDEX ` + Table + `_updated ON ` + Table + ` (updated_at)`,
 		}
 	}},
+}
+
+// ownedTable is the statement that creates a mapped records table redstate owns
+// (report.sql.owns-table) when it is missing: the default schema under the mapped names
+// (updated time in Unix microseconds), without the columns left unmapped.
+func ownedTable(d sqldb.Dialect, cfg report.RecordsSQLConfig) []string {
+	q, r := d.Quote, cfg.Records
+	cols := []string{q(r.ID) + " BIGINT PRIMARY KEY", q(r.Status) + " SMALLINT NOT NULL CHECK (" + q(r.Status) + " BETWEEN 1 AND 5)"}
+	if r.Answers != "" {
+		cols = append(cols, q(r.Answers)+" TEXT")
+	}
+	if r.Result != "" {
+		cols = append(cols, q(r.Result)+" TEXT")
+	}
+	if r.Error != "" {
+		cols = append(cols, q(r.Error)+" TEXT NOT NULL DEFAULT ''")
+	}
+	cols = append(cols, q(r.Updated)+" BIGINT NOT NULL")
+	return []string{
+		"CREATE TABLE IF NOT EXISTS " + q(r.Table) + " (" + strings.Join(cols, ", ") + ")",
+		"CREATE INDEX IF NOT EXISTS " + q(r.Table+"_updated") + " ON " + q(r.Table) + " (" + q(r.Updated) + ")",
+	}
 }
