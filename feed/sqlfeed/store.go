@@ -64,12 +64,12 @@ func Open(ctx context.Context, db *sqldb.DB, cfg feed.SQLConfig) (*Store, error)
 		return nil, redstate.Wrap(redstate.EINVALID, err, "feed.sql")
 	}
 	s := &Store{db: db, owns: cfg.OwnsTables}
-	s.names = replacer(db.Dialect, cfg, sqldb.MicrosColumn(db.Dialect), sqldb.MicrosColumn(db.Dialect), sqldb.MicrosColumn(db.Dialect))
 	if cfg.IsDefault() {
 		if err := sqldb.Migrate(ctx, db, Component, Migrations); err != nil {
 			return nil, err
 		}
 		s.created, s.since, s.updated = sqldb.MicrosColumn(db.Dialect), sqldb.MicrosColumn(db.Dialect), sqldb.MicrosColumn(db.Dialect)
+		s.names = replacer(db.Dialect, cfg, s.created, s.updated, s.since)
 		return s, nil
 	}
 	if err := sqldb.Migrate(ctx, db, StateComponent, StateMigrations); err != nil {
