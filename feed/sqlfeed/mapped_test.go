@@ -260,3 +260,21 @@ func TestSeedSchema_MissingColumnOrTable(t *testing.T) {
 		}
 	})
 }
+
+// TestMappedOwned_CreatesMissingTables: with a mapping and owns-tables, redstate creates the
+// mapped tables when missing (times in Unix microseconds) and the Source suite passes on them;
+// a second Open keeps them.
+func TestMappedOwned_CreatesMissingTables(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, db *sqldb.DB) {
+		cfg := seedConfig(true)
+		cfg.Posts.Table, cfg.Follows.Table = "posts", "follows"
+		s, err := sqlfeed.Open(context.Background(), db, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sqlfeed.Open(context.Background(), db, cfg); err != nil {
+			t.Fatalf("second Open: %v", err)
+		}
+		feedtest.RunSourceSuite(t, func(*testing.T) feed.Source { return s })
+	})
+}
