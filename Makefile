@@ -1,15 +1,16 @@
-# Build and test targets. `make test` needs redis-server and PostgreSQL 15
-# (installed on demand by scripts/ensure-redis.sh, ensure-postgres.sh and ensure-chromium.sh);
+# Build and test targets. `make test` needs redis-server, PostgreSQL 15 and MariaDB (installed on
+# demand by scripts/ensure-redis.sh, ensure-postgres.sh, ensure-mariadb.sh and ensure-chromium.sh);
 # `make test-short` needs nothing but Go.
 
 GO ?= go
 
 .PHONY: test test-short lint bench soak build
 
-## test: full suite with the race detector against real Redis, PostgreSQL and chromium (fails if one is missing)
+## test: full suite with the race detector against real Redis, PostgreSQL, MariaDB and chromium (fails if one is missing)
 test:
 	scripts/ensure-redis.sh
 	scripts/ensure-postgres.sh
+	scripts/ensure-mariadb.sh
 	scripts/ensure-chromium.sh
 	$(GO) vet ./...
 	REDSTATE_REQUIRE_REDIS=1 $(GO) test -race -timeout 25m ./...
@@ -32,6 +33,7 @@ bench:
 soak:
 	scripts/ensure-redis.sh
 	scripts/ensure-postgres.sh
+	scripts/ensure-mariadb.sh
 	scripts/ensure-chromium.sh
 	REDSTATE_REQUIRE_REDIS=1 $(GO) test -race -tags soak -timeout 60m ./...
 

@@ -18,23 +18,26 @@ import (
 
 // TestServe_FeedOverHTTP runs the seed's flows through serve: follow, publish (fan-out through
 // the queue), unread counts and pages, like, mark read, mark all read; on the embedded
-// defaults (SQLite + memory), on Redis, and on PostgreSQL + Redis.
+// defaults (SQLite + memory), on Redis, on PostgreSQL + Redis and on MariaDB + Redis.
 func TestServe_FeedOverHTTP(t *testing.T) {
-	for _, backend := range []string{"memory", "redis", "postgres+redis"} {
+	for _, backend := range []string{"memory", "redis", "postgres+redis", "mysql+redis"} {
 		t.Run(backend, func(t *testing.T) {
 			var args []string
 			if backend != "memory" {
 				args = append(args, "--redis", redistest.StartStandalone(t).URL)
 			}
-			if backend == "postgres+redis" {
+			switch backend {
+			case "postgres+redis":
 				args = append(args, "--database", sqltest.PostgresDSN(t))
+			case "mysql+redis":
+				args = append(args, "--database", sqltest.MariaDBDSN(t))
 			}
 			base, logs, _, _ := startServe(t, args...)
 			if !strings.Contains(logs.String(), `"msg":"feed ready"`) {
 				t.Fatalf("no feed:\n%s", logs)
 			}
-			if backend == "postgres+redis" && !strings.Contains(logs.String(), `"engine":"postgres"`) {
-				t.Fatalf("not on postgres:\n%s", logs)
+			if engine, _, ok := strings.Cut(backend, "+"); ok && !strings.Contains(logs.String(), `"engine":"`+engine+`"`) {
+				t.Fatalf("not on %s:\n%s", engine, logs)
 			}
 			if status, body := request(t, http.MethodPut, base+"/v1/feed/users/2001/following/1001", ""); status != http.StatusOK || !strings.Contains(body, `"changed":true`) {
 				t.Fatalf("follow = %d %s", status, body)

@@ -322,13 +322,19 @@ queue:
 	}
 }
 
-// TestServe_SQLRecordsOnPostgres runs the report flow with its records in a real PostgreSQL.
-func TestServe_SQLRecordsOnPostgres(t *testing.T) {
-	dsn := sqltest.PostgresDSN(t)
+// TestServe_SQLRecordsOnServers runs the report flow with its records in a real PostgreSQL
+// and in a real MariaDB (mysql://).
+func TestServe_SQLRecordsOnServers(t *testing.T) {
+	for engine, dsn := range map[string]func(testing.TB) string{"postgres": sqltest.PostgresDSN, "mysql": sqltest.MariaDBDSN} {
+		t.Run(engine, func(t *testing.T) { testSQLRecords(t, engine, dsn(t)) })
+	}
+}
+
+func testSQLRecords(t *testing.T, engine, dsn string) {
 	cfg := writeConfig(t, "report:\n  delay: 10ms\n")
 	base, logs, _, _ := startServe(t, "--config", cfg, "--database", dsn)
-	if !strings.Contains(logs.String(), `"engine":"postgres"`) {
-		t.Fatalf("records not on postgres:\n%s", logs)
+	if !strings.Contains(logs.String(), `"engine":"`+engine+`"`) {
+		t.Fatalf("records not on %s:\n%s", engine, logs)
 	}
 	if status, body := request(t, http.MethodPost, base+"/api/assessment/submit", `{"recordId": 8, "answers": [1, 2]}`); status != http.StatusAccepted {
 		t.Fatalf("submit = %d %s", status, body)

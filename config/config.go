@@ -55,7 +55,8 @@ type Config struct {
 
 // Database selects the SQL database (package sqldb).
 type Database struct {
-	// URL is a sqldb DSN: "sqlite:<path>" or "postgres://user:pw@host:5432/db?sslmode=…".
+	// URL is a sqldb DSN: "sqlite:<path>", "postgres://user:pw@host:5432/db?sslmode=…" or
+	// "mysql://user:pw@host:3306/db" (also mariadb://).
 	// Default "": SQLite in <data-dir>/redstate.db.
 	URL string `koanf:"url"`
 }

@@ -56,7 +56,7 @@ var flagBindings = []flagBinding{
 	{"insecure", "server.insecure", "allow a non-loopback --addr without auth tokens (anyone who can reach it can write)", FlagsServer},
 	{"namespace", "namespace", "prefix of every Redis key, e.g. prod-", FlagsNamespace},
 	{"data-dir", "data-dir", "directory of embedded state (the SQLite database), created on start", FlagsData},
-	{"database", "database.url", "SQL database: sqlite:<path> or postgres://user:pw@host:5432/db (default: SQLite in --data-dir)", FlagsData},
+	{"database", "database.url", "SQL database: sqlite:<path>, postgres://user:pw@host:5432/db or mysql://user:pw@host:3306/db (default: SQLite in --data-dir)", FlagsData},
 	{"log-level", "log.level", "log level: debug, info, warn or error", FlagsLog},
 	{"log-format", "log.format", "log format: json or text", FlagsLog},
 	{"policy", "publish.build-status.resilience.policy", "what the build-status registry does while Redis is down: fail-fast or fallback", FlagsBuildStatus},

@@ -102,8 +102,8 @@ func (c Config) Validate() error {
 	if c.DataDir == "" && c.Database.URL == "" {
 		v.addf("data-dir", "must not be empty (it holds the embedded SQLite database)")
 	}
-	if u := c.Database.URL; u != "" && !strings.HasPrefix(u, "sqlite:") && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
-		v.addf("database.url", "must be sqlite:<path> or postgres://user:password@host:5432/db, got %q", redact.URL(u))
+	if u := c.Database.URL; u != "" && !validDatabaseURL(u) {
+		v.addf("database.url", "must be sqlite:<path>, postgres://user:password@host:5432/db or mysql://user:password@host:3306/db, got %q", redact.URL(u))
 	}
 	v.urlNotRedacted("database.url", c.Database.URL)
 	if len(v.problems) == 0 {
@@ -309,4 +309,14 @@ func (c Config) validateExecutor(v *validator) {
 		v.urlNotRedacted(key+".url", h.URL)
 	}
 	v.add(c.Executor.Validate())
+}
+
+// validDatabaseURL reports whether u has a scheme package sqldb opens.
+func validDatabaseURL(u string) bool {
+	for _, prefix := range []string{"sqlite:", "postgres://", "postgresql://", "mysql://", "mariadb://"} {
+		if strings.HasPrefix(u, prefix) {
+			return true
+		}
+	}
+	return false
 }

@@ -68,6 +68,8 @@ func TestValidate_Messages(t *testing.T) {
 		{"hybrid threshold negative", func(c *Config) { c.Feed.HybridThreshold = -1 }, "feed.hybrid-threshold: must be at least 1, got -1"},
 		{"executor store needs redis", func(c *Config) { c.Executor.Persistence.StoreType = "redis" },
 			"executor.persistence.store-type: is redis but no Redis is configured"},
+		{"database scheme", func(c *Config) { c.Database.URL = "oracle://app@db/x" },
+			"database.url: must be sqlite:<path>, postgres://user:password@host:5432/db or mysql://user:password@host:3306/db"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -110,6 +112,10 @@ func TestValidate_AcceptsEachTopology(t *testing.T) {
 		"tokens": func(c *Config) {
 			c.Auth.Tokens = []Token{{Name: "a", Token: "x", Roles: []string{"read", "write", "admin"}}}
 		},
+		"sqlite database":   func(c *Config) { c.Database.URL = "sqlite:/var/lib/redstate/redstate.db" },
+		"postgres database": func(c *Config) { c.Database.URL = "postgres://app:${PGPASSWORD}@db:5432/redstate" },
+		"mysql database":    func(c *Config) { c.Database.URL = "mysql://app:${MYSQL_PASSWORD}@db:3306/redstate?tls=true" },
+		"mariadb database":  func(c *Config) { c.Database.URL = "mariadb://app@db/redstate" },
 	} {
 		c := Default()
 		mutate(&c)

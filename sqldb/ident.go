@@ -17,9 +17,11 @@ var identPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
 func ValidIdent(name string) bool { return identPattern.MatchString(name) }
 
 // Quote returns name, which must satisfy ValidIdent, as a quoted identifier of the dialect:
-// "name" on SQLite and PostgreSQL. A quoted name is taken exactly as written on PostgreSQL (a
-// table created without quotes as Blog is stored as blog) and without regard to case on
-// SQLite. Rebind leaves quoted identifiers alone.
+// "name" on every engine (MySQL connections run with ANSI_QUOTES). A quoted name is taken
+// exactly as written on PostgreSQL (a table created without quotes as Blog is stored as blog),
+// without regard to case on SQLite, and on MySQL as the server takes it: table names by case
+// where lower_case_table_names is 0 (Linux's default), column names without regard to case.
+// Rebind leaves quoted identifiers alone.
 func (d Dialect) Quote(name string) string { return `"` + name + `"` }
 
 // ColumnTypes checks that table exists with each of columns and returns each column's

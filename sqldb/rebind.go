@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// Rebind returns query with its `?` placeholders in the DB's dialect: unchanged for SQLite,
-// `$1, $2, …` for PostgreSQL. A `?` inside a single-quoted string literal or a double-quoted
+// Rebind returns query with its `?` placeholders in the DB's dialect: unchanged for SQLite and
+// MySQL, `$1, $2, …` for PostgreSQL. A `?` inside a single-quoted string literal or a double-quoted
 // identifier is left alone.
 func (db *DB) Rebind(query string) string { return Rebind(db.Dialect, query) }
 

@@ -18,7 +18,7 @@ const (
 	// naive: a date-time without zone (SQLite/MySQL DATETIME, PostgreSQL TIMESTAMP), wall
 	// clock in the column's location.
 	naive
-	// zoned: a date-time with zone (PostgreSQL TIMESTAMPTZ).
+	// zoned: a date-time with zone (PostgreSQL TIMESTAMPTZ, MySQL TIMESTAMP).
 	zoned
 )
 
@@ -47,7 +47,9 @@ func MicrosColumn(d Dialect) TimeColumn {
 
 // TimeColumnOf returns the TimeColumn of a column of the database type typ (as ColumnTypes
 // returns it): an integer type holds Unix microseconds, TIMESTAMPTZ (or "… WITH TIME ZONE")
-// an instant, any other DATE/TIME type a wall clock in loc (nil: UTC). Errors: EINVALID (not
+// and MySQL's TIMESTAMP (an instant, read and written in the session time zone, UTC) an
+// instant, any other DATE/TIME type (MySQL's DATETIME among them) a wall clock in loc (nil:
+// UTC). Errors: EINVALID (not
 // a time or integer type).
 func TimeColumnOf(d Dialect, typ string, loc *time.Location) (TimeColumn, error) {
 	if loc == nil {
@@ -57,7 +59,7 @@ func TimeColumnOf(d Dialect, typ string, loc *time.Location) (TimeColumn, error)
 	switch {
 	case strings.Contains(t, "INT"):
 		return TimeColumn{kind: unixMicros, loc: time.UTC, dialect: d}, nil
-	case strings.Contains(t, "TIMESTAMPTZ") || strings.Contains(t, "WITH TIME ZONE"):
+	case strings.Contains(t, "TIMESTAMPTZ") || strings.Contains(t, "WITH TIME ZONE") || (d == MySQL && t == "TIMESTAMP"):
 		return TimeColumn{kind: zoned, loc: time.UTC, dialect: d}, nil
 	case strings.Contains(t, "DATE") || strings.Contains(t, "TIME"):
 		return TimeColumn{kind: naive, loc: loc, dialect: d}, nil

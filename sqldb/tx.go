@@ -11,8 +11,13 @@ import (
 // error or panics (the panic is re-raised after the rollback). On SQLite the transaction holds
 // the write lock from its start (BEGIN IMMEDIATE). The error is fn's, or the commit's mapped
 // by Map.
-func InTx(ctx context.Context, db *DB, fn func(tx *sql.Tx) error) (err error) {
-	tx, err := db.BeginTx(ctx, nil)
+func InTx(ctx context.Context, db *DB, fn func(tx *sql.Tx) error) error {
+	return inTx(ctx, db.DB, fn)
+}
+
+// inTx is InTx on a pool or on one connection.
+func inTx(ctx context.Context, on beginner, fn func(tx *sql.Tx) error) (err error) {
+	tx, err := on.BeginTx(ctx, nil)
 	if err != nil {
 		return Map(err, "begin transaction")
 	}

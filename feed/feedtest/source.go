@@ -111,7 +111,8 @@ func RunSourceSuite(t *testing.T, newSource NewSource) {
 		"CreatePostRoundTrip": func(t *testing.T, s feed.Source) {
 			author := ID()
 			at := base.Add(1234567 * time.Nanosecond).In(time.FixedZone("x", 3600))
-			p := must(s.CreatePost(ctx, feed.Post{AuthorID: author, Title: "标题", Content: "c", Images: []string{"a.png", "b.png"}, CreateTime: at}))
+			// A 4-byte character (emoji) too: MySQL's utf8 (utf8mb3) would refuse or mangle it.
+			p := must(s.CreatePost(ctx, feed.Post{AuthorID: author, Title: "标题 🚀", Content: "c 🎉", Images: []string{"a.png", "b.png"}, CreateTime: at}))
 			if p.ID <= 0 || p.CreateTime.Location() != time.UTC || !p.CreateTime.Equal(base.Add(1234*time.Microsecond)) || !p.UpdateTime.Equal(p.CreateTime) {
 				t.Fatalf("CreatePost = %+v (want an id, µs precision in UTC, update = create)", p)
 			}
@@ -121,7 +122,7 @@ func RunSourceSuite(t *testing.T, newSource NewSource) {
 			}
 			missing := q.ID + 1000000
 			got := must(s.Posts(ctx, []int64{p.ID, q.ID, missing}))
-			if len(got) != 2 || got[p.ID].Title != "标题" || !slices.Equal(got[p.ID].Images, p.Images) || got[p.ID].AuthorID != author ||
+			if len(got) != 2 || got[p.ID].Title != "标题 🚀" || got[p.ID].Content != "c 🎉" || !slices.Equal(got[p.ID].Images, p.Images) || got[p.ID].AuthorID != author ||
 				!got[p.ID].CreateTime.Equal(p.CreateTime) || got[p.ID].CreateTime.Location() != time.UTC {
 				t.Fatalf("Posts = %+v", got)
 			}

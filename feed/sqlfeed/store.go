@@ -1,7 +1,9 @@
-// Package sqlfeed is the SQL feed.Source (SQLite embedded, PostgreSQL in production): the
-// seed's blog table plus follows, read marks and likes. Pages are keyset pages on
-// (create_time, id); unread is one NOT EXISTS query; likes change the like row and the post's
-// count in one transaction.
+// Package sqlfeed is the SQL feed.Source (SQLite embedded, PostgreSQL or MySQL/MariaDB in
+// production): the seed's blog table plus follows, read marks and likes. Pages are keyset
+// pages on (create_time, id); unread is one NOT EXISTS query; likes change the like row and
+// the post's count in one transaction. MySQL has neither RETURNING nor ON CONFLICT: there an
+// insert that may meet an existing row is INSERT … ON DUPLICATE KEY UPDATE (a no-op update
+// for "do nothing", whose affected-row count is 0), and ids come from LastInsertId.
 //
 // The posts and follows tables and their columns are those of a feed.SQLConfig (Open): by
 // default redstate's own blog and follow tables; mapped, a team's existing tables (seed 003's
@@ -173,6 +175,16 @@ func (s *Store) writable(what string) error {
 	return redstate.Errorf(redstate.ECONFLICT, "%s: the posts and follows tables belong to your application (feed.sql.owns-tables is false); write them there and tell redstate (see docs/feed.md, Existing tables)", what)
 }
 
+// doNothing ends an INSERT whose conflict with an existing row (on the primary key whose first
+// column is col) leaves that row alone and affects no row: ON CONFLICT DO NOTHING, or on MySQL
+// a no-op ON DUPLICATE KEY UPDATE.
+func (s *Store) doNothing(table, col string) string {
+	if s.db.Dialect == sqldb.MySQL {
+		return " ON DUPLICATE KEY UPDATE " + table + "." + col + " = " + table + "." + col
+	}
+	return " ON CONFLICT DO NOTHING"
+}
+
 func positive(what string, ids ...int64) error {
 	for _, id := range ids {
 		if id <= 0 {
@@ -220,7 +232,16 @@ func (s *Store) CreatePost(ctx context.Context, p feed.Post) (feed.Post, error) 
 		cols, args = "{id}, "+cols, append([]any{p.ID}, args...)
 	}
 	marks := strings.TrimSuffix(strings.Repeat("?, ", len(args)), ", ")
-	err := s.db.QueryRowContext(ctx, s.sql("INSERT INTO {P} ("+cols+") VALUES ("+marks+") RETURNING {id}"), args...).Scan(&p.ID)
+	insert := s.sql("INSERT INTO {P} (" + cols + ") VALUES (" + marks + ")")
+	if s.db.Dialect == sqldb.MySQL {
+		res, err := s.db.ExecContext(ctx, insert, args...)
+		if err != nil {
+			return feed.Post{}, sqldb.Map(err, "create post")
+		}
+		p.ID, err = res.LastInsertId()
+		return p, sqldb.Map(err, "create post")
+	}
+	err := s.db.QueryRowContext(ctx, insert+s.sql(" RETURNING {id}"), args...).Scan(&p.ID)
 	if err != nil {
 		return feed.Post{}, sqldb.Map(err, "create post")
 	}
@@ -396,7 +417,7 @@ func (s *Store) Follow(ctx context.Context, follower, author int64, since time.T
 	if err := s.writable("follow"); err != nil {
 		return false, err
 	}
-	res, err := s.db.ExecContext(ctx, s.sql("INSERT INTO {F} ({follower}, {fauthor}, {since}) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"),
+	res, err := s.db.ExecContext(ctx, s.sql("INSERT INTO {F} ({follower}, {fauthor}, {since}) VALUES (?, ?, ?)"+s.doNothing("{F}", "{follower}")),
 		follower, author, s.since.Arg(since.Truncate(time.Microsecond)))
 	if err != nil {
 		return false, sqldb.Map(err, "follow")
@@ -507,7 +528,14 @@ func (s *Store) FollowingCounts(ctx context.Context, user, upTo int64) ([]feed.F
 		return nil, err
 	}
 	count, args := "SELECT COUNT(*) FROM {F} c WHERE {c.fauthor} = {f.fauthor}", []any{user}
-	if upTo > 0 {
+	switch {
+	case upTo > 0 && s.db.Dialect == sqldb.MySQL:
+		// MariaDB refuses an outer reference inside a derived table: the count is upTo when an
+		// upTo-th follower exists (one index probe of upTo entries), else the full count.
+		n := strconv.FormatInt(upTo, 10)
+		count = "SELECT CASE WHEN (SELECT {c.follower} FROM {F} c WHERE {c.fauthor} = {f.fauthor} ORDER BY {c.follower} LIMIT 1 OFFSET " +
+			strconv.FormatInt(upTo-1, 10) + ") IS NOT NULL THEN " + n + " ELSE (" + count + ") END"
+	case upTo > 0:
 		count, args = "SELECT COUNT(*) FROM (SELECT 1 FROM {F} c WHERE {c.fauthor} = {f.fauthor} LIMIT ?) x", []any{upTo, user}
 	}
 	rows, err := s.db.QueryContext(ctx, s.sql("SELECT {f.follower}, {f.fauthor}, {f.since}, ("+count+
@@ -536,7 +564,7 @@ func (s *Store) MarkRead(ctx context.Context, user, post int64, at time.Time) (b
 		return false, err
 	}
 	res, err := s.db.ExecContext(ctx, s.sql(`INSERT INTO blog_read (user_id, blog_id, read_at)
-		SELECT ?, {b.id}, ? FROM {P} b WHERE {b.id} = ? ON CONFLICT DO NOTHING`), user, at.UnixMicro(), post)
+		SELECT ?, {b.id}, ? FROM {P} b WHERE {b.id} = ?`+s.doNothing("blog_read", "user_id")), user, at.UnixMicro(), post)
 	if err != nil {
 		return false, sqldb.Map(err, "mark read")
 	}
@@ -559,6 +587,9 @@ func (s *Store) MarkAuthorRead(ctx context.Context, user, author int64, upTo, at
 	if err := positive("user and author", user, author); err != nil {
 		return nil, err
 	}
+	if s.db.Dialect == sqldb.MySQL {
+		return s.markAuthorReadMySQL(ctx, user, author, upTo, at)
+	}
 	rows, err := s.db.QueryContext(ctx, s.sql(`INSERT INTO blog_read (user_id, blog_id, read_at)
 		SELECT ?, {b.id}, ? FROM {P} b WHERE {b.author} = ? AND {b.created} <= ? ON CONFLICT DO NOTHING RETURNING blog_id`), user, at.UnixMicro(), author, s.created.Arg(upTo))
 	if err != nil {
@@ -574,6 +605,50 @@ func (s *Store) MarkAuthorRead(ctx context.Context, user, author int64, upTo, at
 		ids = append(ids, id)
 	}
 	return ids, sqldb.Map(rows.Err(), "mark author read")
+}
+
+// markAuthorReadMySQL is MarkAuthorRead without INSERT … RETURNING: in one transaction, the
+// author's unread posts up to upTo, then one no-op-on-conflict insert each, keeping the ids
+// whose insert affected a row (so a post marked read concurrently is reported once).
+func (s *Store) markAuthorReadMySQL(ctx context.Context, user, author int64, upTo, at time.Time) ([]int64, error) {
+	ids := []int64{}
+	err := sqldb.InTx(ctx, s.db, func(tx *sql.Tx) error {
+		ids = ids[:0]
+		rows, err := tx.QueryContext(ctx, s.sql(`SELECT {b.id} FROM {P} b WHERE {b.author} = ? AND {b.created} <= ?
+			AND NOT EXISTS (SELECT 1 FROM blog_read r WHERE r.user_id = ? AND r.blog_id = {b.id}) ORDER BY {b.id}`), author, s.created.Arg(upTo), user)
+		if err != nil {
+			return sqldb.Map(err, "mark author read")
+		}
+		var unread []int64
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return sqldb.Map(err, "mark author read")
+			}
+			unread = append(unread, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return sqldb.Map(err, "mark author read")
+		}
+		for _, id := range unread {
+			res, err := tx.ExecContext(ctx, "INSERT INTO blog_read (user_id, blog_id, read_at) VALUES (?, ?, ?)"+s.doNothing("blog_read", "user_id"), user, id, at.UnixMicro())
+			if err != nil {
+				return sqldb.Map(err, "mark author read")
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return sqldb.Map(err, "mark author read")
+			} else if n == 1 {
+				ids = append(ids, id)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ids, nil
 }
 
 // membership returns which of posts have a row in table for user.
@@ -639,7 +714,7 @@ func (s *Store) like(ctx context.Context, user, post int64, like bool) (bool, er
 		if exists == 0 {
 			return redstate.Errorf(redstate.ENOTFOUND, "post %d not found", post)
 		}
-		q, delta := "INSERT INTO blog_like (user_id, blog_id) VALUES (?, ?) ON CONFLICT DO NOTHING", "+ 1"
+		q, delta := "INSERT INTO blog_like (user_id, blog_id) VALUES (?, ?)"+s.doNothing("blog_like", "user_id"), "+ 1"
 		if !like {
 			q, delta = "DELETE FROM blog_like WHERE user_id = ? AND blog_id = ?", "- 1"
 		}
@@ -702,7 +777,11 @@ func (s *Store) MarkRepair(ctx context.Context, kind string, id int64) error {
 	if err := positive("id", id); err != nil {
 		return err
 	}
-	_, err := s.db.ExecContext(ctx, s.db.Rebind("INSERT INTO feed_repair (kind, id, gen) VALUES (?, ?, ?) ON CONFLICT (kind, id) DO UPDATE SET gen = excluded.gen"), kind, id, nextGen())
+	upsert := " ON CONFLICT (kind, id) DO UPDATE SET gen = excluded.gen"
+	if s.db.Dialect == sqldb.MySQL {
+		upsert = " ON DUPLICATE KEY UPDATE gen = VALUES(gen)"
+	}
+	_, err := s.db.ExecContext(ctx, s.db.Rebind("INSERT INTO feed_repair (kind, id, gen) VALUES (?, ?, ?)"+upsert), kind, id, nextGen())
 	return sqldb.Map(err, "mark repair")
 }
 

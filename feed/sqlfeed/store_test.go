@@ -13,7 +13,7 @@ import (
 
 func TestMain(m *testing.M) { sqltest.Main(m) }
 
-// TestSourceSuite runs the Source conformance suite on SQLite and PostgreSQL.
+// TestSourceSuite runs the Source conformance suite on SQLite, PostgreSQL and MariaDB.
 func TestSourceSuite(t *testing.T) {
 	sqltest.Each(t, func(t *testing.T, db *sqldb.DB) {
 		s, err := sqlfeed.New(context.Background(), db)

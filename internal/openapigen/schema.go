@@ -84,6 +84,14 @@ func object(desc string, fields ...field) obj {
 	return described(s, desc)
 }
 
+// openObject is object for a document whose producers may add members of their own, kept as
+// they are (a queue message written by a legacy producer).
+func openObject(desc string, fields ...field) obj {
+	s := object(desc, fields...)
+	s["additionalProperties"] = true
+	return s
+}
+
 // req is a required member, opt an optional one.
 func req(name string, s obj) field { return field{name: name, schema: s} }
 func opt(name string, s obj) field { return field{name: name, schema: s, optional: true} }

@@ -16,7 +16,7 @@ import (
 func RunRecordStoreSuite(t *testing.T, newRecords NewRecordStore) {
 	ctx := context.Background()
 	answers := json.RawMessage(`{"q1":"A","q2":[1,2]}`)
-	result := json.RawMessage(`{"score":87,"level":"高"}`)
+	result := json.RawMessage(`{"score":87,"level":"高 🎯"}`)
 	create := func(t *testing.T, rs report.RecordStore, status int) int64 {
 		t.Helper()
 		id := queuetest.NewIDs(1)[0]

@@ -1,8 +1,11 @@
 // Package sqlrecords is the SQL report.RecordStore (package sqldb: SQLite embedded, PostgreSQL
-// in production). The seed keeps its assessment records in SQL and only the queue in Redis, so
-// with this store a submit succeeds (status 3) while Redis is down and the reconciler enqueues
-// it when Redis returns. Every operation is one statement (an upsert or a guarded UPDATE …
-// RETURNING), so each is atomic on both engines without explicit locks.
+// or MySQL/MariaDB in production). The seed keeps its assessment records in SQL and only the
+// queue in Redis, so with this store a submit succeeds (status 3) while Redis is down and the
+// reconciler enqueues it when Redis returns. On SQLite and PostgreSQL every operation is one
+// statement (an upsert or a guarded UPDATE … RETURNING), so each is atomic without explicit
+// locks. MySQL has neither RETURNING nor a conditional upsert: there a write is a plain INSERT
+// and, when the record exists, a transaction that locks its row (SELECT … FOR UPDATE), checks
+// the same guard and updates it (see mysqlWrite).
 package sqlrecords
 
 import (
@@ -187,11 +190,25 @@ func (s *Store) Create(ctx context.Context, id int64, status int, answers json.R
 	if s.mapped["answers"] {
 		args = append(args, text(answers))
 	}
-	r, err := s.one(ctx, "record create", id, `INSERT INTO {T} (`+cols+`) VALUES (`+vals+`)
+	var (
+		r   *report.Record
+		err error
+	)
+	if s.db.Dialect == sqldb.MySQL {
+		set, setArgs := "{status} = ?"+s.set("answers", "?"), []any{status}
+		if s.mapped["answers"] {
+			setArgs = append(setArgs, text(answers))
+		}
+		r, err = s.mysqlWrite(ctx, "record create", id, &insert{cols, vals, append(args, s.updated.Arg(now))}, func(cur *report.Record) bool {
+			return !s.live(now)(cur)
+		}, set+s.set("result", "NULL")+s.set("error", "''")+", {updated} = ?", append(setArgs, s.updated.Arg(now))...)
+	} else {
+		r, err = s.one(ctx, "record create", id, `INSERT INTO {T} (`+cols+`) VALUES (`+vals+`)
 		ON CONFLICT ({id}) DO UPDATE SET {status} = excluded.{status}`+s.set("answers", "excluded.{answers}")+s.set("result", "NULL")+
-		s.set("error", "''")+`, {updated} = excluded.{updated}
+			s.set("error", "''")+`, {updated} = excluded.{updated}
 		WHERE {T.updated} < ?
 		RETURNING `+columns, append(args, s.updated.Arg(now), s.cutoff(now))...)
+	}
 	if redstate.IsCode(err, redstate.ENOTFOUND) {
 		return nil, redstate.Errorf(redstate.ECONFLICT, "record %d already exists", id)
 	}
@@ -213,11 +230,22 @@ func (s *Store) Submit(ctx context.Context, id int64, answers json.RawMessage) (
 	if s.mapped["answers"] {
 		args = append(args, text(answers))
 	}
-	r, err := s.one(ctx, "record submit", id, `INSERT INTO {T} (`+cols+`) VALUES (`+vals+`)
+	var (
+		r   *report.Record
+		err error
+	)
+	if s.db.Dialect == sqldb.MySQL {
+		setArgs := args[1:]
+		r, err = s.mysqlWrite(ctx, "record submit", id, &insert{cols, vals, append(args, s.updated.Arg(now))}, func(cur *report.Record) bool {
+			return cur.Status == 1 || cur.Status == 2 || !s.live(now)(cur)
+		}, "{status} = 3"+s.set("answers", "?")+s.set("result", "NULL")+s.set("error", "''")+", {updated} = ?", append(setArgs, s.updated.Arg(now))...)
+	} else {
+		r, err = s.one(ctx, "record submit", id, `INSERT INTO {T} (`+cols+`) VALUES (`+vals+`)
 		ON CONFLICT ({id}) DO UPDATE SET {status} = 3`+s.set("answers", "excluded.{answers}")+s.set("result", "NULL")+
-		s.set("error", "''")+`, {updated} = excluded.{updated}
+			s.set("error", "''")+`, {updated} = excluded.{updated}
 		WHERE {T.status} IN (1, 2) OR {T.updated} < ?
 		RETURNING `+columns, append(args, s.updated.Arg(now), s.cutoff(now))...)
+	}
 	if redstate.IsCode(err, redstate.ENOTFOUND) {
 		cur, gerr := s.Get(ctx, id)
 		if gerr != nil {
@@ -249,7 +277,11 @@ func (s *Store) SetResult(ctx context.Context, id int64, result json.RawMessage)
 	if s.mapped["result"] {
 		args = append(args, text(result))
 	}
-	return s.one(ctx, "record set result", id, `UPDATE {T} SET {status} = 4`+s.set("result", "?")+s.set("error", "''")+`, {updated} = ?
+	set := `{status} = 4` + s.set("result", "?") + s.set("error", "''") + `, {updated} = ?`
+	if s.db.Dialect == sqldb.MySQL {
+		return s.mysqlWrite(ctx, "record set result", id, nil, s.live(now), set, append(args, s.updated.Arg(now))...)
+	}
+	return s.one(ctx, "record set result", id, `UPDATE {T} SET `+set+`
 		WHERE {id} = ? AND {e.updated} >= ? RETURNING `+columns, append(args, s.updated.Arg(now), id, s.cutoff(now))...)
 }
 
@@ -263,7 +295,11 @@ func (s *Store) SetFailed(ctx context.Context, id int64, reason string) (*report
 	if s.mapped["error"] {
 		args = append(args, reason)
 	}
-	return s.one(ctx, "record set failed", id, `UPDATE {T} SET {status} = 5`+s.set("result", "NULL")+s.set("error", "?")+`, {updated} = ?
+	set := `{status} = 5` + s.set("result", "NULL") + s.set("error", "?") + `, {updated} = ?`
+	if s.db.Dialect == sqldb.MySQL {
+		return s.mysqlWrite(ctx, "record set failed", id, nil, s.live(now), set, append(args, s.updated.Arg(now))...)
+	}
+	return s.one(ctx, "record set failed", id, `UPDATE {T} SET `+set+`
 		WHERE {id} = ? AND {e.updated} >= ? RETURNING `+columns, append(args, s.updated.Arg(now), id, s.cutoff(now))...)
 }
 
@@ -273,8 +309,20 @@ func (s *Store) ResetForRegeneration(ctx context.Context, id int64) (*report.Rec
 		return nil, err
 	}
 	now := s.now()
-	r, err := s.one(ctx, "record reset", id, `UPDATE {T} SET {status} = 3`+s.set("result", "NULL")+s.set("error", "''")+`, {updated} = ?
+	set := `{status} = 3` + s.set("result", "NULL") + s.set("error", "''") + `, {updated} = ?`
+	var (
+		r   *report.Record
+		err error
+	)
+	if s.db.Dialect == sqldb.MySQL {
+		live := s.live(now)
+		r, err = s.mysqlWrite(ctx, "record reset", id, nil, func(cur *report.Record) bool {
+			return live(cur) && (cur.Status == 3 || cur.Status == 5)
+		}, set, s.updated.Arg(now))
+	} else {
+		r, err = s.one(ctx, "record reset", id, `UPDATE {T} SET `+set+`
 		WHERE {id} = ? AND {e.updated} >= ? AND {status} IN (3, 5) RETURNING `+columns, s.updated.Arg(now), id, s.cutoff(now))
+	}
 	if redstate.IsCode(err, redstate.ENOTFOUND) {
 		cur, gerr := s.Get(ctx, id)
 		if gerr != nil {
@@ -321,6 +369,77 @@ func (s *Store) DeleteExpired(ctx context.Context) (int64, error) {
 	}
 	n, err := res.RowsAffected()
 	return n, sqldb.Map(err, "delete expired records")
+}
+
+// insert is the INSERT of a fresh record a MySQL write tries first (Store.insert's column and
+// VALUES lists, and their arguments).
+type insert struct {
+	cols, vals string
+	args       []any
+}
+
+// errRefused is mysqlWrite's guard refusing the current record.
+var errRefused = errors.New("the record's state refuses the write")
+
+// live is the guard "the record has not expired" at now (always true without retention).
+func (s *Store) live(now time.Time) func(*report.Record) bool {
+	return func(cur *report.Record) bool {
+		return s.retention == 0 || !cur.UpdatedAt.Before(now.Add(-s.retention).Truncate(time.Microsecond))
+	}
+}
+
+// mysqlWrite is a guarded write on MySQL, the form of the upserts and guarded UPDATEs of the
+// other engines: with ins set it first tries a plain INSERT of a fresh record and reads it back
+// (its own transaction, ended at once so that the shared lock a duplicate key leaves is not
+// held); then, in a transaction, it locks
+// the record's row (SELECT … FOR UPDATE), and when guard accepts the current record applies
+// set (an UPDATE's SET list with tokens, args its values) and reads the row back. A missing
+// record, or one guard refuses, is ENOTFOUND, as the other engines' statements return no row.
+// A record deleted between the INSERT and the lock is inserted again (bounded).
+func (s *Store) mysqlWrite(ctx context.Context, op string, id int64, ins *insert, guard func(*report.Record) bool, set string, args ...any) (*report.Record, error) {
+	for attempt := 0; ; attempt++ {
+		if ins != nil {
+			var out *report.Record
+			err := sqldb.InTx(ctx, s.db, func(tx *sql.Tx) error {
+				if _, err := tx.ExecContext(ctx, s.sql(`INSERT INTO {T} (`+ins.cols+`) VALUES (`+ins.vals+`)`), ins.args...); err != nil {
+					return err
+				}
+				var err error
+				out, err = s.scanRecord(tx.QueryRowContext(ctx, s.sql(`SELECT `+columns+` FROM {T} WHERE {id} = ?`), id))
+				return err
+			})
+			if err == nil {
+				return out, nil
+			}
+			if !sqldb.IsUniqueViolation(err) {
+				return nil, sqldb.Map(err, op)
+			}
+		}
+		var out *report.Record
+		err := sqldb.InTx(ctx, s.db, func(tx *sql.Tx) error {
+			cur, err := s.scanRecord(tx.QueryRowContext(ctx, s.sql(`SELECT `+columns+` FROM {T} WHERE {id} = ? FOR UPDATE`), id))
+			if err != nil {
+				return err
+			}
+			if !guard(cur) {
+				return errRefused
+			}
+			if _, err := tx.ExecContext(ctx, s.sql(`UPDATE {T} SET `+set+` WHERE {id} = ?`), append(args, id)...); err != nil {
+				return err
+			}
+			out, err = s.scanRecord(tx.QueryRowContext(ctx, s.sql(`SELECT `+columns+` FROM {T} WHERE {id} = ?`), id))
+			return err
+		})
+		switch {
+		case err == nil:
+			return out, nil
+		case errors.Is(err, sql.ErrNoRows) && ins != nil && attempt < 3:
+			continue // deleted since the INSERT found it: insert again
+		case errors.Is(err, sql.ErrNoRows), errors.Is(err, errRefused):
+			return nil, redstate.Wrap(redstate.ENOTFOUND, err, "record "+strconv.FormatInt(id, 10)+" not found")
+		}
+		return nil, sqldb.Map(err, op)
+	}
 }
 
 // one runs a statement about record id returning at most one record. No row is ENOTFOUND.

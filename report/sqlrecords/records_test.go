@@ -73,7 +73,7 @@ func TestRetention(t *testing.T) {
 	})
 }
 
-// TestConcurrentSubmits: of many concurrent submits of one id exactly one succeeds, on both
+// TestConcurrentSubmits: of many concurrent submits of one id exactly one succeeds, on every
 // engines and across two Stores sharing the database (two processes).
 func TestConcurrentSubmits(t *testing.T) {
 	sqltest.Each(t, func(t *testing.T, db *sqldb.DB) {

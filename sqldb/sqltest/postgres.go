@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -138,7 +137,7 @@ func launch() (*pgServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	cred, err := unprivileged(dir)
+	cred, err := unprivilegedAs(dir, "postgres", "running as root and there is no user postgres to run PostgreSQL as (install Debian's postgresql-15)")
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
@@ -186,24 +185,6 @@ func launch() (*pgServer, error) {
 	}
 	_ = os.RemoveAll(dir)
 	return nil, errors.New("postgres: no free port after 5 attempts")
-}
-
-// unprivileged returns the credential to run PostgreSQL with: nil (the current user) unless
-// running as root, then user postgres, made owner of dir.
-func unprivileged(dir string) (*syscall.Credential, error) {
-	if os.Geteuid() != 0 {
-		return nil, nil
-	}
-	u, err := user.Lookup("postgres")
-	if err != nil {
-		return nil, errNotInstalled{"running as root and there is no user postgres to run PostgreSQL as (install Debian's postgresql-15)"}
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	if err := os.Chown(dir, uid, gid); err != nil {
-		return nil, err
-	}
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
 // waitReady waits until the server accepts a connection and answers a query.
