@@ -26,12 +26,16 @@ func seedConfig(owns bool) feed.SQLConfig {
 
 // createSeedTables creates seed 003's Blog (2.1.1: id, user_id, title, content, images, liked,
 // create_time, update_time; date-times without zone) and follow table as the team's
-// application has them, leaving out the columns named in without.
+// application has them, leaving out the columns named in without. On MySQL the date-times are
+// DATETIME(6), as the Source suite needs microseconds.
 func createSeedTables(t *testing.T, db *sqldb.DB, without ...string) {
 	t.Helper()
 	id, dt := "id INTEGER PRIMARY KEY AUTOINCREMENT", "DATETIME"
-	if db.Dialect == sqldb.Postgres {
+	switch db.Dialect {
+	case sqldb.Postgres:
 		id, dt = "id BIGSERIAL PRIMARY KEY", "TIMESTAMP"
+	case sqldb.MySQL:
+		id, dt = "id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY", "DATETIME(6)"
 	}
 	cols := []string{id, "user_id BIGINT NOT NULL", "title VARCHAR(255) NOT NULL", "content TEXT", "images VARCHAR(2048)",
 		"liked INT DEFAULT 0", "create_time " + dt + " NOT NULL", "update_time " + dt + " NOT NULL"}
@@ -60,8 +64,9 @@ func TestSeedSchema_SourceSuiteOwned(t *testing.T) {
 	})
 }
 
-// guardWrites makes every write to the team's tables fail (a trigger), so a write by redstate
-// could not pass unnoticed.
+// guardWrites makes every write to the team's tables fail (a trigger: RAISE on SQLite and
+// PostgreSQL, SIGNAL SQLSTATE '45000' on MySQL), so a write by redstate could not pass
+// unnoticed.
 func guardWrites(t *testing.T, db *sqldb.DB) {
 	t.Helper()
 	var stmts []string
@@ -72,6 +77,10 @@ func guardWrites(t *testing.T, db *sqldb.DB) {
 			continue
 		}
 		for _, op := range []string{"INSERT", "UPDATE", "DELETE"} {
+			if db.Dialect == sqldb.MySQL {
+				stmts = append(stmts, `CREATE TRIGGER no_`+op+`_`+name+` BEFORE `+op+` ON `+table+` FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'redstate wrote `+name+`'`)
+				continue
+			}
 			stmts = append(stmts, `CREATE TRIGGER no_`+op+`_`+name+` BEFORE `+op+` ON `+table+` BEGIN SELECT RAISE(ABORT, 'redstate wrote `+name+`'); END`)
 		}
 	}
@@ -89,9 +98,17 @@ func guardWrites(t *testing.T, db *sqldb.DB) {
 func schemaOf(t *testing.T, db *sqldb.DB) string {
 	t.Helper()
 	q := `SELECT type || ':' || name || ':' || COALESCE(sql, '') FROM sqlite_master WHERE lower(tbl_name) IN ('blog', 'tb_follow') ORDER BY name`
-	if db.Dialect == sqldb.Postgres {
+	switch db.Dialect {
+	case sqldb.Postgres:
 		q = `SELECT table_name || ':' || column_name || ':' || data_type FROM information_schema.columns WHERE table_name IN ('Blog', 'tb_follow')
 			UNION ALL SELECT indexname || ':' || indexdef FROM pg_indexes WHERE tablename IN ('Blog', 'tb_follow') ORDER BY 1`
+	case sqldb.MySQL:
+		q = `SELECT CONCAT(table_name, ':', column_name, ':', column_type, ':', is_nullable, ':', COALESCE(column_default, ''), ':', extra)
+			FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name IN ('Blog', 'tb_follow')
+			UNION ALL SELECT CONCAT(table_name, ':', index_name, ':', seq_in_index, ':', column_name) FROM information_schema.statistics
+			WHERE table_schema = DATABASE() AND table_name IN ('Blog', 'tb_follow')
+			UNION ALL SELECT CONCAT(event_object_table, ':', trigger_name, ':', action_statement) FROM information_schema.triggers
+			WHERE trigger_schema = DATABASE() AND event_object_table IN ('Blog', 'tb_follow') ORDER BY 1`
 	}
 	rows, err := db.QueryContext(context.Background(), q)
 	if err != nil {
