@@ -16,12 +16,16 @@ import (
 )
 
 // createSeedRecords creates a records table as seed 004's application keeps it (its own
-// column names, a date-time without zone, columns redstate does not know about).
+// column names, a date-time without zone, columns redstate does not know about). On MySQL the
+// date-time is DATETIME(6), as the RecordStore suite needs microseconds.
 func createSeedRecords(t *testing.T, db *sqldb.DB, withoutError bool) {
 	t.Helper()
 	dt := "DATETIME"
-	if db.Dialect == sqldb.Postgres {
+	switch db.Dialect {
+	case sqldb.Postgres:
 		dt = "TIMESTAMP"
+	case sqldb.MySQL:
+		dt = "DATETIME(6)"
 	}
 	errCol := `"ErrorMessage" VARCHAR(500) NOT NULL DEFAULT '',`
 	if withoutError {
@@ -96,13 +100,34 @@ func TestSeedRecords_NoDDLOptionalColumnsAndMissingColumn(t *testing.T) {
 func schemaObjects(t *testing.T, db *sqldb.DB) int {
 	t.Helper()
 	q := `SELECT COUNT(*) FROM sqlite_master WHERE lower(tbl_name) = 'assessmentrecord'`
-	if db.Dialect == sqldb.Postgres {
+	switch db.Dialect {
+	case sqldb.Postgres:
 		q = `SELECT (SELECT COUNT(*) FROM pg_indexes WHERE tablename = 'AssessmentRecord') +
 			(SELECT COUNT(*) FROM information_schema.columns WHERE table_name = 'AssessmentRecord')`
+	case sqldb.MySQL:
+		q = `SELECT (SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = 'AssessmentRecord') +
+			(SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'AssessmentRecord') +
+			(SELECT COUNT(*) FROM information_schema.triggers WHERE trigger_schema = DATABASE() AND event_object_table = 'AssessmentRecord')`
 	}
 	var n int
 	if err := db.QueryRowContext(context.Background(), q).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestMappedOwned_CreatesMissingTable: with a mapping and owns-table, redstate creates the
+// records table when missing (updated time in Unix microseconds) and the RecordStore suite
+// passes on it; a second New keeps it.
+func TestMappedOwned_CreatesMissingTable(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, db *sqldb.DB) {
+		cfg := seedRecords(true)
+		cfg.Records.Table = "records"
+		s := newStore(t, db, sqlrecords.Options{Table: cfg})
+		newStore(t, db, sqlrecords.Options{Table: cfg})
+		if r, err := s.Create(context.Background(), 987654321, report.StatusPending, json.RawMessage(`{"q":"😀"}`)); err != nil || string(r.Answers) != `{"q":"😀"}` {
+			t.Fatalf("Create = %+v, %v", r, err)
+		}
+		reporttest.RunRecordStoreSuite(t, func(*testing.T) report.RecordStore { return s })
+	})
 }
