@@ -10,25 +10,44 @@ import (
 	"time"
 
 	"github.com/redstate/redstate/sqldb"
+	"github.com/redstate/redstate/sqldb/sqltest"
 )
 
 // TestServe_FeedOnTeamTables: serve on seed 003's Blog and tb_follow, owned by the team's
-// application (feed.sql.owns-tables false): the app's post is announced and fanned out, the
-// publish route is refused, and the team's tables keep their rows.
+// application (feed.sql.owns-tables false), in SQLite, PostgreSQL and MariaDB: the app's post
+// is announced and fanned out, the publish route is refused, and the team's tables keep their
+// rows.
 func TestServe_FeedOnTeamTables(t *testing.T) {
+	for engine, dsn := range map[string]func(testing.TB) string{
+		"sqlite":   func(t testing.TB) string { return "sqlite:" + filepath.Join(t.TempDir(), "team.db") },
+		"postgres": sqltest.PostgresDSN,
+		"mysql":    sqltest.MariaDBDSN,
+	} {
+		t.Run(engine, func(t *testing.T) { serveOnTeamTables(t, dsn(t)) })
+	}
+}
+
+// serveOnTeamTables is TestServe_FeedOnTeamTables on the database of dsn.
+func serveOnTeamTables(t *testing.T, dsn string) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "team.db")
-	db, err := sqldb.Open(ctx, "sqlite:"+path)
+	db, err := sqldb.Open(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
+	id, dt := "id INTEGER PRIMARY KEY AUTOINCREMENT", "DATETIME"
+	switch db.Dialect {
+	case sqldb.Postgres:
+		id, dt = "id BIGSERIAL PRIMARY KEY", "TIMESTAMP"
+	case sqldb.MySQL:
+		id = "id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY"
+	}
 	now := time.Now().UTC().Format("2006-01-02 15:04:05")
 	for _, stmt := range []string{
-		`CREATE TABLE Blog (id INTEGER PRIMARY KEY AUTOINCREMENT, user_id BIGINT NOT NULL, title VARCHAR(255) NOT NULL, content TEXT,
-			images VARCHAR(2048), liked INT DEFAULT 0, create_time DATETIME NOT NULL, update_time DATETIME NOT NULL)`,
-		`CREATE TABLE tb_follow (user_id BIGINT NOT NULL, follow_user_id BIGINT NOT NULL, create_time DATETIME NOT NULL, PRIMARY KEY (user_id, follow_user_id))`,
+		`CREATE TABLE "Blog" (` + id + `, user_id BIGINT NOT NULL, title VARCHAR(255) NOT NULL, content TEXT,
+			images VARCHAR(2048), liked INT DEFAULT 0, create_time ` + dt + ` NOT NULL, update_time ` + dt + ` NOT NULL)`,
+		`CREATE TABLE tb_follow (user_id BIGINT NOT NULL, follow_user_id BIGINT NOT NULL, create_time ` + dt + ` NOT NULL, PRIMARY KEY (user_id, follow_user_id))`,
 		`INSERT INTO tb_follow VALUES (2001, 1001, '2020-01-01 00:00:00')`,
-		`INSERT INTO Blog (user_id, title, content, images, liked, create_time, update_time) VALUES (1001, 'from the app', 'c', 'a.png', 0, '` + now + `', '` + now + `')`,
+		`INSERT INTO "Blog" (user_id, title, content, images, liked, create_time, update_time) VALUES (1001, 'from the app', 'c', 'a.png', 0, '` + now + `', '` + now + `')`,
 	} {
 		if _, err := db.ExecContext(ctx, stmt); err != nil {
 			t.Fatal(err)
@@ -45,7 +64,7 @@ func TestServe_FeedOnTeamTables(t *testing.T) {
 	if err := os.WriteFile(conf, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	base, logs, _, _ := startServe(t, "--config", conf, "--database", "sqlite:"+path)
+	base, logs, _, _ := startServe(t, "--config", conf, "--database", dsn)
 	if status, body := request(t, http.MethodPost, base+"/v1/feed/posts", `{"userId":1001,"title":"x"}`); status != http.StatusConflict || !strings.Contains(body, "owns-tables") {
 		t.Fatalf("publish = %d %s", status, body)
 	}
