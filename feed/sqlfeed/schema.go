@@ -69,7 +69,8 @@ var Migrations = []sqldb.Migration{
 const StateComponent = "feed-state"
 
 // StateMigrations create redstate's own feed tables (feed.OwnTables) beside mapped posts and
-// follows tables.
+// follows tables; on MySQL with the statements of Migrations (mysqlV1 after its blog and
+// follow tables, and mysqlV2).
 var StateMigrations = []sqldb.Migration{
 	{Version: 1, Name: "create blog_read, blog_like, feed_repair", Up: func(d sqldb.Dialect) []string {
 		if d == sqldb.MySQL {
@@ -96,8 +97,9 @@ var StateMigrations = []sqldb.Migration{
 
 // ownedTables are the statements that create mapped posts and follows tables redstate owns
 // (feed.sql.owns-tables) when they are missing: the default schema's tables under the mapped
-// names (times in Unix microseconds), with their indexes. An existing table is left as it is;
-// its follows table needs a unique key on (follower, author) for follows to be idempotent.
+// names (times in Unix microseconds), with their indexes (on MySQL declared inside CREATE
+// TABLE, utf8mb4 with binary comparison, as mysqlV1). An existing table is left as it is; its
+// follows table needs a unique key on (follower, author) for follows to be idempotent.
 func ownedTables(d sqldb.Dialect, cfg feed.SQLConfig) []string {
 	q, p, f := d.Quote, cfg.Posts, cfg.Follows
 	if d == sqldb.MySQL {
