@@ -52,7 +52,7 @@ func (a *app) openFeed(ctx context.Context, queues *queueBackend) (*feedBackend,
 		return nil, err
 	}
 	broker := queues.broker
-	src, err := sqlfeed.New(ctx, db)
+	src, err := sqlfeed.Open(ctx, db, cfg.Feed.SQL)
 	if err != nil {
 		return nil, fmt.Errorf("feed: %w", err)
 	}

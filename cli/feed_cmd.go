@@ -164,7 +164,7 @@ func withFeed(cmd *cobra.Command, f func(*feed.Service) error) error {
 		if err != nil {
 			return err
 		}
-		src, err := sqlfeed.New(ctx, db)
+		src, err := sqlfeed.Open(ctx, db, a.cfg.Feed.SQL)
 		if err != nil {
 			return err
 		}

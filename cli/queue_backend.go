@@ -105,7 +105,7 @@ func (a *app) openQueues(ctx context.Context) (*queueBackend, error) {
 			_ = qb.Close(ctx)
 			return nil, err
 		}
-		rs, err := sqlrecords.New(ctx, db, sqlrecords.Options{Retention: retention})
+		rs, err := sqlrecords.New(ctx, db, sqlrecords.Options{Retention: retention, Table: cfg.Report.SQL})
 		if err != nil {
 			_ = qb.Close(ctx)
 			return nil, fmt.Errorf("queue sql records: %w", err)

@@ -109,7 +109,7 @@ func (s *queueSession) reportAdmin(ctx context.Context) (*report.Admin, error) {
 		if err != nil {
 			return nil, err
 		}
-		if records, err = sqlrecords.New(ctx, db, sqlrecords.Options{Retention: cfg.Queue.RecordRetention}); err != nil {
+		if records, err = sqlrecords.New(ctx, db, sqlrecords.Options{Retention: cfg.Queue.RecordRetention, Table: cfg.Report.SQL}); err != nil {
 			return nil, err
 		}
 	case report.RecordStoreMemory:

@@ -21,6 +21,34 @@ func (s *Service) Publish(ctx context.Context, p Post) (Post, error) {
 	if err != nil {
 		return Post{}, err
 	}
+	s.announce(ctx, post)
+	return post, nil
+}
+
+// Announce is Publish of a post another application already stored in SQL (feed.sql with
+// owns-tables false: the seed's app saves the Blog row, then tells redstate): the post is read
+// from SQL, cached, added to its author's index and fanned out, as Publish does after its
+// insert. Announcing a post again changes nothing (index, cache and fan-out are idempotent).
+// Errors: EINVALID, ENOTFOUND (no such post in SQL), EUNAVAILABLE (SQL).
+func (s *Service) Announce(ctx context.Context, postID int64) (Post, error) {
+	if postID <= 0 {
+		return Post{}, redstate.Errorf(redstate.EINVALID, "post id must be > 0")
+	}
+	posts, err := s.src.Posts(ctx, []int64{postID})
+	if err != nil {
+		return Post{}, err
+	}
+	post, ok := posts[postID]
+	if !ok {
+		return Post{}, redstate.Errorf(redstate.ENOTFOUND, "post %d not found", postID)
+	}
+	s.announce(ctx, post)
+	return post, nil
+}
+
+// announce caches a post stored in SQL, adds it to its author's index and fans it out;
+// failures are marked for repair.
+func (s *Service) announce(ctx context.Context, post Post) {
 	indexed, err := s.cache.PublishPost(ctx, post)
 	if err == nil && !indexed {
 		err = s.buildAuthorIndex(ctx, post.AuthorID) // SQL holds the post: the build adds it
@@ -32,13 +60,12 @@ func (s *Service) Publish(ctx context.Context, p Post) (Post, error) {
 	}
 	if s.opts.Enqueue != nil {
 		if err := s.opts.Enqueue(ctx, post.ID); err == nil {
-			return post, nil
+			return
 		} else {
 			s.log.Warn("feed: fan-out could not be enqueued; fanning out now", "post", post.ID, "err", err)
 		}
 	}
 	_ = s.fanOut(ctx, post) // a failure is marked for repair
-	return post, nil
 }
 
 // validatePost checks a post to publish.

@@ -82,6 +82,28 @@ func (s *Service) Unfollow(ctx context.Context, viewer, author int64) (bool, err
 	return removed, nil
 }
 
+// FollowsChanged brings viewer's Redis state in line with the follows in SQL after another
+// application changed them (feed.sql with owns-tables false: the app inserts or deletes the
+// follow row, then tells redstate): the state is merged from SQL as the lazy rebuild does
+// (entries of authors no longer followed, and older than a follow, go; posts since a follow
+// that were fanned out stay), and viewer's live counts are notified. Calling it again changes
+// nothing. A Redis failure is marked for repair, not returned. Errors: EINVALID, EUNAVAILABLE
+// (SQL).
+func (s *Service) FollowsChanged(ctx context.Context, viewer int64) error {
+	if viewer <= 0 {
+		return redstate.Errorf(redstate.EINVALID, "viewer id must be > 0")
+	}
+	st, err := s.stateFromSQL(ctx, viewer)
+	if err != nil {
+		return err
+	}
+	if err := s.cache.Rebuild(ctx, viewer, st); err != nil {
+		s.repairLater(ctx, RepairUser, viewer, "follows changed", err)
+	}
+	s.notify(ctx, viewer)
+	return nil
+}
+
 // Like records viewer's like of post (SQL, with the post's liked count) and deletes the cached
 // post (the next read caches it from SQL; see fillPosts), so the cached liked count never
 // misses a like. Unlike is the reverse. Errors: EINVALID, ENOTFOUND, EUNAVAILABLE.

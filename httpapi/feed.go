@@ -18,6 +18,8 @@ import (
 // back-end authenticates its users. Without Deps.Feed the routes answer 404.
 func (s *server) feedRoutes() {
 	s.handle("POST /v1/feed/posts", roleWrite, s.feedPublish)
+	s.handle("POST /v1/feed/posts/{post}/announce", roleWrite, s.feedAnnounce)
+	s.handle("POST /v1/feed/users/{viewer}/following/sync", roleWrite, s.feedFollowsChanged)
 	s.handle("POST /v1/feed/users/{viewer}/read/{post}", roleWrite, s.feedMarkRead)
 	s.handle("POST /v1/feed/users/{viewer}/authors/{author}/read-all", roleWrite, s.feedMarkAuthorRead)
 	s.handle("PUT /v1/feed/users/{viewer}/following/{author}", roleWrite, s.feedFollow(true))
@@ -79,6 +81,42 @@ func (s *server) feedPublish(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, p)
+	return nil
+}
+
+// feedAnnounce: POST /v1/feed/posts/{post}/announce [write] → 200 with the post read from SQL,
+// after caching, indexing and fanning it out (feed.Service.Announce): how an application that
+// owns the posts table (feed.sql.owns-tables false) publishes.
+func (s *server) feedAnnounce(w http.ResponseWriter, r *http.Request) error {
+	if s.feed == nil {
+		return errNoFeed()
+	}
+	id, err := idParam(r, "post")
+	if err != nil {
+		return err
+	}
+	p, err := s.feed.Announce(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, p)
+	return nil
+}
+
+// feedFollowsChanged: POST /v1/feed/users/{viewer}/following/sync [write] → 204 after merging
+// the viewer's state from the follows in SQL (feed.Service.FollowsChanged).
+func (s *server) feedFollowsChanged(w http.ResponseWriter, r *http.Request) error {
+	if s.feed == nil {
+		return errNoFeed()
+	}
+	viewer, err := idParam(r, "viewer")
+	if err != nil {
+		return err
+	}
+	if err := s.feed.FollowsChanged(r.Context(), viewer); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 

@@ -78,3 +78,21 @@ func TestConfig_EffectiveQueues(t *testing.T) {
 		t.Errorf("effective = %+v", eff)
 	}
 }
+
+func TestRecordsSQLConfig_Validate(t *testing.T) {
+	c := report.DefaultConfig()
+	if !c.SQL.IsDefault() || c.Validate() != nil {
+		t.Fatalf("default report.sql: %v", c.Validate())
+	}
+	c.SQL.Records.Error = "" // optional
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	c.SQL.Records.Table, c.SQL.Records.Updated, c.SQL.Records.Result, c.SQL.TimeZone = "", "", "x y", "Nowhere/Else"
+	err := c.Validate()
+	for _, key := range []string{"report.sql.records.table", "report.sql.records.updated", "report.sql.records.result", "report.sql.time-zone"} {
+		if err == nil || !strings.Contains(err.Error(), key+":") {
+			t.Errorf("%s missing from %v", key, err)
+		}
+	}
+}

@@ -13,8 +13,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redstate/redstate"
@@ -24,6 +26,9 @@ import (
 
 // Options configure a Store. The zero value is ready to use.
 type Options struct {
+	// Table maps the records onto a table and columns (report.sql); the zero value is
+	// report.DefaultRecordsSQLConfig, redstate's own assessment_records.
+	Table report.RecordsSQLConfig
 	// Retention is how long a record is kept after its last write; 0 keeps records forever.
 	// An expired record reads as ENOTFOUND at once; DeleteExpired removes it.
 	Retention time.Duration
@@ -37,15 +42,26 @@ type Store struct {
 	db        *sqldb.DB
 	retention time.Duration
 	now       func() time.Time
+	// names turns the {token}s of a statement into the mapped names (see replacer).
+	names *strings.Replacer
+	// updated is the time column of the last write.
+	updated sqldb.TimeColumn
+	// mapped says which columns (by report.sql.records key) the table has.
+	mapped map[string]bool
 }
 
 var _ report.RecordStore = (*Store)(nil)
 
 // columns is the select list every read returns, in scanRecord's order.
-const columns = "id, status, answers, result, error, updated_at"
+const columns = "{id}, {status}, {answers}, {result}, {error}, {e.updated}"
 
-// New migrates the record schema on db and returns a Store.
-// Errors: EINVALID (negative retention), those of sqldb.Migrate.
+// New returns a Store on the records table of opts.Table: with the default (redstate's own
+// assessment_records) it migrates the record schema; with a mapping it creates the table
+// when missing if opts.Table.OwnsTable, and then checks that it has every mapped column,
+// reading the time column's type (integer: Unix microseconds; date-time: in
+// opts.Table.TimeZone when it has no zone). It never issues DDL on a table it does not own.
+// Errors: EINVALID (negative retention, a bad mapping), ENOTFOUND (the table or a column is
+// missing: the error names it and its report.sql key), those of sqldb.Migrate.
 func New(ctx context.Context, db *sqldb.DB, opts Options) (*Store, error) {
 	if opts.Retention < 0 {
 		return nil, redstate.Errorf(redstate.EINVALID, "record retention must not be negative, got %s", opts.Retention)
@@ -53,18 +69,114 @@ func New(ctx context.Context, db *sqldb.DB, opts Options) (*Store, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if err := sqldb.Migrate(ctx, db, Component, Migrations); err != nil {
-		return nil, err
+	if opts.Table == (report.RecordsSQLConfig{}) {
+		opts.Table = report.DefaultRecordsSQLConfig()
 	}
-	return &Store{db: db, retention: opts.Retention, now: opts.Now}, nil
+	cfg := opts.Table
+	if err := cfg.Validate(); err != nil {
+		return nil, redstate.Wrap(redstate.EINVALID, err, "report.sql")
+	}
+	s := &Store{db: db, retention: opts.Retention, now: opts.Now, updated: sqldb.MicrosColumn(db.Dialect), mapped: map[string]bool{}}
+	for _, kv := range cfg.Columns() {
+		s.mapped[kv[0]] = kv[1] != ""
+	}
+	if cfg.IsDefault() {
+		if err := sqldb.Migrate(ctx, db, Component, Migrations); err != nil {
+			return nil, err
+		}
+		s.names = replacer(db.Dialect, cfg, s.updated)
+		return s, nil
+	}
+	if cfg.OwnsTable {
+		for _, stmt := range ownedTable(db.Dialect, cfg) {
+			if _, err := db.ExecContext(ctx, stmt); err != nil {
+				return nil, sqldb.Map(err, "create the report.sql records table")
+			}
+		}
+	}
+	if _, err := sqldb.ColumnTypes(ctx, db, cfg.Records.Table, nil); err != nil {
+		return nil, redstate.Wrap(redstate.ErrorCode(err), err, "report.sql.records.table: table "+cfg.Records.Table+" not found")
+	}
+	for _, kv := range cfg.Columns() {
+		if kv[1] == "" {
+			continue
+		}
+		types, err := sqldb.ColumnTypes(ctx, db, cfg.Records.Table, []string{kv[1]})
+		if err != nil {
+			return nil, redstate.Wrap(redstate.ErrorCode(err), err, fmt.Sprintf("report.sql.records.%s: table %s has no column %s", kv[0], cfg.Records.Table, kv[1]))
+		}
+		if kv[0] == "updated" {
+			loc, _ := cfg.Location()
+			if s.updated, err = sqldb.TimeColumnOf(db.Dialect, types[0], loc); err != nil {
+				return nil, redstate.Wrap(redstate.EINVALID, err, "report.sql.records.updated: column "+cfg.Records.Table+"."+kv[1])
+			}
+		}
+	}
+	s.names = replacer(db.Dialect, cfg, s.updated)
+	return s, nil
 }
 
-// cutoff returns the oldest live updated_at (Unix µs): rows below it are expired.
-func (s *Store) cutoff(now time.Time) int64 {
-	if s.retention == 0 {
-		return math.MinInt64
+// replacer turns the tokens of the statements into the mapped, quoted names: {T} the table;
+// {id}, {status}, {answers}, {result}, {error}, {updated} its columns; {e.updated} the time
+// column as its TimeColumn.Expr and {T.updated}, {T.status} qualified by the table. An
+// optional column that is not mapped reads as NULL (answers, result) or ” (error); the
+// statements leave it out of their INSERT and SET lists (Store.insert, Store.set).
+func replacer(d sqldb.Dialect, cfg report.RecordsSQLConfig, updated sqldb.TimeColumn) *strings.Replacer {
+	q, t := d.Quote, d.Quote(cfg.Records.Table)
+	pairs := []string{"{T}", t}
+	for _, kv := range cfg.Columns() {
+		key, col := kv[0], kv[1]
+		switch {
+		case col == "" && key == "error":
+			pairs = append(pairs, "{error}", "''")
+		case col == "":
+			pairs = append(pairs, "{"+key+"}", "NULL")
+		case key == "updated":
+			pairs = append(pairs, "{updated}", q(col), "{e.updated}", updated.Expr(q(col)), "{T.updated}", updated.Expr(t+"."+q(col)))
+		case key == "status":
+			pairs = append(pairs, "{status}", q(col), "{T.status}", t+"."+q(col))
+		default:
+			pairs = append(pairs, "{"+key+"}", q(col))
+		}
 	}
-	return now.Add(-s.retention).UnixMicro()
+	return strings.NewReplacer(pairs...)
+}
+
+// sql returns query with its tokens replaced and its placeholders rebound.
+func (s *Store) sql(query string) string { return s.db.Rebind(s.names.Replace(query)) }
+
+// set returns the assignment ", {key} = expr", or "" when the optional column key is not
+// mapped.
+func (s *Store) set(key, expr string) string {
+	if !s.mapped[key] {
+		return ""
+	}
+	return ", {" + key + "} = " + expr
+}
+
+// insert returns the INSERT column list and VALUES list of a new record with the given
+// values of the optional columns (answers, result, error; SQL expressions), leaving out those
+// not mapped: "{id}, {status}, …, {updated}" and "?, <status>, …, ?".
+func (s *Store) insert(status string, optional [3]string) (string, string) {
+	cols, vals := "{id}, {status}", "?, "+status
+	for i, key := range []string{"answers", "result", "error"} {
+		if s.mapped[key] {
+			cols, vals = cols+", {"+key+"}", vals+", "+optional[i]
+		}
+	}
+	return cols + ", {updated}", vals + ", ?"
+}
+
+// cutoff returns the oldest live update time, as an argument of the time column: rows below
+// it are expired.
+func (s *Store) cutoff(now time.Time) any {
+	if s.retention == 0 {
+		if s.updated == sqldb.MicrosColumn(s.db.Dialect) {
+			return int64(math.MinInt64)
+		}
+		return s.updated.Arg(time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC))
+	}
+	return s.updated.Arg(now.Add(-s.retention))
 }
 
 // Create implements report.RecordStore. An expired record with the same id is replaced.
@@ -73,21 +185,30 @@ func (s *Store) Create(ctx context.Context, id int64, status int, answers json.R
 		return nil, err
 	}
 	now := s.now()
-	if s.db.Dialect == sqldb.MySQL {
-		r, err := s.mysqlWrite(ctx, "record create", id, &insert{status, answers, now}, func(cur *report.Record) bool {
-			return cur.UpdatedAt.UnixMicro() < s.cutoff(now)
-		}, "status = ?, answers = ?, result = NULL, error = '', updated_at = ?", status, text(answers), now.UnixMicro())
-		if redstate.IsCode(err, redstate.ENOTFOUND) {
-			return nil, redstate.Errorf(redstate.ECONFLICT, "record %d already exists", id)
-		}
-		return r, err
+	cols, vals := s.insert("?", [3]string{"?", "NULL", "''"})
+	args := []any{id, status}
+	if s.mapped["answers"] {
+		args = append(args, text(answers))
 	}
-	r, err := s.one(ctx, "record create", id, `INSERT INTO `+Table+` (id, status, answers, result, error, updated_at)
-		VALUES (?, ?, ?, NULL, '', ?)
-		ON CONFLICT (id) DO UPDATE SET status = excluded.status, answers = excluded.answers, result = NULL,
-			error = '', updated_at = excluded.updated_at
-		WHERE `+Table+`.updated_at < ?
-		RETURNING `+columns, id, status, text(answers), now.UnixMicro(), s.cutoff(now))
+	var (
+		r   *report.Record
+		err error
+	)
+	if s.db.Dialect == sqldb.MySQL {
+		set, setArgs := "{status} = ?"+s.set("answers", "?"), []any{status}
+		if s.mapped["answers"] {
+			setArgs = append(setArgs, text(answers))
+		}
+		r, err = s.mysqlWrite(ctx, "record create", id, &insert{cols, vals, append(args, s.updated.Arg(now))}, func(cur *report.Record) bool {
+			return !s.live(now)(cur)
+		}, set+s.set("result", "NULL")+s.set("error", "''")+", {updated} = ?", append(setArgs, s.updated.Arg(now))...)
+	} else {
+		r, err = s.one(ctx, "record create", id, `INSERT INTO {T} (`+cols+`) VALUES (`+vals+`)
+		ON CONFLICT ({id}) DO UPDATE SET {status} = excluded.{status}`+s.set("answers", "excluded.{answers}")+s.set("result", "NULL")+
+			s.set("error", "''")+`, {updated} = excluded.{updated}
+		WHERE {T.updated} < ?
+		RETURNING `+columns, append(args, s.updated.Arg(now), s.cutoff(now))...)
+	}
 	if redstate.IsCode(err, redstate.ENOTFOUND) {
 		return nil, redstate.Errorf(redstate.ECONFLICT, "record %d already exists", id)
 	}
@@ -104,21 +225,26 @@ func (s *Store) Submit(ctx context.Context, id int64, answers json.RawMessage) (
 		return nil, err
 	}
 	now := s.now()
+	cols, vals := s.insert("3", [3]string{"?", "NULL", "''"})
+	args := []any{id}
+	if s.mapped["answers"] {
+		args = append(args, text(answers))
+	}
 	var (
 		r   *report.Record
 		err error
 	)
 	if s.db.Dialect == sqldb.MySQL {
-		r, err = s.mysqlWrite(ctx, "record submit", id, &insert{report.StatusGenerating, answers, now}, func(cur *report.Record) bool {
-			return cur.Status == 1 || cur.Status == 2 || cur.UpdatedAt.UnixMicro() < s.cutoff(now)
-		}, "status = 3, answers = ?, result = NULL, error = '', updated_at = ?", text(answers), now.UnixMicro())
+		setArgs := args[1:]
+		r, err = s.mysqlWrite(ctx, "record submit", id, &insert{cols, vals, append(args, s.updated.Arg(now))}, func(cur *report.Record) bool {
+			return cur.Status == 1 || cur.Status == 2 || !s.live(now)(cur)
+		}, "{status} = 3"+s.set("answers", "?")+s.set("result", "NULL")+s.set("error", "''")+", {updated} = ?", append(setArgs, s.updated.Arg(now))...)
 	} else {
-		r, err = s.one(ctx, "record submit", id, `INSERT INTO `+Table+` (id, status, answers, result, error, updated_at)
-		VALUES (?, 3, ?, NULL, '', ?)
-		ON CONFLICT (id) DO UPDATE SET status = 3, answers = excluded.answers, result = NULL, error = '',
-			updated_at = excluded.updated_at
-		WHERE `+Table+`.status IN (1, 2) OR `+Table+`.updated_at < ?
-		RETURNING `+columns, id, text(answers), now.UnixMicro(), s.cutoff(now))
+		r, err = s.one(ctx, "record submit", id, `INSERT INTO {T} (`+cols+`) VALUES (`+vals+`)
+		ON CONFLICT ({id}) DO UPDATE SET {status} = 3`+s.set("answers", "excluded.{answers}")+s.set("result", "NULL")+
+			s.set("error", "''")+`, {updated} = excluded.{updated}
+		WHERE {T.status} IN (1, 2) OR {T.updated} < ?
+		RETURNING `+columns, append(args, s.updated.Arg(now), s.cutoff(now))...)
 	}
 	if redstate.IsCode(err, redstate.ENOTFOUND) {
 		cur, gerr := s.Get(ctx, id)
@@ -135,7 +261,7 @@ func (s *Store) Get(ctx context.Context, id int64) (*report.Record, error) {
 	if err := report.CheckRecordID(id); err != nil {
 		return nil, err
 	}
-	return s.one(ctx, "record get", id, `SELECT `+columns+` FROM `+Table+` WHERE id = ? AND updated_at >= ?`, id, s.cutoff(s.now()))
+	return s.one(ctx, "record get", id, `SELECT `+columns+` FROM {T} WHERE {id} = ? AND {e.updated} >= ?`, id, s.cutoff(s.now()))
 }
 
 // SetResult implements report.RecordStore.
@@ -147,12 +273,16 @@ func (s *Store) SetResult(ctx context.Context, id int64, result json.RawMessage)
 		return nil, err
 	}
 	now := s.now()
-	if s.db.Dialect == sqldb.MySQL {
-		return s.mysqlWrite(ctx, "record set result", id, nil, s.live(now),
-			"status = 4, result = ?, error = '', updated_at = ?", text(result), now.UnixMicro())
+	args := []any{}
+	if s.mapped["result"] {
+		args = append(args, text(result))
 	}
-	return s.one(ctx, "record set result", id, `UPDATE `+Table+` SET status = 4, result = ?, error = '', updated_at = ?
-		WHERE id = ? AND updated_at >= ? RETURNING `+columns, text(result), now.UnixMicro(), id, s.cutoff(now))
+	set := `{status} = 4` + s.set("result", "?") + s.set("error", "''") + `, {updated} = ?`
+	if s.db.Dialect == sqldb.MySQL {
+		return s.mysqlWrite(ctx, "record set result", id, nil, s.live(now), set, append(args, s.updated.Arg(now))...)
+	}
+	return s.one(ctx, "record set result", id, `UPDATE {T} SET `+set+`
+		WHERE {id} = ? AND {e.updated} >= ? RETURNING `+columns, append(args, s.updated.Arg(now), id, s.cutoff(now))...)
 }
 
 // SetFailed implements report.RecordStore.
@@ -161,12 +291,16 @@ func (s *Store) SetFailed(ctx context.Context, id int64, reason string) (*report
 		return nil, err
 	}
 	now := s.now()
-	if s.db.Dialect == sqldb.MySQL {
-		return s.mysqlWrite(ctx, "record set failed", id, nil, s.live(now),
-			"status = 5, result = NULL, error = ?, updated_at = ?", reason, now.UnixMicro())
+	args := []any{}
+	if s.mapped["error"] {
+		args = append(args, reason)
 	}
-	return s.one(ctx, "record set failed", id, `UPDATE `+Table+` SET status = 5, result = NULL, error = ?, updated_at = ?
-		WHERE id = ? AND updated_at >= ? RETURNING `+columns, reason, now.UnixMicro(), id, s.cutoff(now))
+	set := `{status} = 5` + s.set("result", "NULL") + s.set("error", "?") + `, {updated} = ?`
+	if s.db.Dialect == sqldb.MySQL {
+		return s.mysqlWrite(ctx, "record set failed", id, nil, s.live(now), set, append(args, s.updated.Arg(now))...)
+	}
+	return s.one(ctx, "record set failed", id, `UPDATE {T} SET `+set+`
+		WHERE {id} = ? AND {e.updated} >= ? RETURNING `+columns, append(args, s.updated.Arg(now), id, s.cutoff(now))...)
 }
 
 // ResetForRegeneration implements report.RecordStore with one guarded UPDATE.
@@ -175,6 +309,7 @@ func (s *Store) ResetForRegeneration(ctx context.Context, id int64) (*report.Rec
 		return nil, err
 	}
 	now := s.now()
+	set := `{status} = 3` + s.set("result", "NULL") + s.set("error", "''") + `, {updated} = ?`
 	var (
 		r   *report.Record
 		err error
@@ -183,10 +318,10 @@ func (s *Store) ResetForRegeneration(ctx context.Context, id int64) (*report.Rec
 		live := s.live(now)
 		r, err = s.mysqlWrite(ctx, "record reset", id, nil, func(cur *report.Record) bool {
 			return live(cur) && (cur.Status == 3 || cur.Status == 5)
-		}, "status = 3, result = NULL, error = '', updated_at = ?", now.UnixMicro())
+		}, set, s.updated.Arg(now))
 	} else {
-		r, err = s.one(ctx, "record reset", id, `UPDATE `+Table+` SET status = 3, result = NULL, error = '', updated_at = ?
-		WHERE id = ? AND updated_at >= ? AND status IN (3, 5) RETURNING `+columns, now.UnixMicro(), id, s.cutoff(now))
+		r, err = s.one(ctx, "record reset", id, `UPDATE {T} SET `+set+`
+		WHERE {id} = ? AND {e.updated} >= ? AND {status} IN (3, 5) RETURNING `+columns, s.updated.Arg(now), id, s.cutoff(now))
 	}
 	if redstate.IsCode(err, redstate.ENOTFOUND) {
 		cur, gerr := s.Get(ctx, id)
@@ -205,8 +340,8 @@ func (s *Store) ListGeneratingOlderThan(ctx context.Context, age time.Duration) 
 		return nil, redstate.Errorf(redstate.EINVALID, "age must not be negative, got %s", age)
 	}
 	now := s.now()
-	rows, err := s.db.QueryContext(ctx, s.db.Rebind(`SELECT id FROM `+Table+`
-		WHERE status = 3 AND updated_at <= ? AND updated_at >= ? ORDER BY id`), now.Add(-age).UnixMicro(), s.cutoff(now))
+	rows, err := s.db.QueryContext(ctx, s.sql(`SELECT {id} FROM {T}
+		WHERE {status} = 3 AND {e.updated} <= ? AND {e.updated} >= ? ORDER BY {id}`), s.updated.Arg(now.Add(-age)), s.cutoff(now))
 	if err != nil {
 		return nil, sqldb.Map(err, "list generating records")
 	}
@@ -228,7 +363,7 @@ func (s *Store) DeleteExpired(ctx context.Context) (int64, error) {
 	if s.retention == 0 {
 		return 0, nil
 	}
-	res, err := s.db.ExecContext(ctx, s.db.Rebind(`DELETE FROM `+Table+` WHERE updated_at < ?`), s.cutoff(s.now()))
+	res, err := s.db.ExecContext(ctx, s.sql(`DELETE FROM {T} WHERE {e.updated} < ?`), s.cutoff(s.now()))
 	if err != nil {
 		return 0, sqldb.Map(err, "delete expired records")
 	}
@@ -236,36 +371,45 @@ func (s *Store) DeleteExpired(ctx context.Context) (int64, error) {
 	return n, sqldb.Map(err, "delete expired records")
 }
 
-// insert is the record a MySQL write inserts when none exists.
+// insert is the INSERT of a fresh record a MySQL write tries first (Store.insert's column and
+// VALUES lists, and their arguments).
 type insert struct {
-	status  int
-	answers json.RawMessage
-	now     time.Time
+	cols, vals string
+	args       []any
 }
 
 // errRefused is mysqlWrite's guard refusing the current record.
 var errRefused = errors.New("the record's state refuses the write")
 
-// live is the guard "the record has not expired" at now.
+// live is the guard "the record has not expired" at now (always true without retention).
 func (s *Store) live(now time.Time) func(*report.Record) bool {
-	return func(cur *report.Record) bool { return cur.UpdatedAt.UnixMicro() >= s.cutoff(now) }
+	return func(cur *report.Record) bool {
+		return s.retention == 0 || !cur.UpdatedAt.Before(now.Add(-s.retention).Truncate(time.Microsecond))
+	}
 }
 
 // mysqlWrite is a guarded write on MySQL, the form of the upserts and guarded UPDATEs of the
-// other engines: with ins set it first tries a plain INSERT of a fresh record (autocommit, so
-// that the shared lock a duplicate key leaves is not held); then, in a transaction, it locks
+// other engines: with ins set it first tries a plain INSERT of a fresh record and reads it back
+// (its own transaction, ended at once so that the shared lock a duplicate key leaves is not
+// held); then, in a transaction, it locks
 // the record's row (SELECT … FOR UPDATE), and when guard accepts the current record applies
-// set (an UPDATE's SET list, args its values) and reads the row back. A missing record, or one
-// guard refuses, is ENOTFOUND, as the other engines' statements return no row. A record
-// deleted between the INSERT and the lock is inserted again (bounded).
+// set (an UPDATE's SET list with tokens, args its values) and reads the row back. A missing
+// record, or one guard refuses, is ENOTFOUND, as the other engines' statements return no row.
+// A record deleted between the INSERT and the lock is inserted again (bounded).
 func (s *Store) mysqlWrite(ctx context.Context, op string, id int64, ins *insert, guard func(*report.Record) bool, set string, args ...any) (*report.Record, error) {
 	for attempt := 0; ; attempt++ {
 		if ins != nil {
-			_, err := s.db.ExecContext(ctx, `INSERT INTO `+Table+` (id, status, answers, result, error, updated_at) VALUES (?, ?, ?, NULL, '', ?)`,
-				id, ins.status, text(ins.answers), ins.now.UnixMicro())
+			var out *report.Record
+			err := sqldb.InTx(ctx, s.db, func(tx *sql.Tx) error {
+				if _, err := tx.ExecContext(ctx, s.sql(`INSERT INTO {T} (`+ins.cols+`) VALUES (`+ins.vals+`)`), ins.args...); err != nil {
+					return err
+				}
+				var err error
+				out, err = s.scanRecord(tx.QueryRowContext(ctx, s.sql(`SELECT `+columns+` FROM {T} WHERE {id} = ?`), id))
+				return err
+			})
 			if err == nil {
-				return &report.Record{ID: id, Status: ins.status, StatusText: report.StatusText(ins.status), Answers: ins.answers,
-					UpdatedAt: time.UnixMicro(ins.now.UnixMicro()).UTC()}, nil
+				return out, nil
 			}
 			if !sqldb.IsUniqueViolation(err) {
 				return nil, sqldb.Map(err, op)
@@ -273,17 +417,17 @@ func (s *Store) mysqlWrite(ctx context.Context, op string, id int64, ins *insert
 		}
 		var out *report.Record
 		err := sqldb.InTx(ctx, s.db, func(tx *sql.Tx) error {
-			cur, err := scanRecord(tx.QueryRowContext(ctx, `SELECT `+columns+` FROM `+Table+` WHERE id = ? FOR UPDATE`, id))
+			cur, err := s.scanRecord(tx.QueryRowContext(ctx, s.sql(`SELECT `+columns+` FROM {T} WHERE {id} = ? FOR UPDATE`), id))
 			if err != nil {
 				return err
 			}
 			if !guard(cur) {
 				return errRefused
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE `+Table+` SET `+set+` WHERE id = ?`, append(args, id)...); err != nil {
+			if _, err := tx.ExecContext(ctx, s.sql(`UPDATE {T} SET `+set+` WHERE {id} = ?`), append(args, id)...); err != nil {
 				return err
 			}
-			out, err = scanRecord(tx.QueryRowContext(ctx, `SELECT `+columns+` FROM `+Table+` WHERE id = ?`, id))
+			out, err = s.scanRecord(tx.QueryRowContext(ctx, s.sql(`SELECT `+columns+` FROM {T} WHERE {id} = ?`), id))
 			return err
 		})
 		switch {
@@ -300,7 +444,7 @@ func (s *Store) mysqlWrite(ctx context.Context, op string, id int64, ins *insert
 
 // one runs a statement about record id returning at most one record. No row is ENOTFOUND.
 func (s *Store) one(ctx context.Context, op string, id int64, query string, args ...any) (*report.Record, error) {
-	r, err := scanRecord(s.db.QueryRowContext(ctx, s.db.Rebind(query), args...))
+	r, err := s.scanRecord(s.db.QueryRowContext(ctx, s.sql(query), args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, redstate.Wrap(redstate.ENOTFOUND, err, "record "+strconv.FormatInt(id, 10)+" not found")
 	}
@@ -311,13 +455,12 @@ func (s *Store) one(ctx context.Context, op string, id int64, query string, args
 }
 
 // scanRecord reads one row of columns.
-func scanRecord(row *sql.Row) (*report.Record, error) {
+func (s *Store) scanRecord(row *sql.Row) (*report.Record, error) {
 	var (
-		r               report.Record
-		answers, result sql.NullString
-		updated         int64
+		r                      report.Record
+		answers, result, cause sql.NullString
 	)
-	if err := row.Scan(&r.ID, &r.Status, &answers, &result, &r.Error, &updated); err != nil {
+	if err := row.Scan(&r.ID, &r.Status, &answers, &result, &cause, s.updated.Dest(&r.UpdatedAt)); err != nil {
 		return nil, err
 	}
 	if answers.Valid {
@@ -326,8 +469,8 @@ func scanRecord(row *sql.Row) (*report.Record, error) {
 	if result.Valid {
 		r.Result = json.RawMessage(result.String)
 	}
+	r.Error = cause.String
 	r.StatusText = report.StatusText(r.Status)
-	r.UpdatedAt = time.UnixMicro(updated).UTC()
 	return &r, nil
 }
 

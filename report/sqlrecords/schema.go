@@ -1,6 +1,11 @@
 package sqlrecords
 
-import "github.com/redstate/redstate/sqldb"
+import (
+	"strings"
+
+	"github.com/redstate/redstate/report"
+	"github.com/redstate/redstate/sqldb"
+)
 
 // Component is the name the record schema's migrations are recorded under.
 const Component = "report-records"
@@ -31,6 +36,37 @@ var Migrations = []sqldb.Migration{
 	}},
 }
 
+// ownedTable is the statement that creates a mapped records table redstate owns
+// (report.sql.owns-table) when it is missing: the default schema under the mapped names
+// (updated time in Unix microseconds), without the columns left unmapped; on MySQL as
+// mysqlV1 (LONGTEXT, the index inside CREATE TABLE, utf8mb4 with binary comparison).
+func ownedTable(d sqldb.Dialect, cfg report.RecordsSQLConfig) []string {
+	q, r := d.Quote, cfg.Records
+	text, errText := "TEXT", "TEXT NOT NULL DEFAULT ''"
+	if d == sqldb.MySQL {
+		text, errText = "LONGTEXT", "LONGTEXT NOT NULL"
+	}
+	cols := []string{q(r.ID) + " BIGINT NOT NULL PRIMARY KEY", q(r.Status) + " SMALLINT NOT NULL CHECK (" + q(r.Status) + " BETWEEN 1 AND 5)"}
+	if r.Answers != "" {
+		cols = append(cols, q(r.Answers)+" "+text)
+	}
+	if r.Result != "" {
+		cols = append(cols, q(r.Result)+" "+text)
+	}
+	if r.Error != "" {
+		cols = append(cols, q(r.Error)+" "+errText)
+	}
+	cols = append(cols, q(r.Updated)+" BIGINT NOT NULL")
+	if d == sqldb.MySQL {
+		cols = append(cols, "INDEX "+q(r.Table+"_updated")+" ("+q(r.Updated)+")")
+		return []string{"CREATE TABLE IF NOT EXISTS " + q(r.Table) + " (" + strings.Join(cols, ", ") + ")" + mysqlTable}
+	}
+	return []string{
+		"CREATE TABLE IF NOT EXISTS " + q(r.Table) + " (" + strings.Join(cols, ", ") + ")",
+		"CREATE INDEX IF NOT EXISTS " + q(r.Table+"_updated") + " ON " + q(r.Table) + " (" + q(r.Updated) + ")",
+	}
+}
+
 // mysqlV1 is migration 1 on MySQL: one CREATE TABLE IF NOT EXISTS with its indexes (MySQL
 // commits DDL implicitly, so an interrupted migration is simply run again), LONGTEXT for the
 // JSON (TEXT stops at 64 KiB), no default on a text column (MySQL 8 allows none), and an index
@@ -45,5 +81,8 @@ var mysqlV1 = []string{
 		updated_at BIGINT NOT NULL,
 		INDEX ` + Table + `_generating (status, updated_at),
 		INDEX ` + Table + `_updated (updated_at)
-	) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+	)` + mysqlTable,
 }
+
+// mysqlTable ends every MySQL CREATE TABLE: InnoDB, utf8mb4, binary comparison of strings.
+const mysqlTable = " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
