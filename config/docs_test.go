@@ -39,6 +39,12 @@ func TestDocs_ListEveryKey(t *testing.T) {
 	if _, err := yaml.Parser().Unmarshal([]byte(example)); err != nil {
 		t.Fatalf("example is not YAML: %v", err)
 	}
+	loadExample(t, example)
+}
+
+// loadExample loads and validates a documented configuration file, failing t if it does not.
+func loadExample(t *testing.T, example string) Config {
+	t.Helper()
 	cfg, err := load(writeFile(t, example), nil, envOf(nil))
 	if err != nil {
 		t.Fatalf("example does not load: %v", err)
@@ -46,6 +52,7 @@ func TestDocs_ListEveryKey(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("example does not validate: %v", err)
 	}
+	return cfg
 }
 
 // TestDocs_IndexSourceExamplesLoad keeps the configuration examples of docs/index.md's table
@@ -69,14 +76,7 @@ func TestDocs_IndexSourceExamplesLoad(t *testing.T) {
 			if !ok {
 				t.Fatalf("docs/index.md has no block marked <!-- file: %s -->", name)
 			}
-			cfg, err := load(writeFile(t, example), nil, envOf(nil))
-			if err != nil {
-				t.Fatalf("example does not load: %v", err)
-			}
-			if err := cfg.Validate(); err != nil {
-				t.Fatalf("example does not validate: %v", err)
-			}
-			if !on(cfg) {
+			if !on(loadExample(t, example)) {
 				t.Fatal("example does not turn its source on")
 			}
 		})
