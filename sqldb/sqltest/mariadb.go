@@ -167,7 +167,7 @@ func (s *MariaDBServer) run() error {
 	logf := filepath.Join(s.dir, "mariadb.log")
 	_ = os.Remove(logf)
 	cmd := exec.Command(s.bin, "--no-defaults", "--datadir="+s.DataDir, "--port="+strconv.Itoa(s.Port),
-		"--bind-address=127.0.0.1", "--socket="+s.Socket, "--pid-file="+filepath.Join(s.dir, "mariadbd.pid"),
+		"--bind-address=127.0.0.1", "--socket="+s.Socket, "--pid-file="+filepath.Join(s.dir, "mariadbd.pid"), "--tmpdir="+s.dir,
 		"--log-error="+logf, "--skip-name-resolve", "--log-bin=binlog", "--binlog-format=ROW",
 		"--binlog-row-image=FULL", "--server-id=1", "--default-time-zone="+MariaDBTimeZone,
 		"--character-set-server=utf8mb4", "--collation-server=utf8mb4_general_ci",
@@ -210,7 +210,7 @@ func (s *MariaDBServer) createUser() error {
 	defer a.Close()
 	for _, q := range []string{
 		fmt.Sprintf("CREATE USER '%s'@'%%' IDENTIFIED BY '%s'", MariaDBUser, MariaDBPassword),
-		fmt.Sprintf("GRANT ALL PRIVILEGES ON *.* TO '%s'@'%%'", MariaDBUser),
+		fmt.Sprintf("GRANT ALL PRIVILEGES ON *.* TO '%s'@'%%' WITH GRANT OPTION", MariaDBUser),
 		fmt.Sprintf("GRANT REPLICATION SLAVE, REPLICATION CLIENT, SELECT ON *.* TO '%s'@'%%'", MariaDBUser),
 	} {
 		if _, err := a.Exec(q); err != nil {
