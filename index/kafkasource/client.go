@@ -86,7 +86,7 @@ func (s *Source) clientOptions() []kgo.Opt {
 		kgo.AutoCommitInterval(s.opts.CommitInterval),
 		kgo.OnPartitionsRevoked(s.revoked),
 		kgo.OnPartitionsLost(s.lost),
-		kgo.WithLogger(kgoLogger{s.log}),
+		kgo.WithLogger(kgoLogger{s.opts.Logger.With("source", "kafka")}),
 	}
 	if s.opts.TLS != nil {
 		opts = append(opts, kgo.DialTLSConfig(s.opts.TLS))

@@ -248,14 +248,26 @@ func diff(got, want map[string]string) string {
 	return strings.Join(out, "; ")
 }
 
-// waitCommitted waits until group has committed every produced offset.
-func (e *env) waitCommitted(group string) {
+// admin returns a plain client of the env's brokers, closed with the test.
+func (e *env) admin() *kgo.Client {
 	e.t.Helper()
 	adm, err := kgo.NewClient(kgo.SeedBrokers(e.brokers...))
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	defer adm.Close()
+	e.t.Cleanup(adm.Close)
+	return adm
+}
+
+// tpOf names a partition.
+func tpOf(topic string, p int32) kafkasource.TopicPartition {
+	return kafkasource.TopicPartition{Topic: topic, Partition: p}
+}
+
+// waitCommitted waits until group has committed every produced offset.
+func (e *env) waitCommitted(group string) {
+	e.t.Helper()
+	adm := e.admin()
 	e.mu.Lock()
 	want := maps.Clone(e.next)
 	e.mu.Unlock()
