@@ -77,6 +77,12 @@ func (ib *indexBackend) Health(context.Context) component.Status {
 	for _, s := range ib.sourceStatus() {
 		st.Detail += ", source " + s.Name
 	}
+	if ib.kafka != nil {
+		if f := ib.kafka.Failure(); f != "" {
+			st.State = component.StateDegraded
+			st.Detail += "; the Kafka source is failing (" + f + "), retrying; nothing is committed past what is applied"
+		}
+	}
 	return st
 }
 

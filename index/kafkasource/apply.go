@@ -14,9 +14,9 @@ import (
 
 // apply applies the records of one poll, each partition's in order and the partitions in
 // parallel, and marks the applied ones for commit. A partition whose apply failed (the store)
-// is rewound to its first record of the poll, to be read again; apply reports whether any did.
-// It runs between a poll and AllowRebalance, so the partitions cannot move meanwhile.
-func (s *Source) apply(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches) (failed bool) {
+// is rewound to its first record of the poll, to be read again; apply returns the first such
+// failure. It runs between a poll and AllowRebalance, so the partitions cannot move meanwhile.
+func (s *Source) apply(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches) error {
 	var parts []kgo.FetchTopicPartition
 	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
 		if len(p.Records) > 0 {
@@ -30,6 +30,7 @@ func (s *Source) apply(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches)
 	}
 	wg.Wait()
 	rewind := map[string]map[int32]kgo.EpochOffset{}
+	var failure error
 	for i, p := range parts {
 		first, last := p.Records[0], p.Records[len(p.Records)-1]
 		if errs[i] != nil {
@@ -41,6 +42,9 @@ func (s *Source) apply(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches)
 				rewind[p.Topic] = map[int32]kgo.EpochOffset{}
 			}
 			rewind[p.Topic][p.Partition] = kgo.EpochOffset{Epoch: first.LeaderEpoch, Offset: first.Offset}
+			if failure == nil {
+				failure = errs[i]
+			}
 			continue
 		}
 		cl.MarkCommitRecords(last)
@@ -49,7 +53,7 @@ func (s *Source) apply(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches)
 	if len(rewind) > 0 {
 		cl.SetOffsets(rewind)
 	}
-	return len(rewind) > 0
+	return failure
 }
 
 // poison is a record that could not be parsed.

@@ -59,7 +59,12 @@ func newEnv(t *testing.T, partitions int32, topics ...string) *env {
 // newEnvOn is newEnv on existing brokers.
 func newEnvOn(t *testing.T, brokers []string) *env {
 	t.Helper()
-	client := redistest.SharedStandalone(t).Client(t)
+	return newEnvWith(t, brokers, redistest.SharedStandalone(t).Client(t))
+}
+
+// newEnvWith is newEnvOn with the index on client.
+func newEnvWith(t *testing.T, brokers []string, client *redis.Client) *env {
+	t.Helper()
 	prefix := indextest.UniquePrefix()
 	store := redisindex.New(client)
 	ix, err := index.New(store, []index.TableSpec{indextest.SeedTable(false)}, index.Options{Prefix: prefix})

@@ -14,6 +14,7 @@ package kafkasource
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -79,6 +80,8 @@ type Source struct {
 	opts Options
 	log  *slog.Logger
 	lag  lagTable
+	// failure is the last poll's failure, nil once a poll is applied cleanly.
+	failure atomic.Pointer[string]
 
 	// Records counts the records applied: their changes applied (or stale) in the index, DDL
 	// and tombstones included.
@@ -139,6 +142,15 @@ func New(ix *index.Indexer, opts Options) (*Source, error) {
 // next offset to apply).
 func (s *Source) Lag() map[TopicPartition]int64 { return s.lag.snapshot() }
 
+// Failure describes the last poll's failure (a fetch error, or the store refusing its
+// changes), or is "" when the last poll with records was applied cleanly.
+func (s *Source) Failure() string {
+	if f := s.failure.Load(); f != nil {
+		return *f
+	}
+	return ""
+}
+
 // Run consumes until ctx ends, then commits what was applied, leaves the group and returns
 // nil. Errors: EINVALID (the client options are refused).
 func (s *Source) Run(ctx context.Context) error {
@@ -153,18 +165,26 @@ func (s *Source) Run(ctx context.Context) error {
 		if fetches.IsClientClosed() {
 			return nil
 		}
-		failed := false
+		var failure string
 		fetches.EachError(func(topic string, partition int32, err error) {
 			if ctx.Err() == nil {
-				failed = true
+				failure = fmt.Sprintf("fetch %s/%d: %v", topic, partition, err)
 				s.log.Warn("kafka fetch failed", "topic", topic, "partition", partition, "err", err)
 			}
 		})
-		if ctx.Err() == nil && s.apply(ctx, cl, fetches) {
-			failed = true
+		if ctx.Err() == nil {
+			if err := s.apply(ctx, cl, fetches); err != nil {
+				failure = "apply: " + redstate.ErrorMessage(err)
+			}
 		}
 		cl.AllowRebalance()
-		if failed {
+		switch {
+		case failure != "":
+			s.failure.Store(&failure)
+		case fetches.NumRecords() > 0:
+			s.failure.Store(nil)
+		}
+		if failure != "" {
 			select {
 			case <-ctx.Done():
 			case <-time.After(s.opts.ErrorDelay):
