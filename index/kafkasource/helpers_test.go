@@ -62,8 +62,8 @@ func newEnvOn(t *testing.T, brokers []string) *env {
 	return newEnvWith(t, brokers, redistest.SharedStandalone(t).Client(t))
 }
 
-// newEnvWith is newEnvOn with the index on client.
-func newEnvWith(t *testing.T, brokers []string, client *redis.Client) *env {
+// newEnvWith is newEnvOn with the index on client and the producer's further options.
+func newEnvWith(t *testing.T, brokers []string, client *redis.Client, prodOpts ...kgo.Opt) *env {
 	t.Helper()
 	prefix := indextest.UniquePrefix()
 	store := redisindex.New(client)
@@ -71,7 +71,7 @@ func newEnvWith(t *testing.T, brokers []string, client *redis.Client) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prod, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	prod, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner())}, prodOpts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
