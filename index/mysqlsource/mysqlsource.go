@@ -220,7 +220,8 @@ var ErrPurged = errors.New("binlog position purged")
 // Run reads the binary log into the index until ctx ends (nil then), on one instance at a
 // time: it takes the binlog lease (standby, trying again every LeaseTTL/5, while another
 // instance holds it), snapshots the tables if no position is recorded, then streams, until the
-// lease is lost (back to standby) or ctx ends (the lease is released). Failures (MySQL or
+// lease is lost (back to standby, trying again after LeaseTTL) or ctx ends (the lease is
+// released). Failures (MySQL or
 // Redis unavailable, a requirement not met, a purged position: ErrPurged) are logged and
 // retried with back-off from the recorded position; a purged position stays an error until
 // index resnapshot deletes it.
@@ -243,9 +244,11 @@ func (s *Source) Run(ctx context.Context) error {
 				standby = true
 			}
 		default:
+			// Back from reading (the lease lost): wait a whole TTL, so that an instance in
+			// standby, which polls more often, takes over rather than the one that lost it.
 			standby = false
 			delay = s.lead(ctx, l, delay)
-			continue
+			wait = s.opts.LeaseTTL
 		}
 		select {
 		case <-ctx.Done():
