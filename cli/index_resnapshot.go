@@ -19,9 +19,10 @@ func newIndexResnapshotCommand() *cobra.Command {
 		Short: "Make the MySQL binlog source take a new snapshot (after a purged position)",
 		Long: `Deletes the MySQL source's recorded binlog position, its snapshot position and progress, and
 the binlog lease, in one step. The serve instance reading the binlog notices at its next
-position write or lease renewal (within a third of index.mysql.lease-ttl), acquires the lease
-again (or another instance does), finds no position and snapshots the followed tables again;
-with no serve running, the next one to start does. Rows deleted from the tables while the
+position write or lease renewal (within a third of index.mysql.lease-ttl) and goes standby; an
+instance in standby acquires the lease within a fifth of the TTL (the old reader itself after a
+whole TTL), finds no position and snapshots the followed tables again; with no serve running,
+the next one to start does. Rows deleted from the tables while the
 source was behind are in no snapshot: remove them afterwards with
 redstate index verify --source mysql --repair.`,
 		Args: cobra.NoArgs,
@@ -60,6 +61,6 @@ func printResnapshot(out io.Writer, r mysqlsource.Resnapshotted) {
 	}
 	fmt.Fprintf(out, "deleted the recorded binlog position (%s), the snapshot position (%s) and progress (%d tables), and the binlog lease (holder: %s)\n",
 		or(r.Position, "none"), or(r.Snapshot, "none"), r.ProgressTables, or(r.LeaseHolder, "none"))
-	fmt.Fprintln(out, "the serve instance reading the binlog takes a new snapshot within a third of index.mysql.lease-ttl (with none running, the next to start does);")
+	fmt.Fprintln(out, "a serve instance takes a new snapshot within about 1.5 × index.mysql.lease-ttl, when the reader has noticed and the lease is acquired again (with none running, the next to start does);")
 	fmt.Fprintln(out, "when it is done (log \"snapshot of table done\"), remove the rows deleted meanwhile with: redstate index verify --source mysql --repair")
 }
