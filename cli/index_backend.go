@@ -159,5 +159,8 @@ func mysqlLeaseDetail(src *mysqlsource.Source) string {
 	if fence, ok := src.Leader(); ok {
 		return fmt.Sprintf("reading the binlog (fence %d)", fence)
 	}
-	return "standby: another instance holds the binlog lease"
+	if src.Standby() {
+		return "standby: another instance holds the binlog lease"
+	}
+	return "not reading the binlog: acquiring the lease (see the log if Redis fails)"
 }

@@ -34,6 +34,9 @@ func (s *Source) Leader() (fence int64, ok bool) {
 	return f, f != 0
 }
 
+// Standby reports whether another instance held the binlog lease at this instance's last try.
+func (s *Source) Standby() bool { return s.standby.Load() }
+
 // newToken returns a token naming this process (for the operator reading the lease key) and
 // unique to one acquisition.
 func newToken() string {

@@ -55,8 +55,12 @@ func TestLease_OneReaderThenCleanHandOver(t *testing.T) {
 	f.caughtUp(t, a)
 	await(t, 10*time.Second, "b to log standby", func() bool { return strings.Contains(logB.String(), "standby") })
 	time.Sleep(3 * time.Second) // b polls the lease meanwhile
-	if leader(b) || b.Events.Load() != 0 || b.SnapshotRows.Load() != 0 || b.Position() != (mysqlsource.Position{}) {
-		t.Fatalf("standby b: leader %v, events %d, snapshot rows %d, position %v", leader(b), b.Events.Load(), b.SnapshotRows.Load(), b.Position())
+	if leader(b) || !b.Standby() || b.Events.Load() != 0 || b.SnapshotRows.Load() != 0 || b.Position() != (mysqlsource.Position{}) {
+		t.Fatalf("standby b: leader %v, standby %v, events %d, snapshot rows %d, position %v",
+			leader(b), b.Standby(), b.Events.Load(), b.SnapshotRows.Load(), b.Position())
+	}
+	if a.Standby() {
+		t.Fatal("the reader a says standby")
 	}
 	if n := strings.Count(logB.String(), "standby"); n != 1 {
 		t.Fatalf("b logged standby %d times, want once per change of state:\n%s", n, logB.String())
@@ -68,6 +72,9 @@ func TestLease_OneReaderThenCleanHandOver(t *testing.T) {
 	start := time.Now()
 	await(t, 10*time.Second, "b to take over after a clean stop", func() bool { return leader(b) })
 	t.Logf("b took over %s after a stopped", time.Since(start).Round(time.Millisecond))
+	if b.Standby() {
+		t.Fatal("b says standby after taking over")
+	}
 	if fenceB, _ := b.Leader(); fenceB <= fenceA {
 		t.Fatalf("b's fence %d is not above a's %d", fenceB, fenceA)
 	}

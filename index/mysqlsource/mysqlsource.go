@@ -135,6 +135,8 @@ type Source struct {
 	// goroutine only); fence its fence while held, 0 otherwise.
 	token string
 	fence atomic.Int64
+	// standby is set while another instance holds the lease.
+	standby atomic.Bool
 }
 
 // Keys returns the source's Redis keys.
@@ -236,9 +238,11 @@ func (s *Source) Run(ctx context.Context) error {
 			return nil
 		case err != nil:
 			standby = false
+			s.standby.Store(false)
 			s.log.Error("index mysql source failed; retrying", "err", err, "retry_in", delay.String())
 			wait, delay = delay, min(2*delay, s.opts.MaxErrorDelay)
 		case !ok:
+			s.standby.Store(true)
 			if !standby {
 				s.log.Info("standby: another instance holds the binlog lease", "lease", s.keys.Lease)
 				standby = true
@@ -247,6 +251,7 @@ func (s *Source) Run(ctx context.Context) error {
 			// Back from reading (the lease lost): wait a whole TTL, so that an instance in
 			// standby, which polls more often, takes over rather than the one that lost it.
 			standby = false
+			s.standby.Store(false)
 			delay = s.lead(ctx, l, delay)
 			wait = s.opts.LeaseTTL
 		}
