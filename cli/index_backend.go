@@ -76,6 +76,9 @@ func (ib *indexBackend) Health(context.Context) component.Status {
 	st.Detail = fmt.Sprintf("%d tables", len(ib.indexer.Tables()))
 	for _, s := range ib.sourceStatus() {
 		st.Detail += ", source " + s.Name
+		if s.Name == "mysql" {
+			st.Detail += " (" + mysqlLeaseDetail(ib.mysql) + ")"
+		}
 	}
 	if ib.kafka != nil {
 		if f := ib.kafka.Failure(); f != "" {
@@ -141,13 +144,20 @@ func (a *app) index(ctx context.Context) (*indexBackend, error) {
 		if err != nil {
 			return nil, fmt.Errorf("index mysql source: %w", err)
 		}
-		src, err := mysqlsource.New(ix, mysqlsource.Options{URL: my.URL, DB: db, Redis: client, ServerID: my.ServerID, Tables: my.Tables, Flavor: my.Flavor, Logger: log})
+		src, err := mysqlsource.New(ix, mysqlsource.Options{URL: my.URL, DB: db, Redis: client, ServerID: my.ServerID, Tables: my.Tables, Flavor: my.Flavor,
+			LeaseTTL: my.LeaseTTL, Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("index mysql source: %w", err)
 		}
 		ib.mysql = src
 		metrics.RegisterIndexSource(m, "mysql", src.LagSeconds, func() float64 { return 0 },
 			func() float64 { return float64(src.SnapshotRows.Load()) })
+		metrics.RegisterIndexSourceLeader(m, "mysql", func() float64 {
+			if _, ok := src.Leader(); ok {
+				return 1
+			}
+			return 0
+		})
 		log.Info("CDC index following the MySQL binary log", "dsn", db.DSN, "tables", my.Tables)
 	}
 	src, err := kafkaSource(ix, cfg.Index.Kafka, log)
@@ -166,4 +176,15 @@ func (a *app) index(ctx context.Context) (*indexBackend, error) {
 func (a *app) indexOptions() index.Options {
 	ix := a.cfg.Index
 	return index.Options{Namespace: a.cfg.Namespace, Prefix: ix.Prefix, VersionTTL: ix.VersionTTL, DeadLetterMax: ix.DeadLetterMax}
+}
+
+// mysqlLeaseDetail says whether this instance reads the binlog.
+func mysqlLeaseDetail(src *mysqlsource.Source) string {
+	if fence, ok := src.Leader(); ok {
+		return fmt.Sprintf("reading the binlog (fence %d)", fence)
+	}
+	if src.Standby() {
+		return "standby: another instance holds the binlog lease"
+	}
+	return "not reading the binlog: acquiring the lease (see the log if Redis fails)"
 }
