@@ -126,6 +126,7 @@ type Source struct {
 	SnapshotRows, Events atomic.Int64
 	lagMillis            atomic.Int64
 	position             atomic.Pointer[Position]
+	progress             progress
 }
 
 // Keys are the Redis keys of the source's progress.
