@@ -50,6 +50,7 @@ type fixture struct {
 	redis  *redistest.Server
 	log    syncBuffer
 	ix     *index.Indexer
+	prefix string // the index's key prefix
 }
 
 func itemsSpec(db string) index.TableSpec {
@@ -95,7 +96,8 @@ func setup(t *testing.T, rows int) *fixture {
 	}
 	f.redis = redistest.StartStandalone(t, redistest.WithAppendOnly(false))
 	f.client = f.redis.Client(t)
-	f.ix, err = index.New(redisindex.New(f.client), []index.TableSpec{itemsSpec(f.name)}, index.Options{Prefix: indextest.UniquePrefix()})
+	f.prefix = indextest.UniquePrefix()
+	f.ix, err = index.New(redisindex.New(f.client), []index.TableSpec{itemsSpec(f.name)}, index.Options{Prefix: f.prefix})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -145,6 +145,11 @@ func (s *Source) rows(ctx context.Context, ev *replication.BinlogEvent, e *repli
 	}
 	names := e.Table.ColumnNameString() // binlog_row_metadata=FULL: the names as of the event
 	renamed := renames(names, cols)
+	if spec, ok := s.ix.Table(db, name); ok {
+		if err := checkImage(spec, int(e.ColumnCount), cols, names, renamed); err != nil {
+			return err
+		}
+	}
 	for i := step - 1; i < len(e.Rows); i += step {
 		v, err := version(b.file, ev.Header.LogPos, i/step)
 		if err != nil {
