@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/redstate/redstate/redistest"
 	"github.com/redstate/redstate/sqldb"
 	"github.com/redstate/redstate/sqldb/sqltest"
@@ -183,5 +185,42 @@ index:
 	if src := st.Sources[0]; src.Name != "mysql" || !strings.HasPrefix(src.Position, "binlog.") || src.Events == 0 || src.SnapshotPercent != 100 || !src.Streaming {
 		t.Errorf("mysql source status: %s", body)
 	}
+	// The dashboard's Index page shows the same progress.
+	if cells := dashboardSourceCells(t, s2); cells != nil {
+		if len(cells) < 9 || cells[0] != "mysql" || !strings.HasPrefix(cells[1], "binlog.") || cells[2] != "100.0 %" || cells[7] == "0" {
+			t.Errorf("dashboard sources row = %q, want mysql, its position, snapshot 100.0 %%, events > 0", cells)
+		}
+		t.Logf("dashboard sources row: %q", cells)
+	}
 	s2.stop(t)
+}
+
+// dashboardSourceCells opens the dashboard's Index page in chromium (a server without tokens:
+// no login) and returns the cells of its Sources table; nil without chromium.
+func dashboardSourceCells(t *testing.T, s *server) []string {
+	t.Helper()
+	var browser string
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			browser = p
+			break
+		}
+	}
+	if browser == "" {
+		t.Log("chromium is not installed: the dashboard is not checked")
+		return nil
+	}
+	ctx, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.Flag("headless", "new"))...)
+	defer cancel()
+	ctx, cancel = chromedp.NewContext(ctx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	var cells []string
+	if err := chromedp.Run(ctx, chromedp.Navigate(s.Base+"/ui/#/index"), chromedp.WaitVisible("//h2[text()='Sources']", chromedp.BySearch),
+		chromedp.Evaluate(`[...document.querySelectorAll('#view table')[1].querySelectorAll('tbody td')].map(td => td.textContent)`, &cells)); err != nil {
+		t.Fatalf("dashboard index page: %v", err)
+	}
+	return cells
 }

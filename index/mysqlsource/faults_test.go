@@ -262,7 +262,7 @@ func TestSource_UndeclaredSkipped(t *testing.T) {
 }
 
 // TestSource_Progress: the figures of the metrics and the dashboard: the snapshot's estimate
-// and percentage, events per second while changes stream, no lag nor pending events once
+// and percentage, events per second while changes stream, no lag (bytes, seconds) nor pending events once
 // caught up.
 func TestSource_Progress(t *testing.T) {
 	f := setup(t, 3000)
@@ -289,6 +289,8 @@ func TestSource_Progress(t *testing.T) {
 		}
 	}
 	f.caughtUp(t, src)
-	waitFor(t, "no lag in bytes nor pending events", func() bool { return src.LagBytes() == 0 && src.PendingEvents() == 0 })
+	waitFor(t, "no lag in bytes or seconds nor pending events", func() bool {
+		return src.LagBytes() == 0 && src.PendingEvents() == 0 && src.LagSeconds() == 0
+	})
 	t.Logf("events/s %.0f, events %d", rate, src.Events.Load())
 }

@@ -125,6 +125,9 @@ func (s *Source) watch(ctx context.Context) (stop func()) {
 		for {
 			if logs, err := s.binaryLogs(ctx); err == nil {
 				s.progress.logs.Store(&logs)
+				if s.LagBytes() == 0 && s.PendingEvents() == 0 {
+					s.lagMillis.Store(0) // caught up: the last event's age is no lag
+				}
 			} else if ctx.Err() == nil {
 				s.log.Debug("lag: cannot list the binary logs", "err", err)
 			}
