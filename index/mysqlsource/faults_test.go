@@ -262,8 +262,8 @@ func TestSource_UndeclaredSkipped(t *testing.T) {
 }
 
 // TestSource_Progress: the figures of the metrics and the dashboard: the snapshot's estimate
-// and percentage, events per second while changes stream, no lag (bytes, seconds) nor pending events once
-// caught up.
+// and percentage, events per second while changes stream, no lag (bytes, seconds) nor
+// pending events once caught up.
 func TestSource_Progress(t *testing.T) {
 	f := setup(t, 3000)
 	f.exec(t, "ANALYZE TABLE items")
