@@ -3,11 +3,13 @@ package mysqlsource_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redstate/redstate/index"
+	"github.com/redstate/redstate/index/mysqlsource"
 	"github.com/redstate/redstate/index/redisindex"
 	"github.com/redstate/redstate/sqldb/sqltest"
 )
@@ -200,7 +202,7 @@ func (f *fixture) renamedIndex(t *testing.T, column string) *index.Indexer {
 func TestSource_LargeTransaction(t *testing.T) {
 	const rows = 50000
 	f := setup(t, 100)
-	src := f.source(t)
+	src := f.batchSource(t, 500)
 	stop := run(src)
 	defer func() { _ = stop() }()
 	f.writes(t, 1, 3)
@@ -225,7 +227,7 @@ func TestSource_LargeTransaction(t *testing.T) {
 		t.Fatalf("recorded position %q (%v) after a stop inside the transaction, want %v", recorded, err, before)
 	}
 	stale := f.ix.Stats(f.name, "items").Stale.Load()
-	src = f.source(t)
+	src = f.batchSource(t, 500)
 	stop = run(src)
 	f.exec(t, "UPDATE items SET cat = cat + 1 WHERE id > 1000000 AND id % 3 = 0")
 	f.caughtUp(t, src)
@@ -237,6 +239,18 @@ func TestSource_LargeTransaction(t *testing.T) {
 	}
 	f.verify(t)
 	t.Logf("stopped after %d of %d rows; the replay found %d stale", applied, rows, f.ix.Stats(f.name, "items").Stale.Load()-stale)
+}
+
+// batchSource is f.source applying up to rows changes at once.
+func (f *fixture) batchSource(t *testing.T, rows int) *mysqlsource.Source {
+	t.Helper()
+	src, err := mysqlsource.New(f.ix, mysqlsource.Options{URL: f.dsn, DB: f.db, Redis: f.client, Tables: []string{f.name + ".items"},
+		BatchRows: rows, ErrorDelay: 50 * time.Millisecond, MaxErrorDelay: 500 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(&f.log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
 }
 
 // TestSource_UndeclaredSkipped: row changes of a table not followed are counted as skipped and

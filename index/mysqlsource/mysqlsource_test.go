@@ -162,7 +162,7 @@ func (f *fixture) caughtUp(t *testing.T, src *mysqlsource.Source) {
 	if err := f.db.QueryRow("SHOW MASTER STATUS").Scan(&file, &pos, &rest[0], &rest[1]); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		p := src.Position()
 		if p.File > file || (p.File == file && p.Pos >= pos) {
