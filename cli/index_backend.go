@@ -9,6 +9,7 @@ import (
 
 	"github.com/redstate/redstate/component"
 	"github.com/redstate/redstate/index"
+	"github.com/redstate/redstate/index/kafkasource"
 	"github.com/redstate/redstate/index/memindex"
 	"github.com/redstate/redstate/index/mysqlsource"
 	"github.com/redstate/redstate/index/pgsource"
@@ -26,6 +27,8 @@ type indexBackend struct {
 	postgres *pgsource.Source
 	// mysql is the MySQL/MariaDB binlog source, nil when index.mysql.url is empty.
 	mysql *mysqlsource.Source
+	// kafka is the Kafka source, nil when index.kafka.brokers is empty.
+	kafka *kafkasource.Source
 	log   *slog.Logger
 	// backend is backendMemory or backendRedis.
 	backend string
@@ -50,6 +53,13 @@ func (ib *indexBackend) Start(ctx context.Context) error {
 	if ib.mysql != nil {
 		ib.bg.Go(ctx, func(ctx context.Context) { _ = ib.mysql.Run(ctx) }) // a purged position is logged by Run
 	}
+	if ib.kafka != nil {
+		ib.bg.Go(ctx, func(ctx context.Context) {
+			if err := ib.kafka.Run(ctx); err != nil {
+				ib.log.Error("CDC index Kafka source stopped", "err", err)
+			}
+		})
+	}
 	return nil
 }
 
@@ -67,12 +77,18 @@ func (ib *indexBackend) Health(context.Context) component.Status {
 	for _, s := range ib.sourceStatus() {
 		st.Detail += ", source " + s.Name
 	}
+	if ib.kafka != nil {
+		if f := ib.kafka.Failure(); f != "" {
+			st.State = component.StateDegraded
+			st.Detail += "; the Kafka source is failing (" + f + "), retrying; nothing is committed past what is applied"
+		}
+	}
 	return st
 }
 
 // index builds the index of cfg.Index.Tables (nil indexer when none are declared): memindex
 // without Redis, redisindex on the root's client with it (tables need hash-tag on Cluster),
-// and its sources (Redis Streams; PostgreSQL and MySQL through a pool the root opens).
+// and its sources (Redis Streams, Kafka; PostgreSQL and MySQL through a pool the root opens).
 func (a *app) index(ctx context.Context) (*indexBackend, error) {
 	cfg, m, log := a.cfg, a.metrics, a.log
 	ib := &indexBackend{log: log}
@@ -135,6 +151,14 @@ func (a *app) index(ctx context.Context) (*indexBackend, error) {
 			func() float64 { return float64(src.SnapshotRows.Load()) })
 		metrics.RegisterIndexSourceProgress(m, "mysql", mysqlProgress(src))
 		log.Info("CDC index following the MySQL binary log", "dsn", db.DSN, "tables", my.Tables)
+	}
+	src, err := kafkaSource(ix, cfg.Index.Kafka, log)
+	if err != nil {
+		return nil, fmt.Errorf("index kafka source: %w", err)
+	}
+	if src != nil {
+		ib.kafka = src
+		metrics.RegisterIndexKafka(m, src)
 	}
 	log.Info("CDC index ready", "tables", len(cfg.Index.Tables), "namespace", cfg.Namespace, "prefix", cfg.Index.Prefix, "backend", backend)
 	return ib, nil

@@ -187,7 +187,7 @@ index:
 	}
 	// The dashboard's Index page shows the same progress.
 	if cells := dashboardSourceCells(t, s2); cells != nil {
-		if len(cells) < 9 || cells[0] != "mysql" || !strings.HasPrefix(cells[1], "binlog.") || cells[2] != "100.0 %" || cells[7] == "0" {
+		if len(cells) < 10 || cells[0] != "mysql" || !strings.HasPrefix(cells[1], "binlog.") || cells[2] != "100.0 %" || cells[8] == "0" {
 			t.Errorf("dashboard sources row = %q, want mysql, its position, snapshot 100.0 %%, events > 0", cells)
 		}
 		t.Logf("dashboard sources row: %q", cells)

@@ -39,6 +39,9 @@ type Config struct {
 	Postgres PostgresConfig `koanf:"postgres"`
 	// MySQL feeds the index from a MySQL or MariaDB binary log (index/mysqlsource).
 	MySQL MySQLConfig `koanf:"mysql"`
+	// Kafka feeds the index from Kafka topics: Canal flat messages, Debezium envelopes
+	// (index/kafkasource).
+	Kafka KafkaConfig `koanf:"kafka"`
 }
 
 // MySQL flavors of MySQLConfig.Flavor.
@@ -107,6 +110,7 @@ func DefaultConfig() Config {
 		Streams:       StreamsConfig{Keys: []string{}, Group: DefaultStreamGroup, Format: FormatDebezium, ClaimIdle: DefaultClaimIdle},
 		Postgres:      PostgresConfig{Slot: DefaultSlot, Tables: []string{}},
 		MySQL:         MySQLConfig{Tables: []string{}, Flavor: FlavorAuto},
+		Kafka:         DefaultKafkaConfig(),
 	}
 }
 
@@ -178,5 +182,6 @@ func (c Config) Validate() error {
 			add("index.mysql.flavor", "must be auto, mysql or mariadb, got %q", my.Flavor)
 		}
 	}
+	c.Kafka.validate(len(c.Tables) > 0, add)
 	return errors.Join(errs...)
 }

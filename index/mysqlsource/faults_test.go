@@ -14,11 +14,12 @@ import (
 	"github.com/redstate/redstate/sqldb/sqltest"
 )
 
-// fullMetadata makes the server log column names in its table maps (binlog_row_metadata is
-// global and forgotten at a restart).
+// fullMetadata makes the server log column names in its table maps until the test ends
+// (binlog_row_metadata is global and forgotten at a restart).
 func (f *fixture) fullMetadata(t *testing.T) {
 	t.Helper()
 	f.exec(t, "SET GLOBAL binlog_row_metadata = 'FULL'")
+	t.Cleanup(func() { _, _ = f.db.Exec("SET GLOBAL binlog_row_metadata = DEFAULT") })
 }
 
 // waitFor polls cond every 20ms for up to a minute.

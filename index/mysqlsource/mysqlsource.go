@@ -301,6 +301,12 @@ func (s *Source) Check(ctx context.Context) error {
 	if _, err := s.masterStatus(ctx, s.opts.DB); err != nil {
 		return err
 	}
+	if err := s.checkReplicationGrant(ctx); err != nil {
+		return err
+	}
+	if err := s.checkCompression(ctx); err != nil {
+		return err
+	}
 	if taken, err := s.serverIDTaken(ctx); err == nil && taken {
 		return redstate.Errorf(redstate.EINVALID, "mysql source: server id %d is used by another replica of this server (SHOW SLAVE HOSTS): set a unique index.mysql.server-id", s.opts.ServerID)
 	}
