@@ -137,6 +137,7 @@ func (a *app) index(ctx context.Context) (*indexBackend, error) {
 		ib.postgres = src
 		metrics.RegisterIndexSource(m, "postgres", src.LagSeconds, func() float64 { return float64(src.LagBytes.Load()) },
 			func() float64 { return float64(src.BackfilledRows.Load()) })
+		metrics.RegisterIndexSourceProgress(m, "postgres", metrics.SourceProgress{Events: func() float64 { return float64(src.Events.Load()) }})
 		log.Info("CDC index following PostgreSQL", "dsn", db.DSN, "slot", pg.Slot, "tables", pg.Tables)
 	}
 	if my := cfg.Index.MySQL; my.URL != "" {
@@ -150,7 +151,7 @@ func (a *app) index(ctx context.Context) (*indexBackend, error) {
 			return nil, fmt.Errorf("index mysql source: %w", err)
 		}
 		ib.mysql = src
-		metrics.RegisterIndexSource(m, "mysql", src.LagSeconds, func() float64 { return 0 },
+		metrics.RegisterIndexSource(m, "mysql", src.LagSeconds, func() float64 { return float64(src.LagBytes()) },
 			func() float64 { return float64(src.SnapshotRows.Load()) })
 		metrics.RegisterIndexSourceLeader(m, "mysql", func() float64 {
 			if _, ok := src.Leader(); ok {
@@ -158,6 +159,7 @@ func (a *app) index(ctx context.Context) (*indexBackend, error) {
 			}
 			return 0
 		})
+		metrics.RegisterIndexSourceProgress(m, "mysql", mysqlProgress(src))
 		log.Info("CDC index following the MySQL binary log", "dsn", db.DSN, "tables", my.Tables)
 	}
 	src, err := kafkaSource(ix, cfg.Index.Kafka, log)
@@ -170,6 +172,20 @@ func (a *app) index(ctx context.Context) (*indexBackend, error) {
 	}
 	log.Info("CDC index ready", "tables", len(cfg.Index.Tables), "namespace", cfg.Namespace, "prefix", cfg.Index.Prefix, "backend", backend)
 	return ib, nil
+}
+
+// mysqlProgress reads the binlog source's progress for its metrics.
+func mysqlProgress(src *mysqlsource.Source) metrics.SourceProgress {
+	return metrics.SourceProgress{
+		Events:        func() float64 { return float64(src.Events.Load()) },
+		PendingEvents: func() float64 { return float64(src.PendingEvents()) },
+		PositionFile: func() float64 {
+			n, _ := index.BinlogFileNumber(src.Position().File) // 0 before any position
+			return float64(n)
+		},
+		PositionOffset:   func() float64 { return float64(src.Position().Pos) },
+		SnapshotEstimate: func() float64 { return float64(src.SnapshotEstimate()) },
+	}
 }
 
 // indexOptions are the index's options from cfg.Index, under the namespace (the key rule).

@@ -136,13 +136,15 @@ type Source struct {
 	token string
 	fence atomic.Int64
 	// standby is set while another instance holds the lease.
-	standby atomic.Bool
+	standby  atomic.Bool
+	progress progress
 }
 
 // Keys returns the source's Redis keys.
 func (s *Source) Keys() Keys { return s.keys }
 
-// LagSeconds is the age of the last applied event when it was applied.
+// LagSeconds is the age of the last applied event when it was applied; 0 once the source has
+// applied the whole log (as of its last listing, every LagPoll).
 func (s *Source) LagSeconds() float64 { return float64(s.lagMillis.Load()) / 1000 }
 
 // Position is the last position recorded in Redis by this instance (zero before any).

@@ -49,6 +49,7 @@ type fixture struct {
 	redis  *redistest.Server
 	log    syncBuffer
 	ix     *index.Indexer
+	prefix string // the index's key prefix
 }
 
 func itemsSpec(db string) index.TableSpec {
@@ -94,7 +95,8 @@ func setup(t *testing.T, rows int) *fixture {
 	}
 	f.redis = redistest.StartStandalone(t, redistest.WithAppendOnly(false))
 	f.client = f.redis.Client(t)
-	f.ix, err = index.New(redisindex.New(f.client), []index.TableSpec{itemsSpec(f.name)}, index.Options{Prefix: indextest.UniquePrefix()})
+	f.prefix = indextest.UniquePrefix()
+	f.ix, err = index.New(redisindex.New(f.client), []index.TableSpec{itemsSpec(f.name)}, index.Options{Prefix: f.prefix})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +166,7 @@ func (f *fixture) caughtUp(t *testing.T, src *mysqlsource.Source) {
 	if err := f.db.QueryRow("SHOW MASTER STATUS").Scan(&file, &pos, &rest[0], &rest[1]); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		p := src.Position()
 		if p.File > file || (p.File == file && p.Pos >= pos) {

@@ -32,6 +32,7 @@ func (s *Source) snapshot(ctx context.Context) (Position, error) {
 	if err != nil {
 		return Position{}, err
 	}
+	s.estimateSnapshot(ctx)
 	if consistent {
 		// Rolled back when done; on failure the connection is discarded with its transaction.
 		defer func() { _, _ = conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK") }()

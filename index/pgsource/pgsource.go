@@ -67,6 +67,8 @@ type Source struct {
 	// the last peek; LagSeconds the age of the last applied commit.
 	BackfilledRows, LagBytes atomic.Int64
 	lagMillis                atomic.Int64
+	// Events counts the row changes applied from the stream.
+	Events atomic.Int64
 }
 
 // LagSeconds is the age of the last applied commit when it was applied.
@@ -358,6 +360,7 @@ func (s *Source) StreamOnce(ctx context.Context) (int, error) {
 		if _, err := s.ix.Apply(ctx, changes); err != nil {
 			return 0, err
 		}
+		s.Events.Add(int64(len(changes)))
 	}
 	if !lastCommit.IsZero() {
 		s.lagMillis.Store(time.Since(lastCommit).Milliseconds())
