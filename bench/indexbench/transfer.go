@@ -56,6 +56,14 @@ type transferBatch struct {
 
 // run streams from `from` until ctx ends (nil then) or the stream fails.
 func (t *transfer) run(ctx context.Context, cfg replication.BinlogSyncerConfig, from mysqlsource.Position) error {
+	if err := t.stream(ctx, cfg, from); err != nil && ctx.Err() == nil {
+		return err
+	}
+	return nil
+}
+
+// stream is run's loop.
+func (t *transfer) stream(ctx context.Context, cfg replication.BinlogSyncerConfig, from mysqlsource.Position) error {
 	syncer := replication.NewBinlogSyncer(cfg)
 	defer syncer.Close()
 	st, err := syncer.StartSync(mysql.Position{Name: from.File, Pos: from.Pos})
