@@ -25,8 +25,12 @@ const (
 	lagWriters = 4
 	// samplesPerSecond is how many commits per second are timed.
 	samplesPerSecond = 200
-	// pollEvery is the pause between two polls of the pending samples.
-	pollEvery = 200 * time.Microsecond
+	// pollEvery is the pause between two polls of the pending samples; pollAtOnce bounds the
+	// samples one poll reads (the oldest: the stream applies in commit order, so a younger
+	// sample is rarely visible before an older one), so that a growing lag does not grow the
+	// poll's own load on Redis.
+	pollEvery  = 250 * time.Microsecond
+	pollAtOnce = 4
 	// drainLimit bounds the wait for the last samples after the writers stop.
 	drainLimit = 30 * time.Second
 )
@@ -43,7 +47,7 @@ type sample struct {
 // (one multi-row INSERT … ON DUPLICATE KEY UPDATE, each row's name set to a new sequence
 // number), for Duration. The first row of samplesPerSecond transactions a second is timed
 // from the commit's acknowledgement to the moment a poll of its index key (HGET, every
-// pollEvery) shows the new name.
+// pollEvery, the oldest pollAtOnce pending) shows the new name.
 func (e *mysqlEnv) lagPhase(ctx context.Context) (LagMeasurement, error) {
 	var out LagMeasurement
 	prefix := e.prefix + "-ours-lag"
@@ -150,9 +154,9 @@ func (e *mysqlEnv) lagTxn(ctx context.Context, k int64) (sample, error) {
 	return sample{id: strconv.FormatInt(e.lagID(first), 10), seq: first, commit: time.Now()}, nil
 }
 
-// poll times the samples: it reads every pending sample's row in its index key (one pipeline
-// of HGET), every pollEvery, until samples is closed and every sample was seen (or drainLimit
-// passed after the close: an error).
+// poll times the samples: it reads the oldest pollAtOnce pending samples' rows in their index
+// keys (one pipeline of HGET) every pollEvery, until samples is closed and every sample was
+// seen (or drainLimit passed after the close: an error).
 func (e *mysqlEnv) poll(ctx context.Context, samples <-chan sample) ([]time.Duration, error) {
 	var pending []sample
 	var lags []time.Duration
@@ -186,8 +190,9 @@ func (e *mysqlEnv) poll(ctx context.Context, samples <-chan sample) ([]time.Dura
 		if !closedAt.IsZero() && time.Since(closedAt) > drainLimit {
 			return lags, fmt.Errorf("lag: %d changes not visible in the index %s after the writers stopped", len(pending), drainLimit)
 		}
+		polled := pending[:min(len(pending), pollAtOnce)]
 		cmds, err := e.opts.Client.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for _, s := range pending {
+			for _, s := range polled {
 				p.HGet(ctx, s.key, s.id)
 			}
 			return nil
@@ -198,7 +203,7 @@ func (e *mysqlEnv) poll(ctx context.Context, samples <-chan sample) ([]time.Dura
 		now := time.Now()
 		kept := pending[:0]
 		for i, s := range pending {
-			if nameSeq(cmds[i].(*redis.StringCmd).Val()) >= s.seq {
+			if i < len(polled) && nameSeq(cmds[i].(*redis.StringCmd).Val()) >= s.seq {
 				lags = append(lags, now.Sub(s.commit))
 			} else {
 				kept = append(kept, s)

@@ -8,7 +8,8 @@ import "github.com/redis/go-redis/v9"
 // data, exactly like the seed's step 5. That is legal on a standalone server and, because every
 // key of a table shares the table's hash tag there, on Cluster too (the same slot, the same
 // node); the Indexer refuses untagged tables on Cluster. Reading the relation inside the script
-// saves a round trip per batch and needs no compare-and-set on the relation.
+// saves a round trip per batch and needs no compare-and-set on the relation. A relation that
+// did not change (an update that leaves the row in its keys) is not written again.
 //
 // KEYS[1] version key, KEYS[2] relation key, KEYS[3..] the row's index keys after the change.
 // ARGV[1] id, ARGV[2] version, ARGV[3] version value ("<version>|<stamp>"), ARGV[4] "1" for a
@@ -35,7 +36,7 @@ if ARGV[4] == '1' then
   redis.call('DEL', KEYS[2])
 else
   for i = 3, #KEYS do redis.call('HSET', KEYS[i], ARGV[1], ARGV[5]) end
-  redis.call('SET', KEYS[2], ARGV[7])
+  if rel ~= ARGV[7] then redis.call('SET', KEYS[2], ARGV[7]) end
 end
 redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[6])
 return 1
@@ -71,7 +72,7 @@ local function apply(k, n, a)
   else
     local row = ARGV[a + 5]
     for i = k + 2, k + n - 1 do redis.call('HSET', KEYS[i], id, row) end
-    redis.call('SET', rkey, ARGV[a + 7])
+    if rel ~= ARGV[a + 7] then redis.call('SET', rkey, ARGV[a + 7]) end
   end
   redis.call('SET', vkey, ARGV[a + 3], 'PX', ARGV[a + 6])
   return 1
