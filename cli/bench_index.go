@@ -42,8 +42,9 @@ The bench creates a database and a table of its own, declares the table in the i
 compares, over the same work:
 
   ours      index/mysqlsource: row images mapped to changes, batches of --batch (default
-            1000) applied by index.Indexer (one Lua script per row: version compare-and-set,
-            relation, tombstone), the position recorded in Redis after each batch
+            1000) applied by index.Indexer (one Lua script run per row, 32 rows a call:
+            version compare-and-set, relation, tombstone), the position recorded in Redis
+            after each batch
   transfer  what go-mysql-transfer does for a Redis hash target, written here as its minimal
             equivalent (go-mysql-transfer is an application, not a library): a go-mysql
             BinlogSyncer, each row as a JSON object HSET into its index keys (HDEL from the

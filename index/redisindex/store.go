@@ -1,4 +1,4 @@
-// Package redisindex is the Redis index.Store: each row change is one Lua script (version
+// Package redisindex is the Redis index.Store: each row change is one Lua script run (version
 // compare-and-set, the relation read, HDEL/HSET, SET), pipelined per batch. On Redis Cluster every
 // key of a table must share a hash tag (index.TableSpec.HashTag) so that script runs in one
 // slot.
