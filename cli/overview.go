@@ -69,6 +69,13 @@ func (ib *indexBackend) sourceStatus() []httpapi.IndexSourceStatus {
 	if ib.streams != nil {
 		out = append(out, httpapi.IndexSourceStatus{Name: "streams"})
 	}
+	if ib.kafka != nil {
+		var lag int64
+		for _, n := range ib.kafka.Lag() {
+			lag += n
+		}
+		out = append(out, httpapi.IndexSourceStatus{Name: "kafka", LagRecords: lag})
+	}
 	return out
 }
 

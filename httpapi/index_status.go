@@ -9,7 +9,7 @@ import (
 
 // IndexSourceStatus is one change source's progress (GET /v1/index/status).
 type IndexSourceStatus struct {
-	// Name is the source: "postgres", "mysql" or "streams".
+	// Name is the source: "postgres", "mysql", "streams" or "kafka".
 	Name string `json:"name"`
 	// BackfilledRows is how many rows the initial copy wrote (postgres, mysql).
 	BackfilledRows int64 `json:"backfilledRows"`
@@ -17,6 +17,9 @@ type IndexSourceStatus struct {
 	// applied commit when it was applied (postgres).
 	LagBytes   int64   `json:"lagBytes"`
 	LagSeconds float64 `json:"lagSeconds"`
+	// LagRecords is how many records are not yet applied (kafka: over the partitions this
+	// instance owns, as of their last fetch).
+	LagRecords int64 `json:"lagRecords"`
 }
 
 // indexTableStatus is one declared table's counters.

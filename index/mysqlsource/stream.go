@@ -13,7 +13,6 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/index"
-	"github.com/redstate/redstate/internal/rediserr"
 )
 
 // stream reads the binary log from `from` and applies the followed tables' row changes in
@@ -164,7 +163,8 @@ func (s *Source) tableColumns(ctx context.Context, db, name string, n int) ([]co
 	return cols, nil
 }
 
-// flush applies b's changes and records the last complete transaction's end.
+// flush applies b's changes and records the last complete transaction's end (a fenced write:
+// refused, errLeaseLost, once another instance holds the lease).
 func (s *Source) flush(ctx context.Context, b *batch) error {
 	if b.skipped > 0 {
 		s.ix.CountSkipped(b.skipped)
@@ -183,8 +183,8 @@ func (s *Source) flush(ctx context.Context, b *batch) error {
 	if b.committed == b.recorded {
 		return nil
 	}
-	if err := s.opts.Redis.Set(ctx, s.keys.Position, b.committed.String(), 0).Err(); err != nil {
-		return rediserr.Map(err, "record binlog position")
+	if err := s.fenced(ctx, "record binlog position", fencedSetScript, []string{s.keys.Position}, b.committed.String()); err != nil {
+		return err
 	}
 	b.recorded = b.committed
 	at := b.committed

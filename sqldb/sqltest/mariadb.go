@@ -3,22 +3,18 @@ package sqltest
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/redstate/redstate/internal/spawn"
 	"github.com/redstate/redstate/sqldb"
 )
 
@@ -46,27 +42,17 @@ type MariaDBServer struct {
 	dir  string
 	bin  string              // mariadbd
 	cred *syscall.Credential // whom it runs as (nil: the current user)
-	cmd  *exec.Cmd
-	done chan struct{}
+	proc *process
 }
 
-var (
-	myMu      sync.Mutex
-	myStarted *MariaDBServer
-	myErr     error
-)
+// mariaDB is the test binary's MariaDB server.
+var mariaDB shared[MariaDBServer]
 
 // MariaDB returns a fresh, empty database on the test binary's MariaDB server, dropped when
 // the test ends. See MariaDBDSN.
 func MariaDB(t testing.TB) *sqldb.DB {
 	t.Helper()
-	dsn := MariaDBDSN(t)
-	db, err := sqldb.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatalf("sqltest: %v", err)
-	}
-	t.Cleanup(func() { _ = db.Close() }) // runs before the drop registered by MariaDBDSN
-	return db
+	return openFor(t, MariaDBDSN(t)) // closed before the drop registered by MariaDBDSN
 }
 
 // MariaDBDSN creates a fresh, empty database (utf8mb4) on the test binary's MariaDB server and
@@ -80,21 +66,7 @@ func MariaDB(t testing.TB) *sqldb.DB {
 func MariaDBDSN(t testing.TB) string {
 	t.Helper()
 	srv := MariaDBTestServer(t)
-	name := "t_" + randomHex(6)
-	admin, err := srv.admin()
-	if err != nil {
-		t.Fatalf("sqltest: %v", err)
-	}
-	defer admin.Close()
-	if _, err := admin.Exec("CREATE DATABASE " + name + " CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci"); err != nil {
-		t.Fatalf("sqltest: create database: %v", err)
-	}
-	t.Cleanup(func() {
-		if a, err := srv.admin(); err == nil {
-			_, _ = a.Exec("DROP DATABASE IF EXISTS " + name)
-			_ = a.Close()
-		}
-	})
+	name := freshDatabase(t, srv.admin, "CREATE DATABASE %s CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci", "DROP DATABASE IF EXISTS %s")
 	return srv.DSN(name)
 }
 
@@ -102,18 +74,7 @@ func MariaDBDSN(t testing.TB) string {
 // MariaDBDSN), for tests that need more than a database: the binary log, a restart.
 func MariaDBTestServer(t testing.TB) *MariaDBServer {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("sqltest: skipping test that needs MariaDB in -short mode")
-	}
-	srv, err := startMariaDB()
-	if err != nil {
-		var missing errNotInstalled
-		if errors.As(err, &missing) && os.Getenv("REDSTATE_REQUIRE_REDIS") != "1" {
-			t.Skip(err.Error())
-		}
-		t.Fatalf("sqltest: %v", err)
-	}
-	return srv
+	return need(t, "MariaDB", func() (*MariaDBServer, error) { return mariaDB.get(launchMariaDB) })
 }
 
 // DSN is the mysql:// DSN of database on the server, as MariaDBUser.
@@ -133,17 +94,6 @@ func (s *MariaDBServer) admin() (*sql.DB, error) {
 	db := sql.OpenDB(conn)
 	db.SetMaxOpenConns(1)
 	return db, nil
-}
-
-// startMariaDB starts the server once; later calls return it (or the first failure).
-func startMariaDB() (*MariaDBServer, error) {
-	myMu.Lock()
-	defer myMu.Unlock()
-	if myStarted != nil || myErr != nil {
-		return myStarted, myErr
-	}
-	myStarted, myErr = launchMariaDB()
-	return myStarted, myErr
 }
 
 // mariadbBinaries finds mariadbd and mariadb-install-db: in $REDSTATE_MARIADB_BIN if set, else
@@ -184,80 +134,52 @@ func launchMariaDB() (*MariaDBServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "redstate-mariadb-")
+	dir, cred, err := serverDir("redstate-mariadb-", "mysql", "running as root and there is no user mysql to run MariaDB as (install Debian's mariadb-server)")
 	if err != nil {
-		return nil, err
-	}
-	cred, err := unprivilegedAs(dir, "mysql", "running as root and there is no user mysql to run MariaDB as (install Debian's mariadb-server)")
-	if err != nil {
-		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	data := filepath.Join(dir, "data")
-	initdb := exec.Command(install, "--no-defaults", "--datadir="+data, "--auth-root-authentication-method=normal",
-		"--skip-test-db", "--skip-name-resolve")
-	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	initdb.Dir = dir
-	if out, err := initdb.CombinedOutput(); err != nil {
+	if err := initialise(dir, cred, install, "--no-defaults", "--datadir="+data, "--auth-root-authentication-method=normal",
+		"--skip-test-db", "--skip-name-resolve"); err != nil {
 		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("mariadb-install-db: %v: %s", err, lastLines(string(out), 20))
+		return nil, err
 	}
-	for attempt := 0; attempt < 5; attempt++ {
-		port, err := freePort()
-		if err != nil {
-			return nil, err
-		}
-		srv := &MariaDBServer{Port: port, Socket: filepath.Join(dir, "sock"), DataDir: data, dir: dir, bin: server, cred: cred}
-		err = srv.run()
-		if err == nil {
-			if err := srv.createUser(); err != nil {
-				srv.kill()
-				_ = os.RemoveAll(dir)
-				return nil, err
-			}
-			return srv, nil
-		}
-		if !errors.Is(err, errPortInUse) {
-			_ = os.RemoveAll(dir)
-			return nil, err
+	srv := &MariaDBServer{Socket: filepath.Join(dir, "sock"), DataDir: data, dir: dir, bin: server, cred: cred}
+	err = onFreePort("mariadbd", func(port int) error {
+		srv.Port = port
+		return srv.run()
+	})
+	if err == nil {
+		if err = srv.createUser(); err != nil {
+			srv.proc.kill()
 		}
 	}
-	_ = os.RemoveAll(dir)
-	return nil, errors.New("mariadbd: no free port after 5 attempts")
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	return srv, nil
 }
-
-// errPortInUse says mariadbd could not bind its port.
-var errPortInUse = errors.New("mariadbd: port in use")
 
 // run starts mariadbd on the server's data directory and port and waits until it answers.
 // Errors: errPortInUse, or the end of its error log.
 func (s *MariaDBServer) run() error {
 	logf := filepath.Join(s.dir, "mariadb.log")
 	_ = os.Remove(logf)
-	s.done = make(chan struct{})
-	s.cmd = exec.Command(s.bin, "--no-defaults", "--datadir="+s.DataDir, "--port="+strconv.Itoa(s.Port),
-		"--bind-address=127.0.0.1", "--socket="+s.Socket, "--pid-file="+filepath.Join(s.dir, "mariadbd.pid"),
+	cmd := exec.Command(s.bin, "--no-defaults", "--datadir="+s.DataDir, "--port="+strconv.Itoa(s.Port),
+		"--bind-address=127.0.0.1", "--socket="+s.Socket, "--pid-file="+filepath.Join(s.dir, "mariadbd.pid"), "--tmpdir="+s.dir,
 		"--log-error="+logf, "--skip-name-resolve", "--log-bin=binlog", "--binlog-format=ROW",
 		"--binlog-row-image=FULL", "--server-id=1", "--default-time-zone="+MariaDBTimeZone,
 		"--character-set-server=utf8mb4", "--collation-server=utf8mb4_general_ci",
 		"--innodb-buffer-pool-size=64M", "--innodb-log-file-size=32M", "--innodb-flush-log-at-trx-commit=2",
 		"--sync-binlog=0", "--innodb-doublewrite=0", "--max-connections=500")
-	s.cmd.Dir = s.dir
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: s.cred}
-	if err := spawn.Start(s.cmd); err != nil {
-		return fmt.Errorf("start mariadbd: %w", err)
+	cmd.Dir = s.dir
+	p, err := startServer("mariadbd", cmd, s.cred, logf, []string{"Address already in use", "Do you already have another"}, 60*time.Second, s.ping)
+	if err != nil {
+		return err
 	}
-	cmd, done := s.cmd, s.done
-	go func() { _ = cmd.Wait(); close(done) }()
-	if err := s.waitReady(60 * time.Second); err == nil {
-		return nil
-	}
-	s.kill()
-	log, _ := os.ReadFile(logf)
-	if strings.Contains(string(log), "Address already in use") || strings.Contains(string(log), "Do you already have another") {
-		return errPortInUse
-	}
-	return fmt.Errorf("mariadbd did not start: %s", lastLines(string(log), 20))
+	s.proc = p
+	return nil
 }
 
 // Restart stops the server, at once (SIGKILL, as a crash) when crash is set, else with a
@@ -266,12 +188,12 @@ func (s *MariaDBServer) run() error {
 // that use it.
 func (s *MariaDBServer) Restart(t testing.TB, crash bool) {
 	t.Helper()
-	myMu.Lock()
-	defer myMu.Unlock()
+	mariaDB.mu.Lock()
+	defer mariaDB.mu.Unlock()
 	if crash {
-		s.kill()
+		s.proc.kill()
 	} else {
-		s.shutdown()
+		s.proc.stop(syscall.SIGTERM, 15*time.Second)
 	}
 	if err := s.run(); err != nil {
 		t.Fatalf("sqltest: restart mariadbd: %v", err)
@@ -288,7 +210,7 @@ func (s *MariaDBServer) createUser() error {
 	defer a.Close()
 	for _, q := range []string{
 		fmt.Sprintf("CREATE USER '%s'@'%%' IDENTIFIED BY '%s'", MariaDBUser, MariaDBPassword),
-		fmt.Sprintf("GRANT ALL PRIVILEGES ON *.* TO '%s'@'%%'", MariaDBUser),
+		fmt.Sprintf("GRANT ALL PRIVILEGES ON *.* TO '%s'@'%%' WITH GRANT OPTION", MariaDBUser),
 		fmt.Sprintf("GRANT REPLICATION SLAVE, REPLICATION CLIENT, SELECT ON *.* TO '%s'@'%%'", MariaDBUser),
 	} {
 		if _, err := a.Exec(q); err != nil {
@@ -298,81 +220,22 @@ func (s *MariaDBServer) createUser() error {
 	return nil
 }
 
-// waitReady waits until the server answers a query as root on the socket.
-func (s *MariaDBServer) waitReady(timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		select {
-		case <-s.done:
-			return errors.New("mariadbd exited during startup")
-		default:
-		}
-		err := func() error {
-			db, err := s.admin()
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			defer cancel()
-			return db.PingContext(ctx)
-		}()
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("mariadbd not ready after %s: %v", timeout, err)
-		}
-		time.Sleep(50 * time.Millisecond)
+// ping answers nil once the server answers a query as root on the socket.
+func (s *MariaDBServer) ping() error {
+	db, err := s.admin()
+	if err != nil {
+		return err
 	}
-}
-
-// kill stops the server at once (its whole process group) and waits for it.
-func (s *MariaDBServer) kill() {
-	if s.cmd.Process != nil {
-		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	}
-	<-s.done
-}
-
-// shutdown stops the server normally (SIGTERM), killing it after 15 s, and waits for it.
-func (s *MariaDBServer) shutdown() {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(15 * time.Second):
-		s.kill()
-	}
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL) // any child left behind
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	return db.PingContext(ctx)
 }
 
 // stopMariaDB shuts the server down (SIGTERM, then kill) and removes its directory.
 func stopMariaDB() {
-	myMu.Lock()
-	defer myMu.Unlock()
-	s := myStarted
-	if s == nil {
-		return
-	}
-	s.shutdown()
-	_ = os.RemoveAll(s.dir)
-	myStarted = nil
-}
-
-// unprivilegedAs returns the credential to run a server with: nil (the current user) unless
-// running as root, then the user name (missing is errNotInstalled with msg), made owner of dir.
-func unprivilegedAs(dir, name, msg string) (*syscall.Credential, error) {
-	if os.Geteuid() != 0 {
-		return nil, nil
-	}
-	u, err := user.Lookup(name)
-	if err != nil {
-		return nil, errNotInstalled{msg}
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	if err := os.Chown(dir, uid, gid); err != nil {
-		return nil, err
-	}
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+	mariaDB.stop(func(s *MariaDBServer) {
+		s.proc.stop(syscall.SIGTERM, 15*time.Second)
+		_ = os.RemoveAll(s.dir)
+	})
 }

@@ -12,7 +12,6 @@
 package sqltest
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -39,12 +38,7 @@ func Stop() {
 // when the test ends.
 func SQLite(t testing.TB) *sqldb.DB {
 	t.Helper()
-	db, err := sqldb.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "test.db"))
-	if err != nil {
-		t.Fatalf("sqltest: open sqlite: %v", err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	return db
+	return openFor(t, "sqlite:"+filepath.Join(t.TempDir(), "test.db"))
 }
 
 // Engine is one database engine tests run on.
