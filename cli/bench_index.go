@@ -24,8 +24,8 @@ func newBenchIndexCommand() *cobra.Command {
 inserted, half updated into another category so they move between index keys, a tenth deleted)
 and applies it on the same go-redis client with:
 
-  ours      index.Indexer: batches of --batch events, one Lua script per row with the version
-            compare-and-set, tombstones and the relation check
+  ours      index.Indexer: batches of --batch events, one Lua script run per row (32 rows a
+            call) with the version compare-and-set, tombstones and the relation check
   baseline  the seed's algorithm per event: GET the relation key, then one pipeline of
             HDEL/HSET/SET (no version check)
 
