@@ -64,6 +64,8 @@ func (l LagMeasurement) ResultLine() string {
 
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
+var _ bench.Printer = MySQLMeasurements{}
+
 // Print implements bench.Printer: a summary, then a RESULT line per phase measured.
 func (m MySQLMeasurements) Print(w io.Writer) error {
 	var lines []string

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/index/mysqlsource"
 	"github.com/redstate/redstate/sqldb"
 )
@@ -161,5 +160,3 @@ func (e *mysqlEnv) bulk(ctx context.Context) error {
 	}
 	return nil
 }
-
-var _ bench.Printer = MySQLMeasurements{}
