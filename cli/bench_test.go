@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redstate/redstate/redistest"
+	"github.com/redstate/redstate/sqldb/sqltest"
 )
 
 // commandsProcessed returns the server's total_commands_processed.
@@ -88,5 +89,50 @@ func TestBench_InvalidConfigurationIsAnError(t *testing.T) {
 	_, err := run(t, append(benchLock, "--redis", "redis://127.0.0.1:1", "--redis-cluster", "127.0.0.1:2")...)
 	if err == nil || !strings.Contains(err.Error(), "exactly one topology") {
 		t.Fatalf("bench lock with two topologies = %v", err)
+	}
+}
+
+// TestBench_IndexSourceMySQL: a tiny `bench index --source mysql` on the test MariaDB prints
+// its three RESULT lines with positive rates and ratios, leaves no key and drops its database.
+func TestBench_IndexSourceMySQL(t *testing.T) {
+	srv := sqltest.MariaDBTestServer(t)
+	redisSrv := redistest.StartStandalone(t)
+	out, err := run(t, "bench", "index", "--source", "mysql", "--mysql-url", srv.DSN(""), "--redis", redisSrv.URL,
+		"--rows", "2000", "--batch", "200", "--rate", "500", "--duration", "1s")
+	if err != nil {
+		t.Fatalf("bench index --source mysql: %v\n%s", err, out)
+	}
+	fields := map[string]map[string]float64{}
+	for _, line := range strings.Split(out, "\n") {
+		parts := strings.Fields(line)
+		if len(parts) < 3 || parts[0] != "RESULT" {
+			continue
+		}
+		kv := map[string]float64{}
+		for _, p := range parts[2:] {
+			k, v, _ := strings.Cut(p, "=")
+			n, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%q: %s is not a number", line, p)
+			}
+			kv[k] = n
+		}
+		fields[parts[1]] = kv
+	}
+	for _, name := range []string{"index.mysql.bulk", "index.mysql.catchup"} {
+		if f := fields[name]; f["ours"] <= 0 || f["baseline"] <= 0 || f["ratio"] <= 0 {
+			t.Errorf("%s: %v\n%s", name, f, out)
+		}
+	}
+	if f := fields["index.mysql.lag"]; f["rate"] <= 0 || f["samples"] <= 0 || f["p50"] <= 0 || f["max"] < f["p99"] {
+		t.Errorf("index.mysql.lag: %v\n%s", f, out)
+	}
+	if n := redisSrv.Client(t).DBSize(context.Background()).Val(); n != 0 {
+		t.Errorf("%d keys left in Redis", n)
+	}
+	db := sqltest.MariaDB(t)
+	var left int
+	if err := db.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE 'bench\\_%'").Scan(&left); err != nil || left != 0 {
+		t.Errorf("bench databases left: %d (%v)", left, err)
 	}
 }

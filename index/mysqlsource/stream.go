@@ -15,12 +15,10 @@ import (
 	"github.com/redstate/redstate/index"
 )
 
-// idleFlush is how long the stream waits for another event before applying what it holds.
-const idleFlush = 20 * time.Millisecond
-
 // stream reads the binary log from `from` and applies the followed tables' row changes in
-// batches, recording after each batch the end of the last transaction it completed (never a
-// position inside a transaction: resuming there would lack the transaction's table maps).
+// batches (see pipeline), recording after each batch the end of the last transaction it
+// completed (never a position inside a transaction: resuming there would lack the
+// transaction's table maps).
 func (s *Source) stream(ctx context.Context, from Position, progressed *bool) error {
 	cfg := replication.BinlogSyncerConfig{
 		ServerID: s.opts.ServerID, Flavor: s.flavor,
@@ -38,38 +36,7 @@ func (s *Source) stream(ctx context.Context, from Position, progressed *bool) er
 	}
 	s.log.Info("streaming the binary log", "position", from.String(), "flavor", s.flavor)
 	defer s.watch(ctx)()
-	b := batch{file: from.File, committed: from, recorded: from}
-	for {
-		wait := ctx
-		cancel := context.CancelFunc(func() {})
-		if b.dirty() {
-			wait, cancel = context.WithTimeout(ctx, idleFlush)
-		}
-		ev, err := st.GetEvent(wait)
-		cancel()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			if errors.Is(err, context.DeadlineExceeded) {
-				if err := s.flush(ctx, &b); err != nil {
-					return err
-				}
-				*progressed = true
-				continue
-			}
-			return s.mapStreamError(err, b.committed)
-		}
-		if err := s.handle(ctx, ev, &b); err != nil {
-			return err
-		}
-		if len(b.changes) >= s.opts.BatchRows {
-			if err := s.flush(ctx, &b); err != nil {
-				return err
-			}
-			*progressed = true
-		}
-	}
+	return s.pipeline(ctx, st, from, progressed)
 }
 
 // batch is the stream's state between flushes.
@@ -149,6 +116,7 @@ func (s *Source) rows(ctx context.Context, ev *replication.BinlogEvent, e *repli
 			return err
 		}
 	}
+	before := len(b.changes)
 	for i := step - 1; i < len(e.Rows); i += step {
 		v, err := version(b.file, ev.Header.LogPos, i/step)
 		if err != nil {
@@ -156,7 +124,7 @@ func (s *Source) rows(ctx context.Context, ev *replication.BinlogEvent, e *repli
 		}
 		b.changes = append(b.changes, index.Change{DB: db, Table: name, Op: op, Row: mapRow(e.Rows[i], cols, names, renamed), Version: v, Time: b.last})
 	}
-	s.progress.pending.Store(int64(len(b.changes)))
+	s.progress.pending.Add(int64(len(b.changes) - before))
 	return nil
 }
 
@@ -220,7 +188,7 @@ func (s *Source) flush(ctx context.Context, b *batch) error {
 			return err
 		}
 		s.Events.Add(int64(len(b.changes)))
-		s.progress.pending.Store(0)
+		s.progress.pending.Add(-int64(len(b.changes)))
 		b.changes = b.changes[:0]
 	}
 	if !b.last.IsZero() {

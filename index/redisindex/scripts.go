@@ -8,7 +8,8 @@ import "github.com/redis/go-redis/v9"
 // data, exactly like the seed's step 5. That is legal on a standalone server and, because every
 // key of a table shares the table's hash tag there, on Cluster too (the same slot, the same
 // node); the Indexer refuses untagged tables on Cluster. Reading the relation inside the script
-// saves a round trip per batch and needs no compare-and-set on the relation.
+// saves a round trip per batch and needs no compare-and-set on the relation. A relation that
+// did not change (an update that leaves the row in its keys) is not written again.
 //
 // KEYS[1] version key, KEYS[2] relation key, KEYS[3..] the row's index keys after the change.
 // ARGV[1] id, ARGV[2] version, ARGV[3] version value ("<version>|<stamp>"), ARGV[4] "1" for a
@@ -35,10 +36,54 @@ if ARGV[4] == '1' then
   redis.call('DEL', KEYS[2])
 else
   for i = 3, #KEYS do redis.call('HSET', KEYS[i], ARGV[1], ARGV[5]) end
-  redis.call('SET', KEYS[2], ARGV[7])
+  if rel ~= ARGV[7] then redis.call('SET', KEYS[2], ARGV[7]) end
 end
 redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[6])
 return 1
+`)
+
+// applyManyScript is applyScript for several rows in one call, applied in order, each as
+// applyScript would (the same steps, the same result).
+//
+// For each row in turn: ARGV holds its number of keys n, then applyScript's seven ARGV; KEYS
+// holds its n keys (version key, relation key, index keys), in the same order as ARGV.
+// Returns one result per row: 1 applied, 0 stale.
+var applyManyScript = redis.NewScript(`
+local function apply(k, n, a)
+  local vkey, rkey, id, ver, del = KEYS[k], KEYS[k + 1], ARGV[a + 1], ARGV[a + 2], ARGV[a + 4]
+  local cur = redis.call('GET', vkey)
+  if cur then
+    local sep = string.find(cur, '|', 1, true)
+    if sep then cur = string.sub(cur, 1, sep - 1) end
+    if not (ver > cur) then return 0 end
+  end
+  local rel = redis.call('GET', rkey)
+  if rel then
+    local isNew = {}
+    if del ~= '1' then
+      for i = k + 2, k + n - 1 do isNew[KEYS[i]] = true end
+    end
+    for _, key in ipairs(cjson.decode(rel)) do
+      if not isNew[key] then redis.call('HDEL', key, id) end
+    end
+  end
+  if del == '1' then
+    redis.call('DEL', rkey)
+  else
+    local row = ARGV[a + 5]
+    for i = k + 2, k + n - 1 do redis.call('HSET', KEYS[i], id, row) end
+    if rel ~= ARGV[a + 7] then redis.call('SET', rkey, ARGV[a + 7]) end
+  end
+  redis.call('SET', vkey, ARGV[a + 3], 'PX', ARGV[a + 6])
+  return 1
+end
+local out, k, a = {}, 1, 1
+while a <= #ARGV do
+  local n = tonumber(ARGV[a])
+  out[#out + 1] = apply(k, n, a)
+  k, a = k + n, a + 8
+end
+return out
 `)
 
 // deadLetterScript pushes ARGV[1] onto the list KEYS[1] and keeps the newest ARGV[2] entries.
