@@ -34,14 +34,23 @@ func itemsSpec() index.TableSpec {
 }
 
 type fixture struct {
-	db  *sqldb.DB
-	ix  *index.Indexer
-	opt pgsource.Options
+	db    *sqldb.DB
+	ix    *index.Indexer
+	opt   pgsource.Options
+	redis *redistest.Server
 }
 
-func setup(t *testing.T, rows int) *fixture {
+// plugins are the slot plugins every behaviour test runs with.
+var plugins = []string{index.PluginPgoutput, index.PluginWal2JSON}
+
+func setup(t *testing.T, rows int, plugin string, redisOpts ...redistest.Option) *fixture {
 	t.Helper()
-	db := sqltest.Postgres(t)
+	dsn := sqltest.PostgresDSN(t)
+	db, err := sqldb.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
 	ctx := context.Background()
 	slot := "s_" + strings.TrimPrefix(indextest.UniquePrefix(), "t")
 	t.Cleanup(func() {
@@ -55,13 +64,14 @@ func setup(t *testing.T, rows int) *fixture {
 			t.Fatal(err)
 		}
 	}
-	client := redistest.StartStandalone(t).Client(t)
+	rds := redistest.StartStandalone(t, redisOpts...)
+	client := rds.Client(t)
 	ix, err := index.New(redisindex.New(client), []index.TableSpec{itemsSpec()}, index.Options{Prefix: indextest.UniquePrefix()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{db: db, ix: ix, opt: pgsource.Options{DB: db, Redis: client, Slot: slot, Database: "shop", Tables: []string{"items"},
-		BackfillPage: 300, PollInterval: 20 * time.Millisecond, ErrorDelay: 50 * time.Millisecond}}
+	return &fixture{db: db, ix: ix, redis: rds, opt: pgsource.Options{DB: db, URL: dsn, Plugin: plugin, Redis: client, Slot: slot, Database: "shop", Tables: []string{"items"},
+		BackfillPage: 300, PollInterval: 20 * time.Millisecond, StatusInterval: 100 * time.Millisecond, ErrorDelay: 50 * time.Millisecond}}
 }
 
 // run starts a source and returns its stop function.
@@ -154,11 +164,11 @@ func (f *fixture) waitEqual(t *testing.T) {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		want, got := f.expected(t), f.actual(t)
-		if equal(want, got) {
+		if equal(want, got) && f.verify(t).Clean() {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("index differs from the table: %s", diff(want, got))
+			t.Fatalf("index differs from the table: %s\nverify: %+v", diff(want, got), f.verify(t))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -200,14 +210,18 @@ func diff(want, got map[string]string) string {
 // to the table, and every row's version key holds a time after its version (backfilled rows
 // too: they were stored as "p…|" without one).
 func TestSource_BackfillJoinsLiveStream(t *testing.T) {
-	f := setup(t, 3000)
-	stop := f.run(t)
-	defer stop()
-	f.writes(t, 1, 150)
-	f.waitEqual(t)
-	f.writes(t, 151, 50)
-	f.waitEqual(t)
-	f.checkStamps(t, 3000)
+	for _, plugin := range plugins {
+		t.Run(plugin, func(t *testing.T) {
+			f := setup(t, 3000, plugin)
+			stop := f.run(t)
+			defer stop()
+			f.writes(t, 1, 150)
+			f.waitEqual(t)
+			f.writes(t, 151, 50)
+			f.waitEqual(t)
+			f.checkStamps(t, 3000)
+		})
+	}
 }
 
 // checkStamps fails unless at least n version keys exist and each is "<version>|<RFC 3339 time>".
@@ -238,18 +252,22 @@ func (f *fixture) checkStamps(t *testing.T, n int) {
 // steps) several times while writes go on; each new source resumes from the position in Redis
 // and the slot, and the index ends equal to the table, nothing lost or regressed.
 func TestSource_RestartResumes(t *testing.T) {
-	f := setup(t, 1500)
-	var wg sync.WaitGroup
-	wg.Go(func() { f.writes(t, 1, 400) })
-	for i := 0; i < 4; i++ {
-		stop := f.run(t)
-		time.Sleep(time.Duration(150+i*70) * time.Millisecond)
-		stop()
+	for _, plugin := range plugins {
+		t.Run(plugin, func(t *testing.T) {
+			f := setup(t, 1500, plugin)
+			var wg sync.WaitGroup
+			wg.Go(func() { f.writes(t, 1, 400) })
+			for i := 0; i < 4; i++ {
+				stop := f.run(t)
+				time.Sleep(time.Duration(150+i*70) * time.Millisecond) // stop points, not an assertion
+				stop()
+			}
+			wg.Wait()
+			stop := f.run(t)
+			defer stop()
+			f.waitEqual(t)
+		})
 	}
-	wg.Wait()
-	stop := f.run(t)
-	defer stop()
-	f.waitEqual(t)
 }
 func joinSets(sets map[string][]string) map[string]string {
 	out := make(map[string]string, len(sets))
