@@ -228,8 +228,9 @@ func TestPgoutput_SlotOfAnotherPlugin(t *testing.T) {
 	waitFor(t, "the plugin error", func() bool { return strings.Contains(l.String(), want) })
 }
 
-// TestPgoutput_NamedPublication: a named publication must exist and include the tables; the
-// errors name the statement, and once it is run the source streams through it.
+// TestPgoutput_NamedPublication: a named publication must exist and include the tables, with
+// every column the index reads; the errors name the statement, and once it is run the source
+// streams through it.
 func TestPgoutput_NamedPublication(t *testing.T) {
 	f := setup(t, 100, index.PluginPgoutput)
 	f.opt.Publication = "mine"
@@ -245,7 +246,13 @@ func TestPgoutput_NamedPublication(t *testing.T) {
 		return strings.Contains(l.String(), `publication mine lacks "public"."items": run ALTER PUBLICATION "mine" ADD TABLE "public"."items"`)
 	})
 	stop()
-	f.exec(t, "ALTER PUBLICATION mine ADD TABLE items")
+	f.exec(t, "ALTER PUBLICATION mine ADD TABLE items (id, las, yn, bra, name)")
+	stop = f.run(t)
+	waitFor(t, "the column list error", func() bool {
+		return strings.Contains(l.String(), `publication mine has a row filter, or a column list without a column the index reads, on "public"."items"`)
+	})
+	stop()
+	f.exec(t, "ALTER PUBLICATION mine SET TABLE other, items")
 	stop = f.run(t)
 	defer stop()
 	f.writes(t, 1, 10)

@@ -44,12 +44,21 @@ func (s *Source) ensurePublication(ctx context.Context) error {
 	if !ins || !upd || !del {
 		return redstate.Errorf(redstate.EINVALID, "pg source: publication %s must publish inserts, updates and deletes: run ALTER PUBLICATION %s SET (publish = 'insert, update, delete')", s.opts.Publication, pub)
 	}
+	// Row filters and column lists (and their columns in pg_publication_tables) are PostgreSQL 15+.
+	filters := "rowfilter IS NOT NULL OR NOT (attnames::text[] @> string_to_array($4, ','))"
+	var version int
+	if err := s.opts.DB.QueryRowContext(ctx, "SELECT current_setting('server_version_num')::int").Scan(&version); err != nil {
+		return sqldb.Map(err, "read the server version")
+	}
+	if version < 150000 {
+		filters = "$4::text IS NULL" // never: the check needs 15+
+	}
 	var lacking []string
 	for i, t := range s.opts.Tables {
 		schema, name := splitTable(t)
 		spec, _ := s.ix.Table(s.opts.Database, name) // declared: checkIdentity ran first
 		var filtered bool
-		err := s.opts.DB.QueryRowContext(ctx, `SELECT rowfilter IS NOT NULL OR NOT (attnames::text[] @> string_to_array($4, ','))
+		err := s.opts.DB.QueryRowContext(ctx, `SELECT `+filters+`
 			FROM pg_publication_tables WHERE pubname = $1 AND schemaname = $2 AND tablename = $3`,
 			s.opts.Publication, schema, name, strings.Join(readColumns(spec), ",")).Scan(&filtered)
 		switch {
