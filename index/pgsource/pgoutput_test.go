@@ -267,3 +267,27 @@ func TestNew_PgoutputNeedsURL(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestPgoutput_UnchangedToastDeadLettered: an update that leaves a TOASTed value of a declared
+// column unchanged does not carry it under REPLICA IDENTITY DEFAULT: the change is
+// dead-lettered with the statement to run, never applied with the column missing; under FULL
+// the old row supplies the value and the index ends equal to the table.
+func TestPgoutput_UnchangedToastDeadLettered(t *testing.T) {
+	f := setup(t, 10, index.PluginPgoutput)
+	f.exec(t, "ALTER TABLE items ALTER COLUMN name SET STORAGE EXTERNAL") // out of line, uncompressed
+	stop := f.run(t)
+	defer stop()
+	f.exec(t, "UPDATE items SET name = repeat('x', 10000) WHERE id = 1")
+	f.waitEqual(t)
+	f.exec(t, "UPDATE items SET cat = 42 WHERE id = 1")
+	ctx := context.Background()
+	waitFor(t, "the dead letter", func() bool {
+		entries, err := f.opt.Redis.LRange(ctx, f.ix.DeadLetterKey(), 0, -1).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(entries) == 1 && strings.Contains(entries[0], `unchanged TOASTed value of name not sent: run ALTER TABLE public.items REPLICA IDENTITY FULL`)
+	})
+	f.exec(t, "ALTER TABLE items REPLICA IDENTITY FULL", "UPDATE items SET cat = 43 WHERE id = 1")
+	f.waitEqual(t)
+}
