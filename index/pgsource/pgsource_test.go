@@ -25,7 +25,8 @@ func itemsSpec() index.TableSpec {
 	return index.TableSpec{
 		DB: "shop", Table: "items", Key: "id", DeleteColumn: "yn",
 		Columns: []index.Column{{Name: "id", Type: index.TypeLong}, {Name: "las", Type: index.TypeInt},
-			{Name: "cat", Type: index.TypeInt}, {Name: "bra", Type: "int?"}, {Name: "name", Type: "string?"}},
+			{Name: "cat", Type: index.TypeInt}, {Name: "bra", Type: "int?"}, {Name: "name", Type: "string?"},
+			{Name: "ok", Type: "string?"}}, // bool kept as text: "true"/"false" from every path
 		Dimensions: [][]index.Part{
 			{{Code: "las", Column: "las"}, {Code: "cat", Column: "cat"}, {Code: "bra", Column: "bra"}},
 			{{Code: "las", Column: "las"}, {Code: "cat", Column: "cat"}},
@@ -53,11 +54,9 @@ func setup(t *testing.T, rows int, plugin string, redisOpts ...redistest.Option)
 	t.Cleanup(func() { _ = db.Close() })
 	ctx := context.Background()
 	slot := "s_" + strings.TrimPrefix(indextest.UniquePrefix(), "t")
-	t.Cleanup(func() {
-		_, _ = db.ExecContext(context.Background(), "SELECT pg_drop_replication_slot($1) FROM pg_replication_slots WHERE slot_name = $1", slot)
-	})
+	t.Cleanup(func() { dropSlot(t, db, slot) })
 	for _, q := range []string{
-		"CREATE TABLE items (id bigint PRIMARY KEY, las int NOT NULL, cat int NOT NULL, bra int, name text, yn int NOT NULL DEFAULT 1)",
+		"CREATE TABLE items (id bigint PRIMARY KEY, las int NOT NULL, cat int NOT NULL, bra int, name text, yn int NOT NULL DEFAULT 1, ok boolean DEFAULT true)",
 		fmt.Sprintf("INSERT INTO items (id, las, cat, bra, name) SELECT g, g %% 7, g %% 5, g %% 3, 'item ' || g FROM generate_series(1, %d) g", rows),
 	} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
@@ -72,6 +71,24 @@ func setup(t *testing.T, rows int, plugin string, redisOpts ...redistest.Option)
 	}
 	return &fixture{db: db, ix: ix, redis: rds, opt: pgsource.Options{DB: db, URL: dsn, Plugin: plugin, Redis: client, Slot: slot, Database: "shop", Tables: []string{"items"},
 		BackfillPage: 300, PollInterval: 20 * time.Millisecond, StatusInterval: 100 * time.Millisecond, ErrorDelay: 50 * time.Millisecond}}
+}
+
+// dropSlot drops the slot once its session is gone (a stopped source's walsender exits
+// asynchronously): a slot left behind would keep the test database from being dropped and use
+// up max_replication_slots.
+func dropSlot(t *testing.T, db *sqldb.DB, slot string) {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := db.ExecContext(context.Background(), "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1", slot)
+		if err == nil {
+			return // dropped, or there was none
+		}
+		if time.Now().After(deadline) {
+			t.Logf("replication slot %s not dropped: %v", slot, err)
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // run starts a source and returns its stop function.
@@ -94,7 +111,7 @@ func (f *fixture) writes(t *testing.T, from, n int) {
 	ctx := context.Background()
 	for i := from; i < from+n; i++ {
 		for _, q := range []string{
-			fmt.Sprintf("UPDATE items SET cat = cat + 10, name = 'moved %d' WHERE id = %d", i, i*3),
+			fmt.Sprintf("UPDATE items SET cat = cat + 10, name = 'moved %d', ok = NOT ok WHERE id = %d", i, i*3),
 			fmt.Sprintf("DELETE FROM items WHERE id = %d", i*3+1),
 			fmt.Sprintf("UPDATE items SET yn = 0 WHERE id = %d", i*3+2),
 			fmt.Sprintf("INSERT INTO items (id, las, cat, bra, name) VALUES (%d, 1, 2, NULL, 'new') ON CONFLICT (id) DO UPDATE SET las = 2", 100000+i),
