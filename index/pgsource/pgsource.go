@@ -83,8 +83,9 @@ type Source struct {
 	opts Options
 	log  *slog.Logger
 	keys positionKeys
-	// BackfilledRows counts rows copied by the backfill; LagBytes is the WAL not yet applied at
-	// the last peek; LagSeconds the age of the last applied commit.
+	// BackfilledRows counts rows copied by the backfill; LagBytes is the WAL between the
+	// server's position and the applied one (at the last peek with wal2json, the last message
+	// with pgoutput); LagSeconds the age of the last applied commit.
 	BackfilledRows, LagBytes atomic.Int64
 	lagMillis                atomic.Int64
 }
