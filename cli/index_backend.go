@@ -9,6 +9,7 @@ import (
 
 	"github.com/redstate/redstate/component"
 	"github.com/redstate/redstate/index"
+	"github.com/redstate/redstate/index/kafkasource"
 	"github.com/redstate/redstate/index/memindex"
 	"github.com/redstate/redstate/index/mysqlsource"
 	"github.com/redstate/redstate/index/pgsource"
@@ -26,6 +27,8 @@ type indexBackend struct {
 	postgres *pgsource.Source
 	// mysql is the MySQL/MariaDB binlog source, nil when index.mysql.url is empty.
 	mysql *mysqlsource.Source
+	// kafka is the Kafka source, nil when index.kafka.brokers is empty.
+	kafka *kafkasource.Source
 	log   *slog.Logger
 	// backend is backendMemory or backendRedis.
 	backend string
@@ -50,6 +53,13 @@ func (ib *indexBackend) Start(ctx context.Context) error {
 	if ib.mysql != nil {
 		ib.bg.Go(ctx, func(ctx context.Context) { _ = ib.mysql.Run(ctx) }) // a purged position is logged by Run
 	}
+	if ib.kafka != nil {
+		ib.bg.Go(ctx, func(ctx context.Context) {
+			if err := ib.kafka.Run(ctx); err != nil {
+				ib.log.Error("CDC index Kafka source stopped", "err", err)
+			}
+		})
+	}
 	return nil
 }
 
@@ -66,13 +76,22 @@ func (ib *indexBackend) Health(context.Context) component.Status {
 	st.Detail = fmt.Sprintf("%d tables", len(ib.indexer.Tables()))
 	for _, s := range ib.sourceStatus() {
 		st.Detail += ", source " + s.Name
+		if s.Name == "mysql" {
+			st.Detail += " (" + mysqlLeaseDetail(ib.mysql) + ")"
+		}
+	}
+	if ib.kafka != nil {
+		if f := ib.kafka.Failure(); f != "" {
+			st.State = component.StateDegraded
+			st.Detail += "; the Kafka source is failing (" + f + "), retrying; nothing is committed past what is applied"
+		}
 	}
 	return st
 }
 
 // index builds the index of cfg.Index.Tables (nil indexer when none are declared): memindex
 // without Redis, redisindex on the root's client with it (tables need hash-tag on Cluster),
-// and its sources (Redis Streams; PostgreSQL and MySQL through a pool the root opens).
+// and its sources (Redis Streams, Kafka; PostgreSQL and MySQL through a pool the root opens).
 func (a *app) index(ctx context.Context) (*indexBackend, error) {
 	cfg, m, log := a.cfg, a.metrics, a.log
 	ib := &indexBackend{log: log}
@@ -119,6 +138,7 @@ func (a *app) index(ctx context.Context) (*indexBackend, error) {
 		ib.postgres = src
 		metrics.RegisterIndexSource(m, "postgres", src.LagSeconds, func() float64 { return float64(src.LagBytes.Load()) },
 			func() float64 { return float64(src.BackfilledRows.Load()) })
+		metrics.RegisterIndexSourceProgress(m, "postgres", metrics.SourceProgress{Events: func() float64 { return float64(src.Events.Load()) }})
 		log.Info("CDC index following PostgreSQL", "dsn", db.DSN, "slot", pg.Slot, "plugin", pg.Plugin, "tables", pg.Tables)
 	}
 	if my := cfg.Index.MySQL; my.URL != "" {
@@ -126,21 +146,62 @@ func (a *app) index(ctx context.Context) (*indexBackend, error) {
 		if err != nil {
 			return nil, fmt.Errorf("index mysql source: %w", err)
 		}
-		src, err := mysqlsource.New(ix, mysqlsource.Options{URL: my.URL, DB: db, Redis: client, ServerID: my.ServerID, Tables: my.Tables, Flavor: my.Flavor, Logger: log})
+		src, err := mysqlsource.New(ix, mysqlsource.Options{URL: my.URL, DB: db, Redis: client, ServerID: my.ServerID, Tables: my.Tables, Flavor: my.Flavor,
+			LeaseTTL: my.LeaseTTL, Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("index mysql source: %w", err)
 		}
 		ib.mysql = src
-		metrics.RegisterIndexSource(m, "mysql", src.LagSeconds, func() float64 { return 0 },
+		metrics.RegisterIndexSource(m, "mysql", src.LagSeconds, func() float64 { return float64(src.LagBytes()) },
 			func() float64 { return float64(src.SnapshotRows.Load()) })
+		metrics.RegisterIndexSourceLeader(m, "mysql", func() float64 {
+			if _, ok := src.Leader(); ok {
+				return 1
+			}
+			return 0
+		})
+		metrics.RegisterIndexSourceProgress(m, "mysql", mysqlProgress(src))
 		log.Info("CDC index following the MySQL binary log", "dsn", db.DSN, "tables", my.Tables)
+	}
+	src, err := kafkaSource(ix, cfg.Index.Kafka, log)
+	if err != nil {
+		return nil, fmt.Errorf("index kafka source: %w", err)
+	}
+	if src != nil {
+		ib.kafka = src
+		metrics.RegisterIndexKafka(m, src)
 	}
 	log.Info("CDC index ready", "tables", len(cfg.Index.Tables), "namespace", cfg.Namespace, "prefix", cfg.Index.Prefix, "backend", backend)
 	return ib, nil
+}
+
+// mysqlProgress reads the binlog source's progress for its metrics.
+func mysqlProgress(src *mysqlsource.Source) metrics.SourceProgress {
+	return metrics.SourceProgress{
+		Events:        func() float64 { return float64(src.Events.Load()) },
+		PendingEvents: func() float64 { return float64(src.PendingEvents()) },
+		PositionFile: func() float64 {
+			n, _ := index.BinlogFileNumber(src.Position().File) // 0 before any position
+			return float64(n)
+		},
+		PositionOffset:   func() float64 { return float64(src.Position().Pos) },
+		SnapshotEstimate: func() float64 { return float64(src.SnapshotEstimate()) },
+	}
 }
 
 // indexOptions are the index's options from cfg.Index, under the namespace (the key rule).
 func (a *app) indexOptions() index.Options {
 	ix := a.cfg.Index
 	return index.Options{Namespace: a.cfg.Namespace, Prefix: ix.Prefix, VersionTTL: ix.VersionTTL, DeadLetterMax: ix.DeadLetterMax}
+}
+
+// mysqlLeaseDetail says whether this instance reads the binlog.
+func mysqlLeaseDetail(src *mysqlsource.Source) string {
+	if fence, ok := src.Leader(); ok {
+		return fmt.Sprintf("reading the binlog (fence %d)", fence)
+	}
+	if src.Standby() {
+		return "standby: another instance holds the binlog lease"
+	}
+	return "not reading the binlog: acquiring the lease (see the log if Redis fails)"
 }

@@ -36,7 +36,7 @@ func newIndexCommand() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newIndexReplayCommand(), newIndexVerifyCommand(), newIndexStatusCommand())
+	cmd.AddCommand(newIndexReplayCommand(), newIndexVerifyCommand(), newIndexStatusCommand(), newIndexResnapshotCommand())
 	return cmd
 }
 

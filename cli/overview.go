@@ -61,13 +61,26 @@ func (ib *indexBackend) sourceStatus() []httpapi.IndexSourceStatus {
 	var out []httpapi.IndexSourceStatus
 	if ib.postgres != nil {
 		out = append(out, httpapi.IndexSourceStatus{Name: "postgres", BackfilledRows: ib.postgres.BackfilledRows.Load(),
-			LagBytes: ib.postgres.LagBytes.Load(), LagSeconds: ib.postgres.LagSeconds()})
+			LagBytes: ib.postgres.LagBytes.Load(), LagSeconds: ib.postgres.LagSeconds(), Events: ib.postgres.Events.Load()})
 	}
-	if ib.mysql != nil {
-		out = append(out, httpapi.IndexSourceStatus{Name: "mysql", BackfilledRows: ib.mysql.SnapshotRows.Load(), LagSeconds: ib.mysql.LagSeconds()})
+	if my := ib.mysql; my != nil {
+		st := httpapi.IndexSourceStatus{Name: "mysql", BackfilledRows: my.SnapshotRows.Load(), LagSeconds: my.LagSeconds(),
+			LagBytes: my.LagBytes(), Events: my.Events.Load(), PendingEvents: my.PendingEvents(), EventsPerSecond: my.EventsPerSecond(),
+			SnapshotRowsEstimate: my.SnapshotEstimate(), SnapshotPercent: my.SnapshotPercent(), Streaming: my.Streaming()}
+		if p := my.Position(); p.File != "" {
+			st.Position = p.String()
+		}
+		out = append(out, st)
 	}
 	if ib.streams != nil {
 		out = append(out, httpapi.IndexSourceStatus{Name: "streams"})
+	}
+	if ib.kafka != nil {
+		var lag int64
+		for _, n := range ib.kafka.Lag() {
+			lag += n
+		}
+		out = append(out, httpapi.IndexSourceStatus{Name: "kafka", LagRecords: lag})
 	}
 	return out
 }

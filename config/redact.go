@@ -16,7 +16,8 @@ import (
 const Redaction = redact.Marker
 
 // Redacted returns a copy of c fit for printing and logging: Redis passwords (including one
-// inside redis.url), the sentinel password and every auth token are replaced by "***".
+// inside redis.url), the sentinel password, the Kafka SASL password and every auth token are
+// replaced by "***".
 // c itself is not modified.
 func (c Config) Redacted() Config {
 	out := c
@@ -30,6 +31,9 @@ func (c Config) Redacted() Config {
 	out.Database.URL = redact.URL(out.Database.URL)
 	out.Index.Postgres.URL = redact.URL(out.Index.Postgres.URL)
 	out.Index.MySQL.URL = redact.URL(out.Index.MySQL.URL)
+	if out.Index.Kafka.SASL.Password != "" {
+		out.Index.Kafka.SASL.Password = Redaction
+	}
 	if c.Queue.Queues != nil {
 		out.Queue.Queues = make([]queue.Spec, len(c.Queue.Queues))
 		for i, q := range c.Queue.Queues {

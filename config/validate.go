@@ -99,6 +99,10 @@ func (c Config) Validate() error {
 			v.addf("index.mysql.url", "needs Redis (the source keeps its position there)")
 		}
 	}
+	v.notRedacted("index.kafka.sasl.password", c.Index.Kafka.SASL.Password)
+	if len(c.Index.Kafka.Brokers) > 0 && !c.Redis.Configured() {
+		v.addf("index.kafka.brokers", "need Redis (the offsets committed to Kafka promise that the index kept what was applied)")
+	}
 	if len(c.Index.Streams.Keys) > 0 && !c.Redis.Configured() {
 		v.addf("index.streams.keys", "need Redis (set redis.url, redis.cluster-addrs or redis.sentinel)")
 	}

@@ -9,14 +9,31 @@ import (
 
 // IndexSourceStatus is one change source's progress (GET /v1/index/status).
 type IndexSourceStatus struct {
-	// Name is the source: "postgres", "mysql" or "streams".
+	// Name is the source: "postgres", "mysql", "streams" or "kafka".
 	Name string `json:"name"`
 	// BackfilledRows is how many rows the initial copy wrote (postgres, mysql).
 	BackfilledRows int64 `json:"backfilledRows"`
-	// LagBytes is the WAL not yet applied at the last read; LagSeconds the age of the last
-	// applied commit when it was applied (postgres).
+	// LagBytes is the WAL (postgres) or binary log (mysql) not yet applied at the last read;
+	// LagSeconds the age of the last applied commit when it was applied.
 	LagBytes   int64   `json:"lagBytes"`
 	LagSeconds float64 `json:"lagSeconds"`
+	// LagRecords is how many records are not yet applied (kafka: over the partitions this
+	// instance owns, as of their last fetch).
+	LagRecords int64 `json:"lagRecords"`
+	// Events is how many row changes the stream applied since the process started (postgres,
+	// mysql).
+	Events int64 `json:"events"`
+	// The binlog source's progress (mysql; omitted when zero): Position is the last applied
+	// "file:pos"; PendingEvents the row changes read and not yet applied; EventsPerSecond the
+	// applied rate over the last seconds; SnapshotRowsEstimate the snapshot's expected rows and
+	// SnapshotPercent its progress (100 once complete); Streaming whether the binlog is being
+	// read now.
+	Position             string  `json:"position,omitempty"`
+	PendingEvents        int64   `json:"pendingEvents,omitempty"`
+	EventsPerSecond      float64 `json:"eventsPerSecond,omitempty"`
+	SnapshotRowsEstimate int64   `json:"snapshotRowsEstimate,omitempty"`
+	SnapshotPercent      float64 `json:"snapshotPercent,omitempty"`
+	Streaming            bool    `json:"streaming,omitempty"`
 }
 
 // indexTableStatus is one declared table's counters.

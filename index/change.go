@@ -26,6 +26,8 @@ const (
 //	m<binlog file number 8 hex><pos 16 hex><row 8 hex>  MySQL binlog (Debezium file/pos/row)
 //	t<event ms 16 hex><batch id 16 hex><delivery position 16 hex><row 8 hex>
 //	                                              time-ordered sources (Canal es + message id)
+//	k<offset 16 hex><row 8 hex>                   a log partition (Kafka) ordering what gives no
+//	                                              source position (see LogVersion)
 //
 // Versions of different kinds are not comparable: a table is fed by one kind of source.
 type Version string
@@ -88,6 +90,10 @@ type Change struct {
 	// Time is when the change happened at the source (the seed's 数据变更时间); zero when the
 	// source gives none, and the change is then stamped with the time it is applied.
 	Time time.Time
+	// Source says where the change was read (e.g. "kafka:orders/3@1234": topic, partition,
+	// offset), recorded with the change when it is dead-lettered; empty when the caller gives
+	// none.
+	Source string
 }
 
 // Str returns a pointer to s, for building Change.Row.

@@ -19,6 +19,11 @@ const (
 	DefaultClaimIdle = 30 * time.Second
 	// DefaultSlot is the replication slot of the PostgreSQL source.
 	DefaultSlot = "redstate_index"
+	// DefaultLeaseTTL is the MySQL source's binlog lease TTL: another instance takes over
+	// within about that long after the reader's death.
+	DefaultLeaseTTL = 5 * time.Second
+	// MinLeaseTTL is the shortest binlog lease TTL accepted.
+	MinLeaseTTL = time.Second
 )
 
 // Logical decoding plugins of PostgresConfig.Plugin.
@@ -47,6 +52,9 @@ type Config struct {
 	Postgres PostgresConfig `koanf:"postgres"`
 	// MySQL feeds the index from a MySQL or MariaDB binary log (index/mysqlsource).
 	MySQL MySQLConfig `koanf:"mysql"`
+	// Kafka feeds the index from Kafka topics: Canal flat messages, Debezium envelopes
+	// (index/kafkasource).
+	Kafka KafkaConfig `koanf:"kafka"`
 }
 
 // MySQL flavors of MySQLConfig.Flavor.
@@ -71,6 +79,9 @@ type MySQLConfig struct {
 	Tables []string `koanf:"tables"`
 	// Flavor is mysql, mariadb or auto (default: from SELECT VERSION()).
 	Flavor string `koanf:"flavor"`
+	// LeaseTTL is the binlog lease's TTL (default DefaultLeaseTTL, at least MinLeaseTTL): one
+	// serve instance reads the binlog, another takes over within about LeaseTTL of its death.
+	LeaseTTL time.Duration `koanf:"lease-ttl"`
 }
 
 // PostgresConfig configures the PostgreSQL source of the index (package index/pgsource). It
@@ -121,7 +132,8 @@ func DefaultConfig() Config {
 		Tables:        []TableSpec{},
 		Streams:       StreamsConfig{Keys: []string{}, Group: DefaultStreamGroup, Format: FormatDebezium, ClaimIdle: DefaultClaimIdle},
 		Postgres:      PostgresConfig{Slot: DefaultSlot, Plugin: PluginPgoutput, Tables: []string{}},
-		MySQL:         MySQLConfig{Tables: []string{}, Flavor: FlavorAuto},
+		MySQL:         MySQLConfig{Tables: []string{}, Flavor: FlavorAuto, LeaseTTL: DefaultLeaseTTL},
+		Kafka:         DefaultKafkaConfig(),
 	}
 }
 
@@ -204,6 +216,10 @@ func (c Config) Validate() error {
 		default:
 			add("index.mysql.flavor", "must be auto, mysql or mariadb, got %q", my.Flavor)
 		}
+		if my.LeaseTTL < MinLeaseTTL {
+			add("index.mysql.lease-ttl", "must be at least %s, got %s", MinLeaseTTL, my.LeaseTTL)
+		}
 	}
+	c.Kafka.validate(len(c.Tables) > 0, add)
 	return errors.Join(errs...)
 }

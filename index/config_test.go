@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redstate/redstate/index"
 )
@@ -27,6 +28,7 @@ func TestConfigValidate_ReportsEveryProblem(t *testing.T) {
 	c.MySQL.URL = "postgres://u:secret@h/"
 	c.MySQL.Tables = []string{"db1.nope"}
 	c.MySQL.Flavor = "oracle"
+	c.MySQL.LeaseTTL = 500 * time.Millisecond
 	err := c.Validate()
 	want := []string{
 		"index.dead-letter-max: must be at least 1, got 0",
@@ -40,6 +42,7 @@ func TestConfigValidate_ReportsEveryProblem(t *testing.T) {
 		`index.mysql.url: must be a mysql:// URL, got "postgres://u:***@h/"`,
 		`index.mysql.tables[0]: "db1.nope" is not a db.table declared in index.tables`,
 		`index.mysql.flavor: must be auto, mysql or mariadb, got "oracle"`,
+		"index.mysql.lease-ttl: must be at least 1s, got 500ms",
 	}
 	var joined interface{ Unwrap() []error }
 	if !errors.As(err, &joined) || len(joined.Unwrap()) != len(want) {

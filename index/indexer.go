@@ -326,8 +326,9 @@ func (ix *Indexer) deadLetter(ctx context.Context, ch Change, reason string) err
 		Row     map[string]*string `json:"row"`
 		Version Version            `json:"version"`
 		Reason  string             `json:"reason"`
+		Source  string             `json:"source,omitempty"`
 		At      time.Time          `json:"at"`
-	}{ch.DB, ch.Table, ch.Op, ch.Row, ch.Version, reason, time.Now().UTC()})
+	}{ch.DB, ch.Table, ch.Op, ch.Row, ch.Version, reason, ch.Source, time.Now().UTC()})
 	return ix.store.DeadLetter(ctx, ix.DeadLetterKey(), entry, ix.opts.DeadLetterMax)
 }
 

@@ -350,7 +350,9 @@ async function indexPage(view) {
   view.append(el('p', { text: `${scope}: ${s.skipped} events of undeclared tables skipped, ${s.unreadable} unreadable` }),
     table(['table', 'applied', 'stale (skipped by version)', 'failed'], s.tables.map((t) => [t.db + '.' + t.table, t.applied, t.stale, t.failed])),
     el('h2', { text: 'Sources' }),
-    table(['source', 'backfilled rows', 'lag (bytes)', 'lag (s)'], s.sources.map((x) => [x.name, x.backfilledRows, x.lagBytes, x.lagSeconds.toFixed(1)])));
+    table(['source', 'position', 'snapshot', 'backfilled rows', 'lag (bytes)', 'lag (s)', 'lag (records)', 'pending events', 'events', 'events/s'], s.sources.map((x) => [
+      x.name, x.position || '', x.snapshotPercent !== undefined ? x.snapshotPercent.toFixed(1) + ' %' : '', x.backfilledRows, x.lagBytes,
+      x.lagSeconds.toFixed(1), x.lagRecords, x.pendingEvents || 0, x.events, (x.eventsPerSecond || 0).toFixed(1)])));
 }
 
 async function feedPage(view) {

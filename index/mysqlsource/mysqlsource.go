@@ -71,6 +71,11 @@ type Options struct {
 	// ErrorDelay is the first wait after a failure, doubled up to MaxErrorDelay (defaults 1s
 	// and 30s).
 	ErrorDelay, MaxErrorDelay time.Duration
+	// LeaseTTL is the binlog lease's time to live (default index.DefaultLeaseTTL, at least
+	// index.MinLeaseTTL): one instance reads the binlog, renewing the lease every LeaseTTL/3;
+	// the others try to take it every LeaseTTL/5, so one takes over within about LeaseTTL of
+	// the reader's death.
+	LeaseTTL time.Duration
 	// Logger receives progress and failures. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -126,22 +131,20 @@ type Source struct {
 	SnapshotRows, Events atomic.Int64
 	lagMillis            atomic.Int64
 	position             atomic.Pointer[Position]
-}
-
-// Keys are the Redis keys of the source's progress.
-type Keys struct {
-	// Position is the last applied position ("file:pos").
-	Position string
-	// Snapshot is the position the snapshot was read at.
-	Snapshot string
-	// Progress is a hash: followed table → last key copied ("\x00done" when complete).
-	Progress string
+	// token is the binlog lease's token of the current session (read by the session's own
+	// goroutine only); fence its fence while held, 0 otherwise.
+	token string
+	fence atomic.Int64
+	// standby is set while another instance holds the lease.
+	standby  atomic.Bool
+	progress progress
 }
 
 // Keys returns the source's Redis keys.
 func (s *Source) Keys() Keys { return s.keys }
 
-// LagSeconds is the age of the last applied event when it was applied.
+// LagSeconds is the age of the last applied event when it was applied; 0 once the source has
+// applied the whole log (as of its last listing, every LagPoll).
 func (s *Source) LagSeconds() float64 { return float64(s.lagMillis.Load()) / 1000 }
 
 // Position is the last position recorded in Redis by this instance (zero before any).
@@ -199,44 +202,65 @@ func New(ix *index.Indexer, opts Options) (*Source, error) {
 	if opts.MaxErrorDelay < opts.ErrorDelay {
 		opts.MaxErrorDelay = max(30*time.Second, opts.ErrorDelay)
 	}
+	if opts.LeaseTTL == 0 {
+		opts.LeaseTTL = index.DefaultLeaseTTL
+	}
+	if opts.LeaseTTL < index.MinLeaseTTL {
+		return nil, redstate.Errorf(redstate.EINVALID, "mysql source: the lease TTL must be at least %s, got %s", index.MinLeaseTTL, opts.LeaseTTL)
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
 	s.opts = opts
 	s.log = opts.Logger.With("source", "mysql", "server_id", opts.ServerID)
-	base := ix.SourceKeyPrefix() + "mysql"
-	s.keys = Keys{Position: base + ":position", Snapshot: base + ":snapshot", Progress: base + ":snapshot-progress"}
+	s.keys = KeysOf(ix)
 	return s, nil
 }
 
 // ErrPurged is the class of the error of a recorded position the server no longer has
-// (errors.Is): the source cannot go on without a new snapshot.
+// (errors.Is): the source cannot go on without a new snapshot (index resnapshot).
 var ErrPurged = errors.New("binlog position purged")
 
-// Run snapshots the tables if no position is recorded, then streams until ctx ends (nil
-// then). Failures (MySQL or Redis unavailable, a requirement not met) are logged and retried
-// with back-off from the recorded position; a purged position is returned (ErrPurged).
+// Run reads the binary log into the index until ctx ends (nil then), on one instance at a
+// time: it takes the binlog lease (standby, trying again every LeaseTTL/5, while another
+// instance holds it), snapshots the tables if no position is recorded, then streams, until the
+// lease is lost (back to standby, trying again after LeaseTTL) or ctx ends (the lease is
+// released). Failures (MySQL or
+// Redis unavailable, a requirement not met, a purged position: ErrPurged) are logged and
+// retried with back-off from the recorded position; a purged position stays an error until
+// index resnapshot deletes it.
 func (s *Source) Run(ctx context.Context) error {
 	delay := s.opts.ErrorDelay
+	standby := false
 	for ctx.Err() == nil {
-		progressed := false
-		err := s.run(ctx, &progressed)
-		if err == nil || ctx.Err() != nil {
+		l, ok, err := s.acquire(ctx)
+		wait := s.opts.LeaseTTL / 5
+		switch {
+		case ctx.Err() != nil:
 			return nil
+		case err != nil:
+			standby = false
+			s.standby.Store(false)
+			s.log.Error("index mysql source failed; retrying", "err", err, "retry_in", delay.String())
+			wait, delay = delay, min(2*delay, s.opts.MaxErrorDelay)
+		case !ok:
+			s.standby.Store(true)
+			if !standby {
+				s.log.Info("standby: another instance holds the binlog lease", "lease", s.keys.Lease)
+				standby = true
+			}
+		default:
+			// Back from reading (the lease lost): wait a whole TTL, so that an instance in
+			// standby, which polls more often, takes over rather than the one that lost it.
+			standby = false
+			s.standby.Store(false)
+			delay = s.lead(ctx, l, delay)
+			wait = s.opts.LeaseTTL
 		}
-		if errors.Is(err, ErrPurged) {
-			s.log.Error("index mysql source stopped", "err", err)
-			return err
-		}
-		if progressed {
-			delay = s.opts.ErrorDelay
-		}
-		s.log.Error("index mysql source failed; retrying", "err", err, "retry_in", delay.String())
 		select {
 		case <-ctx.Done():
-		case <-time.After(delay):
+		case <-time.After(wait):
 		}
-		delay = min(2*delay, s.opts.MaxErrorDelay)
 	}
 	return nil
 }
@@ -411,7 +435,7 @@ func (s *Source) checkNotPurged(ctx context.Context, from Position) error {
 // purged is the ErrPurged error for from, naming how to snapshot again.
 func (s *Source) purged(from Position) error {
 	return fmt.Errorf("%w: the server no longer has binlog %s (purged); the index cannot catch up from it: "+
-		"take a new snapshot by deleting the recorded position (redis-cli DEL %s %s %s) and restarting redstate, "+
+		"take a new snapshot with redstate index resnapshot --source mysql --yes (the running reader starts it, no restart needed), "+
 		"then remove the rows deleted meanwhile with redstate index verify --source mysql --repair",
-		ErrPurged, from, s.keys.Position, s.keys.Snapshot, s.keys.Progress)
+		ErrPurged, from)
 }

@@ -3,7 +3,6 @@ package mysqlsource_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -50,6 +49,7 @@ type fixture struct {
 	redis  *redistest.Server
 	log    syncBuffer
 	ix     *index.Indexer
+	prefix string // the index's key prefix
 }
 
 func itemsSpec(db string) index.TableSpec {
@@ -95,7 +95,8 @@ func setup(t *testing.T, rows int) *fixture {
 	}
 	f.redis = redistest.StartStandalone(t, redistest.WithAppendOnly(false))
 	f.client = f.redis.Client(t)
-	f.ix, err = index.New(redisindex.New(f.client), []index.TableSpec{itemsSpec(f.name)}, index.Options{Prefix: indextest.UniquePrefix()})
+	f.prefix = indextest.UniquePrefix()
+	f.ix, err = index.New(redisindex.New(f.client), []index.TableSpec{itemsSpec(f.name)}, index.Options{Prefix: f.prefix})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,11 +112,16 @@ func (f *fixture) exec(t *testing.T, qs ...string) {
 	}
 }
 
-func (f *fixture) source(t *testing.T) *mysqlsource.Source {
+// source returns a Source of items logging into f.log, its options changed by mods.
+func (f *fixture) source(t *testing.T, mods ...func(*mysqlsource.Options)) *mysqlsource.Source {
 	t.Helper()
-	src, err := mysqlsource.New(f.ix, mysqlsource.Options{URL: f.dsn, DB: f.db, Redis: f.client, Tables: []string{f.name + ".items"},
+	opts := mysqlsource.Options{URL: f.dsn, DB: f.db, Redis: f.client, Tables: []string{f.name + ".items"},
 		BatchRows: 50, SnapshotPage: 100, ErrorDelay: 50 * time.Millisecond, MaxErrorDelay: 500 * time.Millisecond,
-		Logger: slog.New(slog.NewTextHandler(&f.log, nil))})
+		Logger: slog.New(slog.NewTextHandler(&f.log, nil))}
+	for _, m := range mods {
+		m(&opts)
+	}
+	src, err := mysqlsource.New(f.ix, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +166,7 @@ func (f *fixture) caughtUp(t *testing.T, src *mysqlsource.Source) {
 	if err := f.db.QueryRow("SHOW MASTER STATUS").Scan(&file, &pos, &rest[0], &rest[1]); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		p := src.Position()
 		if p.File > file || (p.File == file && p.Pos >= pos) {
@@ -248,8 +254,8 @@ func TestSource_RestartResumes(t *testing.T) {
 	f.verify(t)
 }
 
-// TestSource_PurgedPosition: a recorded position the server purged stops the source with
-// ErrPurged naming how to snapshot again.
+// TestSource_PurgedPosition: a recorded position the server purged is an error (ErrPurged)
+// naming index resnapshot; Resnapshot while the source runs makes it snapshot again.
 func TestSource_PurgedPosition(t *testing.T) {
 	f := setup(t, 10)
 	src := f.source(t)
@@ -282,29 +288,34 @@ func TestSource_PurgedPosition(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	src = f.source(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	err := src.Run(ctx)
-	if !errors.Is(err, mysqlsource.ErrPurged) {
-		t.Fatalf("Run = %v, want ErrPurged", err)
-	}
-	t.Log(err)
-	keys := src.Keys()
-	// The command the error names takes a new snapshot.
-	if err := f.client.Del(context.Background(), keys.Position, keys.Snapshot, keys.Progress).Err(); err != nil {
-		t.Fatal(err)
-	}
+	// The source keeps running, failing with the error until the position is deleted.
 	src = f.source(t)
 	stop = run(src)
+	defer stop()
+	deadline = time.Now().Add(30 * time.Second)
+	for !strings.Contains(f.log.String(), "redstate index resnapshot --source mysql --yes") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no purged-position error naming index resnapshot:\n%s", f.log.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(f.log.String(), mysqlsource.ErrPurged.Error()) {
+		t.Fatalf("the error is not ErrPurged's:\n%s", f.log.String())
+	}
+	// The command the error names takes a new snapshot, with no restart.
+	r, err := mysqlsource.Resnapshot(context.Background(), f.client, src.Keys())
+	if err != nil || r.Position == "" || r.LeaseHolder == "" {
+		t.Fatalf("Resnapshot = %+v, %v: want the purged position and the lease deleted", r, err)
+	}
+	deadline = time.Now().Add(30 * time.Second)
+	for src.SnapshotRows.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no new snapshot after index resnapshot")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	f.writes(t, 3, 2)
 	f.caughtUp(t, src)
-	if err := stop(); err != nil {
-		t.Fatal(err)
-	}
-	if src.SnapshotRows.Load() == 0 {
-		t.Error("no new snapshot after the keys were deleted")
-	}
 	// Rows deleted between the purged position and the new snapshot are in no stream: the
 	// repair the error names removes them.
 	if _, err := f.ix.Verify(context.Background(), f.name, "items", mysqlsource.TableRows(context.Background(), f.db, f.name, "items"), true, nil); err != nil {

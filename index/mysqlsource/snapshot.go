@@ -20,7 +20,7 @@ import (
 const snapshotDone = "\x00done"
 
 // snapshot copies the followed tables' rows at a known position and returns it, recorded as
-// the stream's start. A snapshot interrupted earlier (its position recorded, the stream's not)
+// the stream's start. Its records in Redis (position, progress) are fenced writes. A snapshot interrupted earlier (its position recorded, the stream's not)
 // resumes after the last key copied of each table, outside any transaction.
 func (s *Source) snapshot(ctx context.Context) (Position, error) {
 	conn, err := s.opts.DB.Conn(ctx)
@@ -32,6 +32,7 @@ func (s *Source) snapshot(ctx context.Context) (Position, error) {
 	if err != nil {
 		return Position{}, err
 	}
+	s.estimateSnapshot(ctx)
 	if consistent {
 		// Rolled back when done; on failure the connection is discarded with its transaction.
 		defer func() { _, _ = conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK") }()
@@ -41,8 +42,8 @@ func (s *Source) snapshot(ctx context.Context) (Position, error) {
 			return Position{}, err
 		}
 	}
-	if err := s.opts.Redis.Set(ctx, s.keys.Position, at.String(), 0).Err(); err != nil {
-		return Position{}, rediserr.Map(err, "record binlog position")
+	if err := s.fenced(ctx, "record binlog position", fencedSetScript, []string{s.keys.Position}, at.String()); err != nil {
+		return Position{}, err
 	}
 	s.position.Store(&at)
 	return at, nil
@@ -111,11 +112,8 @@ func (s *Source) snapshotPosition(ctx context.Context, conn *sql.Conn) (Position
 			return Position{}, false, sqldb.Map(err, "mysql source: start the snapshot")
 		}
 	}
-	pipe := s.opts.Redis.TxPipeline()
-	pipe.Del(ctx, s.keys.Progress)
-	pipe.Set(ctx, s.keys.Snapshot, at.String(), 0)
-	if _, err := pipe.Exec(ctx); err != nil {
-		return Position{}, false, rediserr.Map(err, "record snapshot position")
+	if err := s.fenced(ctx, "record snapshot position", snapshotStartScript, []string{s.keys.Snapshot, s.keys.Progress}, at.String()); err != nil {
+		return Position{}, false, err
 	}
 	s.log.Info("snapshot started", "position", at.String(), "flavor", s.flavor)
 	return at, true, nil
@@ -175,8 +173,8 @@ func (s *Source) copyTable(ctx context.Context, conn *sql.Conn, table string, at
 		}
 		copied += len(changes)
 		s.SnapshotRows.Add(int64(len(changes)))
-		if err := s.opts.Redis.HSet(ctx, s.keys.Progress, table, last).Err(); err != nil {
-			return rediserr.Map(err, "record snapshot progress")
+		if err := s.fenced(ctx, "record snapshot progress", fencedHSetScript, []string{s.keys.Progress}, table, last); err != nil {
+			return err
 		}
 		s.log.Info("snapshot progress", "table", table, "rows", copied)
 		if len(changes) < s.opts.SnapshotPage {
@@ -184,5 +182,5 @@ func (s *Source) copyTable(ctx context.Context, conn *sql.Conn, table string, at
 		}
 	}
 	s.log.Info("snapshot of table done", "table", table, "rows", copied)
-	return rediserr.Map(s.opts.Redis.HSet(ctx, s.keys.Progress, table, snapshotDone).Err(), "record snapshot done")
+	return s.fenced(ctx, "record snapshot done", fencedHSetScript, []string{s.keys.Progress}, table, snapshotDone)
 }

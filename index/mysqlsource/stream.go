@@ -13,7 +13,6 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/index"
-	"github.com/redstate/redstate/internal/rediserr"
 )
 
 // idleFlush is how long the stream waits for another event before applying what it holds.
@@ -38,6 +37,7 @@ func (s *Source) stream(ctx context.Context, from Position, progressed *bool) er
 		return s.mapStreamError(err, from)
 	}
 	s.log.Info("streaming the binary log", "position", from.String(), "flavor", s.flavor)
+	defer s.watch(ctx)()
 	b := batch{file: from.File, committed: from, recorded: from}
 	for {
 		wait := ctx
@@ -143,20 +143,28 @@ func (s *Source) rows(ctx context.Context, ev *replication.BinlogEvent, e *repli
 		return err
 	}
 	names := e.Table.ColumnNameString() // binlog_row_metadata=FULL: the names as of the event
+	renamed := renames(names, cols)
+	if spec, ok := s.ix.Table(db, name); ok {
+		if err := checkImage(spec, int(e.ColumnCount), cols, names, renamed); err != nil {
+			return err
+		}
+	}
 	for i := step - 1; i < len(e.Rows); i += step {
 		v, err := version(b.file, ev.Header.LogPos, i/step)
 		if err != nil {
 			return err
 		}
-		b.changes = append(b.changes, index.Change{DB: db, Table: name, Op: op, Row: mapRow(e.Rows[i], cols, names), Version: v, Time: b.last})
+		b.changes = append(b.changes, index.Change{DB: db, Table: name, Op: op, Row: mapRow(e.Rows[i], cols, names, renamed), Version: v, Time: b.last})
 	}
+	s.progress.pending.Store(int64(len(b.changes)))
 	return nil
 }
 
 // mapRow names a row image's values: by the event's own column names when the binlog carries
-// them, else by position in the table's current columns (a column added at the end leaves the
-// older images' columns in place). Values beyond the known columns are dropped.
-func mapRow(values []any, cols []column, names []string) map[string]*string {
+// them, a value also under its column's current name when the column was renamed since (see
+// renames), else by position in the table's current columns (a column added at the end leaves
+// the older images' columns in place). Values beyond the known columns are dropped.
+func mapRow(values []any, cols []column, names []string, renamed map[string]string) map[string]*string {
 	row := make(map[string]*string, len(values))
 	byName := func(n string) column {
 		for _, c := range cols {
@@ -177,6 +185,9 @@ func mapRow(values []any, cols []column, names []string) map[string]*string {
 			continue
 		}
 		row[c.Name] = text(v, c)
+		if to, ok := renamed[c.Name]; ok && i < len(names) {
+			row[to] = text(v, byName(to))
+		}
 	}
 	return row
 }
@@ -197,7 +208,8 @@ func (s *Source) tableColumns(ctx context.Context, db, name string, n int) ([]co
 	return cols, nil
 }
 
-// flush applies b's changes and records the last complete transaction's end.
+// flush applies b's changes and records the last complete transaction's end (a fenced write:
+// refused, errLeaseLost, once another instance holds the lease).
 func (s *Source) flush(ctx context.Context, b *batch) error {
 	if b.skipped > 0 {
 		s.ix.CountSkipped(b.skipped)
@@ -208,6 +220,7 @@ func (s *Source) flush(ctx context.Context, b *batch) error {
 			return err
 		}
 		s.Events.Add(int64(len(b.changes)))
+		s.progress.pending.Store(0)
 		b.changes = b.changes[:0]
 	}
 	if !b.last.IsZero() {
@@ -216,8 +229,8 @@ func (s *Source) flush(ctx context.Context, b *batch) error {
 	if b.committed == b.recorded {
 		return nil
 	}
-	if err := s.opts.Redis.Set(ctx, s.keys.Position, b.committed.String(), 0).Err(); err != nil {
-		return rediserr.Map(err, "record binlog position")
+	if err := s.fenced(ctx, "record binlog position", fencedSetScript, []string{s.keys.Position}, b.committed.String()); err != nil {
+		return err
 	}
 	b.recorded = b.committed
 	at := b.committed

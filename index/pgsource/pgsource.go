@@ -88,6 +88,8 @@ type Source struct {
 	// with pgoutput); LagSeconds the age of the last applied commit.
 	BackfilledRows, LagBytes atomic.Int64
 	lagMillis                atomic.Int64
+	// Events counts the row changes applied from the stream.
+	Events atomic.Int64
 }
 
 // LagSeconds is the age of the last applied commit when it was applied.

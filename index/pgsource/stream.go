@@ -189,6 +189,7 @@ func (st *streamState) flush(ctx context.Context) error {
 		if _, err := s.ix.Apply(ctx, st.pending); err != nil {
 			return err
 		}
+		s.Events.Add(int64(len(st.pending)))
 	}
 	for _, l := range st.lost {
 		if err := s.ix.DeadLetterEvent(ctx, "postgres", l.raw, l.reason); err != nil {

@@ -109,6 +109,7 @@ func (s *Source) StreamOnce(ctx context.Context) (int, error) {
 		if _, err := s.ix.Apply(ctx, changes); err != nil {
 			return 0, err
 		}
+		s.Events.Add(int64(len(changes)))
 	}
 	if !lastCommit.IsZero() {
 		s.lagMillis.Store(time.Since(lastCommit).Milliseconds())

@@ -54,7 +54,7 @@ func (c *indexCollector) Collect(ch chan<- prometheus.Metric) {
 // RegisterIndexSource registers the gauges of one index source (e.g. "postgres"):
 //
 //	redstate_index_source_lag_seconds{source}      age of the last applied commit when it was applied
-//	redstate_index_source_lag_bytes{source}        WAL (or backlog) not yet applied
+//	redstate_index_source_lag_bytes{source}        WAL or binary log bytes not yet applied
 //	redstate_index_backfill_rows_total{source}     rows copied by the backfill
 func RegisterIndexSource(m *Metrics, source string, lagSeconds, lagBytes, backfilled func() float64) {
 	if m == nil {
@@ -63,7 +63,48 @@ func RegisterIndexSource(m *Metrics, source string, lagSeconds, lagBytes, backfi
 	labels := prometheus.Labels{"source": source}
 	m.registry.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "redstate_index_source_lag_seconds", Help: "Age of the last applied source commit when it was applied.", ConstLabels: labels}, lagSeconds),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "redstate_index_source_lag_bytes", Help: "Source changes (WAL bytes) not yet applied.", ConstLabels: labels}, lagBytes),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "redstate_index_source_lag_bytes", Help: "Source changes not yet applied: PostgreSQL WAL bytes, MySQL binary log bytes.", ConstLabels: labels}, lagBytes),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "redstate_index_backfill_rows_total", Help: "Rows copied by the source's backfill.", ConstLabels: labels}, backfilled),
 	)
+}
+
+// SourceProgress reads one index source's progress for RegisterIndexSourceProgress; a nil
+// func registers no metric.
+type SourceProgress struct {
+	// Events is the count of row changes applied from the stream.
+	Events func() float64
+	// PendingEvents is the count of row changes read from the source and not yet applied.
+	PendingEvents func() float64
+	// PositionFile and PositionOffset are the last applied position: the binary log's file
+	// number and the byte offset in it.
+	PositionFile, PositionOffset func() float64
+	// SnapshotEstimate is the expected number of rows of the snapshot (backfill).
+	SnapshotEstimate func() float64
+}
+
+// RegisterIndexSourceProgress registers a source's progress (nothing when m is nil):
+//
+//	redstate_index_source_events_total{source}            row changes applied from the stream (rate: events/s)
+//	redstate_index_source_pending_events{source}          row changes read, not yet applied
+//	redstate_index_source_position_file{source}           file number of the last applied binlog position
+//	redstate_index_source_position_bytes{source}          byte offset of the last applied binlog position
+//	redstate_index_backfill_rows_estimate{source}         expected rows of the snapshot (its progress: rows_total / estimate)
+func RegisterIndexSourceProgress(m *Metrics, source string, p SourceProgress) {
+	if m == nil {
+		return
+	}
+	labels := prometheus.Labels{"source": source}
+	gauge := func(name, help string, f func() float64) {
+		if f != nil {
+			m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: labels}, f))
+		}
+	}
+	if p.Events != nil {
+		m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "redstate_index_source_events_total",
+			Help: "Row changes applied from the source's stream.", ConstLabels: labels}, p.Events))
+	}
+	gauge("redstate_index_source_pending_events", "Row changes read from the source and not yet applied.", p.PendingEvents)
+	gauge("redstate_index_source_position_file", "File number of the last applied binary log position.", p.PositionFile)
+	gauge("redstate_index_source_position_bytes", "Byte offset of the last applied binary log position in its file.", p.PositionOffset)
+	gauge("redstate_index_backfill_rows_estimate", "Expected rows of the source's snapshot (information_schema estimate).", p.SnapshotEstimate)
 }

@@ -1,0 +1,226 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/redstate/redstate/redistest"
+	"github.com/redstate/redstate/sqldb"
+	"github.com/redstate/redstate/sqldb/sqltest"
+)
+
+// TestIndexMySQL_SnapshotKillRestartVerify: a real `redstate serve` follows a MariaDB table of
+// indexRows rows through its binary log (snapshot in keyset order, then the stream) while a
+// writer moves rows between index keys, deletes, logically deletes and inserts; the process is
+// SIGKILLed soon after the snapshot starts and restarted; MariaDB itself is then killed and
+// restarted while the new process streams. When the writer stops, `redstate index verify
+// --source mysql` finds the index equal to the table, and the metrics endpoint and
+// /v1/index/status show the source's progress.
+func TestIndexMySQL_SnapshotKillRestartVerify(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes: not under -short")
+	}
+	rds := redistest.StartStandalone(t)
+	dsn := sqltest.MariaDBDSN(t)
+	maria := sqltest.MariaDBTestServer(t)
+	ctx := context.Background()
+	db, err := sqldb.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	var name string
+	if err := db.QueryRowContext(ctx, "SELECT DATABASE()").Scan(&name); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"CREATE TABLE items (id bigint PRIMARY KEY, las int NOT NULL, cat int NOT NULL, bra int, name varchar(50), yn int NOT NULL DEFAULT 1)",
+		fmt.Sprintf("INSERT INTO items (id, las, cat, bra, name) SELECT seq, seq %% 13, seq %% 7, seq %% 3, CONCAT('item ', seq) FROM seq_1_to_%d", indexRows),
+		"ANALYZE TABLE items",
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := filepath.Join(t.TempDir(), "redstate.yaml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`
+index:
+  tables:
+    - db: %[1]s
+      table: items
+      key: id
+      delete-column: yn
+      columns:
+        - {name: id, type: long}
+        - {name: las, type: int}
+        - {name: cat, type: int}
+        - {name: bra, type: "int?"}
+        - {name: name, type: "string?"}
+      dimensions:
+        - [{code: las, column: las}, {code: cat, column: cat}]
+        - [{code: las, column: las}, {code: cat, column: cat}, {code: bra, column: bra}]
+  mysql:
+    url: %[2]q
+    tables: [%[1]s.items]
+`, name, strings.TrimSuffix(dsn, name))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--config", cfg, "--redis", rds.URL}
+
+	// The writer goes on through MariaDB's restart: a failed statement is retried later.
+	var writes, failures atomic.Int64
+	stopWriter := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		r := rand.New(rand.NewPCG(5, 6))
+		for {
+			select {
+			case <-stopWriter:
+				return
+			default:
+			}
+			id := 1 + r.IntN(indexRows+2000)
+			var q string
+			switch r.IntN(4) {
+			case 0:
+				q = fmt.Sprintf("UPDATE items SET cat = %d, name = 'moved' WHERE id = %d", r.IntN(7), id)
+			case 1:
+				q = fmt.Sprintf("DELETE FROM items WHERE id = %d", id)
+			case 2:
+				q = fmt.Sprintf("UPDATE items SET yn = %d WHERE id = %d", r.IntN(2), id)
+			default:
+				q = fmt.Sprintf("INSERT INTO items (id, las, cat, bra) VALUES (%d, %d, %d, NULL) ON DUPLICATE KEY UPDATE las = VALUES(las)", id, r.IntN(13), r.IntN(7))
+			}
+			if _, err := db.ExecContext(ctx, q); err != nil {
+				failures.Add(1)
+				time.Sleep(50 * time.Millisecond)
+				continue
+			}
+			writes.Add(1)
+		}
+	})
+	defer func() {
+		select {
+		case <-stopWriter:
+		default:
+			close(stopWriter)
+		}
+		wg.Wait()
+	}()
+
+	s1 := startServer(t, args...)
+	eventually(t, 2*time.Minute, "the snapshot to start", func() bool { return strings.Contains(s1.Logs(), "snapshot started") })
+	time.Sleep(300 * time.Millisecond)
+	s1.kill()
+	t.Logf("SIGKILL after %d writes (snapshot done before: %v)", writes.Load(), strings.Contains(s1.Logs(), "streaming the binary log"))
+	s2 := startServer(t, args...)
+	eventually(t, 3*time.Minute, "the stream to start", func() bool { return strings.Contains(s2.Logs(), "streaming the binary log") })
+	if strings.Count(s2.Logs(), "snapshot started") > 0 {
+		t.Error("the restarted process took a new snapshot instead of resuming the recorded one")
+	}
+	time.Sleep(time.Second)
+	maria.Restart(t, true)
+	t.Logf("MariaDB killed and restarted after %d writes", writes.Load())
+	eventually(t, 2*time.Minute, "the stream to reconnect", func() bool { return strings.Count(s2.Logs(), "streaming the binary log") >= 2 })
+	time.Sleep(time.Second)
+	close(stopWriter)
+	wg.Wait()
+	t.Logf("writer stopped after %d writes (%d failed during the restart)", writes.Load(), failures.Load())
+
+	var out string
+	deadline := time.Now().Add(4 * time.Minute)
+	for {
+		cmd := exec.Command(binary, append([]string{"index", "verify", "--source", "mysql"}, args...)...)
+		var stdout strings.Builder
+		cmd.Stdout = &stdout
+		err = cmd.Run()
+		out = stdout.String()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("index verify --source mysql still finds differences after 4 minutes: %s\nserver log tail:\n%s", out, tail(s2.Logs(), 4000))
+		}
+		time.Sleep(2 * time.Second)
+	}
+	if !strings.Contains(out, `"missing":0,"stale":0,"extra":0`) {
+		t.Fatalf("verify: %s", out)
+	}
+	t.Logf("verify: %s", out)
+
+	_, metrics, _ := s2.do(t, http.MethodGet, "/metrics", "")
+	for _, m := range []string{"redstate_index_source_events_total", "redstate_index_source_lag_bytes", "redstate_index_source_lag_seconds",
+		"redstate_index_source_pending_events", "redstate_index_source_position_file", "redstate_index_source_position_bytes",
+		"redstate_index_backfill_rows_total", "redstate_index_backfill_rows_estimate"} {
+		if !strings.Contains(string(metrics), m+`{source="mysql"}`) {
+			t.Errorf("metrics lack %s{source=\"mysql\"}", m)
+		}
+	}
+	code, body, _ := s2.do(t, http.MethodGet, "/v1/index/status", "")
+	var st struct {
+		Sources []struct {
+			Name            string  `json:"name"`
+			Position        string  `json:"position"`
+			Events          int64   `json:"events"`
+			SnapshotPercent float64 `json:"snapshotPercent"`
+			Streaming       bool    `json:"streaming"`
+		} `json:"sources"`
+	}
+	if err := json.Unmarshal(body, &st); code != http.StatusOK || err != nil || len(st.Sources) != 1 {
+		t.Fatalf("index status %d: %s (%v)", code, body, err)
+	}
+	if src := st.Sources[0]; src.Name != "mysql" || !strings.HasPrefix(src.Position, "binlog.") || src.Events == 0 || src.SnapshotPercent != 100 || !src.Streaming {
+		t.Errorf("mysql source status: %s", body)
+	}
+	// The dashboard's Index page shows the same progress.
+	if cells := dashboardSourceCells(t, s2); cells != nil {
+		if len(cells) < 10 || cells[0] != "mysql" || !strings.HasPrefix(cells[1], "binlog.") || cells[2] != "100.0 %" || cells[8] == "0" {
+			t.Errorf("dashboard sources row = %q, want mysql, its position, snapshot 100.0 %%, events > 0", cells)
+		}
+		t.Logf("dashboard sources row: %q", cells)
+	}
+	s2.stop(t)
+}
+
+// dashboardSourceCells opens the dashboard's Index page in chromium (a server without tokens:
+// no login) and returns the cells of its Sources table; nil without chromium.
+func dashboardSourceCells(t *testing.T, s *server) []string {
+	t.Helper()
+	var browser string
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			browser = p
+			break
+		}
+	}
+	if browser == "" {
+		t.Log("chromium is not installed: the dashboard is not checked")
+		return nil
+	}
+	ctx, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.Flag("headless", "new"))...)
+	defer cancel()
+	ctx, cancel = chromedp.NewContext(ctx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	var cells []string
+	if err := chromedp.Run(ctx, chromedp.Navigate(s.Base+"/ui/#/index"), chromedp.WaitVisible("//h2[text()='Sources']", chromedp.BySearch),
+		chromedp.Evaluate(`[...document.querySelectorAll('#view table')[1].querySelectorAll('tbody td')].map(td => td.textContent)`, &cells)); err != nil {
+		t.Fatalf("dashboard index page: %v", err)
+	}
+	return cells
+}

@@ -1,0 +1,99 @@
+package mysqlsource
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/redstate/redstate/internal/keyspace"
+	"github.com/redstate/redstate/redistest"
+)
+
+// leaseSource is a Source with only what the lease needs, on a fresh Redis.
+func leaseSource(t *testing.T, keys Keys) (*Source, *Source) {
+	t.Helper()
+	client := redistest.StartStandalone(t, redistest.WithAppendOnly(false)).Client(t)
+	mk := func() *Source {
+		return &Source{opts: Options{Redis: client, LeaseTTL: 5 * time.Second}, keys: keys, log: slog.New(slog.DiscardHandler)}
+	}
+	return mk(), mk()
+}
+
+// TestLease_FencedWritesOfAStaleHolderAreRefused: once another instance holds the lease, the
+// old holder's fenced writes (position, snapshot, progress) and renewals are refused and change
+// nothing, its release leaves the new holder's lease, and fences only grow, also when the
+// counter is lost.
+func TestLease_FencedWritesOfAStaleHolderAreRefused(t *testing.T) {
+	ctx := context.Background()
+	a, b := leaseSource(t, NewKeys("t:source:"))
+	client := a.opts.Redis
+	la, ok, err := a.acquire(ctx)
+	if err != nil || !ok || la.fence <= 0 {
+		t.Fatalf("first acquire = %+v, %v, %v", la, ok, err)
+	}
+	a.token = la.token
+	if _, ok, err := b.acquire(ctx); err != nil || ok {
+		t.Fatalf("second acquire while held = %v, %v: want refused", ok, err)
+	}
+	if err := a.fenced(ctx, "record binlog position", fencedSetScript, []string{a.keys.Position}, "binlog.000001:100"); err != nil {
+		t.Fatal(err)
+	}
+	// The lease expires (what a DEL looks like) and b takes it.
+	if err := client.Del(ctx, a.keys.Lease).Err(); err != nil {
+		t.Fatal(err)
+	}
+	lb, ok, err := b.acquire(ctx)
+	if err != nil || !ok || lb.fence <= la.fence {
+		t.Fatalf("acquire after expiry = %+v, %v, %v: want a fence above %d", lb, ok, err, la.fence)
+	}
+	b.token = lb.token
+	for _, w := range []error{
+		a.fenced(ctx, "record binlog position", fencedSetScript, []string{a.keys.Position}, "binlog.000001:999"),
+		a.fenced(ctx, "record snapshot position", snapshotStartScript, []string{a.keys.Snapshot, a.keys.Progress}, "binlog.000001:999"),
+		a.fenced(ctx, "record snapshot progress", fencedHSetScript, []string{a.keys.Progress}, "db.t", "42"),
+	} {
+		if !errors.Is(w, errLeaseLost) {
+			t.Fatalf("stale holder's write = %v, want errLeaseLost", w)
+		}
+	}
+	if pos := client.Get(ctx, a.keys.Position).Val(); pos != "binlog.000001:100" {
+		t.Fatalf("position = %q after refused writes", pos)
+	}
+	if n := client.Exists(ctx, a.keys.Snapshot, a.keys.Progress).Val(); n != 0 {
+		t.Fatalf("%d snapshot keys written by the stale holder", n)
+	}
+	if n, err := renewScript.Run(ctx, client, []string{a.keys.Lease}, la.token, 5000).Int(); err != nil || n != 0 {
+		t.Fatalf("stale renewal = %d, %v: want 0", n, err)
+	}
+	a.release(ctx, la.token)
+	if holder := client.Get(ctx, a.keys.Lease).Val(); holder != lb.token {
+		t.Fatalf("lease = %q after the stale holder's release, want b's", holder)
+	}
+	if err := b.fenced(ctx, "record binlog position", fencedSetScript, []string{b.keys.Position}, "binlog.000001:200"); err != nil {
+		t.Fatal(err)
+	}
+	// A lost fence counter is seeded above every fence issued.
+	b.release(ctx, lb.token)
+	if err := client.Del(ctx, b.keys.Fence).Err(); err != nil {
+		t.Fatal(err)
+	}
+	lc, ok, err := a.acquire(ctx)
+	if err != nil || !ok || lc.fence <= lb.fence {
+		t.Fatalf("acquire after the fence was lost = %+v, %v, %v: want a fence above %d", lc, ok, err, lb.fence)
+	}
+}
+
+// TestKeys_ShareOneSlot: every key of the source hashes to one Cluster slot, with the {mysql}
+// tag or, when the prefix holds a tag of its own, with that one.
+func TestKeys_ShareOneSlot(t *testing.T) {
+	for prefix, tag := range map[string]string{"las_im_data_sync:source:": "mysql", "prod-{eu}las:source:": "eu"} {
+		k := NewKeys(prefix)
+		for _, key := range []string{k.Position, k.Snapshot, k.Progress, k.Lease, k.Fence} {
+			if keyspace.Slot(key) != keyspace.Slot(tag) {
+				t.Errorf("prefix %q: %s is in slot %d, want %d (tag %q)", prefix, key, keyspace.Slot(key), keyspace.Slot(tag), tag)
+			}
+		}
+	}
+}
