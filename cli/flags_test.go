@@ -43,6 +43,8 @@ var commandFlagGroups = map[string][]config.FlagGroup{
 	"index verify": {config.FlagsRedis, config.FlagsNamespace},
 	"index status": {config.FlagsRedis, config.FlagsNamespace},
 
+	"index resnapshot": {config.FlagsRedis, config.FlagsNamespace},
+
 	"feed rebuild": {config.FlagsRedis, config.FlagsNamespace, config.FlagsData},
 	"feed verify":  {config.FlagsRedis, config.FlagsNamespace, config.FlagsData},
 	"feed counts":  {config.FlagsRedis, config.FlagsNamespace, config.FlagsData},
