@@ -130,7 +130,8 @@ func (a *app) index(ctx context.Context) (*indexBackend, error) {
 		if err != nil {
 			return nil, fmt.Errorf("index postgres source: %w", err)
 		}
-		src, err := pgsource.New(ix, pgsource.Options{DB: db, Redis: client, Slot: pg.Slot, Database: pg.Database, Tables: pg.Tables, Logger: log})
+		src, err := pgsource.New(ix, pgsource.Options{DB: db, URL: pg.URL, Plugin: pg.Plugin, Publication: pg.Publication,
+			Redis: client, Slot: pg.Slot, Database: pg.Database, Tables: pg.Tables, Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("index postgres source: %w", err)
 		}
@@ -138,7 +139,7 @@ func (a *app) index(ctx context.Context) (*indexBackend, error) {
 		metrics.RegisterIndexSource(m, "postgres", src.LagSeconds, func() float64 { return float64(src.LagBytes.Load()) },
 			func() float64 { return float64(src.BackfilledRows.Load()) })
 		metrics.RegisterIndexSourceProgress(m, "postgres", metrics.SourceProgress{Events: func() float64 { return float64(src.Events.Load()) }})
-		log.Info("CDC index following PostgreSQL", "dsn", db.DSN, "slot", pg.Slot, "tables", pg.Tables)
+		log.Info("CDC index following PostgreSQL", "dsn", db.DSN, "slot", pg.Slot, "plugin", pg.Plugin, "tables", pg.Tables)
 	}
 	if my := cfg.Index.MySQL; my.URL != "" {
 		db, err := a.sqlAt(ctx, mysqlsource.SQLURL(my.URL))

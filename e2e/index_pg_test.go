@@ -19,7 +19,7 @@ import (
 )
 
 // TestIndexPostgres_BackfillKillRestartVerify: a real `redstate serve` follows a PostgreSQL
-// table of indexRows rows (20,000; 100,000 under the soak tag) (backfill by keyset pagination, then wal2json) while a writer moves rows
+// table of indexRows rows (20,000; 100,000 under the soak tag) (backfill by keyset pagination, then pgoutput, the default plugin) while a writer moves rows
 // between index keys, deletes, logically deletes and inserts; the process is SIGKILLed
 // mid-stream and restarted; when the writer stops, `redstate index verify` finds the index equal
 // to the table: nothing lost, nothing applied out of order.

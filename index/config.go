@@ -26,6 +26,14 @@ const (
 	MinLeaseTTL = time.Second
 )
 
+// Logical decoding plugins of PostgresConfig.Plugin.
+const (
+	// PluginPgoutput is PostgreSQL's built-in plugin, streamed over the replication protocol.
+	PluginPgoutput = "pgoutput"
+	// PluginWal2JSON is the wal2json plugin (format version 2), read with SQL.
+	PluginWal2JSON = "wal2json"
+)
+
 // Config is the index's configuration section (index.*, seed 001): the key layout, the
 // declared tables and the two change sources.
 type Config struct {
@@ -40,7 +48,7 @@ type Config struct {
 	Tables []TableSpec `koanf:"tables"`
 	// Streams feeds the index from Redis Streams (Debezium Server's Redis sink).
 	Streams StreamsConfig `koanf:"streams"`
-	// Postgres feeds the index from PostgreSQL logical decoding (wal2json).
+	// Postgres feeds the index from PostgreSQL logical decoding (pgoutput or wal2json).
 	Postgres PostgresConfig `koanf:"postgres"`
 	// MySQL feeds the index from a MySQL or MariaDB binary log (index/mysqlsource).
 	MySQL MySQLConfig `koanf:"mysql"`
@@ -80,10 +88,17 @@ type MySQLConfig struct {
 // needs Redis (positions are kept there).
 type PostgresConfig struct {
 	// URL is the source database, postgres://… (none: the source is off). Its user needs the
-	// REPLICATION attribute; the server wal_level=logical and the wal2json plugin.
+	// REPLICATION attribute; the server wal_level=logical (and the wal2json plugin when Plugin
+	// is wal2json).
 	URL string `koanf:"url"`
 	// Slot is the replication slot (default DefaultSlot).
 	Slot string `koanf:"slot"`
+	// Plugin is the slot's logical decoding plugin: PluginPgoutput (default) or PluginWal2JSON.
+	Plugin string `koanf:"plugin"`
+	// Publication is the pgoutput publication to stream (default: one named after the slot,
+	// created and kept up to date by redstate for Tables). A named one must exist and publish
+	// inserts, updates and deletes of every table in Tables.
+	Publication string `koanf:"publication"`
 	// Database is the index "db" of the changes (default: the database's own name).
 	Database string `koanf:"database"`
 	// Tables are the followed tables ("schema.table", or "table" in public), each the index
@@ -116,7 +131,7 @@ func DefaultConfig() Config {
 		DeadLetterMax: DefaultDeadLetterMax,
 		Tables:        []TableSpec{},
 		Streams:       StreamsConfig{Keys: []string{}, Group: DefaultStreamGroup, Format: FormatDebezium, ClaimIdle: DefaultClaimIdle},
-		Postgres:      PostgresConfig{Slot: DefaultSlot, Tables: []string{}},
+		Postgres:      PostgresConfig{Slot: DefaultSlot, Plugin: PluginPgoutput, Tables: []string{}},
 		MySQL:         MySQLConfig{Tables: []string{}, Flavor: FlavorAuto, LeaseTTL: DefaultLeaseTTL},
 		Kafka:         DefaultKafkaConfig(),
 	}
@@ -170,6 +185,18 @@ func (c Config) Validate() error {
 		}
 		if pg.Slot == "" || strings.Trim(pg.Slot, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" || len(pg.Slot) > 63 {
 			add("index.postgres.slot", "must be 1..63 characters from [a-z0-9_], got %q", pg.Slot)
+		}
+		switch pg.Plugin {
+		case PluginPgoutput:
+		case PluginWal2JSON:
+			if pg.Publication != "" {
+				add("index.postgres.publication", "is for plugin pgoutput; wal2json has no publication")
+			}
+		default:
+			add("index.postgres.plugin", "must be pgoutput or wal2json, got %q", pg.Plugin)
+		}
+		if p := pg.Publication; strings.Trim(p, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" || len(p) > 63 {
+			add("index.postgres.publication", "must be 1..63 characters from [a-z0-9_], got %q", p)
 		}
 	}
 	if my := c.MySQL; my.URL != "" {

@@ -23,6 +23,8 @@ func TestConfigValidate_ReportsEveryProblem(t *testing.T) {
 	c.Streams.Keys = []string{"s"}
 	c.Postgres.URL = "mysql://u:secret@h/db"
 	c.Postgres.Slot = "Bad-Slot"
+	c.Postgres.Plugin = "decoderbufs"
+	c.Postgres.Publication = "Pub"
 	c.MySQL.URL = "postgres://u:secret@h/"
 	c.MySQL.Tables = []string{"db1.nope"}
 	c.MySQL.Flavor = "oracle"
@@ -35,6 +37,8 @@ func TestConfigValidate_ReportsEveryProblem(t *testing.T) {
 		`index.postgres.url: must be a postgres:// URL, got "mysql://u:***@h/db"`,
 		"index.postgres.tables: must name at least one table",
 		`index.postgres.slot: must be 1..63 characters from [a-z0-9_], got "Bad-Slot"`,
+		`index.postgres.plugin: must be pgoutput or wal2json, got "decoderbufs"`,
+		`index.postgres.publication: must be 1..63 characters from [a-z0-9_], got "Pub"`,
 		`index.mysql.url: must be a mysql:// URL, got "postgres://u:***@h/"`,
 		`index.mysql.tables[0]: "db1.nope" is not a db.table declared in index.tables`,
 		`index.mysql.flavor: must be auto, mysql or mariadb, got "oracle"`,
