@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/redstate/redstate"
 )
@@ -214,6 +215,10 @@ func textRow(in map[string]json.RawMessage) (map[string]*string, error) {
 		case len(v) == 0 || string(v) == "null":
 			out[col] = nil
 		case v[0] == '"':
+			if s, ok := plainString(v); ok {
+				out[col] = &s
+				continue
+			}
 			var s string
 			if err := json.Unmarshal(v, &s); err != nil {
 				return nil, redstate.Errorf(redstate.EINVALID, "column %s: %v", col, err)
@@ -225,6 +230,25 @@ func textRow(in map[string]json.RawMessage) (map[string]*string, error) {
 		}
 	}
 	return out, nil
+}
+
+// plainString returns the text of the JSON string v when it needs no decoding (no escape,
+// no control character, valid UTF-8): its bytes between the quotes, as json.Unmarshal would
+// return them, without its cost. ok is false otherwise.
+func plainString(v []byte) (s string, ok bool) {
+	if len(v) < 2 || v[len(v)-1] != '"' {
+		return "", false
+	}
+	in := v[1 : len(v)-1]
+	for _, c := range in {
+		if c < 0x20 || c == '\\' || c == '"' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(in) {
+		return "", false
+	}
+	return string(in), true
 }
 
 // canalMessage is Canal's flat message.
