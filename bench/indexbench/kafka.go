@@ -43,10 +43,15 @@ type KafkaMeasurement struct {
 	SteadyOurs, SteadyBaseline float64
 	// Latency and BaselineLatency are the sorted produce-to-applied latencies of the probes.
 	Latency, BaselineLatency []time.Duration
+	// RedisCPU and BaselineRedisCPU are the Redis server's CPU time per event in the backlog
+	// phase (what the implementation costs the server, whatever the machine's load).
+	RedisCPU, BaselineRedisCPU time.Duration
 }
 
 // Ratio is Ours/Baseline.
 func (m KafkaMeasurement) Ratio() float64 { return ratio(m.Ours, m.Baseline) }
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
 func ratio(a, b float64) float64 {
 	if b == 0 {
@@ -57,7 +62,7 @@ func ratio(a, b float64) float64 {
 
 // Print implements bench.Printer: a table, then
 //
-//	RESULT index.kafka ours=<events/s> baseline=<events/s> ratio=<x>
+//	RESULT index.kafka ours=<events/s> baseline=<events/s> ratio=<x> redis_cpu_us=… baseline_redis_cpu_us=…
 //	RESULT index.kafka_steady ours=<events/s> baseline=<events/s> ratio=<x> p50_ms=… p99_ms=… baseline_p50_ms=… baseline_p99_ms=…
 func (m KafkaMeasurement) Print(w io.Writer) error {
 	p := func(l []time.Duration, q float64) float64 {
@@ -69,7 +74,9 @@ func (m KafkaMeasurement) Print(w io.Writer) error {
 		fmt.Sprintf("%-20s ours %10.0f/s   baseline %10.0f/s", "index.kafka_steady", m.SteadyOurs, m.SteadyBaseline),
 		fmt.Sprintf("%-20s ours p50 %.2f ms p99 %.2f ms   baseline p50 %.2f ms p99 %.2f ms", "produce→applied",
 			p(m.Latency, 50), p(m.Latency, 99), p(m.BaselineLatency, 50), p(m.BaselineLatency, 99)),
-		fmt.Sprintf("RESULT index.kafka ours=%.0f baseline=%.0f ratio=%.2f", m.Ours, m.Baseline, m.Ratio()),
+		fmt.Sprintf("%-20s ours %.1f µs/event   baseline %.1f µs/event", "redis cpu", us(m.RedisCPU), us(m.BaselineRedisCPU)),
+		fmt.Sprintf("RESULT index.kafka ours=%.0f baseline=%.0f ratio=%.2f redis_cpu_us=%.1f baseline_redis_cpu_us=%.1f",
+			m.Ours, m.Baseline, m.Ratio(), us(m.RedisCPU), us(m.BaselineRedisCPU)),
 		fmt.Sprintf("RESULT index.kafka_steady ours=%.0f baseline=%.0f ratio=%.2f p50_ms=%.3f p99_ms=%.3f baseline_p50_ms=%.3f baseline_p99_ms=%.3f",
 			m.SteadyOurs, m.SteadyBaseline, ratio(m.SteadyOurs, m.SteadyBaseline),
 			p(m.Latency, 50), p(m.Latency, 99), p(m.BaselineLatency, 50), p(m.BaselineLatency, 99)),
@@ -141,7 +148,7 @@ func RunKafka(ctx context.Context, opts KafkaOptions) (*KafkaMeasurement, error)
 		return nil, err
 	}
 	ours := consumer{name: "ours", topic: oursTopic, run: src.Run, applied: src.Records.Load, failure: src.Failure}
-	if err := ours.measure(ctx, opts, prod, stream, &m.Ours, &m.SteadyOurs, &m.Latency); err != nil {
+	if err := ours.measure(ctx, opts, prod, stream, &m.Ours, &m.SteadyOurs, &m.RedisCPU, &m.Latency); err != nil {
 		return m, err
 	}
 	if n := src.DeadLetters.Load(); n > 0 {
@@ -153,7 +160,7 @@ func RunKafka(ctx context.Context, opts KafkaOptions) (*KafkaMeasurement, error)
 
 	sink := newBaselineSink(opts.Client, brokers, baselineTopic, prefix+"-base", table(cluster), index.NewKeys(prefix+"-base", "bench", "items", cluster))
 	base := consumer{name: "baseline", topic: baselineTopic, run: sink.run, applied: sink.records.Load, failure: sink.failure}
-	err = base.measure(ctx, opts, prod, stream, &m.Baseline, &m.SteadyBaseline, &m.BaselineLatency)
+	err = base.measure(ctx, opts, prod, stream, &m.Baseline, &m.SteadyBaseline, &m.BaselineRedisCPU, &m.BaselineLatency)
 	return m, err
 }
 
@@ -167,13 +174,17 @@ type consumer struct {
 	failure func() string
 }
 
-// measure runs c over its topic, which holds stream: the
-// backlog (events/s into *backlog), the stream produced again while c runs (into *steady), then
-// probes single messages (sorted latencies into *lat).
-func (c consumer) measure(ctx context.Context, opts KafkaOptions, prod *kgo.Client, stream []kafkaRecord, backlog, steady *float64, lat *[]time.Duration) error {
+// measure runs c over its topic, which holds stream: the backlog (events/s into *backlog, the
+// server's CPU per event into *cpu), the stream produced again while c runs (into *steady),
+// then probes single messages (sorted latencies into *lat).
+func (c consumer) measure(ctx context.Context, opts KafkaOptions, prod *kgo.Client, stream []kafkaRecord, backlog, steady *float64, cpu *time.Duration, lat *[]time.Duration) error {
 	events := 0
 	for _, r := range stream {
 		events += r.rows
+	}
+	cpu0, err := redisCPU(ctx, opts.Client)
+	if err != nil {
+		return err
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	stopped := make(chan struct{})
@@ -193,8 +204,13 @@ func (c consumer) measure(ctx context.Context, opts KafkaOptions, prod *kgo.Clie
 		return err
 	}
 	elapsed := time.Since(start)
+	cpu1, err := redisCPU(ctx, opts.Client)
+	if err != nil {
+		return err
+	}
 	*backlog = float64(events) / elapsed.Seconds()
-	opts.Progressf("kafka/%s backlog: %d events in %s: %.0f events/s\n", c.name, events, elapsed.Round(time.Millisecond), *backlog)
+	*cpu = (cpu1 - cpu0) / time.Duration(events)
+	opts.Progressf("kafka/%s backlog: %d events in %s: %.0f events/s, Redis CPU %s/event\n", c.name, events, elapsed.Round(time.Millisecond), *backlog, *cpu)
 
 	start = time.Now()
 	if err := produce(ctx, prod, c.topic, stream); err != nil {
