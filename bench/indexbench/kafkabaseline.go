@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -63,7 +64,12 @@ func (s *baselineSink) run(ctx context.Context) error {
 		}
 		for start := 0; start < len(recs); start += baselineChunk {
 			chunk := recs[start:min(start+baselineChunk, len(recs))]
-			for s.write(ctx, chunk) != nil && ctx.Err() == nil {
+			for s.write(ctx, chunk) != nil {
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(100 * time.Millisecond):
+				}
 			}
 			cl.MarkCommitRecords(chunk...)
 			s.records.Add(int64(len(chunk)))
