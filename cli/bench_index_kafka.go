@@ -8,19 +8,20 @@ import (
 
 // kafkaBenchHelp is the part of `bench index`'s help about --source kafka.
 const kafkaBenchHelp = `
-  An in-process kfake cluster gets a topic of --partitions partitions holding --events row
-  changes as Canal flat messages of up to --rows-per-message rows (inserts, updates moving rows
-  between index keys, deletes). Each implementation consumes it in its own consumer group:
+  An in-process kfake cluster gets two topics of --partitions partitions, each holding the same
+  --events row changes as Canal flat messages of up to --rows-per-message rows (inserts,
+  updates moving rows between index keys, deletes). Each implementation consumes one topic in
+  its own consumer group:
 
   ours      index/kafkasource (offset versions, commit after apply) into index.Indexer
   baseline  the minimal Canal-to-Redis sink: a franz-go consumer writing each row with HSET
-            (HDEL on delete) in one pipeline per poll; no version check, no relation key
+            (HDEL on delete), 100 records per pipeline; no version check, no relation key
 
-  measuring the backlog (the whole topic), the steady case (the stream produced again while the
+  measuring the backlog (the whole topic, group join included), the steady case (the stream produced again while the
   consumer runs, first produce to last change applied) and produce-to-applied latency of
-  --probes single messages. stdout ends with:
+  --probes single messages, and the Redis server's CPU per event (INFO cpu). stdout ends with:
 
-  RESULT index.kafka ours=<events/s> baseline=<events/s> ratio=<x>
+  RESULT index.kafka ours=<events/s> baseline=<events/s> ratio=<x> redis_cpu_us=… baseline_redis_cpu_us=…
   RESULT index.kafka_steady ours=<events/s> baseline=<events/s> ratio=<x> p50_ms=… p99_ms=… baseline_p50_ms=… baseline_p99_ms=…
 `
 
