@@ -271,7 +271,7 @@ type canalMessage struct {
 // canalText is Canal's flat message with every value a string or null, as Canal writes them.
 type canalText struct {
 	canalHeader
-	Data []map[string]*string `json:"data"`
+	Data textRows `json:"data"`
 }
 
 // parseCanal reads a flat message: one change per row of data, versioned by (es, id, delivery

@@ -27,30 +27,45 @@ func TestTextRow_StringsAsJSONDecodesThem(t *testing.T) {
 	}
 }
 
-// TestParseEvent_CanalValuesOfEveryJSONType: a flat message of strings and nulls (what Canal
-// writes) and one with numbers, booleans and objects give the same text rows a value-by-value
-// read gives.
+// TestParseEvent_CanalValuesOfEveryJSONType: flat messages of strings and nulls (what Canal
+// writes, read without reflection) and ones with numbers, booleans and objects (read value by
+// value) give the rows json.Unmarshal and TextRow give, whatever the spacing, escapes and
+// repeated columns.
 func TestParseEvent_CanalValuesOfEveryJSONType(t *testing.T) {
 	const head = `"database":"db1","table":"t","type":"UPDATE","es":1700000000000,"id":3,"isDdl":false`
-	for raw, want := range map[string]map[string]*string{
-		`{"data":[{"id":"1","a":"x\"y","c":null}],` + head + `}`:                 {"id": index.Str("1"), "a": index.Str(`x"y`), "c": nil},
-		`{"data":[{"id":1,"a":"x","b":true,"c":null,"d":{"k":1}}],` + head + `}`: {"id": index.Str("1"), "a": index.Str("x"), "b": index.Str("true"), "c": nil, "d": index.Str(`{"k":1}`)},
+	for _, data := range []string{
+		`[{"id":"1","a":"x\"y","c":null}]`,
+		` [ { "id" : "1" , "a" : "é\u00e9\n" , "c" : null } , {"id":"2"} ] `,
+		`[{"i\u0064":"1","a":"first","a":"last"},{}]`,
+		`[{"id":1,"a":"x","b":true,"c":null,"d":{"k":1},"e":[1]}]`,
+		`[{"id":"1","a":"<&>\t"},{"id":2.5}]`,
+		`[]`,
 	} {
+		raw := `{"data":` + data + `,` + head + `}`
 		changes, skipped, err := index.ParseEvent(index.FormatCanal, json.RawMessage(raw), 5)
-		if err != nil || skipped || len(changes) != 1 {
-			t.Fatalf("%s: %v, %v, %v", raw, changes, skipped, err)
+		var want []map[string]json.RawMessage
+		if jerr := json.Unmarshal([]byte(data), &want); jerr != nil || err != nil || skipped || len(changes) != len(want) {
+			t.Fatalf("%s: %v, %v, %v (%v)", raw, changes, skipped, err, jerr)
 		}
-		got := changes[0].Row
-		if len(got) != len(want) {
-			t.Errorf("%s: row %v", raw, got)
-		}
-		for col, w := range want {
-			if g, ok := got[col]; !ok || (g == nil) != (w == nil) || (g != nil && *g != *w) {
-				t.Errorf("%s: column %s = %v, want %v", raw, col, g, w)
+		for i, w := range want {
+			wantRow, got := index.TextRow(w), changes[i].Row
+			if len(got) != len(wantRow) {
+				t.Errorf("%s: row %d = %v, want %v", raw, i, got, wantRow)
+			}
+			for col, wv := range wantRow {
+				if g, ok := got[col]; !ok || (g == nil) != (wv == nil) || (g != nil && *g != *wv) {
+					t.Errorf("%s: row %d column %s = %v, want %v", raw, i, col, g, wv)
+				}
 			}
 		}
 	}
-	if _, _, err := index.ParseEvent(index.FormatCanal, json.RawMessage(`{"data":[{"id":"1"}],"es":"soon","type":"INSERT"}`), 0); err == nil {
-		t.Error("a flat message whose es is a string parsed")
+	for _, raw := range []string{
+		`{"data":[{"id":"1"}],"es":"soon","type":"INSERT"}`,
+		`{"data":{"id":"1"},"es":1,"type":"INSERT"}`,
+		`{"data":["1"],"es":1,"type":"INSERT"}`,
+	} {
+		if _, _, err := index.ParseEvent(index.FormatCanal, json.RawMessage(raw), 0); err == nil {
+			t.Errorf("%s parsed", raw)
+		}
 	}
 }
