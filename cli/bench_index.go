@@ -15,11 +15,12 @@ func newBenchIndexCommand() *cobra.Command {
 	var (
 		opts   indexbench.Options
 		my     indexbench.MySQLOptions
+		kafka  indexbench.KafkaOptions
 		source string
 	)
 	cmd := &cobra.Command{
 		Use:   "index",
-		Short: "Benchmark the CDC tag index against the seed's algorithm and raw HGETALL, or its MySQL source against go-mysql-transfer's work",
+		Short: "Benchmark the CDC tag index against the seed's algorithm and raw HGETALL, or its MySQL and Kafka sources against minimal sinks",
 		Long: `--source generated (the default) generates a change stream over --rows rows (every row
 inserted, half updated into another category so they move between index keys, a tenth deleted)
 and applies it on the same go-redis client with:
@@ -71,7 +72,11 @@ stdout ends with:
   RESULT index.mysql.catchup ours=<rows/s> baseline=<rows/s> ratio=<x>
   RESULT index.mysql.lag rate=<achieved/s> p50=<ms> p99=<ms> max=<ms> samples=<n>
 
-The bench's database is dropped and its keys removed at the end.`,
+The bench's database is dropped and its keys removed at the end.
+
+--source kafka measures the CDC index fed from Kafka instead (see --events):
+` + kafkaBenchHelp + `
+The bench's keys are removed at the end.`,
 	}
 	run := func(ctx context.Context) (bench.Printer, error) {
 		f := cmd.Flags()
@@ -90,12 +95,15 @@ The bench's database is dropped and its keys removed at the end.`,
 				return nil, redstate.Errorf(redstate.EINVALID, "bench index --source mysql needs --mysql-url mysql://user:password@host:port/")
 			}
 			return indexbench.RunMySQL(ctx, my)
+		case "kafka":
+			kafka.Target = opts.Target
+			return indexbench.RunKafka(ctx, kafka)
 		}
-		return nil, redstate.Errorf(redstate.EINVALID, "bench index: --source is generated or mysql, not %q", source)
+		return nil, redstate.Errorf(redstate.EINVALID, "bench index: --source is generated, mysql or kafka, not %q", source)
 	}
 	benchCommand(cmd, &opts.Target, run)
 	f := cmd.Flags()
-	f.StringVar(&source, "source", "generated", "the change stream: generated, or mysql (a MariaDB/MySQL binary log; needs --mysql-url)")
+	f.StringVar(&source, "source", "generated", "the change stream: generated, mysql (a MariaDB/MySQL binary log; needs --mysql-url) or kafka (Canal flat messages through an in-process kfake cluster)")
 	f.IntVar(&opts.Rows, "rows", 100000, "rows of the generated table (--source mysql: of the bulk, default 200000)")
 	f.IntVar(&opts.Clients, "clients", 8, "concurrent appliers and queriers (generated)")
 	f.IntVar(&opts.Batch, "batch", 256, "events per Apply call (generated: ours; mysql: both readers, default 1000)")
@@ -104,5 +112,6 @@ The bench's database is dropped and its keys removed at the end.`,
 	f.IntVar(&my.Rate, "rate", 5000, "row changes per second of the lag phase (mysql)")
 	f.IntVar(&my.TxnRows, "txn-rows", 10, "rows per transaction of the lag phase (mysql)")
 	f.DurationVar(&my.Duration, "duration", 20*time.Second, "length of the lag phase (mysql)")
+	kafkaBenchFlags(f, &kafka)
 	return cmd
 }

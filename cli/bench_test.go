@@ -136,3 +136,47 @@ func TestBench_IndexSourceMySQL(t *testing.T) {
 		t.Errorf("bench databases left: %d (%v)", left, err)
 	}
 }
+
+// TestBenchIndex_KafkaSourcePrintsItsResult: `bench index --source kafka` with tiny sizes
+// prints a RESULT index.kafka line with positive throughputs and ratio, and leaves no key.
+func TestBenchIndex_KafkaSourcePrintsItsResult(t *testing.T) {
+	srv := redistest.StartStandalone(t)
+	out, err := run(t, "bench", "index", "--source", "kafka", "--redis", srv.URL,
+		"--events", "400", "--partitions", "2", "--rows-per-message", "3", "--probes", "3")
+	if err != nil {
+		t.Fatalf("bench index --source kafka: %v\n%s", err, out)
+	}
+	var line string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "RESULT index.kafka ") {
+			line = l
+		}
+	}
+	if line == "" {
+		t.Fatalf("no RESULT index.kafka line:\n%s", out)
+	}
+	values := map[string]float64{}
+	for _, field := range strings.Fields(line)[2:] {
+		name, v, _ := strings.Cut(field, "=")
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			t.Fatalf("%q in %q: %v", field, line, err)
+		}
+		values[name] = n
+	}
+	if values["ours"] <= 0 || values["baseline"] <= 0 || values["ratio"] <= 0 {
+		t.Fatalf("RESULT line %q\n%s", line, out)
+	}
+	if n := srv.Client(t).DBSize(context.Background()).Val(); n != 0 {
+		t.Errorf("%d keys left", n)
+	}
+}
+
+// TestBenchIndex_UnknownSourceIsAnError: an unknown --source is refused, naming the known ones.
+func TestBenchIndex_UnknownSourceIsAnError(t *testing.T) {
+	srv := redistest.StartStandalone(t)
+	_, err := run(t, "bench", "index", "--source", "mongo", "--redis", srv.URL)
+	if err == nil || !strings.Contains(err.Error(), "generated, mysql or kafka") {
+		t.Fatalf("bench index --source mongo = %v", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -126,15 +127,66 @@ func parseDateTime(s string, bad func(string) error) (any, error) {
 }
 
 // rowJSON builds the stored row: every declared column by its type. A column missing from the
-// change is NULL.
+// change is NULL. The bytes are json.Marshal's of the map field → value (fields sorted, the
+// last of a repeated field kept, HTML characters escaped), written without reflection for the
+// common values.
 func rowJSON(cols []Column, row map[string]*string) ([]byte, error) {
-	out := make(map[string]any, len(cols))
+	type field struct {
+		name string
+		v    any
+	}
+	fields := make([]field, 0, len(cols))
 	for _, c := range cols {
 		v, err := convert(c, row[c.Name])
 		if err != nil {
 			return nil, err
 		}
-		out[c.field()] = v
+		fields = append(fields, field{c.field(), v})
 	}
-	return json.Marshal(out)
+	slices.SortStableFunc(fields, func(a, b field) int { return strings.Compare(a.name, b.name) })
+	out := make([]byte, 0, 64+16*len(fields))
+	out = append(out, '{')
+	for i, f := range fields {
+		if i+1 < len(fields) && fields[i+1].name == f.name {
+			continue // a later column of the same field wins, as in a map
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = appendJSONString(out, f.name)
+		out = append(out, ':')
+		switch v := f.v.(type) {
+		case nil:
+			out = append(out, "null"...)
+		case string:
+			out = appendJSONString(out, v)
+		case int64:
+			out = strconv.AppendInt(out, v, 10)
+		case int:
+			out = strconv.AppendInt(out, int64(v), 10)
+		case bool:
+			out = strconv.AppendBool(out, v)
+		default:
+			b, err := json.Marshal(v)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, b...)
+		}
+	}
+	return append(out, '}'), nil
+}
+
+// appendJSONString appends s as json.Marshal writes it: as is between quotes when every byte
+// is printable ASCII that needs no escape (the common case), else by json.Marshal.
+func appendJSONString(out []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s)
+			return append(out, b...)
+		}
+	}
+	out = append(out, '"')
+	out = append(out, s...)
+	return append(out, '"')
 }

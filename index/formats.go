@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/redstate/redstate"
 )
@@ -214,6 +215,10 @@ func textRow(in map[string]json.RawMessage) (map[string]*string, error) {
 		case len(v) == 0 || string(v) == "null":
 			out[col] = nil
 		case v[0] == '"':
+			if s, ok := plainString(v); ok {
+				out[col] = &s
+				continue
+			}
 			var s string
 			if err := json.Unmarshal(v, &s); err != nil {
 				return nil, redstate.Errorf(redstate.EINVALID, "column %s: %v", col, err)
@@ -227,16 +232,46 @@ func textRow(in map[string]json.RawMessage) (map[string]*string, error) {
 	return out, nil
 }
 
-// canalMessage is Canal's flat message.
+// plainString returns the text of the JSON string v when it needs no decoding (no escape,
+// no control character, valid UTF-8): its bytes between the quotes, as json.Unmarshal would
+// return them, without its cost. ok is false otherwise.
+func plainString(v []byte) (s string, ok bool) {
+	if len(v) < 2 || v[len(v)-1] != '"' {
+		return "", false
+	}
+	in := v[1 : len(v)-1]
+	for _, c := range in {
+		if c < 0x20 || c == '\\' || c == '"' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(in) {
+		return "", false
+	}
+	return string(in), true
+}
+
+// canalHeader is the fields of Canal's flat message but its rows.
+type canalHeader struct {
+	Database string `json:"database"`
+	Table    string `json:"table"`
+	Type     string `json:"type"`
+	Es       int64  `json:"es"`
+	Ts       int64  `json:"ts"`
+	ID       uint64 `json:"id"`
+	IsDdl    bool   `json:"isDdl"`
+}
+
+// canalMessage is Canal's flat message, its values as they are.
 type canalMessage struct {
-	Data     []map[string]json.RawMessage `json:"data"`
-	Database string                       `json:"database"`
-	Table    string                       `json:"table"`
-	Type     string                       `json:"type"`
-	Es       int64                        `json:"es"`
-	Ts       int64                        `json:"ts"`
-	ID       uint64                       `json:"id"`
-	IsDdl    bool                         `json:"isDdl"`
+	canalHeader
+	Data []map[string]json.RawMessage `json:"data"`
+}
+
+// canalText is Canal's flat message with every value a string or null, as Canal writes them.
+type canalText struct {
+	canalHeader
+	Data textRows `json:"data"`
 }
 
 // parseCanal reads a flat message: one change per row of data, versioned by (es, id, delivery
@@ -245,10 +280,32 @@ type canalMessage struct {
 // flat message Canal's MQ converter makes of one batch, so only the delivery order (which Canal
 // keeps per partition) orders the messages of one batch.
 func parseCanal(raw json.RawMessage, position uint64) ([]Change, bool, error) {
+	// Canal writes every value as a JSON string or null: decoded straight into text, the rows
+	// need no second pass; a message with other values is read again value by value.
+	var text canalText
+	err := json.Unmarshal(raw, &text)
+	if err == nil {
+		return text.changes(position)
+	}
 	var m canalMessage
+	if _, typed := err.(*json.UnmarshalTypeError); !typed {
+		return nil, false, redstate.Errorf(redstate.EINVALID, "not a Canal flat message: %v", err)
+	}
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, false, redstate.Errorf(redstate.EINVALID, "not a Canal flat message: %v", err)
 	}
+	rows := make([]map[string]*string, len(m.Data))
+	for i, d := range m.Data {
+		if rows[i], err = textRow(d); err != nil {
+			return nil, false, err
+		}
+	}
+	text.canalHeader, text.Data = m.canalHeader, rows
+	return text.changes(position)
+}
+
+// changes are the changes of m delivered at position; skipped for DDL and other statements.
+func (m canalText) changes(position uint64) ([]Change, bool, error) {
 	if m.IsDdl {
 		return nil, true, nil
 	}
@@ -265,11 +322,7 @@ func parseCanal(raw json.RawMessage, position uint64) ([]Change, bool, error) {
 		return nil, false, redstate.Errorf(redstate.EINVALID, "Canal message has no es (event time)")
 	}
 	changes := make([]Change, 0, len(m.Data))
-	for i, d := range m.Data {
-		row, err := textRow(d)
-		if err != nil {
-			return nil, false, err
-		}
+	for i, row := range m.Data {
 		changes = append(changes, Change{DB: m.Database, Table: m.Table, Op: op, Row: row,
 			Version: TimeVersion(m.Es, m.ID, position, uint32(i)), Time: time.UnixMilli(m.Es).UTC()})
 	}

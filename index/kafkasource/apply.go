@@ -62,48 +62,99 @@ type poison struct {
 	raw           []byte
 }
 
-// applyPartition applies records of one partition in offset order: their changes in one
-// Indexer.Apply, then the dead letters of the records that could not be parsed. Errors:
-// EUNAVAILABLE (the store: nothing is to be taken as applied).
+// batch is a run of consecutive records of one partition, parsed: their changes (at least
+// ApplyBatch unless it is the partition's last), the records that could not be parsed and the
+// counts of the others.
+type batch struct {
+	changes             []index.Change
+	bad                 []poison
+	records             int
+	tombstones, skipped int
+}
+
+// applyPartition applies records of one partition in offset order, ApplyBatch changes or so
+// at a time: while one batch's Indexer.Apply is in flight the next batch is parsed, and a
+// batch is applied only once the one before it is. After a batch's changes come the dead
+// letters of its records that could not be parsed. Errors: EUNAVAILABLE (the store: nothing is
+// to be taken as applied).
 func (s *Source) applyPartition(ctx context.Context, records []*kgo.Record) error {
-	var changes []index.Change
-	var bad []poison
-	var tombstones, skipped int
+	batches := make(chan batch, 1)
+	quit := make(chan struct{})
+	go func() {
+		defer close(batches)
+		s.parseBatches(records, batches, quit)
+	}()
+	var failure error
+	for b := range batches {
+		if failure != nil {
+			continue
+		}
+		if failure = s.applyBatch(ctx, b); failure != nil {
+			close(quit)
+		}
+	}
+	return failure
+}
+
+// parseBatches parses records into batches and sends them on out, in order, until they are
+// all sent or quit is closed.
+func (s *Source) parseBatches(records []*kgo.Record, out chan<- batch, quit <-chan struct{}) {
+	var b batch
+	send := func() bool {
+		select {
+		case out <- b:
+			b = batch{}
+			return true
+		case <-quit:
+			return false
+		}
+	}
 	for _, r := range records {
+		b.records++
 		if len(r.Value) == 0 {
-			tombstones++
+			b.tombstones++
 			continue
 		}
 		where := Where(r.Topic, r.Partition, r.Offset)
 		parsed, skip, err := s.parse(r)
 		if err != nil {
-			bad = append(bad, poison{where: where, reason: redstate.ErrorMessage(err), raw: r.Value})
+			b.bad = append(b.bad, poison{where: where, reason: redstate.ErrorMessage(err), raw: r.Value})
 			continue
 		}
 		if skip {
-			skipped++
+			b.skipped++
 		}
 		for i := range parsed {
 			parsed[i].Source = where
 		}
-		changes = append(changes, parsed...)
+		b.changes = append(b.changes, parsed...)
+		if len(b.changes) >= s.opts.ApplyBatch && !send() {
+			return
+		}
 	}
-	if len(changes) > 0 {
-		if _, err := s.ix.Apply(ctx, changes); err != nil {
+	if b.records > 0 {
+		send()
+	}
+}
+
+// applyBatch applies one batch: its changes in one Indexer.Apply, then its dead letters.
+func (s *Source) applyBatch(ctx context.Context, b batch) error {
+	if len(b.changes) > 0 {
+		if _, err := s.ix.Apply(ctx, b.changes); err != nil {
 			return err
 		}
 	}
-	for _, b := range bad {
-		if err := s.ix.DeadLetterEvent(ctx, b.where, b.raw, b.reason); err != nil {
+	for _, p := range b.bad {
+		if err := s.ix.DeadLetterEvent(ctx, p.where, p.raw, p.reason); err != nil {
 			return err
 		}
 		s.DeadLetters.Add(1)
 	}
-	if skipped > 0 {
-		s.ix.CountSkipped(skipped)
+	if b.skipped > 0 {
+		s.ix.CountSkipped(b.skipped)
 	}
-	s.Tombstones.Add(int64(tombstones))
-	s.Records.Add(int64(len(records) - len(bad)))
+	s.Tombstones.Add(int64(b.tombstones))
+	s.Records.Add(int64(b.records - len(b.bad)))
 	return nil
 }
 

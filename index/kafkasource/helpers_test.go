@@ -103,9 +103,17 @@ func (e *env) produce(topic string, partition int32, values ...[]byte) int64 {
 // source returns a source on the env's brokers with test timings, and overrides from opts.
 func (e *env) source(group, format string, topics []string, extra ...kgo.Opt) *kafkasource.Source {
 	e.t.Helper()
-	src, err := kafkasource.New(e.ix, kafkasource.Options{Brokers: e.brokers, Topics: topics, Group: group, Format: format,
+	return e.sourceWith(group, format, topics, func(*kafkasource.Options) {}, extra...)
+}
+
+// sourceWith is source with its options changed by set before New.
+func (e *env) sourceWith(group, format string, topics []string, set func(*kafkasource.Options), extra ...kgo.Opt) *kafkasource.Source {
+	e.t.Helper()
+	opts := kafkasource.Options{Brokers: e.brokers, Topics: topics, Group: group, Format: format,
 		CommitInterval: 200 * time.Millisecond, ErrorDelay: 100 * time.Millisecond,
-		ClientOptions: append([]kgo.Opt{kgo.HeartbeatInterval(200 * time.Millisecond), kgo.FetchMaxWait(500 * time.Millisecond)}, extra...)})
+		ClientOptions: append([]kgo.Opt{kgo.HeartbeatInterval(200 * time.Millisecond), kgo.FetchMaxWait(500 * time.Millisecond)}, extra...)}
+	set(&opts)
+	src, err := kafkasource.New(e.ix, opts)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -33,6 +33,8 @@ const (
 	DefaultFetchMaxBytes = 50 << 20
 	// DefaultFetchMaxPartitionBytes bounds one partition's part of a fetch (1 MiB).
 	DefaultFetchMaxPartitionBytes = 1 << 20
+	// DefaultApplyBatch is about how many changes one Indexer.Apply call takes.
+	DefaultApplyBatch = 256
 	// DefaultCommitInterval is how often applied offsets are committed.
 	DefaultCommitInterval = time.Second
 )
@@ -60,6 +62,9 @@ type Options struct {
 	// MaxPollRecords bounds the records applied between two polls (default
 	// DefaultMaxPollRecords).
 	MaxPollRecords int
+	// ApplyBatch is about how many changes of one partition go into one Indexer.Apply call (one
+	// pipeline): whole records are added until it is reached (default DefaultApplyBatch).
+	ApplyBatch int
 	// FetchMaxBytes and FetchMaxPartitionBytes bound a fetch and one partition's part of it
 	// (defaults DefaultFetchMaxBytes, DefaultFetchMaxPartitionBytes).
 	FetchMaxBytes, FetchMaxPartitionBytes int32
@@ -117,6 +122,9 @@ func New(ix *index.Indexer, opts Options) (*Source, error) {
 	}
 	if opts.MaxPollRecords <= 0 {
 		opts.MaxPollRecords = DefaultMaxPollRecords
+	}
+	if opts.ApplyBatch <= 0 {
+		opts.ApplyBatch = DefaultApplyBatch
 	}
 	if opts.FetchMaxBytes <= 0 {
 		opts.FetchMaxBytes = DefaultFetchMaxBytes
