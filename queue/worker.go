@@ -381,7 +381,13 @@ func (w *Worker) call(ctx context.Context, d *Delivery) (err error) {
 // false, on ECONFLICT (the job was recovered after a lease expiry and will be redelivered) or
 // when ctx ends (the job stays in-flight and is recovered once this consumer's lease lapses).
 // Other errors are logged and retried after ErrorDelay.
+//
+// An attempt that failed without an answer (a timeout, a lost connection) may have been applied
+// by the broker all the same, so ECONFLICT after such an attempt most likely means that the
+// earlier attempt took effect: settle then returns true. If instead the job was recovered
+// meanwhile, it runs again (at least once) and is counted once more.
 func (w *Worker) settle(ctx context.Context, what string, op func(context.Context) error) bool {
+	unanswered := false
 	for {
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.BlockTimeout)
 		err := op(actx)
@@ -389,11 +395,15 @@ func (w *Worker) settle(ctx context.Context, what string, op func(context.Contex
 		switch {
 		case err == nil:
 			return true
+		case redstate.IsCode(err, redstate.ECONFLICT) && unanswered:
+			w.log.Info("queue "+what+" retried after an unanswered attempt found the job settled: that attempt took effect", "err", err)
+			return true
 		case redstate.IsCode(err, redstate.ECONFLICT):
 			w.log.Warn("queue "+what+" found the job no longer in flight; it will be redelivered", "err", err)
 			w.observe(OutcomeLost, 0)
 			return false
 		}
+		unanswered = true
 		w.log.Error("queue "+what+" failed; retrying after delay", "err", err, "delay", w.cfg.ErrorDelay)
 		if !sleep(ctx, w.cfg.ErrorDelay) {
 			return false

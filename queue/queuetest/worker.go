@@ -328,6 +328,36 @@ func RunWorkerSuite(t *testing.T, newBroker NewBroker, f Features) {
 				t.Fatal("injected failures were not hit")
 			}
 		}},
+		{"AckWhoseReplyWasLostCountsAsAcked", func(t *testing.T) {
+			// The ack was applied but its reply lost: the retried ack finds the job gone, which
+			// is the first attempt's doing, not a lease expiry. The job is acked, not lost.
+			fb := &FlakyBroker{Broker: newBroker(t)}
+			fb.LoseAckReplies.Store(1)
+			q := NewQueueName()
+			var outcomes sync.Map
+			cfg := FastConfig(q)
+			cfg.Observer = observerFunc(func(_, outcome string, _ time.Duration) {
+				n, _ := outcomes.LoadOrStore(outcome, new(atomic.Int32))
+				n.(*atomic.Int32).Add(1)
+			})
+			w := newWorker(t, fb, func(context.Context, *queue.Delivery) error { return nil }, cfg)
+			startWorker(t, w)
+			mustEnqueue(t, fb, q, NewIDs(1)[0])
+			count := func(outcome string) int32 {
+				if n, ok := outcomes.Load(outcome); ok {
+					return n.(*atomic.Int32).Load()
+				}
+				return 0
+			}
+			eventually(t, "an outcome", func() bool { return count(queue.OutcomeAcked)+count(queue.OutcomeLost) > 0 })
+			if fb.LoseAckReplies.Load() >= 0 {
+				t.Fatal("the lost reply was not injected")
+			}
+			if a, l := count(queue.OutcomeAcked), count(queue.OutcomeLost); a != 1 || l != 0 {
+				t.Fatalf("outcomes acked=%d lost=%d, want acked=1 lost=0", a, l)
+			}
+			wantStats(t, fb, q, queue.Stats{})
+		}},
 		{"CrashedConsumerJobRedelivered", func(t *testing.T) {
 			b, q := newBroker(t), NewQueueName()
 			// A consumer that dequeues and then "dies": it never acks nor heartbeats again.
@@ -352,13 +382,37 @@ func RunWorkerSuite(t *testing.T, newBroker NewBroker, f Features) {
 }
 
 // FlakyBroker wraps a Broker; while FailDequeue > 0 each Dequeue or DequeueBatch decrements it
-// and fails with EUNAVAILABLE, and while FailEnqueue > 0 each Enqueue does the same.
+// and fails with EUNAVAILABLE, and while FailEnqueue > 0 each Enqueue does the same. While
+// LoseAckReplies > 0 each Ack or AckBatch is applied and then fails with EUNAVAILABLE, as an
+// ack whose reply was lost (a client timeout while the server applied it).
 type FlakyBroker struct {
 	queue.Broker
 	// FailDequeue is how many Dequeue calls fail next.
 	FailDequeue atomic.Int32
 	// FailEnqueue is how many Enqueue calls fail next.
 	FailEnqueue atomic.Int32
+	// LoseAckReplies is how many Ack or AckBatch calls lose their reply next.
+	LoseAckReplies atomic.Int32
+}
+
+// Ack implements queue.Broker, losing the reply while LoseAckReplies > 0.
+func (f *FlakyBroker) Ack(ctx context.Context, d *queue.Delivery) error {
+	err := f.Broker.Ack(ctx, d)
+	if f.LoseAckReplies.Add(-1) >= 0 {
+		return errInjected
+	}
+	return err
+}
+
+// AckBatch implements queue.Broker, losing the replies while LoseAckReplies > 0.
+func (f *FlakyBroker) AckBatch(ctx context.Context, ds []*queue.Delivery) []error {
+	errs := f.Broker.AckBatch(ctx, ds)
+	if f.LoseAckReplies.Add(-1) >= 0 {
+		for i := range errs {
+			errs[i] = errInjected
+		}
+	}
+	return errs
 }
 
 // Dequeue implements queue.Broker, failing while FailDequeue > 0.
