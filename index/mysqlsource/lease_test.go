@@ -3,7 +3,6 @@ package mysqlsource_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,23 +15,6 @@ import (
 	"github.com/redstate/redstate/index/redisindex"
 	"github.com/redstate/redstate/redistest"
 )
-
-// logTo sends a source's log to buf.
-func logTo(buf *syncBuffer) func(*mysqlsource.Options) {
-	return func(o *mysqlsource.Options) { o.Logger = slog.New(slog.NewTextHandler(buf, nil)) }
-}
-
-// await polls cond until it holds, failing after within.
-func await(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 func leader(src *mysqlsource.Source) bool {
 	_, ok := src.Leader()
