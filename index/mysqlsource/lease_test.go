@@ -21,18 +21,26 @@ func leader(src *mysqlsource.Source) bool {
 	return ok
 }
 
+// readerAndStandby runs two sources of f logging into logA and logB, b only once a reads the
+// binlog, and returns them with a's stop; both are stopped at the latest when the test ends.
+func (f *fixture) readerAndStandby(t *testing.T, logA, logB *syncBuffer) (a, b *mysqlsource.Source, stopA func() error) {
+	t.Helper()
+	a, b = f.source(t, logTo(logA)), f.source(t, logTo(logB))
+	stopA = run(a)
+	t.Cleanup(func() { _ = stopA() })
+	await(t, 30*time.Second, "a to read the binlog", func() bool { return leader(a) })
+	stopB := run(b)
+	t.Cleanup(func() { _ = stopB() })
+	return a, b, stopA
+}
+
 // TestLease_OneReaderThenCleanHandOver: of two sources on one server and one Redis exactly one
 // reads the binlog; the other stays standby (no events, no position written, "standby" logged
 // once) and takes over as soon as the reader stops cleanly, from the recorded position.
 func TestLease_OneReaderThenCleanHandOver(t *testing.T) {
 	f := setup(t, 300)
-	var logA, logB syncBuffer
-	a, b := f.source(t, logTo(&logA)), f.source(t, logTo(&logB))
-	stopA := run(a)
-	defer stopA()
-	await(t, 30*time.Second, "a to read the binlog", func() bool { return leader(a) })
-	stopB := run(b)
-	defer stopB()
+	var logB syncBuffer
+	a, b, stopA := f.readerAndStandby(t, &syncBuffer{}, &logB)
 	f.writes(t, 1, 20)
 	f.caughtUp(t, a)
 	await(t, 10*time.Second, "b to log standby", func() bool { return strings.Contains(logB.String(), "standby") })
@@ -74,13 +82,8 @@ func TestLease_OneReaderThenCleanHandOver(t *testing.T) {
 // goes standby, and every row written throughout reaches the index.
 func TestLease_TakeoverWhenTheLeaseExpires(t *testing.T) {
 	f := setup(t, 500)
-	var logA, logB syncBuffer
-	a, b := f.source(t, logTo(&logA)), f.source(t, logTo(&logB))
-	stopA := run(a)
-	defer stopA()
-	await(t, 30*time.Second, "a to read the binlog", func() bool { return leader(a) })
-	stopB := run(b)
-	defer stopB()
+	var logA syncBuffer
+	a, b, _ := f.readerAndStandby(t, &logA, &syncBuffer{})
 	f.caughtUp(t, a)
 
 	var written atomic.Int64
