@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redstate/redstate/redistest"
-	"github.com/redstate/redstate/sqldb"
 	"github.com/redstate/redstate/sqldb/sqltest"
 )
 
@@ -22,17 +20,8 @@ const leaseTTL = 5 * time.Second
 // lease TTL and a few seconds, and when the writer stops `redstate index verify --source mysql`
 // finds the index equal to the table.
 func TestIndexMySQL_LeaseTakeoverAfterKill(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real processes: not under -short")
-	}
-	rds := redistest.StartStandalone(t)
-	dsn := sqltest.MariaDBDSN(t)
+	rds, db, dsn := indexTestSetup(t, sqltest.MariaDBDSN)
 	ctx := context.Background()
-	db, err := sqldb.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
 	var name string
 	if err := db.QueryRow("SELECT DATABASE()").Scan(&name); err != nil {
 		t.Fatal(err)

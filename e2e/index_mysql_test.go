@@ -12,8 +12,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/redstate/redstate/redistest"
-	"github.com/redstate/redstate/sqldb"
 	"github.com/redstate/redstate/sqldb/sqltest"
 )
 
@@ -25,18 +23,9 @@ import (
 // --source mysql` finds the index equal to the table, and the metrics endpoint and
 // /v1/index/status show the source's progress.
 func TestIndexMySQL_SnapshotKillRestartVerify(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real processes: not under -short")
-	}
-	rds := redistest.StartStandalone(t)
-	dsn := sqltest.MariaDBDSN(t)
+	rds, db, dsn := indexTestSetup(t, sqltest.MariaDBDSN)
 	maria := sqltest.MariaDBTestServer(t)
 	ctx := context.Background()
-	db, err := sqldb.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
 	var name string
 	if err := db.QueryRowContext(ctx, "SELECT DATABASE()").Scan(&name); err != nil {
 		t.Fatal(err)

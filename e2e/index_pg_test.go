@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redstate/redstate/redistest"
-	"github.com/redstate/redstate/sqldb"
 	"github.com/redstate/redstate/sqldb/sqltest"
 )
 
@@ -18,20 +16,11 @@ import (
 // mid-stream and restarted; when the writer stops, `redstate index verify` finds the index equal
 // to the table: nothing lost, nothing applied out of order.
 func TestIndexPostgres_BackfillKillRestartVerify(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real processes: not under -short")
-	}
-	rds := redistest.StartStandalone(t)
-	dsn := sqltest.PostgresDSN(t)
+	rds, db, dsn := indexTestSetup(t, sqltest.PostgresDSN)
 	ctx := context.Background()
-	db, err := sqldb.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
 	slot := fmt.Sprintf("e2e_%d", time.Now().UnixNano()%1e9)
 	t.Cleanup(func() {
 		_, _ = db.ExecContext(context.Background(), "SELECT pg_drop_replication_slot($1) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active", slot)
-		_ = db.Close()
 	})
 	for _, q := range []string{
 		"CREATE TABLE items (id bigint PRIMARY KEY, las int NOT NULL, cat int NOT NULL, bra int, name text, yn int NOT NULL DEFAULT 1)",

@@ -13,8 +13,27 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redstate/redstate/redistest"
 	"github.com/redstate/redstate/sqldb"
 )
+
+// indexTestSetup skips the test under -short (it runs real processes), starts Redis and
+// opens a fresh database by dsnOf (sqltest.MariaDBDSN, sqltest.PostgresDSN), closed when the
+// test ends; it returns them with the database's DSN.
+func indexTestSetup(t *testing.T, dsnOf func(testing.TB) string) (*redistest.Server, *sqldb.DB, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("real processes: not under -short")
+	}
+	rds := redistest.StartStandalone(t)
+	dsn := dsnOf(t)
+	db, err := sqldb.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return rds, db, dsn
+}
 
 // indexItemsConfig writes a redstate.yaml whose index declares the items table of the CDC
 // e2e tests in database db, followed by source (the source's block, indented under index:),
