@@ -4,21 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/redstate/redstate/redistest"
-	"github.com/redstate/redstate/sqldb"
 	"github.com/redstate/redstate/sqldb/sqltest"
 )
 
@@ -30,18 +23,9 @@ import (
 // --source mysql` finds the index equal to the table, and the metrics endpoint and
 // /v1/index/status show the source's progress.
 func TestIndexMySQL_SnapshotKillRestartVerify(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real processes: not under -short")
-	}
-	rds := redistest.StartStandalone(t)
-	dsn := sqltest.MariaDBDSN(t)
+	rds, db, dsn := indexTestSetup(t, sqltest.MariaDBDSN)
 	maria := sqltest.MariaDBTestServer(t)
 	ctx := context.Background()
-	db, err := sqldb.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
 	var name string
 	if err := db.QueryRowContext(ctx, "SELECT DATABASE()").Scan(&name); err != nil {
 		t.Fatal(err)
@@ -55,77 +39,19 @@ func TestIndexMySQL_SnapshotKillRestartVerify(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg := filepath.Join(t.TempDir(), "redstate.yaml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`
-index:
-  tables:
-    - db: %[1]s
-      table: items
-      key: id
-      delete-column: yn
-      columns:
-        - {name: id, type: long}
-        - {name: las, type: int}
-        - {name: cat, type: int}
-        - {name: bra, type: "int?"}
-        - {name: name, type: "string?"}
-      dimensions:
-        - [{code: las, column: las}, {code: cat, column: cat}]
-        - [{code: las, column: las}, {code: cat, column: cat}, {code: bra, column: bra}]
-  mysql:
-    url: %[2]q
-    tables: [%[1]s.items]
-`, name, strings.TrimSuffix(dsn, name))), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	args := []string{"--config", cfg, "--redis", rds.URL}
+	args := indexItemsConfig(t, name, fmt.Sprintf(`  mysql:
+    url: %q
+    tables: [%s.items]
+`, strings.TrimSuffix(dsn, name), name), rds.URL)
 
 	// The writer goes on through MariaDB's restart: a failed statement is retried later.
-	var writes, failures atomic.Int64
-	stopWriter := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		r := rand.New(rand.NewPCG(5, 6))
-		for {
-			select {
-			case <-stopWriter:
-				return
-			default:
-			}
-			id := 1 + r.IntN(indexRows+2000)
-			var q string
-			switch r.IntN(4) {
-			case 0:
-				q = fmt.Sprintf("UPDATE items SET cat = %d, name = 'moved' WHERE id = %d", r.IntN(7), id)
-			case 1:
-				q = fmt.Sprintf("DELETE FROM items WHERE id = %d", id)
-			case 2:
-				q = fmt.Sprintf("UPDATE items SET yn = %d WHERE id = %d", r.IntN(2), id)
-			default:
-				q = fmt.Sprintf("INSERT INTO items (id, las, cat, bra) VALUES (%d, %d, %d, NULL) ON DUPLICATE KEY UPDATE las = VALUES(las)", id, r.IntN(13), r.IntN(7))
-			}
-			if _, err := db.ExecContext(ctx, q); err != nil {
-				failures.Add(1)
-				time.Sleep(50 * time.Millisecond)
-				continue
-			}
-			writes.Add(1)
-		}
-	})
-	defer func() {
-		select {
-		case <-stopWriter:
-		default:
-			close(stopWriter)
-		}
-		wg.Wait()
-	}()
+	w := startItemsWriter(t, db, indexRows, 5, "INSERT INTO items (id, las, cat, bra) VALUES (%d, %d, %d, NULL) ON DUPLICATE KEY UPDATE las = VALUES(las)", true)
 
 	s1 := startServer(t, args...)
 	eventually(t, 2*time.Minute, "the snapshot to start", func() bool { return strings.Contains(s1.Logs(), "snapshot started") })
 	time.Sleep(300 * time.Millisecond)
 	s1.kill()
-	t.Logf("SIGKILL after %d writes (snapshot done before: %v)", writes.Load(), strings.Contains(s1.Logs(), "streaming the binary log"))
+	t.Logf("SIGKILL after %d writes (snapshot done before: %v)", w.writes.Load(), strings.Contains(s1.Logs(), "streaming the binary log"))
 	s2 := startServer(t, args...)
 	eventually(t, 3*time.Minute, "the stream to start", func() bool { return strings.Contains(s2.Logs(), "streaming the binary log") })
 	if strings.Count(s2.Logs(), "snapshot started") > 0 {
@@ -133,29 +59,13 @@ index:
 	}
 	time.Sleep(time.Second)
 	maria.Restart(t, true)
-	t.Logf("MariaDB killed and restarted after %d writes", writes.Load())
+	t.Logf("MariaDB killed and restarted after %d writes", w.writes.Load())
 	eventually(t, 2*time.Minute, "the stream to reconnect", func() bool { return strings.Count(s2.Logs(), "streaming the binary log") >= 2 })
 	time.Sleep(time.Second)
-	close(stopWriter)
-	wg.Wait()
-	t.Logf("writer stopped after %d writes (%d failed during the restart)", writes.Load(), failures.Load())
+	w.stop()
+	t.Logf("writer stopped after %d writes (%d failed during the restart)", w.writes.Load(), w.failures.Load())
 
-	var out string
-	deadline := time.Now().Add(4 * time.Minute)
-	for {
-		cmd := exec.Command(binary, append([]string{"index", "verify", "--source", "mysql"}, args...)...)
-		var stdout strings.Builder
-		cmd.Stdout = &stdout
-		err = cmd.Run()
-		out = stdout.String()
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("index verify --source mysql still finds differences after 4 minutes: %s\nserver log tail:\n%s", out, tail(s2.Logs(), 4000))
-		}
-		time.Sleep(2 * time.Second)
-	}
+	out := verifyIndex(t, 4*time.Minute, s2.Logs, append([]string{"--source", "mysql"}, args...)...)
 	if !strings.Contains(out, `"missing":0,"stale":0,"extra":0`) {
 		t.Fatalf("verify: %s", out)
 	}

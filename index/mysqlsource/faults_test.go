@@ -22,18 +22,6 @@ func (f *fixture) fullMetadata(t *testing.T) {
 	t.Cleanup(func() { _, _ = f.db.Exec("SET GLOBAL binlog_row_metadata = DEFAULT") })
 }
 
-// waitFor polls cond every 20ms for up to a minute.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // retries counts the source's failed attempts logged so far.
 func (f *fixture) retries() int { return strings.Count(f.log.String(), "retrying") }
 
@@ -54,7 +42,7 @@ func TestSource_MariaDBRestart(t *testing.T) {
 			before := f.retries()
 			sqltest.MariaDBTestServer(t).Restart(t, crash)
 			f.fullMetadata(t)
-			waitFor(t, "the source to notice the restart", func() bool { return f.retries() > before })
+			await(t, time.Minute, "the source to notice the restart", func() bool { return f.retries() > before })
 			f.writes(t, 11, 10)
 			f.caughtUp(t, src)
 			f.verify(t)
@@ -79,7 +67,7 @@ func TestSource_BinlogDumpKilled(t *testing.T) {
 		f.exec(t, "UPDATE items SET qty = qty - 1")
 		before := f.retries()
 		var killed int
-		waitFor(t, "a Binlog Dump connection to kill", func() bool {
+		await(t, time.Minute, "a Binlog Dump connection to kill", func() bool {
 			rows, err := f.db.Query("SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump'")
 			if err != nil {
 				t.Fatal(err)
@@ -97,7 +85,7 @@ func TestSource_BinlogDumpKilled(t *testing.T) {
 			return killed > 0
 		})
 		f.writes(t, 10+round*10, 10)
-		waitFor(t, "the source to reconnect", func() bool { return f.retries() > before })
+		await(t, time.Minute, "the source to reconnect", func() bool { return f.retries() > before })
 		f.caughtUp(t, src)
 		f.verify(t)
 	}
@@ -161,7 +149,7 @@ func TestSource_DDLMidStream(t *testing.T) {
 	f.exec(t, "UPDATE items SET category = category + 1 WHERE id % 7 = 0",
 		"ALTER TABLE items CHANGE COLUMN category cat2 int NOT NULL",
 		"UPDATE items SET cat2 = cat2 + 1, name = 'after the second rename' WHERE id % 7 = 1")
-	waitFor(t, "the source to stop at the renamed column", func() bool {
+	await(t, time.Minute, "the source to stop at the renamed column", func() bool {
 		return strings.Contains(f.log.String(), "have no column category, declared in index.tables")
 	})
 	restart("cat2")
@@ -210,7 +198,7 @@ func TestSource_LargeTransaction(t *testing.T) {
 	f.caughtUp(t, src)
 	before, events := src.Position(), src.Events.Load()
 	f.exec(t, fmt.Sprintf("INSERT INTO items (id, las, cat, bra, name) SELECT 1000000 + seq, seq %% 7, seq %% 5, seq %% 3, CONCAT('bulk ', seq) FROM seq_1_to_%d", rows))
-	waitFor(t, "part of the transaction to be applied", func() bool {
+	await(t, time.Minute, "part of the transaction to be applied", func() bool {
 		if p := src.Position(); p != before {
 			t.Fatalf("position moved to %v inside the transaction (from %v, %d of %d rows applied)", p, before, src.Events.Load()-events, rows)
 		}
@@ -288,7 +276,7 @@ func TestSource_Progress(t *testing.T) {
 	}
 	stop := run(src)
 	defer func() { _ = stop() }()
-	waitFor(t, "the stream to start", src.Streaming)
+	await(t, time.Minute, "the stream to start", src.Streaming)
 	if est := src.SnapshotEstimate(); est < 1500 || est > 6000 {
 		t.Errorf("snapshot estimate %d, want about 3000", est)
 	}
@@ -304,7 +292,7 @@ func TestSource_Progress(t *testing.T) {
 		}
 	}
 	f.caughtUp(t, src)
-	waitFor(t, "no lag in bytes or seconds nor pending events", func() bool {
+	await(t, time.Minute, "no lag in bytes or seconds nor pending events", func() bool {
 		return src.LagBytes() == 0 && src.PendingEvents() == 0 && src.LagSeconds() == 0
 	})
 	t.Logf("events/s %.0f, events %d", rate, src.Events.Load())

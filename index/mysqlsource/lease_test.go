@@ -3,7 +3,6 @@ package mysqlsource_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,26 +16,22 @@ import (
 	"github.com/redstate/redstate/redistest"
 )
 
-// logTo sends a source's log to buf.
-func logTo(buf *syncBuffer) func(*mysqlsource.Options) {
-	return func(o *mysqlsource.Options) { o.Logger = slog.New(slog.NewTextHandler(buf, nil)) }
-}
-
-// await polls cond until it holds, failing after within.
-func await(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func leader(src *mysqlsource.Source) bool {
 	_, ok := src.Leader()
 	return ok
+}
+
+// readerAndStandby runs two sources of f logging into logA and logB, b only once a reads the
+// binlog, and returns them with a's stop; both are stopped at the latest when the test ends.
+func (f *fixture) readerAndStandby(t *testing.T, logA, logB *syncBuffer) (a, b *mysqlsource.Source, stopA func() error) {
+	t.Helper()
+	a, b = f.source(t, logTo(logA)), f.source(t, logTo(logB))
+	stopA = run(a)
+	t.Cleanup(func() { _ = stopA() })
+	await(t, 30*time.Second, "a to read the binlog", func() bool { return leader(a) })
+	stopB := run(b)
+	t.Cleanup(func() { _ = stopB() })
+	return a, b, stopA
 }
 
 // TestLease_OneReaderThenCleanHandOver: of two sources on one server and one Redis exactly one
@@ -44,13 +39,8 @@ func leader(src *mysqlsource.Source) bool {
 // once) and takes over as soon as the reader stops cleanly, from the recorded position.
 func TestLease_OneReaderThenCleanHandOver(t *testing.T) {
 	f := setup(t, 300)
-	var logA, logB syncBuffer
-	a, b := f.source(t, logTo(&logA)), f.source(t, logTo(&logB))
-	stopA := run(a)
-	defer stopA()
-	await(t, 30*time.Second, "a to read the binlog", func() bool { return leader(a) })
-	stopB := run(b)
-	defer stopB()
+	var logB syncBuffer
+	a, b, stopA := f.readerAndStandby(t, &syncBuffer{}, &logB)
 	f.writes(t, 1, 20)
 	f.caughtUp(t, a)
 	await(t, 10*time.Second, "b to log standby", func() bool { return strings.Contains(logB.String(), "standby") })
@@ -92,13 +82,8 @@ func TestLease_OneReaderThenCleanHandOver(t *testing.T) {
 // goes standby, and every row written throughout reaches the index.
 func TestLease_TakeoverWhenTheLeaseExpires(t *testing.T) {
 	f := setup(t, 500)
-	var logA, logB syncBuffer
-	a, b := f.source(t, logTo(&logA)), f.source(t, logTo(&logB))
-	stopA := run(a)
-	defer stopA()
-	await(t, 30*time.Second, "a to read the binlog", func() bool { return leader(a) })
-	stopB := run(b)
-	defer stopB()
+	var logA syncBuffer
+	a, b, _ := f.readerAndStandby(t, &logA, &syncBuffer{})
 	f.caughtUp(t, a)
 
 	var written atomic.Int64

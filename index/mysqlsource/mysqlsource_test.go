@@ -1,7 +1,6 @@
 package mysqlsource_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -22,24 +21,6 @@ import (
 )
 
 func TestMain(m *testing.M) { sqltest.Main(m) }
-
-// syncBuffer is a log sink safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 type fixture struct {
 	db     *sqldb.DB
