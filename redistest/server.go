@@ -189,8 +189,8 @@ func (s *Server) Stop(t testing.TB) {
 }
 
 // Restart starts the server again on the same port with the same directory,
-// so AOF/RDB data and a cluster node's nodes.conf survive. A running server
-// is stopped gracefully first. Restart returns when the server answers PING
+// so AOF/RDB data and a cluster node's nodes.conf survive. A running (or
+// paused) server is stopped gracefully first. Restart returns when the server answers PING
 // (with its data loaded); for a cluster node, when it also reports
 // cluster_state:ok again.
 func (s *Server) Restart(t testing.TB) {
@@ -261,6 +261,7 @@ func freePort(cluster bool) (int, error) {
 // restart starts the process again on the same port, retrying briefly if the
 // port is momentarily taken.
 func (s *Server) restart() error {
+	_ = s.sendRunning(syscall.SIGCONT) // a paused server must run to handle SIGTERM; not running is fine
 	if err := s.stop(); err != nil {
 		return err
 	}
