@@ -15,15 +15,15 @@ const HANodeTimeout = 2 * time.Second
 // replica: Nodes[i] owns the i-th contiguous slot range and Replicas[i] replicates it. The
 // nodes run with cluster-node-timeout HANodeTimeout and cluster-replica-validity-factor 0 (a
 // replica may always take over). It returns when every node agrees on the slot map, every
-// replica is in sync and every node lists each replica under its master. The nodes are killed
-// in t.Cleanup.
-func StartClusterHA(t testing.TB, masters int) *Cluster {
+// replica is in sync and every node lists each replica under its master. opts apply to every
+// node (for example WithAppendOnly). The nodes are killed in t.Cleanup.
+func StartClusterHA(t testing.TB, masters int, opts ...Option) *Cluster {
 	t.Helper()
 	bin := RequireServer(t)
-	ha := []Option{
+	ha := append([]Option{
 		WithConfig("cluster-node-timeout", strconv.Itoa(int(HANodeTimeout.Milliseconds()))),
 		WithConfig("cluster-replica-validity-factor", "0"),
-	}
+	}, opts...)
 	c, err := startCluster(bin, masters, func(int) (string, error) { return t.TempDir(), nil }, ha...)
 	if c != nil {
 		t.Cleanup(c.shutdown)

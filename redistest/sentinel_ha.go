@@ -38,20 +38,25 @@ type SentinelHA struct {
 // "mymaster" with quorum 2, down-after-milliseconds HADownAfter and a short failover-timeout.
 // It returns when both replicas are in sync and every sentinel knows both replicas and the
 // two other sentinels (so a failover can be authorized). All processes are killed in
-// t.Cleanup.
-func StartSentinelHA(t testing.TB) *SentinelHA {
+// t.Cleanup. opts apply to the three data nodes (for example WithAppendOnly).
+func StartSentinelHA(t testing.TB, opts ...Option) *SentinelHA {
 	t.Helper()
 	bin := RequireServer(t)
 	const name = "mymaster"
 	h := &SentinelHA{MasterName: name}
 	t.Cleanup(h.shutdown)
-	master, err := startNew(bin, t.TempDir(), options{})
+	var base options
+	for _, opt := range opts {
+		opt(&base)
+	}
+	master, err := startNew(bin, t.TempDir(), base)
 	if err != nil {
 		t.Fatalf("redistest: start master: %v", err)
 	}
 	h.Nodes = append(h.Nodes, master)
 	for i := 0; i < 2; i++ {
-		o := options{directives: [][2]string{{"replicaof", fmt.Sprintf("127.0.0.1 %d", master.port)}}}
+		o := base
+		o.directives = append(append([][2]string(nil), base.directives...), [2]string{"replicaof", fmt.Sprintf("127.0.0.1 %d", master.port)})
 		r, err := startNew(bin, t.TempDir(), o)
 		if err != nil {
 			t.Fatalf("redistest: start replica %d: %v", i, err)
