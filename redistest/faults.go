@@ -30,13 +30,6 @@ func (s *Server) Resume(t testing.TB) {
 // it to exit. It is Kill under the name the fault harnesses use.
 func (s *Server) Crash(t testing.TB) { s.Kill(t) }
 
-// Running reports whether the server process exists (running or paused).
-func (s *Server) Running() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.proc != nil && !s.proc.exited()
-}
-
 // sendRunning sends sig to the server's process (not its group) without waiting for an exit.
 func (s *Server) sendRunning(sig syscall.Signal) error {
 	s.mu.Lock()
