@@ -4,7 +4,7 @@
 
 GO ?= go
 
-.PHONY: test test-short lint bench soak build
+.PHONY: test test-short lint bench soak chaos build
 
 ## test: full suite with the race detector against real Redis, PostgreSQL, MariaDB and chromium (fails if one is missing)
 test:
@@ -36,6 +36,14 @@ soak:
 	scripts/ensure-mariadb.sh
 	scripts/ensure-chromium.sh
 	REDSTATE_REQUIRE_REDIS=1 $(GO) test -race -tags soak -timeout 60m ./...
+
+## chaos: Redis failover fault harness (build tag chaos, issue 23): kills, pauses and restarts
+## the master of a Sentinel topology and of a Cluster under load and logs what was lost;
+## CHAOS_CYCLES (default 2) sets how often each fault is injected per topology
+chaos:
+	scripts/ensure-redis.sh
+	$(GO) vet -tags chaos ./redistest ./chaos
+	REDSTATE_REQUIRE_REDIS=1 $(GO) test -race -tags chaos -timeout 60m -count=1 -v -run 'TestFailover|HA_' ./redistest ./chaos
 
 ## build: the redstate binary
 build:

@@ -18,7 +18,8 @@ const clusterTimeout = 30 * time.Second
 // numSlots is the number of Redis Cluster hash slots.
 const numSlots = 16384
 
-// Cluster is a running Redis Cluster of masters without replicas.
+// Cluster is a running Redis Cluster: masters without replicas (StartCluster) or with one
+// replica each (StartClusterHA).
 type Cluster struct {
 	// Addrs are the node addresses, "127.0.0.1:port", in node order.
 	Addrs []string
@@ -26,6 +27,9 @@ type Cluster struct {
 	// contiguous range of hash slots. A node can be Killed, Stopped and
 	// Restarted; it rejoins from the nodes.conf in its directory.
 	Nodes []*Server
+	// Replicas are the replica nodes of a cluster started by StartClusterHA (Replicas[i]
+	// replicated Nodes[i] at start; a failover swaps their roles); nil for StartCluster.
+	Replicas []*Server
 }
 
 // StartCluster starts a Redis Cluster of the given number of masters (no
@@ -72,14 +76,14 @@ func (c *Cluster) flushAll() error {
 }
 
 func (c *Cluster) shutdown() {
-	for _, n := range c.Nodes {
+	for _, n := range c.all() {
 		n.shutdown()
 	}
 }
 
-// startCluster starts and joins the nodes. On error the returned cluster (if
+// startCluster starts and joins the nodes, with opts applied to each. On error the returned cluster (if
 // non-nil) holds the nodes started so far, for the caller to shut down.
-func startCluster(bin string, masters int, mkdir func(i int) (string, error)) (*Cluster, error) {
+func startCluster(bin string, masters int, mkdir func(i int) (string, error), opts ...Option) (*Cluster, error) {
 	if masters < 1 {
 		return nil, fmt.Errorf("need at least 1 master, got %d", masters)
 	}
@@ -89,7 +93,11 @@ func startCluster(bin string, masters int, mkdir func(i int) (string, error)) (*
 		if err != nil {
 			return c, err
 		}
-		n, err := startNew(bin, dir, options{cluster: true})
+		o := options{cluster: true}
+		for _, opt := range opts {
+			opt(&o)
+		}
+		n, err := startNew(bin, dir, o)
 		if err != nil {
 			return c, fmt.Errorf("node %d: %w", i, err)
 		}

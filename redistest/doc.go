@@ -17,6 +17,13 @@
 //
 //	func TestMain(m *testing.M) { redistest.Main(m) }
 //
+// For failover tests, StartSentinelHA starts a master with two replicas and three sentinels
+// (quorum 2) and StartClusterHA a cluster with one replica per master; Server.Crash (SIGKILL),
+// Pause/Resume (SIGSTOP/SIGCONT) and Restart inject the faults, and SentinelHA.Master,
+// Cluster.ShardMaster and the Wait helpers follow who is master. Sentinels run as
+// `redis-server --sentinel`: Debian's redis-sentinel package only adds a service unit and a
+// redis-sentinel link to that same binary, so redis-server is all these helpers need.
+//
 // Every helper skips the test when redis-server is not installed or when
 // tests run with -short (see RequireServer). Child processes are killed when
 // the test binary dies (Linux: Pdeathsig), so a crashed or timed-out test

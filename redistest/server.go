@@ -188,9 +188,10 @@ func (s *Server) Stop(t testing.TB) {
 	}
 }
 
-// Restart starts the server again on the same port with the same directory,
-// so AOF/RDB data and a cluster node's nodes.conf survive. A running server
-// is stopped gracefully first. Restart returns when the server answers PING
+// Restart starts the server again on the same port with the same directory and
+// config file, so AOF/RDB data, a cluster node's nodes.conf and whatever CONFIG
+// REWRITE recorded (a replicaof set by Sentinel) survive. A running (or
+// paused) server is stopped gracefully first. Restart returns when the server answers PING
 // (with its data loaded); for a cluster node, when it also reports
 // cluster_state:ok again.
 func (s *Server) Restart(t testing.TB) {
@@ -217,7 +218,7 @@ func startNew(bin, dir string, o options) (*Server, error) {
 			port: port,
 			opts: o,
 		}
-		err = s.start()
+		err = s.start(true)
 		if err == nil {
 			return s, nil
 		}
@@ -261,12 +262,13 @@ func freePort(cluster bool) (int, error) {
 // restart starts the process again on the same port, retrying briefly if the
 // port is momentarily taken.
 func (s *Server) restart() error {
+	_ = s.sendRunning(syscall.SIGCONT) // a paused server must run to handle SIGTERM; not running is fine
 	if err := s.stop(); err != nil {
 		return err
 	}
 	var err error
 	for attempt := 0; attempt < startAttempts; attempt++ {
-		if err = s.start(); err == nil || !errors.Is(err, errAddrInUse) {
+		if err = s.start(false); err == nil || !errors.Is(err, errAddrInUse) {
 			break
 		}
 		time.Sleep(time.Duration(attempt+1) * 100 * time.Millisecond)
@@ -343,15 +345,21 @@ func quote(s string) string {
 }
 
 // start launches the process with the current port and waits until it is
-// ready. On failure the process is gone and the error carries the log tail.
-func (s *Server) start() error {
+// ready. With writeConf it (re)writes the config file; without, it keeps the file
+// as the server left it: a restart then sees what CONFIG REWRITE recorded (Sentinel
+// rewrites a data node's replicaof when it reconfigures it, and a sentinel its own
+// state), as a real restarted server would. On failure the process is gone and the
+// error carries the log tail.
+func (s *Server) start(writeConf bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.proc != nil && !s.proc.exited() {
 		return fmt.Errorf("redistest: %s is already running", s.Addr)
 	}
-	if err := os.WriteFile(s.confPath(), []byte(s.config()), 0o600); err != nil {
-		return err
+	if writeConf {
+		if err := os.WriteFile(s.confPath(), []byte(s.config()), 0o600); err != nil {
+			return err
+		}
 	}
 	logStart := fileSize(s.logPath())
 	outStart := fileSize(s.outPath())
