@@ -1,0 +1,31 @@
+package redistest
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// StartReplica starts a standalone server replicating master ("replicaof") and returns when
+// the replica reports its link to master up. It sets the master's repl-diskless-sync-delay to
+// 0 so the first sync starts at once. The replica is killed in t.Cleanup.
+func StartReplica(t testing.TB, master *Server, opts ...Option) *Server {
+	t.Helper()
+	if err := master.Client(t).ConfigSet(context.Background(), "repl-diskless-sync-delay", "0").Err(); err != nil {
+		t.Fatalf("redistest: master %s: %v", master.Addr, err)
+	}
+	r := StartStandalone(t, append(opts, WithConfig("replicaof", "127.0.0.1 "+strings.TrimPrefix(master.Addr, "127.0.0.1:")))...)
+	c := r.Client(t)
+	deadline := time.Now().Add(readyTimeout)
+	for {
+		info, err := c.Info(context.Background(), "replication").Result()
+		if err == nil && strings.Contains(info, "master_link_status:up") {
+			return r
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("redistest: replica %s of %s: link not up (%q, %v)", r.Addr, master.Addr, info, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
