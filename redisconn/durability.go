@@ -243,4 +243,3 @@ var readOnly = func() map[string]struct{} {
 	}
 	return m
 }()
-

@@ -8,7 +8,7 @@ import (
 )
 
 // StartReplica starts a standalone server replicating master ("replicaof") and returns when
-// the replica reports its link to master up. It sets the master's repl-diskless-sync-delay to
+// the replica reports its link to master up and the master lists it online. It sets the master's repl-diskless-sync-delay to
 // 0 so the first sync starts at once. The replica is killed in t.Cleanup.
 func StartReplica(t testing.TB, master *Server, opts ...Option) *Server {
 	t.Helper()
@@ -16,12 +16,17 @@ func StartReplica(t testing.TB, master *Server, opts ...Option) *Server {
 		t.Fatalf("redistest: master %s: %v", master.Addr, err)
 	}
 	r := StartStandalone(t, append(opts, WithConfig("replicaof", "127.0.0.1 "+strings.TrimPrefix(master.Addr, "127.0.0.1:")))...)
-	c := r.Client(t)
+	c, m := r.Client(t), master.Client(t)
 	deadline := time.Now().Add(readyTimeout)
 	for {
 		info, err := c.Info(context.Background(), "replication").Result()
 		if err == nil && strings.Contains(info, "master_link_status:up") {
-			return r
+			var minfo string
+			minfo, err = m.Info(context.Background(), "replication").Result()
+			if err == nil && strings.Contains(minfo, ",port="+strings.TrimPrefix(r.Addr, "127.0.0.1:")+",state=online") {
+				return r
+			}
+			info += minfo
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("redistest: replica %s of %s: link not up (%q, %v)", r.Addr, master.Addr, info, err)
