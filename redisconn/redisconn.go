@@ -221,6 +221,9 @@ func Describe(c Options) string {
 	if c.TLS && c.URL == "" {
 		s += " (TLS)"
 	}
+	if d := c.Durability; d.On() {
+		s += fmt.Sprintf(", writes wait for %d replicas (%s)", d.WaitReplicas, d.WaitTimeout)
+	}
 	return s
 }
 
