@@ -48,7 +48,10 @@ type bypass struct{}
 // The chains go-redis builds while AddHook installs the hook are the client's own (owned): they
 // send a write and its WAIT in one pipeline, which go-redis runs on one connection. Chains built
 // later belong to a Conn or Tx (one connection), where the write and a following WAIT share the
-// connection anyway. So the hook must be the last one added to its client.
+// connection anyway. Hence the limits: the hook must be the last one added to its client; a
+// WithTimeout copy of the client would take the Conn path on pooled connections (redstate makes
+// none); and MULTI/EXEC on a Conn or Tx (Watch) fails with EINTERNAL, since WAIT inside MULTI
+// does not block and go-redis offers no plain call on a Tx's connection after EXEC.
 type waitHook struct {
 	client    *redis.Client
 	replicas  int
@@ -82,7 +85,7 @@ func (h *waitHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		switch {
 		case !owned:
 			// A Conn or Tx: every call uses its one connection.
-			if err := next(ctx, cmd); err != nil {
+			if err := next(ctx, cmd); !succeeded(err) {
 				return err
 			}
 			wait := h.waitCmd(ctx)
@@ -94,7 +97,7 @@ func (h *waitHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 			conn := h.client.Conn()
 			defer func() { _ = conn.Close() }()
 			bctx := context.WithValue(ctx, bypass{}, true)
-			if err := conn.Process(bctx, cmd); err != nil {
+			if err := conn.Process(bctx, cmd); !succeeded(err) {
 				return err
 			}
 			wait := h.waitCmd(bctx)
@@ -153,6 +156,7 @@ func (h *waitHook) tx(ctx context.Context, inner []redis.Cmder) error {
 	return firstErr(inner)
 }
 
+// waitCmd returns WAIT replicas timeout-in-ms.
 func (h *waitHook) waitCmd(ctx context.Context) *redis.IntCmd {
 	return redis.NewIntCmd(ctx, "wait", h.replicas, h.timeoutMs)
 }
@@ -172,13 +176,18 @@ func (h *waitHook) check(wait *redis.IntCmd, cmds []redis.Cmder) error {
 	}
 	fail := redstate.Wrap(redstate.EUNAVAILABLE, cause, "written to the Redis master but not to enough replicas (the write may still be there)")
 	for _, c := range cmds {
-		if c.Err() == nil && writes(c) {
+		if succeeded(c.Err()) && writes(c) {
 			c.SetErr(fail)
 		}
 	}
 	return firstErr(cmds)
 }
 
+// succeeded reports whether a command's error means it ran: none, or a nil reply (a script
+// that wrote and returned nil, SET NX that did not set).
+func succeeded(err error) bool { return err == nil || errors.Is(err, redis.Nil) }
+
+// firstErr returns the first error of cmds, as go-redis reports a pipeline's.
 func firstErr(cmds []redis.Cmder) error {
 	for _, c := range cmds {
 		if err := c.Err(); err != nil {
@@ -188,6 +197,7 @@ func firstErr(cmds []redis.Cmder) error {
 	return nil
 }
 
+// anyWrites reports whether any of cmds may change data.
 func anyWrites(cmds []redis.Cmder) bool {
 	for _, c := range cmds {
 		if writes(c) {

@@ -239,3 +239,29 @@ func TestDurability_Validate(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestDurability_Sentinel: through Sentinel, a write (here a script returning nil) is on the
+// master's replica when acknowledged, and fails once the replica is gone.
+func TestDurability_Sentinel(t *testing.T) {
+	s := redistest.StartSentinel(t)
+	replica := redistest.StartReplica(t, s.Master)
+	ctx := ctxT(t)
+	o := redisconn.DefaultOptions()
+	o.Sentinel = redisconn.Sentinel{MasterName: s.MasterName, Addrs: s.Addrs}
+	o.Durability = redisconn.Durability{WaitReplicas: 1, WaitTimeout: 2 * time.Second}
+	client := newClient(t, o)
+	setNil := redis.NewScript(`redis.call('SET', KEYS[1], ARGV[1]); return nil`)
+	if err := setNil.Run(ctx, client, []string{"k"}, "v1").Err(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("script: %v, want redis.Nil", err)
+	}
+	if got, err := replica.Client(t).Get(ctx, "k").Result(); err != nil || got != "v1" {
+		t.Fatalf("replica has %q, %v", got, err)
+	}
+	replica.Kill(t)
+	o.Durability.WaitTimeout = 100 * time.Millisecond
+	client = newClient(t, o)
+	err := setNil.Run(ctx, client, []string{"k"}, "v2").Err()
+	if !errors.Is(err, redisconn.ErrNotDurable) || !redstate.IsCode(err, redstate.EUNAVAILABLE) {
+		t.Fatalf("script without replica: err = %v, want ErrNotDurable", err)
+	}
+}
