@@ -84,12 +84,15 @@ func (h *waitHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		}
 		switch {
 		case !owned:
-			// A Conn or Tx: every call uses its one connection.
-			if err := next(ctx, cmd); !succeeded(err) {
+			// A Conn or Tx: every call uses its one connection. next returns a command's
+			// error without setting it (Process does, after the hooks).
+			err := next(ctx, cmd)
+			cmd.SetErr(err)
+			if !succeeded(err) {
 				return err
 			}
 			wait := h.waitCmd(ctx)
-			_ = next(ctx, wait)
+			wait.SetErr(next(ctx, wait))
 			return h.check(wait, []redis.Cmder{cmd})
 		case blocking(cmd):
 			// A pipeline is read within ReadTimeout, too short for a blocking command:

@@ -265,3 +265,23 @@ func TestDurability_Sentinel(t *testing.T) {
 		t.Fatalf("script without replica: err = %v, want ErrNotDurable", err)
 	}
 }
+
+// TestDurability_NilRepliesStayNil: a write that answers nil (BLMOVE timing out on a Conn and on
+// the pool, SET NX not setting) still reports redis.Nil.
+func TestDurability_NilRepliesStayNil(t *testing.T) {
+	master := redistest.StartStandalone(t)
+	redistest.StartReplica(t, master)
+	ctx := ctxT(t)
+	client := durableClient(t, master, 1, 2*time.Second)
+	conn := client.(*redis.Client).Conn()
+	defer func() { _ = conn.Close() }()
+	if err := conn.BLMove(ctx, "empty", "dst", "RIGHT", "LEFT", 100*time.Millisecond).Err(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("BLMOVE on a Conn: err = %v, want redis.Nil", err)
+	}
+	if err := client.BLMove(ctx, "empty", "dst", "RIGHT", "LEFT", 100*time.Millisecond).Err(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("BLMOVE: err = %v, want redis.Nil", err)
+	}
+	if err := client.SetArgs(ctx, "k", "v", redis.SetArgs{Mode: "NX", Get: true}).Err(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("SET NX GET on a new key: err = %v, want redis.Nil", err)
+	}
+}
