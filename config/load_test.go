@@ -217,6 +217,23 @@ func TestLoad_Durations(t *testing.T) {
 	}
 }
 
+func TestLoad_Durability(t *testing.T) {
+	if d := Default().Redis.Durability; d.WaitReplicas != 0 || d.WaitTimeout != 100*time.Millisecond {
+		t.Fatalf("default durability = %+v, want off with 100ms", d)
+	}
+	path := writeFile(t, "redis:\n  url: redis://127.0.0.1:6379\n  durability:\n    wait-replicas: 2\n")
+	cfg, err := load(path, nil, envOf(map[string]string{"REDSTATE_REDIS_DURABILITY_WAIT_TIMEOUT": "250ms"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cfg.Redis.Durability; d.WaitReplicas != 2 || d.WaitTimeout != 250*time.Millisecond {
+		t.Fatalf("durability = %+v", d)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestLoad_MissingFile(t *testing.T) {
 	_, err := load(filepath.Join(t.TempDir(), "nope.yaml"), nil, envOf(nil))
 	if err == nil || !strings.Contains(err.Error(), "nope.yaml") {

@@ -43,6 +43,8 @@ type Options struct {
 	// DialRetries is how many times one connection attempt is made before a command fails
 	// (default 1). go-redis's own default of 5 makes every call wait ~0.5 s when Redis is down.
 	DialRetries int `koanf:"dial-retries"`
+	// Durability makes every write wait for replicas (off by default); see Durability.
+	Durability Durability `koanf:"durability"`
 }
 
 // Sentinel configures a Sentinel-managed master.
@@ -56,9 +58,11 @@ type Sentinel struct {
 }
 
 // DefaultOptions returns the defaults: no topology (memory backends), dial timeout 2 s, read and
-// write timeouts 1 s, one retry and one dial attempt.
+// write timeouts 1 s, one retry and one dial attempt, writes not waiting for replicas (wait
+// timeout 100 ms once they do).
 func DefaultOptions() Options {
-	return Options{DialTimeout: 2 * time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: 1, DialRetries: 1}
+	return Options{DialTimeout: 2 * time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: 1, DialRetries: 1,
+		Durability: Durability{WaitTimeout: DefaultWaitTimeout}}
 }
 
 // Configured reports whether any Redis topology is configured; without one every block uses
@@ -149,6 +153,16 @@ func (o Options) Validate() error {
 	}
 	if o.DialRetries < 1 {
 		add("redis.dial-retries", "must be at least 1, got %d", o.DialRetries)
+	}
+	if d := o.Durability; d.WaitReplicas < 0 {
+		add("redis.durability.wait-replicas", "must not be negative, got %d (0 means writes do not wait for replicas)", d.WaitReplicas)
+	} else if d.On() {
+		if d.WaitTimeout < time.Millisecond || d.WaitTimeout%time.Millisecond != 0 {
+			add("redis.durability.wait-timeout", "must be a whole number of milliseconds, at least 1ms, got %s (WAIT 0 would block forever)", d.WaitTimeout)
+		}
+		if len(o.ClusterAddrs) > 0 {
+			add("redis.durability.wait-replicas", "is not supported on Redis Cluster yet (use it with redis.url or redis.sentinel, or set 0)")
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -5,6 +5,7 @@
 package redisconn
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -47,7 +48,9 @@ var ErrNotConfigured = errors.New("redisconn: no Redis configured (set redis.url
 //   - ClusterAddrs: a cluster client seeded with those addresses, TLS when c.TLS;
 //   - Sentinel: a failover client for Sentinel.MasterName via Sentinel.Addrs, TLS when c.TLS.
 //
-// Timeouts, PoolSize and retry counts are applied to every topology (zero keeps go-redis's default). New does
+// Timeouts, PoolSize and retry counts are applied to every topology (zero keeps go-redis's default).
+// With c.Durability on (standalone and Sentinel only), every write is followed by WAIT on its
+// connection and the read timeout grows by Durability.WaitTimeout. New does
 // not connect: call Ping to check reachability. It returns ErrNotConfigured when no topology
 // is set and an error when more than one is.
 func New(c Options) (redis.UniversalClient, error) {
@@ -74,8 +77,11 @@ func New(c Options) (redis.UniversalClient, error) {
 		}
 		opt.ClientName = name
 		applyTuning(c, tuning{&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolSize, &opt.MaxRetries, &opt.DialerRetries})
-		return redis.NewClient(opt), nil
+		return durable(redis.NewClient(opt), c.Durability), nil
 	case "cluster":
+		if c.Durability.On() {
+			return nil, fmt.Errorf("redisconn: redis.durability.wait-replicas is not supported on Redis Cluster yet")
+		}
 		opt := &redis.ClusterOptions{
 			Addrs:      c.ClusterAddrs,
 			ClientName: name,
@@ -106,7 +112,7 @@ func New(c Options) (redis.UniversalClient, error) {
 			return nil, err
 		}
 		applyTuning(c, tuning{&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolSize, &opt.MaxRetries, &opt.DialerRetries})
-		return redis.NewFailoverClient(opt), nil
+		return durable(redis.NewFailoverClient(opt), c.Durability), nil
 	default:
 		return nil, fmt.Errorf("redisconn: more than one Redis topology configured (%s); set exactly one of redis.url, redis.cluster-addrs, redis.sentinel", Describe(c))
 	}
@@ -144,10 +150,18 @@ func applyTuning(c Options, t tuning) {
 	if c.PoolSize > 0 {
 		*t.pool = c.PoolSize
 	}
+	if c.Durability.On() {
+		// A write's reply now includes its WAIT: the read timeout covers the server's answer
+		// plus the deliberate wait.
+		*t.read = cmp.Or(*t.read, goRedisReadTimeout) + c.Durability.WaitTimeout
+	}
 	// go-redis treats 0 as "use the default" and -1 as "none"; config uses 0 for none.
 	*t.retries = retriesOption(c.MaxRetries)
 	*t.dialRetries = max(c.DialRetries, 1)
 }
+
+// goRedisReadTimeout is go-redis's default read timeout, used when redis.read-timeout is 0.
+const goRedisReadTimeout = 3 * time.Second
 
 func retriesOption(n int) int {
 	if n <= 0 {
@@ -206,6 +220,9 @@ func Describe(c Options) string {
 	}
 	if c.TLS && c.URL == "" {
 		s += " (TLS)"
+	}
+	if d := c.Durability; d.On() {
+		s += fmt.Sprintf(", writes wait for %d replicas (%s)", d.WaitReplicas, d.WaitTimeout)
 	}
 	return s
 }

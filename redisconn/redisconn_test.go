@@ -219,6 +219,7 @@ func TestDescribe_NeverShowsPasswords(t *testing.T) {
 		{redisconn.Options{URL: "rediss://app:hunter2@redis.example:6380/3"}, "standalone rediss://app@redis.example:6380/3 (TLS)"},
 		{redisconn.Options{ClusterAddrs: []string{"a:1", "b:2"}, Password: "hunter2", Username: "app", TLS: true}, "cluster a:1,b:2 as user app (TLS)"},
 		{redisconn.Options{Sentinel: redisconn.Sentinel{MasterName: "mymaster", Addrs: []string{"s:26379"}, Password: "hunter2"}}, `sentinel master "mymaster" via s:26379`},
+		{redisconn.Options{URL: "redis://h:1", Durability: redisconn.Durability{WaitReplicas: 1, WaitTimeout: 100 * time.Millisecond}}, "standalone redis://h:1, writes wait for 1 replicas (100ms)"},
 	}
 	for _, c := range cases {
 		got := redisconn.Describe(c.c)

@@ -1,0 +1,81 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/buildstatus"
+	"github.com/redstate/redstate/buildstatus/redisstore"
+	"github.com/redstate/redstate/buildstatus/storetest"
+	"github.com/redstate/redstate/redisconn"
+	"github.com/redstate/redstate/redistest"
+)
+
+// durableClient returns a redisconn client of master whose writes wait for one replica.
+func durableClient(t testing.TB, master *redistest.Server, replicas int, timeout time.Duration) redis.UniversalClient {
+	t.Helper()
+	o := redisconn.DefaultOptions()
+	o.URL = master.URL
+	o.Durability = redisconn.Durability{WaitReplicas: replicas, WaitTimeout: timeout}
+	client, err := redisconn.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	return client
+}
+
+// TestStore_DurableConformance: the store keeps every promise of its suite when each write
+// waits for a replica (redis.durability.wait-replicas 1).
+func TestStore_DurableConformance(t *testing.T) {
+	master := redistest.StartStandalone(t)
+	redistest.StartReplica(t, master)
+	storetest.RunStoreSuite(t, newStoreOn(durableClient(t, master, 1, 5*time.Second)), storetest.Features{})
+}
+
+// TestStore_DurableSaveWithoutReplicaIsUnavailable: with the replica gone a save fails with
+// EUNAVAILABLE (the block's retry and fallback handle it as an outage).
+func TestStore_DurableSaveWithoutReplicaIsUnavailable(t *testing.T) {
+	master := redistest.StartStandalone(t)
+	replica := redistest.StartReplica(t, master)
+	s := mustNew(t, durableClient(t, master, 1, 100*time.Millisecond), time.Hour)
+	ctx := context.Background()
+	if _, err := s.Save(ctx, storetest.SampleDoc("", ""), buildstatus.SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	replica.Kill(t)
+	_, err := s.Save(ctx, storetest.SampleDoc("", ""), buildstatus.SaveOptions{})
+	if !redstate.IsCode(err, redstate.EUNAVAILABLE) {
+		t.Fatalf("save without replica: err = %v, want EUNAVAILABLE", err)
+	}
+}
+
+// BenchmarkSave_Durability measures a save on a master with one local replica, with writes
+// waiting for it (wait-replicas 1) and without.
+func BenchmarkSave_Durability(b *testing.B) {
+	master := redistest.StartStandalone(b)
+	redistest.StartReplica(b, master)
+	for _, replicas := range []int{0, 1} {
+		b.Run(fmt.Sprintf("wait-replicas=%d", replicas), func(b *testing.B) {
+			client := durableClient(b, master, replicas, time.Second)
+			s, err := redisstore.New(client, redisstore.Options{Keys: buildstatus.NewKeys(fmt.Sprintf("bench%d-", replicas), ""), TTL: time.Hour})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer func() { _ = s.Close() }()
+			ctx := context.Background()
+			doc := storetest.SampleDoc("", "")
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := s.Save(ctx, doc, buildstatus.SaveOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
