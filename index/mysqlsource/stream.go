@@ -116,24 +116,26 @@ func (s *Source) rows(ctx context.Context, ev *replication.BinlogEvent, e *repli
 			return err
 		}
 	}
+	shape := imageLayout(cols, names, renamed)
 	before := len(b.changes)
 	for i := step - 1; i < len(e.Rows); i += step {
 		v, err := version(b.file, ev.Header.LogPos, i/step)
 		if err != nil {
 			return err
 		}
-		b.changes = append(b.changes, index.Change{DB: db, Table: name, Op: op, Row: mapRow(e.Rows[i], cols, names, renamed), Version: v, Time: b.last})
+		b.changes = append(b.changes, index.Change{DB: db, Table: name, Op: op, Row: shape.row(e.Rows[i]), Version: v, Time: b.last})
 	}
 	s.progress.pending.Add(int64(len(b.changes) - before))
 	return nil
 }
 
-// mapRow names a row image's values: by the event's own column names when the binlog carries
-// them, a value also under its column's current name when the column was renamed since (see
+// imageLayout says how to name a rows event's image values: by the event's own column names
+// when the binlog carries them, a value also under its column's current name when the column was renamed since (see
 // renames), else by position in the table's current columns (a column added at the end leaves
 // the older images' columns in place). Values beyond the known columns are dropped.
-func mapRow(values []any, cols []column, names []string, renamed map[string]string) map[string]*string {
-	row := make(map[string]*string, len(values))
+//
+// It is resolved once per rows event, so naming each row costs no column lookup.
+func imageLayout(cols []column, names []string, renamed map[string]string) layout {
 	byName := func(n string) column {
 		for _, c := range cols {
 			if c.Name == n {
@@ -142,19 +144,37 @@ func mapRow(values []any, cols []column, names []string, renamed map[string]stri
 		}
 		return column{Name: n}
 	}
+	n := max(len(names), len(cols))
+	l := make(layout, n)
+	for i := range l {
+		if i < len(names) {
+			l[i].col = byName(names[i])
+			if to, ok := renamed[l[i].col.Name]; ok {
+				l[i].renamed, l[i].also = byName(to), true
+			}
+		} else {
+			l[i].col = cols[i]
+		}
+	}
+	return l
+}
+
+// layout is the column of each position of a row image (see imageLayout).
+type layout []struct {
+	col, renamed column
+	also         bool
+}
+
+// row names one image's values; values beyond the known columns are dropped.
+func (l layout) row(values []any) map[string]*string {
+	row := make(map[string]*string, len(values))
 	for i, v := range values {
-		var c column
-		switch {
-		case i < len(names):
-			c = byName(names[i])
-		case i < len(cols):
-			c = cols[i]
-		default:
+		if i >= len(l) {
 			continue
 		}
-		row[c.Name] = text(v, c)
-		if to, ok := renamed[c.Name]; ok && i < len(names) {
-			row[to] = text(v, byName(to))
+		row[l[i].col.Name] = text(v, l[i].col)
+		if l[i].also {
+			row[l[i].renamed.Name] = text(v, l[i].renamed)
 		}
 	}
 	return row

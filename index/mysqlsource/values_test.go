@@ -99,15 +99,15 @@ func TestText_BinlogAndSelectAgree(t *testing.T) {
 // columns; values beyond the known columns are dropped.
 func TestMapRow(t *testing.T) {
 	cols := []column{{Name: "id", DataType: "int"}, {Name: "n", DataType: "int", Unsigned: true}}
-	row := mapRow([]any{int32(1), int32(-1), "extra"}, cols, nil, nil)
+	row := imageLayout(cols, nil, nil).row([]any{int32(1), int32(-1), "extra"})
 	if *row["id"] != "1" || *row["n"] != "4294967295" || len(row) != 2 {
 		t.Errorf("by position = %v", row)
 	}
-	row = mapRow([]any{int32(-1), int32(7)}, cols, []string{"n", "id"}, nil)
+	row = imageLayout(cols, []string{"n", "id"}, nil).row([]any{int32(-1), int32(7)})
 	if *row["n"] != "4294967295" || *row["id"] != "7" {
 		t.Errorf("by name = %v", row)
 	}
-	row = mapRow([]any{int32(1)}, cols, nil, nil) // an image older than an added column
+	row = imageLayout(cols, nil, nil).row([]any{int32(1)}) // an image older than an added column
 	if *row["id"] != "1" || len(row) != 1 {
 		t.Errorf("short image = %v", row)
 	}
