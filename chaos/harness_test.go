@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,8 +15,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redstate/redstate/buildstatus/redisstore"
-	"github.com/redstate/redstate/queue/redisqueue"
 	"github.com/redstate/redstate/redistest"
 )
 
@@ -26,7 +25,54 @@ const (
 	steadyAfter  = 2 * time.Second
 )
 
-// cycles returns how many times each fault is injected per topology: $CHAOS_CYCLES, default 2.
+// block is one building block's part of the harness.
+type block struct {
+	// name selects the block in $CHAOS_BLOCKS.
+	name string
+	// setup builds the block's stores on the run's one client, once per run, and returns
+	// the constructor of one phase's load.
+	setup func(t *testing.T, r *run) func(phase int) load
+}
+
+// load is one block's load model for one phase: it writes, records which writes were
+// acknowledged, and after the fault checks them.
+type load interface {
+	// start launches the writers on produce (cancelled first, when the phase ends) and the
+	// background workers (consumers, janitors, appliers) on work (cancelled after settle),
+	// registering each goroutine with the matching WaitGroup.
+	start(produce, work context.Context, producers, workers *sync.WaitGroup)
+	// settle runs once the writers stopped and before the workers stop: it waits for queued
+	// work to finish and runs the block's documented repair.
+	settle(t *testing.T)
+	// rows checks every acknowledged write and returns the block's result rows (without
+	// topology, mode, fault and cycle, which the harness fills in).
+	rows(t *testing.T, faultAt time.Time) []row
+}
+
+// blocks are the blocks under load, all at once, in every phase.
+var blocks = []block{
+	buildStatusBlock,
+	queueBlock,
+}
+
+// run is one topology in one durability mode: the product client every block shares for
+// the whole run, and what blocks need to place their keys.
+type run struct {
+	topo topology
+	rdb  redis.UniversalClient
+	// mode is "async" (replication as Redis does it) or "wait1" (redis.durability.wait-replicas 1).
+	mode string
+	// tags are hash tags whose slots the faults hit (on Cluster, slots of the target shard):
+	// blocks that keep their state under one tag use one of them, so that each fault hits
+	// them. tags[0] is the queue's.
+	tags []string
+}
+
+// tagCount is how many tags a run offers its blocks.
+const tagCount = 8
+
+// cycles returns how many times each fault is injected per topology and mode: $CHAOS_CYCLES,
+// default 2.
 func cycles(t *testing.T) int {
 	v := os.Getenv("CHAOS_CYCLES")
 	if v == "" {
@@ -39,67 +85,112 @@ func cycles(t *testing.T) int {
 	return n
 }
 
-// row is one line of the result table: one block under one fault of one cycle.
+// selected reports whether name is in the comma-separated list $env (every name when unset).
+func selected(env, name string) bool {
+	v := os.Getenv(env)
+	return v == "" || slices.Contains(strings.Split(v, ","), name)
+}
+
+// row is one line of the result table: one block (or one of its operations) under one fault
+// of one cycle. Counters that do not apply to the block are -1 (printed "–").
 type row struct {
-	block, topo, fault string
-	cycle              int
-	acked, failed      int
-	lost               int
-	// stale counts builds holding an older version than the last acknowledged one; dups counts
-	// jobs that ran more than once (allowed by at-least-once); concurrent counts overlapping runs.
-	stale, dups, concurrent int
-	recovery                time.Duration
+	block, topo, mode, fault string
+	cycle                    int
+	acked, failed            int
+	lost                     int
+	// stale counts acknowledged values found older than the last acknowledged one.
+	stale int
+	// dups counts work done more than once (allowed by at-least-once); concurrent counts
+	// runs that overlapped another run of the same work.
+	dups, concurrent int
+	// fences counts fencing violations: a fence handed out that was not above every fence
+	// handed out before for the same lock.
+	fences int
+	// diffs counts differences from the source of truth after the documented repair.
+	diffs    int
+	recovery time.Duration
+}
+
+// newRow returns a row for block with every optional counter not applicable.
+func newRow(block string) row {
+	return row{block: block, stale: -1, dups: -1, concurrent: -1, fences: -1, diffs: -1}
 }
 
 func TestFailover_Sentinel(t *testing.T) {
 	h := redistest.StartSentinelHA(t, redistest.WithAppendOnly(false))
-	runFaults(t, sentinelTopo{h}, "chaos:queue")
+	var tags []string
+	for i := range tagCount {
+		tags = append(tags, fmt.Sprintf("chaos%d", i))
+	}
+	runModes(t, sentinelTopo{h}, tags)
 }
 
 func TestFailover_Cluster(t *testing.T) {
 	c := redistest.StartClusterHA(t, 3, redistest.WithAppendOnly(false))
-	// Faults hit the master of shard 1; the queue's hash tag is chosen to live there, so that
-	// both blocks meet every fault (the builds are spread over all shards).
+	// Faults hit the master of shard 1; the tags are chosen to live there, so that blocks
+	// keeping their state under one tag meet every fault (other keys spread over all shards).
 	rdb := c.Client(t)
-	name := ""
-	for i := 0; name == ""; i++ {
-		n := fmt.Sprintf("chaos:queue%d", i)
+	var tags []string
+	for i := 0; len(tags) < tagCount; i++ {
+		n := fmt.Sprintf("chaos%d", i)
 		slot, err := rdb.ClusterKeySlot(context.Background(), "{"+n+"}").Result()
 		if err != nil {
 			t.Fatalf("CLUSTER KEYSLOT: %v", err)
 		}
 		if slot >= 16384/3 && slot < 2*16384/3 {
-			name = n
+			tags = append(tags, n)
 		}
 	}
-	runFaults(t, clusterTopo{c: c, shard: 1}, name)
+	runModes(t, clusterTopo{c: c, shard: 1}, tags)
 }
 
-// runFaults drives the load on topo through one product client for the whole run and injects
-// every fault cycles(t) times, then logs the table.
-func runFaults(t *testing.T, topo topology, queueName string) {
-	rdb := newClient(t, topo)
-	store := newBuildStore(t, rdb)
-	broker, err := redisqueue.New(rdb, redisqueue.Options{})
-	if err != nil {
-		t.Fatalf("redisqueue.New: %v", err)
+// runModes runs the faults on topo without and with redis.durability.wait-replicas
+// (selected by $CHAOS_MODES, "async,wait1" by default) and logs the table.
+func runModes(t *testing.T, topo topology, tags []string) {
+	var rows []row
+	for _, mode := range []string{"async", "wait1"} {
+		if !selected("CHAOS_MODES", mode) {
+			continue
+		}
+		r := &run{topo: topo, rdb: newClient(t, topo, mode), mode: mode, tags: tags}
+		rows = append(rows, runFaults(t, r)...)
+	}
+	logTable(t, rows)
+}
+
+// runFaults drives the load on one product client for the whole run and injects every
+// selected fault cycles(t) times.
+func runFaults(t *testing.T, r *run) []row {
+	var phases []func(phase int) load
+	for _, b := range blocks {
+		if selected("CHAOS_BLOCKS", b.name) {
+			phases = append(phases, b.setup(t, r))
+		}
 	}
 	var rows []row
 	phase := 0
 	for cycle := 1; cycle <= cycles(t); cycle++ {
 		for _, f := range faults {
+			if !selected("CHAOS_FAULTS", f.name) {
+				continue
+			}
 			phase++
-			rows = append(rows, runPhase(t, topo, rdb, store, broker, queueName, f, cycle, phase)...)
+			loads := make([]load, len(phases))
+			for i, newLoad := range phases {
+				loads[i] = newLoad(phase)
+			}
+			for _, row := range runPhase(t, r, loads, f, cycle) {
+				row.topo, row.mode, row.fault, row.cycle = r.topo.name(), r.mode, f.name, cycle
+				rows = append(rows, row)
+			}
 		}
 	}
-	logTable(t, rows)
+	return rows
 }
 
-// runPhase runs the load, injects f, checks that the same client writes to the new master,
-// stops the load and counts what was lost.
-func runPhase(t *testing.T, topo topology, rdb redis.UniversalClient, store *redisstore.Store, broker *redisqueue.Broker, queueName string, f fault, cycle, phase int) []row {
-	builds := newBuildLoad(store)
-	jobs := newQueueLoad(broker, queueName, phase)
+// runPhase runs the loads, injects f, checks that the same client writes to the new master,
+// stops the writers, lets the loads settle and collects their rows.
+func runPhase(t *testing.T, r *run, loads []load, f fault, cycle int) []row {
 	produceCtx, stopProducing := context.WithCancel(context.Background())
 	workCtx, stopWorking := context.WithCancel(context.Background())
 	var producers, workers sync.WaitGroup
@@ -109,35 +200,31 @@ func runPhase(t *testing.T, topo topology, rdb redis.UniversalClient, store *red
 		producers.Wait()
 		workers.Wait()
 	}()
-	builds.run(produceCtx, &producers)
-	jobs.produce(produceCtx, &producers)
-	jobs.work(workCtx, &workers)
+	for _, l := range loads {
+		l.start(produceCtx, workCtx, &producers, &workers)
+	}
 
 	time.Sleep(steadyBefore)
-	target := topo.target(t)
+	target := r.topo.target(t)
 	faultAt := time.Now()
-	t.Logf("%s cycle %d: %s master %s", topo.name(), cycle, f.name, target.Addr)
-	f.inject(t, topo, target)
-	t.Logf("%s cycle %d: %s: healthy again after %v", topo.name(), cycle, f.name, time.Since(faultAt).Round(time.Millisecond))
+	t.Logf("%s %s cycle %d: %s master %s", r.topo.name(), r.mode, cycle, f.name, target.Addr)
+	f.inject(t, r.topo, target)
+	t.Logf("%s %s cycle %d: %s: healthy again after %v", r.topo.name(), r.mode, cycle, f.name, time.Since(faultAt).Round(time.Millisecond))
 	time.Sleep(steadyAfter)
-	checkNewMaster(t, topo, rdb, queueName)
+	checkNewMaster(t, r)
 	stopProducing()
 	producers.Wait()
-	jobs.drain()
+	for _, l := range loads {
+		l.settle(t)
+	}
 	stopWorking()
 	workers.Wait()
 
 	var rows []row
-	r := row{block: "buildstatus save", topo: topo.name(), fault: f.name, cycle: cycle}
-	r.acked, r.failed = builds.log.counts()
-	r.lost, r.stale = builds.check(t)
-	r.recovery = recovered(t, &builds.log, faultAt, r.block)
-	rows = append(rows, r)
-	q := row{block: "queue job", topo: topo.name(), fault: f.name, cycle: cycle}
-	q.acked, q.failed = jobs.log.counts()
-	q.lost, q.dups, q.concurrent = jobs.result()
-	q.recovery = recovered(t, &jobs.log, faultAt, q.block)
-	return append(rows, q)
+	for _, l := range loads {
+		rows = append(rows, l.rows(t, faultAt)...)
+	}
+	return rows
 }
 
 // recovered returns the recovery time of a block's writes after the fault; the test fails when
@@ -146,7 +233,9 @@ func recovered(t *testing.T, l *opLog, faultAt time.Time, block string) time.Dur
 	t.Helper()
 	d, ok := l.recovery(faultAt)
 	if !ok {
-		t.Fatalf("%s: no acknowledged write after the last failure: the client did not reconnect", block)
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		t.Fatalf("%s: no acknowledged write after the last failure (%v): the client did not reconnect", block, l.lastErr)
 	}
 	return d
 }
@@ -154,16 +243,16 @@ func recovered(t *testing.T, l *opLog, faultAt time.Time, block string) time.Dur
 // checkNewMaster writes a marker through the product client (never recreated during the run)
 // and reads it directly from the node the topology now reports as master of the target data:
 // the client follows the failover without a restart.
-func checkNewMaster(t *testing.T, topo topology, rdb redis.UniversalClient, queueName string) {
+func checkNewMaster(t *testing.T, r *run) {
 	t.Helper()
-	key := "{" + queueName + "}:marker"
+	key := "{" + r.tags[0] + "}:marker"
 	want := strconv.FormatInt(time.Now().UnixNano(), 10)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := rdb.Set(ctx, key, want, 0).Err(); err != nil {
+	if err := r.rdb.Set(ctx, key, want, 0).Err(); err != nil {
 		t.Fatalf("marker write through the product client: %v", err)
 	}
-	master := redis.NewClient(&redis.Options{Addr: topo.target(t).Addr})
+	master := redis.NewClient(&redis.Options{Addr: r.topo.target(t).Addr})
 	defer func() { _ = master.Close() }()
 	got, err := master.Get(ctx, key).Result()
 	if err != nil || got != want {
@@ -174,9 +263,17 @@ func checkNewMaster(t *testing.T, topo topology, rdb redis.UniversalClient, queu
 // logTable logs the rows as an aligned table.
 func logTable(t *testing.T, rows []row) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n%-17s %-9s %-8s %5s %6s %6s %5s %6s %5s %4s %9s\n", "block", "topology", "fault", "cycle", "acked", "failed", "lost", "stale", "dups", "conc", "recovery")
+	fmt.Fprintf(&b, "\n%-22s %-8s %-5s %-8s %5s %6s %6s %5s %5s %5s %4s %6s %5s %9s\n", "block", "topology", "mode", "fault", "cycle", "acked", "failed", "lost", "stale", "dups", "conc", "fences", "diffs", "recovery")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%-17s %-9s %-8s %5d %6d %6d %5d %6d %5d %4d %9s\n", r.block, r.topo, r.fault, r.cycle, r.acked, r.failed, r.lost, r.stale, r.dups, r.concurrent, r.recovery.Round(10*time.Millisecond))
+		fmt.Fprintf(&b, "%-22s %-8s %-5s %-8s %5d %6d %6d %5d %5s %5s %4s %6s %5s %9s\n", r.block, r.topo, r.mode, r.fault, r.cycle, r.acked, r.failed, r.lost, opt(r.stale), opt(r.dups), opt(r.concurrent), opt(r.fences), opt(r.diffs), r.recovery.Round(10*time.Millisecond))
 	}
 	t.Log(b.String())
+}
+
+// opt prints an optional counter: "–" when it does not apply (-1).
+func opt(n int) string {
+	if n < 0 {
+		return "–"
+	}
+	return strconv.Itoa(n)
 }

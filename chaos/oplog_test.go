@@ -11,6 +11,8 @@ import (
 type opLog struct {
 	mu  sync.Mutex
 	ops []op
+	// lastErr is the error of the last failed write, for the failure message.
+	lastErr error
 }
 
 // op is one completed write.
@@ -19,9 +21,13 @@ type op struct {
 	ok bool
 }
 
-func (l *opLog) add(ok bool) {
+// add records a completed write: acknowledged when err is nil.
+func (l *opLog) add(err error) {
 	l.mu.Lock()
-	l.ops = append(l.ops, op{time.Now(), ok})
+	l.ops = append(l.ops, op{time.Now(), err == nil})
+	if err != nil {
+		l.lastErr = err
+	}
 	l.mu.Unlock()
 }
 

@@ -6,14 +6,19 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/queue/redisqueue"
 )
 
-// Queue load: queueProducers enqueue jobs, queueWorkers dequeue, run (queueWork) and ack
-// them, renewing a queueLease every queueLease/3; a janitor recovers expired leases.
+// Queue load: queueProducers enqueue jobs to each of two queues, a live one and a backlog
+// one. On the live queue queueWorkers dequeue, run (queueWork) and ack them, renewing a
+// queueLease every queueLease/3, and a janitor recovers expired leases. The backlog queue's
+// workers start only when the producers stop (workers that are down or behind), so its jobs
+// sit in Redis across the fault: a job lost by the failover shows there, where on the live
+// queue it has usually run before the fault.
 const (
 	queueProducers = 2
 	queueWorkers   = 3
@@ -24,6 +29,48 @@ const (
 	// producers stop (lease expiry and recovery included).
 	queueDrain = 30 * time.Second
 )
+
+// queueBlock is the queue under load: the queues are named after the run's tags (their keys
+// carry the name as hash tag), so the faults hit their shard.
+var queueBlock = block{name: "queue", setup: func(t *testing.T, r *run) func(int) load {
+	broker, err := redisqueue.New(r.rdb, redisqueue.Options{})
+	if err != nil {
+		t.Fatalf("redisqueue.New: %v", err)
+	}
+	return func(phase int) load {
+		return &queueLoads{live: newQueueLoad(broker, r.tags[0], phase), backlog: newQueueLoad(broker, r.tags[1], phase)}
+	}
+}}
+
+// queueLoads are the live and the backlog queue of one phase.
+type queueLoads struct {
+	live, backlog *queueLoad
+	// work and workers are the phase's worker context and group, kept for the backlog's
+	// workers, which start in settle.
+	work    context.Context
+	workers *sync.WaitGroup
+}
+
+// start runs the producers of both queues on produce and the live queue's workers and
+// janitor on work.
+func (q *queueLoads) start(produce, work context.Context, producers, workers *sync.WaitGroup) {
+	q.work, q.workers = work, workers
+	q.live.produce(produce, producers)
+	q.backlog.produce(produce, producers)
+	q.live.work(work, workers)
+}
+
+// settle starts the backlog's workers and waits until both queues ran every acknowledged job.
+func (q *queueLoads) settle(*testing.T) {
+	q.backlog.work(q.work, q.workers)
+	q.live.drain()
+	q.backlog.drain()
+}
+
+// rows reports the jobs of both queues.
+func (q *queueLoads) rows(t *testing.T, faultAt time.Time) []row {
+	return []row{q.live.row(t, "queue job", faultAt), q.backlog.row(t, "queue backlog job", faultAt)}
+}
 
 // queueLoad is the queue load model of one phase: the jobs whose Enqueue was acknowledged,
 // how often each job ran, and how often a job ran on two workers at once.
@@ -44,6 +91,15 @@ func newQueueLoad(b *redisqueue.Broker, name string, phase int) *queueLoad {
 	return &queueLoad{broker: b, name: name, phase: phase, acked: map[string]bool{}, runs: map[string]int{}, running: map[string]int{}}
 }
 
+// row reports the queue's jobs as block.
+func (q *queueLoad) row(t *testing.T, block string, faultAt time.Time) row {
+	r := newRow(block)
+	r.acked, r.failed = q.log.counts()
+	r.lost, r.dups, r.concurrent = q.result()
+	r.recovery = recovered(t, &q.log, faultAt, r.block)
+	return r
+}
+
 // produce enqueues until ctx ends.
 func (q *queueLoad) produce(ctx context.Context, wg *sync.WaitGroup) {
 	for p := 0; p < queueProducers; p++ {
@@ -58,7 +114,7 @@ func (q *queueLoad) produce(ctx context.Context, wg *sync.WaitGroup) {
 				if ctx.Err() != nil {
 					return // outcome unknown
 				}
-				q.log.add(err == nil)
+				q.log.add(err)
 				if err == nil {
 					q.mu.Lock()
 					q.acked[msg.JobID] = true
@@ -73,7 +129,7 @@ func (q *queueLoad) produce(ctx context.Context, wg *sync.WaitGroup) {
 // work runs the workers and the janitor until ctx ends.
 func (q *queueLoad) work(ctx context.Context, wg *sync.WaitGroup) {
 	for w := 0; w < queueWorkers; w++ {
-		consumer := fmt.Sprintf("chaos-p%d-w%d", q.phase, w)
+		consumer := fmt.Sprintf("chaos-%s-p%d-w%d", q.name, q.phase, w)
 		wg.Add(2)
 		go func() {
 			defer wg.Done()

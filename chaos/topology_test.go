@@ -4,6 +4,7 @@ package chaos
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -29,6 +30,8 @@ type topology interface {
 	waitFailover(t *testing.T, old string)
 	// waitHealthy waits until every node runs and every replica is linked.
 	waitHealthy(t *testing.T)
+	// nodes are every data node of the topology (masters and replicas, running or not).
+	nodes() []*redistest.Server
 }
 
 // sentinelTopo is redistest.SentinelHA as a topology.
@@ -44,7 +47,8 @@ func (s sentinelTopo) target(t *testing.T) *redistest.Server { return s.h.Master
 func (s sentinelTopo) waitFailover(t *testing.T, old string) {
 	s.h.WaitFailover(t, old, failoverTimeout)
 }
-func (s sentinelTopo) waitHealthy(t *testing.T) { s.h.WaitReplicasLinked(t, failoverTimeout) }
+func (s sentinelTopo) waitHealthy(t *testing.T)   { s.h.WaitReplicasLinked(t, failoverTimeout) }
+func (s sentinelTopo) nodes() []*redistest.Server { return s.h.Nodes }
 
 // clusterTopo is a redistest.StartClusterHA cluster as a topology; faults hit shard.
 type clusterTopo struct {
@@ -63,11 +67,19 @@ func (c clusterTopo) waitFailover(t *testing.T, old string) {
 	c.c.WaitShardFailover(t, c.shard, old, failoverTimeout)
 }
 func (c clusterTopo) waitHealthy(t *testing.T) { c.c.WaitHealthy(t, failoverTimeout) }
+func (c clusterTopo) nodes() []*redistest.Server {
+	return append(append([]*redistest.Server(nil), c.c.Nodes...), c.c.Replicas...)
+}
 
-// newClient returns the product's client for topo, closed in t.Cleanup.
-func newClient(t *testing.T, topo topology) redis.UniversalClient {
+// newClient returns the product's client for topo in mode ("wait1" sets
+// redis.durability.wait-replicas to 1), closed in t.Cleanup.
+func newClient(t *testing.T, topo topology, mode string) redis.UniversalClient {
 	t.Helper()
-	rdb, err := redisconn.New(topo.options())
+	o := topo.options()
+	if mode == "wait1" {
+		o.Durability.WaitReplicas = 1
+	}
+	rdb, err := redisconn.New(o)
 	if err != nil {
 		t.Fatalf("redisconn.New: %v", err)
 	}
@@ -87,6 +99,11 @@ type fault struct {
 	inject func(t *testing.T, topo topology, target *redistest.Server)
 }
 
+// lagStall is how long the lagkill fault keeps the target's replicas stopped before it kills
+// the master: the writes of that window exist on the master only. It stays below the
+// detection timeouts, so the replicas are still candidates for promotion.
+const lagStall = time.Second
+
 // faults are the faults of one cycle, in order.
 var faults = []fault{
 	{"kill", func(t *testing.T, topo topology, target *redistest.Server) {
@@ -103,8 +120,73 @@ var faults = []fault{
 		target.Resume(t)
 		topo.waitHealthy(t)
 	}},
+	{"lagkill", func(t *testing.T, topo topology, target *redistest.Server) {
+		// Replication lag, then a crash: the replicas stall (SIGSTOP) and the master drops
+		// their links (CLIENT KILL TYPE replica: what was already sent stays in the
+		// replicas' socket buffers, nothing after it reaches them) while it keeps
+		// acknowledging writes; the master is killed, the replicas resume and one is
+		// promoted without the writes of the stall. This is where asynchronous replication
+		// loses acknowledged writes, and what redis.durability.wait-replicas prevents.
+		old := target.Addr
+		replicas := replicasOf(t, topo, target)
+		for _, r := range replicas {
+			r.Pause(t)
+		}
+		dropReplicaLinks(t, target)
+		time.Sleep(lagStall)
+		target.Crash(t)
+		for _, r := range replicas {
+			r.Resume(t)
+		}
+		topo.waitFailover(t, old)
+		target.Restart(t)
+		topo.waitHealthy(t)
+	}},
 	{"restart", func(t *testing.T, topo topology, target *redistest.Server) {
 		target.Restart(t) // SIGTERM (AOF flushed), start on the same port and directory
 		topo.waitHealthy(t)
 	}},
+}
+
+// replicasOf returns the nodes of topo that replicate master, from the master's ROLE reply.
+func replicasOf(t *testing.T, topo topology, master *redistest.Server) []*redistest.Server {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c := redis.NewClient(&redis.Options{Addr: master.Addr})
+	defer func() { _ = c.Close() }()
+	role, err := c.Do(ctx, "ROLE").Slice()
+	if err != nil || len(role) < 3 {
+		t.Fatalf("ROLE on %s: %v, %v", master.Addr, role, err)
+	}
+	linked, _ := role[2].([]any)
+	var out []*redistest.Server
+	for _, r := range linked {
+		fields, _ := r.([]any)
+		if len(fields) < 2 {
+			continue
+		}
+		addr := fmt.Sprintf("%v:%v", fields[0], fields[1])
+		for _, n := range topo.nodes() {
+			if n.Addr == addr {
+				out = append(out, n)
+			}
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("master %s lists no known replica in ROLE: %v", master.Addr, role)
+	}
+	return out
+}
+
+// dropReplicaLinks closes master's replication links (CLIENT KILL TYPE replica).
+func dropReplicaLinks(t *testing.T, master *redistest.Server) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c := redis.NewClient(&redis.Options{Addr: master.Addr})
+	defer func() { _ = c.Close() }()
+	if err := c.Do(ctx, "CLIENT", "KILL", "TYPE", "replica").Err(); err != nil {
+		t.Fatalf("CLIENT KILL TYPE replica on %s: %v", master.Addr, err)
+	}
 }
