@@ -227,6 +227,12 @@ func (p *stagePhase) settle(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+	for _, id := range p.unfinished() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		st, err := p.runs.runner.TaskStatus(ctx, id)
+		cancel()
+		t.Logf("executor stage run: task %s did not complete within %v: %s, %d stages done, %v", id, runDrain, st.Status, st.CompletedStages, err)
+	}
 }
 
 // row reports the stage runs: acknowledged tasks that never completed (lost), stages that
