@@ -47,6 +47,8 @@ type lockLoad struct {
 	held map[string][][2]time.Time
 }
 
+// newLockLoad returns the lock load of one phase on locks, with lockTenants tenants whose lock
+// keys live where the faults hit.
 func newLockLoad(r *run, keys executor.Keys, locks *redisstate.Locks, phase int) *lockLoad {
 	return &lockLoad{
 		locks: locks, phase: phase,

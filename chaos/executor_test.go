@@ -113,6 +113,7 @@ type checkpointLoad struct {
 	wentBack int
 }
 
+// newCheckpointLoad returns the checkpoint load of one phase on store.
 func newCheckpointLoad(r *run, keys executor.Keys, store *redisstate.Checkpoints, phase int) *checkpointLoad {
 	return &checkpointLoad{r: r, keys: keys, store: store, phase: phase, acked: map[string]int{}}
 }
