@@ -38,6 +38,21 @@ func TestStore_DurableConformance(t *testing.T) {
 	storetest.RunStoreSuite(t, newStoreOn(durableClient(t, master, 1, 5*time.Second)), storetest.Features{})
 }
 
+// TestStore_DurableClusterConformance: the same on a cluster of three masters with one
+// replica each (every write waits for its shard's replica).
+func TestStore_DurableClusterConformance(t *testing.T) {
+	c := redistest.StartClusterHA(t, 3)
+	o := redisconn.DefaultOptions()
+	o.ClusterAddrs = c.Addrs
+	o.Durability = redisconn.Durability{WaitReplicas: 1, WaitTimeout: 5 * time.Second}
+	client, err := redisconn.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	storetest.RunStoreSuite(t, newStoreOn(client), storetest.Features{})
+}
+
 // TestStore_DurableSaveWithoutReplicaIsUnavailable: with the replica gone a save fails with
 // EUNAVAILABLE (the block's retry and fallback handle it as an outage).
 func TestStore_DurableSaveWithoutReplicaIsUnavailable(t *testing.T) {
