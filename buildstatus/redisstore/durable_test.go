@@ -75,9 +75,28 @@ func TestStore_DurableSaveWithoutReplicaIsUnavailable(t *testing.T) {
 func BenchmarkSave_Durability(b *testing.B) {
 	master := redistest.StartStandalone(b)
 	redistest.StartReplica(b, master)
+	benchmarkSaves(b, func(o *redisconn.Options) { o.URL = master.URL })
+}
+
+// BenchmarkSave_DurabilityCluster is BenchmarkSave_Durability on a local cluster of three
+// masters with one replica each.
+func BenchmarkSave_DurabilityCluster(b *testing.B) {
+	c := redistest.StartClusterHA(b, 3)
+	benchmarkSaves(b, func(o *redisconn.Options) { o.ClusterAddrs = c.Addrs })
+}
+
+// benchmarkSaves measures saves on the topology topology sets, with wait-replicas 0 and 1.
+func benchmarkSaves(b *testing.B, topology func(*redisconn.Options)) {
 	for _, replicas := range []int{0, 1} {
 		b.Run(fmt.Sprintf("wait-replicas=%d", replicas), func(b *testing.B) {
-			client := durableClient(b, master, replicas, time.Second)
+			o := redisconn.DefaultOptions()
+			topology(&o)
+			o.Durability = redisconn.Durability{WaitReplicas: replicas, WaitTimeout: time.Second}
+			client, err := redisconn.New(o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer func() { _ = client.Close() }()
 			s, err := redisstore.New(client, redisstore.Options{Keys: buildstatus.NewKeys(fmt.Sprintf("bench%d-", replicas), ""), TTL: time.Hour})
 			if err != nil {
 				b.Fatal(err)
