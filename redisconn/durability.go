@@ -16,7 +16,8 @@ import (
 // section redis.durability). With WaitReplicas 0 (the default) nothing changes.
 type Durability struct {
 	// WaitReplicas is how many replicas must have a write in memory before the command that made
-	// it returns (WAIT after the write, on the same connection). Default 0: off.
+	// it returns (WAIT after the write, on the same connection; on Redis Cluster, replicas of the
+	// shard master that ran the write). Default 0: off.
 	WaitReplicas int `koanf:"wait-replicas"`
 	// WaitTimeout bounds each WAIT (whole milliseconds, default 100ms): a write that fewer than
 	// WaitReplicas replicas acknowledge within it fails with ErrNotDurable.

@@ -20,7 +20,9 @@ import (
 // so every write is followed by WAIT on the master that ran it, which counts that master's own
 // replicas. A write answered MOVED or ASK is not counted as done: its WAIT (harmless; on a
 // demoted master it fails) only concerns the writes that succeeded, and go-redis resends the
-// write to the right node, where it gets its own WAIT.
+// write to the right node, where it gets its own WAIT. go-redis builds a node's chain for a
+// cluster pipeline at each call, after installation, so the hook takes it for a Conn's chain:
+// a pipeline gets its WAIT appended either way.
 //
 // go-redis's cluster transaction runs MULTI … EXEC on a pooled connection and releases it
 // before a WAIT could follow, so clusterWait takes transactions with writes over on the
