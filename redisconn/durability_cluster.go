@@ -81,13 +81,22 @@ func (w *clusterWait) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 // tx runs a transaction's commands in MULTI … EXEC and WAIT on one connection of the master of
 // their slot, like go-redis's cluster transaction: it starts on the master the cluster state
 // names for the first key, follows MOVED (to the named node) and ASK (ASKING before MULTI), and
-// retries after TRYAGAIN and CLUSTERDOWN with a short pause, up to redirects times.
+// retries after TRYAGAIN and CLUSTERDOWN with a short pause, up to redirects times. After a
+// MOVED it has the cluster state reloaded once the transaction is over: a reload running while
+// the transaction takes its first connection to a node races inside go-redis (a Conn and its
+// client share their Options under different locks while the first handshake updates them).
 func (w *clusterWait) tx(ctx context.Context, inner []redis.Cmder) error {
 	var (
 		addr   string // the node a redirection named; "" asks the cluster state
 		asking bool
+		moved  bool
 		err    error
 	)
+	defer func() {
+		if moved {
+			w.cluster.ReloadState(ctx)
+		}
+	}()
 	for attempt := 0; attempt <= w.redirects; attempt++ {
 		h := w.hook(addr)
 		if h == nil {
@@ -108,8 +117,7 @@ func (w *clusterWait) tx(ctx context.Context, inner []redis.Cmder) error {
 		}
 		addr, asking = "", false
 		if to, ok := redis.IsMovedError(redirect); ok {
-			addr = to
-			w.cluster.ReloadState(ctx)
+			addr, moved = to, true
 		} else if to, ok := redis.IsAskError(redirect); ok {
 			addr, asking = to, true
 		}
