@@ -2,6 +2,7 @@ package redisconn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -147,8 +148,8 @@ func (w *clusterWait) master(ctx context.Context, inner []redis.Cmder) (*waitHoo
 }
 
 // redirection returns the error that sends the transaction elsewhere or asks for a retry
-// (MOVED, ASK, TRYAGAIN or CLUSTERDOWN; queued commands carry it, or EXEC does), nil when there
-// is none.
+// (MOVED, ASK, TRYAGAIN or CLUSTERDOWN, which queued commands carry or EXEC does, or the closed
+// client of a node go-redis dropped from its state), nil when there is none.
 func redirection(err error, inner []redis.Cmder) error {
 	for _, e := range append(errs(inner), err) {
 		if _, ok := redis.IsMovedError(e); ok {
@@ -157,7 +158,7 @@ func redirection(err error, inner []redis.Cmder) error {
 		if _, ok := redis.IsAskError(e); ok {
 			return e
 		}
-		if redis.IsTryAgainError(e) || redis.IsClusterDownError(e) {
+		if redis.IsTryAgainError(e) || redis.IsClusterDownError(e) || errors.Is(e, redis.ErrClosed) {
 			return e
 		}
 	}
