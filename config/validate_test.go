@@ -26,8 +26,6 @@ func TestValidate_Messages(t *testing.T) {
 		{"wait-replicas negative", func(c *Config) { c.Redis.Durability.WaitReplicas = -1 }, "redis.durability.wait-replicas: must not be negative, got -1"},
 		{"wait-timeout", func(c *Config) { c.Redis.Durability = redisconn.Durability{WaitReplicas: 1, WaitTimeout: 0} },
 			"redis.durability.wait-timeout: must be a whole number of milliseconds, at least 1ms, got 0s"},
-		{"wait-replicas on cluster", func(c *Config) { c.Redis.ClusterAddrs = []string{"h:1"}; c.Redis.Durability.WaitReplicas = 1 },
-			"redis.durability.wait-replicas: is not supported on Redis Cluster yet"},
 		{"policy", func(c *Config) { c.Publish.BuildStatus.Resilience.Policy = "retry" },
 			`publish.build-status.resilience.policy: "retry" is not one of fail-fast, fallback`},
 		{"fallback", func(c *Config) { c.Publish.BuildStatus.Resilience.Fallback = "disk" },
@@ -107,6 +105,10 @@ func TestValidate_AcceptsEachTopology(t *testing.T) {
 		"memory":  func(c *Config) {},
 		"url":     func(c *Config) { c.Redis.URL = "rediss://app:pw@127.0.0.1:6380/2" },
 		"cluster": func(c *Config) { c.Redis.ClusterAddrs = []string{"127.0.0.1:7000", "[::1]:7001"} },
+		"cluster with wait-replicas": func(c *Config) {
+			c.Redis.ClusterAddrs = []string{"127.0.0.1:7000"}
+			c.Redis.Durability.WaitReplicas = 1
+		},
 		"sentinel": func(c *Config) {
 			c.Redis.Sentinel = redisconn.Sentinel{MasterName: "m", Addrs: []string{"127.0.0.1:26379"}, Password: "p"}
 		},

@@ -16,7 +16,8 @@ import (
 // section redis.durability). With WaitReplicas 0 (the default) nothing changes.
 type Durability struct {
 	// WaitReplicas is how many replicas must have a write in memory before the command that made
-	// it returns (WAIT after the write, on the same connection). Default 0: off.
+	// it returns (WAIT after the write, on the same connection; on Redis Cluster, replicas of the
+	// shard master that ran the write). Default 0: off.
 	WaitReplicas int `koanf:"wait-replicas"`
 	// WaitTimeout bounds each WAIT (whole milliseconds, default 100ms): a write that fewer than
 	// WaitReplicas replicas acknowledge within it fails with ErrNotDurable.
@@ -63,13 +64,18 @@ type waitHook struct {
 // durable installs the WAIT hook on c when d is on and returns c. The hook must be the last
 // one added to c (see waitHook).
 func durable(c *redis.Client, d Durability) *redis.Client {
-	if !d.On() {
-		return c
+	if d.On() {
+		installWaitHook(c, d)
 	}
+	return c
+}
+
+// installWaitHook adds a WAIT hook for d to c and returns it.
+func installWaitHook(c *redis.Client, d Durability) *waitHook {
 	h := &waitHook{client: c, replicas: d.WaitReplicas, timeout: d.WaitTimeout, timeoutMs: d.WaitTimeout.Milliseconds()}
 	c.AddHook(h)
 	h.installed.Store(true)
-	return c
+	return h
 }
 
 // DialHook implements redis.Hook (unchanged).
@@ -130,7 +136,7 @@ func (h *waitHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 				}
 				return err
 			}
-			return h.tx(ctx, cmds[1:len(cmds)-1])
+			return h.tx(ctx, cmds[1:len(cmds)-1], false)
 		}
 		wait := h.waitCmd(ctx)
 		_ = next(ctx, append(cmds[:len(cmds):len(cmds)], wait))
@@ -139,11 +145,20 @@ func (h *waitHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 	}
 }
 
-// tx runs a transaction's commands in MULTI … EXEC and then WAIT on one connection.
-func (h *waitHook) tx(ctx context.Context, inner []redis.Cmder) error {
+// tx runs a transaction's commands in MULTI … EXEC and then WAIT on one connection, after
+// ASKING when asking (a Redis Cluster node importing the transaction's slot).
+func (h *waitHook) tx(ctx context.Context, inner []redis.Cmder, asking bool) error {
 	conn := h.client.Conn()
 	defer func() { _ = conn.Close() }()
 	bctx := context.WithValue(ctx, bypass{}, true)
+	if asking {
+		if err := conn.Process(bctx, redis.NewStatusCmd(bctx, "asking")); err != nil {
+			for _, c := range inner {
+				c.SetErr(err)
+			}
+			return err
+		}
+	}
 	_, err := conn.TxPipelined(bctx, func(p redis.Pipeliner) error {
 		for _, c := range inner {
 			_ = p.Process(bctx, c)

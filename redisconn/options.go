@@ -160,9 +160,6 @@ func (o Options) Validate() error {
 		if d.WaitTimeout < time.Millisecond || d.WaitTimeout%time.Millisecond != 0 {
 			add("redis.durability.wait-timeout", "must be a whole number of milliseconds, at least 1ms, got %s (WAIT 0 would block forever)", d.WaitTimeout)
 		}
-		if len(o.ClusterAddrs) > 0 {
-			add("redis.durability.wait-replicas", "is not supported on Redis Cluster yet (use it with redis.url or redis.sentinel, or set 0)")
-		}
 	}
 	return errors.Join(errs...)
 }

@@ -49,8 +49,8 @@ var ErrNotConfigured = errors.New("redisconn: no Redis configured (set redis.url
 //   - Sentinel: a failover client for Sentinel.MasterName via Sentinel.Addrs, TLS when c.TLS.
 //
 // Timeouts, PoolSize and retry counts are applied to every topology (zero keeps go-redis's default).
-// With c.Durability on (standalone and Sentinel only), every write is followed by WAIT on its
-// connection and the read timeout grows by Durability.WaitTimeout. New does
+// With c.Durability on, every write is followed by WAIT on its connection (on Cluster, on the
+// master that ran it) and the read timeout grows by Durability.WaitTimeout. New does
 // not connect: call Ping to check reachability. It returns ErrNotConfigured when no topology
 // is set and an error when more than one is.
 func New(c Options) (redis.UniversalClient, error) {
@@ -79,9 +79,6 @@ func New(c Options) (redis.UniversalClient, error) {
 		applyTuning(c, tuning{&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolSize, &opt.MaxRetries, &opt.DialerRetries})
 		return durable(redis.NewClient(opt), c.Durability), nil
 	case "cluster":
-		if c.Durability.On() {
-			return nil, fmt.Errorf("redisconn: redis.durability.wait-replicas is not supported on Redis Cluster yet")
-		}
 		opt := &redis.ClusterOptions{
 			Addrs:      c.ClusterAddrs,
 			ClientName: name,
@@ -95,7 +92,7 @@ func New(c Options) (redis.UniversalClient, error) {
 			return nil, err
 		}
 		applyTuning(c, tuning{&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolSize, &opt.MaxRetries, &opt.DialerRetries})
-		return redis.NewClusterClient(opt), nil
+		return clusterDurable(redis.NewClusterClient(opt), c.Durability), nil
 	case "sentinel":
 		opt := &redis.FailoverOptions{
 			MasterName:       c.Sentinel.MasterName,

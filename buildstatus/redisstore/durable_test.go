@@ -38,6 +38,21 @@ func TestStore_DurableConformance(t *testing.T) {
 	storetest.RunStoreSuite(t, newStoreOn(durableClient(t, master, 1, 5*time.Second)), storetest.Features{})
 }
 
+// TestStore_DurableClusterConformance: the same on a cluster of three masters with one
+// replica each (every write waits for its shard's replica).
+func TestStore_DurableClusterConformance(t *testing.T) {
+	c := redistest.StartClusterHA(t, 3)
+	o := redisconn.DefaultOptions()
+	o.ClusterAddrs = c.Addrs
+	o.Durability = redisconn.Durability{WaitReplicas: 1, WaitTimeout: 5 * time.Second}
+	client, err := redisconn.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	storetest.RunStoreSuite(t, newStoreOn(client), storetest.Features{})
+}
+
 // TestStore_DurableSaveWithoutReplicaIsUnavailable: with the replica gone a save fails with
 // EUNAVAILABLE (the block's retry and fallback handle it as an outage).
 func TestStore_DurableSaveWithoutReplicaIsUnavailable(t *testing.T) {
@@ -60,9 +75,28 @@ func TestStore_DurableSaveWithoutReplicaIsUnavailable(t *testing.T) {
 func BenchmarkSave_Durability(b *testing.B) {
 	master := redistest.StartStandalone(b)
 	redistest.StartReplica(b, master)
+	benchmarkSaves(b, func(o *redisconn.Options) { o.URL = master.URL })
+}
+
+// BenchmarkSave_DurabilityCluster is BenchmarkSave_Durability on a local cluster of three
+// masters with one replica each.
+func BenchmarkSave_DurabilityCluster(b *testing.B) {
+	c := redistest.StartClusterHA(b, 3)
+	benchmarkSaves(b, func(o *redisconn.Options) { o.ClusterAddrs = c.Addrs })
+}
+
+// benchmarkSaves measures saves on the topology topology sets, with wait-replicas 0 and 1.
+func benchmarkSaves(b *testing.B, topology func(*redisconn.Options)) {
 	for _, replicas := range []int{0, 1} {
 		b.Run(fmt.Sprintf("wait-replicas=%d", replicas), func(b *testing.B) {
-			client := durableClient(b, master, replicas, time.Second)
+			o := redisconn.DefaultOptions()
+			topology(&o)
+			o.Durability = redisconn.Durability{WaitReplicas: replicas, WaitTimeout: time.Second}
+			client, err := redisconn.New(o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer func() { _ = client.Close() }()
 			s, err := redisstore.New(client, redisstore.Options{Keys: buildstatus.NewKeys(fmt.Sprintf("bench%d-", replicas), ""), TTL: time.Hour})
 			if err != nil {
 				b.Fatal(err)

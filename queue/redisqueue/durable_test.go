@@ -17,6 +17,21 @@ func TestBrokerSuite_Durable(t *testing.T) {
 	redistest.StartReplica(t, master)
 	o := redisconn.DefaultOptions()
 	o.URL = master.URL
+	runDurableSuites(t, o)
+}
+
+// TestBrokerSuite_DurableCluster: the same on a cluster of three masters with one replica
+// each (every write waits for its shard's replica).
+func TestBrokerSuite_DurableCluster(t *testing.T) {
+	c := redistest.StartClusterHA(t, 3)
+	o := redisconn.DefaultOptions()
+	o.ClusterAddrs = c.Addrs
+	runDurableSuites(t, o)
+}
+
+// runDurableSuites runs the broker and worker suites on a client of o whose writes wait for
+// one replica.
+func runDurableSuites(t *testing.T, o redisconn.Options) {
 	o.Durability = redisconn.Durability{WaitReplicas: 1, WaitTimeout: 5 * time.Second}
 	client, err := redisconn.New(o)
 	if err != nil {
