@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/internal/redact"
@@ -76,14 +77,16 @@ func New(c Options) (redis.UniversalClient, error) {
 			return nil, err
 		}
 		opt.ClientName = name
+		opt.MaintNotificationsConfig = noMaintNotifications()
 		applyTuning(c, tuning{&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolSize, &opt.MaxRetries, &opt.DialerRetries})
 		return durable(redis.NewClient(opt), c.Durability), nil
 	case "cluster":
 		opt := &redis.ClusterOptions{
-			Addrs:      c.ClusterAddrs,
-			ClientName: name,
-			Username:   c.Username,
-			Password:   c.Password,
+			Addrs:                    c.ClusterAddrs,
+			ClientName:               name,
+			Username:                 c.Username,
+			Password:                 c.Password,
+			MaintNotificationsConfig: noMaintNotifications(),
 		}
 		if c.TLS {
 			opt.TLSConfig = tlsConfig("")
@@ -259,4 +262,13 @@ func Ping(ctx context.Context, client redis.UniversalClient) error {
 		return redstate.Wrap(redstate.EUNAVAILABLE, err, "redis is not reachable")
 	}
 	return nil
+}
+
+// noMaintNotifications turns off go-redis's maintenance notifications (a Redis Enterprise and
+// Redis Cloud handshake, CLIENT MAINT_NOTIFICATIONS, that open-source Redis refuses). In its
+// default "auto" mode a refused handshake makes go-redis record "disabled" in options that a
+// dedicated connection (Conn, used by the queue and the durability hook) shares with its
+// client under a different lock: a data race. The Sentinel client has them off already.
+func noMaintNotifications() *maintnotifications.Config {
+	return &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 }
