@@ -17,9 +17,14 @@ import (
 	"github.com/redstate/redstate/sqldb"
 )
 
-// idxRows is how many rows the index's SQL table has: few, so that every row changes many
-// times per phase and a change lost in Redis is usually followed by others of the same row.
-const idxRows = 200
+// idxRows is how many rows of the index's SQL table keep changing: few, so that every row
+// changes many times per phase and a change lost in Redis is usually followed by others of the
+// same row, which repair it. One change in idxFreshEvery instead inserts a new row that never
+// changes again (ids above idxRows): a lost change of such a row stays lost until a repair.
+const (
+	idxRows       = 200
+	idxFreshEvery = 5
+)
 
 // idxDB is the index's source database name (a key segment).
 const idxDB = "chaos"
@@ -33,9 +38,12 @@ type idxSQL struct {
 	mu sync.Mutex
 	// pos is the position of the last committed change: the binlog position of its event.
 	pos uint64
-	// present holds the ids of the rows in the table (logically deleted ones included).
+	// present holds the ids of the changing rows in the table (logically deleted ones
+	// included).
 	present map[int]bool
-	rng     *rand.Rand
+	// fresh is how many rows were inserted never to change again.
+	fresh int
+	rng   *rand.Rand
 }
 
 // newIdxSQL creates table in an SQLite file in t.TempDir(), closed in t.Cleanup.
@@ -71,20 +79,22 @@ func idxSpec(table string) index.TableSpec {
 // idxChange is one committed change of the table.
 type idxChange struct {
 	id int
-	// version is the index version its event carries.
-	version index.Version
 	// event is its Debezium change event (MySQL source: file, pos, row).
 	event string
 }
 
-// change commits one random change of a random row — an insert of an absent row; else an
-// update (70 %, moving the row between index keys), a logical delete (yn = 0, 20 %) or a
-// delete (10 %) — and returns its event. Changes are serialized, so positions follow commit
-// order.
+// change commits one random change — the insert of a new row that never changes again, or a
+// change of a random changing row: an insert of an absent row; else an update (70 %, moving
+// the row between index keys), a logical delete (yn = 0, 20 %) or a delete (10 %) — and
+// returns its event. Changes are serialized, so positions follow commit order.
 func (s *idxSQL) change() (idxChange, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id := s.rng.IntN(idxRows) + 1
+	if s.rng.IntN(idxFreshEvery) == 0 {
+		s.fresh++
+		id = idxRows + s.fresh
+	}
 	row := map[string]any{"id": id, "cat": s.rng.IntN(5), "shop": s.rng.IntN(3), "name": "n" + strconv.Itoa(s.rng.IntN(1000)), "yn": 1}
 	op, stmt := "u", `UPDATE items SET cat = ?, shop = ?, name = ?, yn = ? WHERE id = ?`
 	switch r := s.rng.IntN(10); {
@@ -114,7 +124,7 @@ func (s *idxSQL) change() (idxChange, error) {
 		ev["after"], ev["before"] = nil, map[string]any{"id": id}
 	}
 	raw, _ := json.Marshal(ev)
-	return idxChange{id: id, version: index.BinlogVersion(1, s.pos, 0), event: string(raw)}, nil
+	return idxChange{id: id, event: string(raw)}, nil
 }
 
 // rows is the table as an index.RowSource: what `redstate index verify` reads from the source

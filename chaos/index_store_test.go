@@ -87,10 +87,3 @@ func (r *applyRecord) result(stored map[string]index.Version) (lost, redelivered
 	}
 	return lost, redelivered
 }
-
-// delivered reports whether an acknowledged apply carried change rv.
-func (r *applyRecord) delivered(rv rowVersion) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.acks[rv] > 0
-}
