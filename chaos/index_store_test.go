@@ -46,6 +46,7 @@ type applyRecord struct {
 	applied map[rowVersion]bool
 }
 
+// newApplyRecord returns an empty record.
 func newApplyRecord() *applyRecord {
 	return &applyRecord{acks: map[rowVersion]int{}, applied: map[rowVersion]bool{}}
 }

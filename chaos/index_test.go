@@ -45,10 +45,13 @@ var indexBlock = block{name: "index", setup: func(t *testing.T, r *run) func(int
 
 // idxFixture is the index of one run: the SQL table, the stream, the store and the Indexer.
 type idxFixture struct {
-	rdb    redis.UniversalClient
-	sql    *idxSQL
-	store  *recordingStore
-	ix     *index.Indexer
+	// rdb is the run's product client.
+	rdb redis.UniversalClient
+	sql *idxSQL
+	// store is the Indexer's store: the Redis index, recording acknowledged applies.
+	store *recordingStore
+	ix    *index.Indexer
+	// keys are the table's index keys; stream is the change stream's key; table the table's name.
 	keys   index.Keys
 	stream string
 	table  string
@@ -120,16 +123,18 @@ type indexLoad struct {
 	elog opLog
 
 	mu sync.Mutex
-	// appended are the ids of the stream entries whose append was acknowledged, in order.
+	// appended are the ids of the stream entries whose append was acknowledged.
 	appended []string
 	// undelivered counts committed changes whose append never succeeded.
 	undelivered int
 	sqlErr      error
 
-	// Results of settle.
+	// Results of settle: acknowledged applies lost, changes redelivered, acknowledged stream
+	// entries lost, index entries differing from the table before and after the repair.
 	lost, redelivered, eventsLost, before, diffs int
 }
 
+// newIndexLoad returns the load of phase on fx.
 func newIndexLoad(fx *idxFixture, phase int) *indexLoad {
 	return &indexLoad{fx: fx, phase: phase, rec: newApplyRecord()}
 }
