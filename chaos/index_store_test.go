@@ -10,8 +10,9 @@ import (
 	"github.com/redstate/redstate/index"
 )
 
-// recordingStore is the index's Redis store as the Indexer sees it, recording each row write
-// the store acknowledged (its Apply returned no error) in the current phase's applyRecord.
+// recordingStore is the index's Redis store as the Indexer sees it, recording in the current
+// phase's applyRecord each row write: acknowledged when the store's Apply returned no error,
+// else failed.
 type recordingStore struct {
 	index.Store
 	// rec is the current phase's record; nil while nothing is recorded (the repair).
