@@ -54,6 +54,7 @@ var blocks = []block{
 	buildStatusBlock,
 	queueBlock,
 	executorBlock,
+	indexBlock,
 }
 
 // run is one topology in one durability mode: the product client every block shares for

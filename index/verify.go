@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -32,12 +33,22 @@ type RowSource func(f func(row map[string]*string) bool) error
 
 // Verify compares db.tbl's index with the rows of source: every index entry a row implies
 // must be there with the row's content, and no other entry may be. With repair, every
-// differing row is rewritten with a version just above its stored one (so a later real change
-// still wins) and every extra entry removed. progress, if set, is called with the rows read so
-// far. Errors: ENOTFOUND (undeclared table), EINVALID (a row that cannot be converted),
-// EUNAVAILABLE.
+// differing row is rewritten with a version just above the one the index held when Verify
+// read it (so a later real change still wins) and every extra entry removed. progress, if set,
+// is called with the rows read so far. Errors: ENOTFOUND (undeclared table), EINVALID (a row
+// that cannot be converted), EUNAVAILABLE.
+//
+// The index is read before the source, so Verify may run while the stream is applied: a change
+// applied before the index was read was committed before the source was read, so the source's
+// row is at least as new as what the index held; and a rewrite is a version compare-and-set
+// against that version, so a change applied since (newer than what the source gave, or on its
+// way to it) is kept, never put back to the source's read.
 func (ix *Indexer) Verify(ctx context.Context, db, tbl string, source RowSource, repair bool, progress func(rows int)) (VerifyReport, error) {
 	t, err := ix.table(db, tbl)
+	if err != nil {
+		return VerifyReport{}, err
+	}
+	dump, err := ix.store.Dump(ctx, t.keys.Pattern())
 	if err != nil {
 		return VerifyReport{}, err
 	}
@@ -75,10 +86,6 @@ func (ix *Indexer) Verify(ctx context.Context, db, tbl string, source RowSource,
 	}
 	if convErr != nil {
 		return rep, convErr
-	}
-	dump, err := ix.store.Dump(ctx, t.keys.Pattern())
-	if err != nil {
-		return rep, err
 	}
 	have := map[string]map[string]string{}
 	for k, v := range dump {
@@ -138,13 +145,22 @@ func (ix *Indexer) Verify(ctx context.Context, db, tbl string, source RowSource,
 		}
 	}
 	for id := range fix {
-		if err := ix.repairRow(ctx, t, db, tbl, id, rowsByID[id]); err != nil {
+		seen, _, _ := strings.Cut(strings.TrimPrefix(dump[t.keys.Version(id)], "string:"), "|")
+		applied, err := ix.repairRow(ctx, t, db, tbl, id, rowsByID[id], seen)
+		if err != nil {
 			return rep, err
 		}
-		rep.Repaired++
+		if applied {
+			rep.Repaired++
+		}
 	}
-	// An extra entry its row's relation did not list survives the rewrite: remove it.
+	// An extra entry its row's relation did not list survives the rewrite: remove it. One the
+	// relation listed was removed by the rewrite, or by a newer change, which may also have put
+	// the row back there: it is left alone.
 	for _, e := range extras {
+		if listed(dump[t.keys.Relation(e.id)], e.key) {
+			continue
+		}
 		rows, err := ix.store.Rows(ctx, e.key)
 		if err != nil {
 			return rep, err
@@ -159,22 +175,15 @@ func (ix *Indexer) Verify(ctx context.Context, db, tbl string, source RowSource,
 	return rep, nil
 }
 
-// repairRow rewrites row id (nil row: deletes it) with a version just above the stored one:
-// the stored version plus "r" sorts after it and before every later real version (versions of
-// one kind have a fixed width). Without a stored version it writes "0", below every real
-// version, so any later change wins.
-func (ix *Indexer) repairRow(ctx context.Context, t *table, db, tbl, id string, row map[string]*string) error {
-	dump, err := ix.store.Dump(ctx, t.keys.Version(id))
-	if err != nil {
-		return err
-	}
-	stored := ""
-	if v, ok := dump[t.keys.Version(id)]; ok {
-		stored, _, _ = strings.Cut(strings.TrimPrefix(v, "string:"), "|")
-	}
+// repairRow rewrites row id (nil row: deletes it) with a version just above seen, the version
+// the index held when Verify read it: seen plus "r" sorts after it and before every later real
+// version (versions of one kind have a fixed width). Without one it writes "0", below every
+// real version, so any later change wins. The store applies it only if nothing newer was
+// applied since; applied reports whether it did.
+func (ix *Indexer) repairRow(ctx context.Context, t *table, db, tbl, id string, row map[string]*string, seen string) (applied bool, err error) {
 	version := Version("0")
-	if stored != "" {
-		version = Version(stored + "r")
+	if seen != "" {
+		version = Version(seen + "r")
 	}
 	ch := Change{DB: db, Table: tbl, Op: OpUpsert, Row: row, Version: version, Time: time.Now()}
 	if row == nil {
@@ -182,12 +191,19 @@ func (ix *Indexer) repairRow(ctx context.Context, t *table, db, tbl, id string, 
 	}
 	w, err := ix.write(t, ch)
 	if err != nil {
-		return err
+		return false, err
 	}
-	if _, err := ix.store.Apply(ctx, []RowWrite{w}); err != nil {
-		return err
+	out, err := ix.store.Apply(ctx, []RowWrite{w})
+	if err != nil {
+		return false, err
 	}
-	return nil
+	return out[0] == Applied, nil
+}
+
+// listed reports whether a relation key's Dump text lists key.
+func listed(relation, key string) bool {
+	var keys []string
+	return json.Unmarshal([]byte(strings.TrimPrefix(relation, "string:")), &keys) == nil && slices.Contains(keys, key)
 }
 
 // sameJSON compares two JSON texts by value.

@@ -397,6 +397,47 @@ func RunStoreSuite(t *testing.T, newStore NewStore, f Features) {
 				t.Fatal("a change after the repair lost to the repair's version")
 			}
 		},
+		"RepairRacingTheStream": func(t *testing.T) {
+			// The stream goes on while verify --repair runs (after a failover the source keeps
+			// applying): the source row is read at change 2, and changes 2 and 3 are applied
+			// while verify reads on. The repair must not put the row back to change 2 over the
+			// newer change 3, which no later change would correct.
+			ix := newIndexer(t, newStore(t), f)
+			apply(t, ix, upsert(1, row(1, 1, 1, 1, "v1")))
+			rows := func(f func(map[string]*string) bool) error {
+				if f(row(1, 2, 2, 2, "v2")) {
+					apply(t, ix, upsert(2, row(1, 2, 2, 2, "v2")), upsert(3, row(1, 3, 3, 3, "v3")))
+				}
+				return nil
+			}
+			if _, err := ix.Verify(ctx, "db1", "table1", rows, true, nil); err != nil {
+				t.Fatal(err)
+			}
+			if len(query(t, ix, lc(3, 3))) != 1 || len(query(t, ix, lc(2, 2))) != 0 {
+				t.Fatalf("after the repair the row is in las-2 (%d) and las-3 (%d): the repair overwrote the newer change 3 with the source's older read",
+					len(query(t, ix, lc(2, 2))), len(query(t, ix, lc(3, 3))))
+			}
+		},
+		"RepairKeepsANewerMoveBack": func(t *testing.T) {
+			// As RepairRacingTheStream, with change 3 moving the row back into the keys it was
+			// in when verify read the index: those entries are no longer extra, the repair must
+			// leave them.
+			ix := newIndexer(t, newStore(t), f)
+			apply(t, ix, upsert(1, row(1, 1, 1, 1, "v1")))
+			rows := func(f func(map[string]*string) bool) error {
+				if f(row(1, 2, 2, 2, "v2")) {
+					apply(t, ix, upsert(2, row(1, 2, 2, 2, "v2")), upsert(3, row(1, 1, 1, 1, "v3")))
+				}
+				return nil
+			}
+			if _, err := ix.Verify(ctx, "db1", "table1", rows, true, nil); err != nil {
+				t.Fatal(err)
+			}
+			if len(query(t, ix, lc(1, 1))) != 1 || len(query(t, ix, lcb(1, 1, 1))) != 1 || len(query(t, ix, lc(2, 2))) != 0 {
+				t.Fatalf("after the repair the row is in las-1 %d, las-1 bra-1 %d, las-2 %d times; want 1, 1, 0",
+					len(query(t, ix, lc(1, 1))), len(query(t, ix, lcb(1, 1, 1))), len(query(t, ix, lc(2, 2))))
+			}
+		},
 		"ConcurrentWritersConverge": func(t *testing.T) {
 			store := newStore(t)
 			ix := newIndexer(t, store, f)

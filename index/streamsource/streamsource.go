@@ -126,6 +126,11 @@ func (s *Source) runStream(ctx context.Context, stream string) {
 		if err == nil {
 			err = s.readNew(ctx, stream)
 		}
+		if redis.HasErrorPrefix(err, "NOGROUP") {
+			// The group is gone (a failover that lost its creation, a master restarted
+			// without persistence, the stream deleted): create it again, at the stream's start.
+			ready = false
+		}
 		if err != nil && ctx.Err() == nil {
 			log.Error("index stream source failed; retrying", "err", err, "retry_in", s.opts.ErrorDelay.String())
 			select {

@@ -93,3 +93,50 @@ func TestEntryPosition(t *testing.T) {
 		t.Error("an unparsable id must be position 0")
 	}
 }
+
+// TestSource_RecreatesALostGroup: the consumer group vanishes under a running source (a
+// failover that lost its creation, a master restarted without persistence, the stream deleted
+// and written again): the source creates it again and applies what is written next, instead of
+// failing with NOGROUP until it is restarted.
+func TestSource_RecreatesALostGroup(t *testing.T) {
+	client := redistest.SharedStandalone(t).Client(t)
+	ctx := context.Background()
+	prefix := indextest.UniquePrefix()
+	ix, err := index.New(redisindex.New(client), []index.TableSpec{indextest.SeedTable(false)}, index.Options{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := prefix + ".db1.table1"
+	src, err := streamsource.New(ix, streamsource.Options{Client: client, Streams: []string{stream}, Consumer: "live",
+		Block: 100 * time.Millisecond, ErrorDelay: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = src.Run(runCtx); close(done) }()
+	defer func() { cancel(); <-done }()
+	waitApplied := func(n int64) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for ix.Stats("db1", "table1").Applied.Load() < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("applied %d of %d changes", ix.Stats("db1", "table1").Applied.Load(), n)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	add := func(id, pos int) {
+		t.Helper()
+		if err := client.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"k", envelope(id, 70, pos)}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(1, 101)
+	waitApplied(1)
+	if err := client.Del(ctx, stream).Err(); err != nil { // the stream and its group are gone
+		t.Fatal(err)
+	}
+	add(2, 102)
+	waitApplied(2)
+}
