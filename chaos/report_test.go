@@ -102,6 +102,9 @@ type reportLoad struct {
 	staleS, staleR int
 	// reenqueued is how many records that pass enqueued again.
 	reenqueued int
+	// errs are the errors of Submit and Regenerate that are not EUNAVAILABLE (a Redis outage
+	// must answer 503, never 500), described.
+	errs []string
 }
 
 // newReportLoad returns the report load of a phase whose record ids start at first.
@@ -116,7 +119,7 @@ func newReportLoad(t *testing.T, b *redisqueue.Broker, records report.RecordStor
 	if err != nil {
 		t.Fatalf("report.NewService: %v", err)
 	}
-	return &reportLoad{broker: b, records: records, queue: name, svc: svc, rc: rc, gen: newReportGen(records, reportWork),
+	return &reportLoad{broker: b, records: records, queue: name, svc: svc, rc: rc, gen: newReportGen(records, reportWork, quiet),
 		phase: first, quiet: quiet}
 }
 
@@ -161,11 +164,13 @@ func (l *reportLoad) submit(ctx context.Context, producer int64) {
 			return // outcome unknown
 		}
 		l.log.add(err)
+		l.mu.Lock()
 		if err == nil {
-			l.mu.Lock()
 			l.submitted = append(l.submitted, id)
-			l.mu.Unlock()
+		} else if !redstate.IsCode(err, redstate.EUNAVAILABLE) {
+			l.errs = append(l.errs, fmt.Sprintf("submit %d: %v", id, err))
 		}
+		l.mu.Unlock()
 		time.Sleep(reportPause)
 	}
 }
@@ -186,11 +191,13 @@ func (l *reportLoad) regenerate(ctx context.Context) {
 			return
 		}
 		l.rlog.add(err)
+		l.mu.Lock()
 		if err == nil {
-			l.mu.Lock()
 			l.regenerated = append(l.regenerated, id)
-			l.mu.Unlock()
+		} else if !redstate.IsCode(err, redstate.EUNAVAILABLE) {
+			l.errs = append(l.errs, fmt.Sprintf("regenerate %d: %v", id, err))
 		}
+		l.mu.Unlock()
 	}
 }
 
@@ -333,6 +340,11 @@ func (l *reportLoad) rows(t *testing.T, faultAt time.Time) []row {
 	if n := l.reenqueued; n > 0 {
 		t.Logf("report: the reconciler's pass re-enqueued %d records stranded in status 3", n)
 	}
+	l.mu.Lock()
+	for _, e := range l.errs {
+		t.Errorf("report: an error other than unavailable: %s", e)
+	}
+	l.mu.Unlock()
 	l.gen.mu.Lock()
 	defer l.gen.mu.Unlock()
 	for _, v := range l.gen.property3 {

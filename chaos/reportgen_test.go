@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -50,6 +51,7 @@ var errTransient = errors.New("chaos: report generator failed transiently")
 // the seed's Property 3 (a retry carries RetryCount+1 and the same RecordId and EnqueueTime).
 type reportGen struct {
 	records report.RecordStore
+	logger  *slog.Logger
 	// work is report.Generator's Delay, the work time of one generation.
 	work time.Duration
 
@@ -69,9 +71,9 @@ type reportGen struct {
 	property3 []string
 }
 
-// newReportGen returns a fake generator on records.
-func newReportGen(records report.RecordStore, work time.Duration) *reportGen {
-	return &reportGen{records: records, work: work, runs: map[int64]int{}, running: map[int64]int{},
+// newReportGen returns a fake generator on records, logging to logger.
+func newReportGen(records report.RecordStore, work time.Duration, logger *slog.Logger) *reportGen {
+	return &reportGen{records: records, logger: logger, work: work, runs: map[int64]int{}, running: map[int64]int{},
 		terminal: map[int64]bool{}, regenerated: map[int64]bool{}, attempts: map[string]map[int]queue.Message{}}
 }
 
@@ -93,7 +95,7 @@ func (g *reportGen) handle(ctx context.Context, d *queue.Delivery) error {
 		}
 	}
 	started := false
-	gen := report.Generator{Records: g.records, Delay: g.work, OnRun: func(int64, int) {
+	gen := report.Generator{Records: g.records, Delay: g.work, Logger: g.logger, OnRun: func(int64, int) {
 		started = true
 		g.mu.Lock()
 		g.runs[id]++
