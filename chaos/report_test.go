@@ -59,8 +59,9 @@ var reportBlock = block{name: "report", setup: func(t *testing.T, r *run) func(i
 	records := newReportRecords(t)
 	// Record ids are unique across runs: a run's queue may still hold an earlier run's jobs.
 	base := time.Now().Unix() % 100000 * 1e10
+	retries := newRetryLog()
 	return func(phase int) load {
-		return newReportLoad(t, broker, records, r.tags[3], base+int64(phase)*1e7)
+		return newReportLoad(t, broker, records, retries, r.tags[3], base+int64(phase)*1e7)
 	}
 }}
 
@@ -108,7 +109,7 @@ type reportLoad struct {
 }
 
 // newReportLoad returns the report load of a phase whose record ids start at first.
-func newReportLoad(t *testing.T, b *redisqueue.Broker, records report.RecordStore, name string, first int64) *reportLoad {
+func newReportLoad(t *testing.T, b *redisqueue.Broker, records report.RecordStore, retries *retryLog, name string, first int64) *reportLoad {
 	t.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	rc, err := report.NewReconciler(b, records, report.ReconcilerConfig{Queue: name, Logger: quiet})
@@ -119,7 +120,7 @@ func newReportLoad(t *testing.T, b *redisqueue.Broker, records report.RecordStor
 	if err != nil {
 		t.Fatalf("report.NewService: %v", err)
 	}
-	return &reportLoad{broker: b, records: records, queue: name, svc: svc, rc: rc, gen: newReportGen(records, reportWork, quiet),
+	return &reportLoad{broker: b, records: records, queue: name, svc: svc, rc: rc, gen: newReportGen(records, reportWork, quiet, retries),
 		phase: first, quiet: quiet}
 }
 
@@ -240,25 +241,25 @@ func (l *reportLoad) acked() (submitted, regenerated []int64) {
 	return append([]int64(nil), l.submitted...), append([]int64(nil), l.regenerated...)
 }
 
-// drain waits until every acknowledged submission and regeneration reached status 4 or 5
-// through the workers, the queue stayed empty (and no nudge pending) for reportQuiet, or
-// reportDrain passed.
+// drain waits until the queue holds no job (pending, running or retrying) and no nudge is
+// pending, and either every acknowledged submission and regeneration reached status 4 or 5
+// through the workers or the queue stayed so for reportQuiet (nothing is left to deliver); or
+// until reportDrain passed. Waiting for the empty queue keeps a phase's redeliveries (copies a
+// failover brought back) out of the next phase.
 func (l *reportLoad) drain() {
 	deadline := time.Now().Add(reportDrain)
 	var emptySince time.Time
 	for time.Now().Before(deadline) {
-		s, r := l.acked()
-		if l.allDone(s) && l.allDone(r) {
-			return
-		}
-		if l.queueEmpty() {
+		if !l.queueEmpty() {
+			emptySince = time.Time{}
+		} else {
 			if emptySince.IsZero() {
 				emptySince = time.Now()
-			} else if time.Since(emptySince) >= reportQuiet {
+			}
+			s, r := l.acked()
+			if l.allDone(s) && l.allDone(r) || time.Since(emptySince) >= reportQuiet {
 				return
 			}
-		} else {
-			emptySince = time.Time{}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -337,6 +338,9 @@ func (l *reportLoad) rows(t *testing.T, faultAt time.Time) []row {
 	if g.acked+g.failed > 0 {
 		g.recovery = recovered(t, &l.rlog, faultAt, g.block)
 	}
+	if lostS+lostR > 0 {
+		l.explainLost(t, append(submitted, regenerated...))
+	}
 	if n := l.reenqueued; n > 0 {
 		t.Logf("report: the reconciler's pass re-enqueued %d records stranded in status 3", n)
 	}
@@ -345,9 +349,7 @@ func (l *reportLoad) rows(t *testing.T, faultAt time.Time) []row {
 		t.Errorf("report: an error other than unavailable: %s", e)
 	}
 	l.mu.Unlock()
-	l.gen.mu.Lock()
-	defer l.gen.mu.Unlock()
-	for _, v := range l.gen.property3 {
+	for _, v := range l.gen.retries.take() {
 		t.Errorf("report: seed Property 3 violated: %s", v)
 	}
 	return []row{s, g}
@@ -382,4 +384,26 @@ func (l *reportLoad) diffs(t *testing.T, ids []int64) int {
 		}
 	}
 	return n
+}
+
+// explainLost logs, for up to five records not in status 4 or 5, their status and whether the
+// queue has a job for them, and the queue's counts.
+func (l *reportLoad) explainLost(t *testing.T, ids []int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := l.broker.Stats(ctx, l.queue)
+	t.Logf("report: queue %s: %+v %v; nudged %d", l.queue, st, err, len(l.rc.Nudged()))
+	shown := 0
+	for _, id := range ids {
+		rec, err := l.records.Get(ctx, id)
+		if err == nil && (rec.Status == report.StatusDone || rec.Status == report.StatusFailed) {
+			continue
+		}
+		has, herr := l.broker.HasJob(ctx, l.queue, report.IsJobFor(id))
+		t.Logf("report: record %d not finished: %+v %v; job in the queue: %v %v; generated %d", id, rec, err, has, herr, l.gen.generated(id))
+		if shown++; shown == 5 {
+			return
+		}
+	}
 }

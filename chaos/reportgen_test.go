@@ -47,8 +47,8 @@ var errTransient = errors.New("chaos: report generator failed transiently")
 // record, skips one already in status 4 and stores the report with SetResult) behind a fate
 // decided by record id, counting every generation (a run of report.Generator past its status
 // check: OnRun) per record, generations of one record that overlapped, the records that
-// reached a terminal status through this generator or the dead-letter hook, and violations of
-// the seed's Property 3 (a retry carries RetryCount+1 and the same RecordId and EnqueueTime).
+// reached a terminal status through this generator or the dead-letter hook; every delivery
+// goes to the run's retryLog (the seed's Property 3).
 type reportGen struct {
 	records report.RecordStore
 	logger  *slog.Logger
@@ -65,16 +65,14 @@ type reportGen struct {
 	// dead are the records of fate fatePermanent dead-lettered and not regenerated yet, oldest
 	// first: the admin's candidates.
 	dead []int64
-	// attempts are the deliveries seen per JobID: RetryCount → the message.
-	attempts map[string]map[int]queue.Message
-	// property3 are the Property 3 violations, described.
-	property3 []string
+	retries *retryLog
 }
 
-// newReportGen returns a fake generator on records, logging to logger.
-func newReportGen(records report.RecordStore, work time.Duration, logger *slog.Logger) *reportGen {
-	return &reportGen{records: records, logger: logger, work: work, runs: map[int64]int{}, running: map[int64]int{},
-		terminal: map[int64]bool{}, regenerated: map[int64]bool{}, attempts: map[string]map[int]queue.Message{}}
+// newReportGen returns a fake generator on records, logging to logger and checking retries
+// with retries.
+func newReportGen(records report.RecordStore, work time.Duration, logger *slog.Logger, retries *retryLog) *reportGen {
+	return &reportGen{records: records, logger: logger, work: work, retries: retries, runs: map[int64]int{}, running: map[int64]int{},
+		terminal: map[int64]bool{}, regenerated: map[int64]bool{}}
 }
 
 // handle is the queue.Handler of the report workers.
@@ -83,7 +81,7 @@ func (g *reportGen) handle(ctx context.Context, d *queue.Delivery) error {
 	if err != nil {
 		return queue.Permanent(err)
 	}
-	g.checkRetry(id, d.Message)
+	g.retries.check(id, d.Message)
 	switch fateOf(id) {
 	case fatePermanent:
 		if !g.isRegenerated(id) {
@@ -155,19 +153,32 @@ func (g *reportGen) nextRegeneration() (id int64, ok bool) {
 	return id, true
 }
 
-// checkRetry records the delivery m of record id and notes a Property 3 violation when a retry
-// (RetryCount k > 0) follows no delivery of the same job with RetryCount k-1, or changed its
-// RecordId or EnqueueTime.
-func (g *reportGen) checkRetry(id int64, m queue.Message) {
+// retryLog checks the seed's Property 3 over a whole run (a job's retry may be delivered in
+// the phase after its first attempt): it records every delivery and notes a violation when a
+// retry (RetryCount k > 0) follows no delivery of the same job with RetryCount k-1, or changed
+// its RecordId or EnqueueTime.
+type retryLog struct {
+	mu sync.Mutex
+	// attempts are the deliveries seen per JobID: RetryCount → the message.
+	attempts map[string]map[int]queue.Message
+	// violations are the violations not yet reported, described.
+	violations []string
+}
+
+// newRetryLog returns an empty retryLog.
+func newRetryLog() *retryLog { return &retryLog{attempts: map[string]map[int]queue.Message{}} }
+
+// check records the delivery m of record id.
+func (l *retryLog) check(id int64, m queue.Message) {
 	if m.JobID == "" {
 		return
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	seen := g.attempts[m.JobID]
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	seen := l.attempts[m.JobID]
 	if seen == nil {
 		seen = map[int]queue.Message{}
-		g.attempts[m.JobID] = seen
+		l.attempts[m.JobID] = seen
 	}
 	seen[m.RetryCount] = m
 	if m.RetryCount == 0 {
@@ -175,12 +186,21 @@ func (g *reportGen) checkRetry(id int64, m queue.Message) {
 	}
 	prev, ok := seen[m.RetryCount-1]
 	if !ok {
-		g.property3 = append(g.property3, fmt.Sprintf("job %s of record %d delivered with RetryCount %d, never with %d", m.JobID, id, m.RetryCount, m.RetryCount-1))
+		l.violations = append(l.violations, fmt.Sprintf("job %s of record %d delivered with RetryCount %d, never with %d", m.JobID, id, m.RetryCount, m.RetryCount-1))
 		return
 	}
 	if prevID, _ := report.RecordIDOf(prev); prevID != id || !prev.EnqueueTime.Equal(m.EnqueueTime) {
-		g.property3 = append(g.property3, fmt.Sprintf("job %s: retry changed RecordId %d → %d or EnqueueTime %v → %v", m.JobID, prevID, id, prev.EnqueueTime, m.EnqueueTime))
+		l.violations = append(l.violations, fmt.Sprintf("job %s: retry changed RecordId %d → %d or EnqueueTime %v → %v", m.JobID, prevID, id, prev.EnqueueTime, m.EnqueueTime))
 	}
+}
+
+// take returns the violations noted since the last call.
+func (l *retryLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	v := l.violations
+	l.violations = nil
+	return v
 }
 
 // done reports whether record id reached a terminal status through the workers.
