@@ -64,7 +64,7 @@ type reportGen struct {
 	regenerated map[int64]bool
 	// dead are the records of fate fatePermanent dead-lettered and not regenerated yet, oldest
 	// first: the admin's candidates.
-	dead []int64
+	dead    []int64
 	retries *retryLog
 }
 
