@@ -64,7 +64,8 @@ type reportGen struct {
 	regenerated map[int64]bool
 	// dead are the records of fate fatePermanent dead-lettered and not regenerated yet, oldest
 	// first: the admin's candidates.
-	dead    []int64
+	dead []int64
+	// retries checks the seed's Property 3 over the run.
 	retries *retryLog
 }
 
