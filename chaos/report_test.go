@@ -89,17 +89,19 @@ type reportLoad struct {
 	svc     *report.Service
 	rc      *report.Reconciler
 	gen     *reportGen
-	phase   int64
-	quiet   *slog.Logger
-	log     opLog
-	rlog    opLog
+	// first is the phase's first record id; it also names the phase's consumers.
+	first int64
+	// quiet discards the product's logs (the rows count what they would report).
+	quiet *slog.Logger
+	// log records the submits, rlog the regenerations.
+	log, rlog opLog
 
 	mu sync.Mutex
 	// submitted are the records whose Submit was acknowledged; regenerated those whose
 	// Regenerate was.
 	submitted, regenerated []int64
-	// stale counts acknowledged submissions (s) and regenerations (r) not in status 4 or 5
-	// once the queue held nothing more, before settle's reconciler pass.
+	// staleS and staleR count the acknowledged submissions and regenerations not in status 4
+	// or 5 once the queue held nothing more, before settle's reconciler pass.
 	staleS, staleR int
 	// reenqueued is how many records that pass enqueued again.
 	reenqueued int
@@ -121,7 +123,7 @@ func newReportLoad(t *testing.T, b *redisqueue.Broker, records report.RecordStor
 		t.Fatalf("report.NewService: %v", err)
 	}
 	return &reportLoad{broker: b, records: records, queue: name, svc: svc, rc: rc, gen: newReportGen(records, reportWork, quiet, retries),
-		phase: first, quiet: quiet}
+		first: first, quiet: quiet}
 }
 
 // start runs the producers and the admin on produce, and the workers and the reconciler on
@@ -135,7 +137,7 @@ func (l *reportLoad) start(produce, work context.Context, producers, workers *sy
 		spec := report.DefaultQueueSpec()
 		spec.Name = l.queue
 		cfg := spec.Worker()
-		cfg.ConsumerID = fmt.Sprintf("chaos-report-%d-w%d", l.phase, w)
+		cfg.ConsumerID = fmt.Sprintf("chaos-report-%d-w%d", l.first, w)
 		cfg.Concurrency = reportConcurrency
 		cfg.BlockTimeout = 500 * time.Millisecond
 		cfg.ErrorDelay = 200 * time.Millisecond
@@ -156,7 +158,7 @@ func (l *reportLoad) start(produce, work context.Context, producers, workers *sy
 // submit submits answers for new records, ids first+producer, first+producer+reportProducers,
 // …, until ctx ends.
 func (l *reportLoad) submit(ctx context.Context, producer int64) {
-	for id := l.phase + producer; ctx.Err() == nil; id += reportProducers {
+	for id := l.first + producer; ctx.Err() == nil; id += reportProducers {
 		answers := json.RawMessage(fmt.Sprintf(`{"a":%d,"b":[1,2,3]}`, id%5))
 		opCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		_, err := l.svc.Submit(opCtx, id, answers)
