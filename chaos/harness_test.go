@@ -55,6 +55,7 @@ var blocks = []block{
 	queueBlock,
 	executorBlock,
 	indexBlock,
+	reportBlock,
 }
 
 // run is one topology in one durability mode: the product client every block shares for

@@ -60,8 +60,9 @@ type Reconciler struct {
 	cfg     ReconcilerConfig
 	log     *slog.Logger
 
-	mu     sync.Mutex
-	nudged map[int64]struct{}
+	mu sync.Mutex
+	// nudged maps each nudged record not yet settled to when it was first nudged.
+	nudged map[int64]time.Time
 	wake   chan struct{}
 }
 
@@ -95,16 +96,22 @@ func NewReconciler(b queue.Broker, records RecordStore, cfg ReconcilerConfig) (*
 		return nil, redstate.Errorf(redstate.EINVALID, "report reconciler: Age, Interval and NudgeRetryInterval must be positive")
 	}
 	return &Reconciler{b: b, records: records, cfg: cfg, log: cfg.Logger.With("queue", cfg.Queue),
-		nudged: map[int64]struct{}{}, wake: make(chan struct{}, 1)}, nil
+		nudged: map[int64]time.Time{}, wake: make(chan struct{}, 1)}, nil
 }
 
 // Nudge asks the reconciler to check record id at once, whatever its age: the caller left it
-// in status 3 because its enqueue failed. Run retries it every NudgeRetryInterval until it is
-// enqueued or needs nothing any more (it has a job, left status 3, or is gone). Nudges live in
-// memory: after a restart the age-based pass finds such records. Safe for concurrent use.
+// in status 3 because its enqueue failed. Run checks it every NudgeRetryInterval until it
+// enqueued it or the record left status 3 or is gone. A job already in the queue does not
+// settle the nudge: a failed enqueue may have reached only the master (a timeout, or WAIT
+// short of redis.durability.wait-replicas), and a failover then loses that job; the record is
+// watched until it leaves status 3, or for Age, after which the age-based pass covers it.
+// Nudges live in memory: after a restart the age-based pass finds such records. Safe for
+// concurrent use.
 func (r *Reconciler) Nudge(id int64) {
 	r.mu.Lock()
-	r.nudged[id] = struct{}{}
+	if _, ok := r.nudged[id]; !ok {
+		r.nudged[id] = r.cfg.Now()
+	}
 	r.mu.Unlock()
 	select {
 	case r.wake <- struct{}{}:
@@ -125,19 +132,21 @@ func (r *Reconciler) Nudged() []int64 {
 }
 
 // ReconcileNudged checks every nudged record (see Nudge) and returns how many it enqueued.
-// A settled record is forgotten; on the first failure it stops, keeping the rest.
-// Errors: EUNAVAILABLE.
+// A settled record is forgotten; one in status 3 whose job is in the queue stays nudged for
+// Age; on the first failure it stops, keeping the rest. Errors: EUNAVAILABLE.
 func (r *Reconciler) ReconcileNudged(ctx context.Context) (int, error) {
 	n := 0
 	for _, id := range r.Nudged() {
-		enqueued, err := r.enqueueIfStranded(ctx, id)
+		res, err := r.enqueueIfStranded(ctx, id)
 		if err != nil {
 			return n, err
 		}
 		r.mu.Lock()
-		delete(r.nudged, id)
+		if res != hasJob || r.cfg.Now().Sub(r.nudged[id]) >= r.cfg.Age {
+			delete(r.nudged, id)
+		}
 		r.mu.Unlock()
-		if enqueued {
+		if res == enqueued {
 			n++
 		}
 	}
@@ -155,44 +164,59 @@ func (r *Reconciler) ReconcileOnce(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, id := range ids {
-		enqueued, err := r.enqueueIfStranded(ctx, id)
+		res, err := r.enqueueIfStranded(ctx, id)
 		if err != nil {
 			return n, err
 		}
-		if enqueued {
+		if res == enqueued {
 			n++
 		}
 	}
 	return n, nil
 }
 
+// checkResult is what enqueueIfStranded found and did.
+type checkResult int
+
+const (
+	// settled: the record is gone, not in status 3, or changed while it was checked.
+	settled checkResult = iota
+	// hasJob: the record is in status 3 and the queue has a job for it.
+	hasJob
+	// enqueued: the record was in status 3 with no job, and one was enqueued.
+	enqueued
+)
+
 // enqueueIfStranded enqueues a job for record id if it is in status 3 with no job in the
-// queue, and reports whether it did. A record whose status or UpdatedAt changed while it was
+// queue, and says what it found. A record whose status or UpdatedAt changed while it was
 // checked, or that is gone, is left alone.
-func (r *Reconciler) enqueueIfStranded(ctx context.Context, id int64) (bool, error) {
+func (r *Reconciler) enqueueIfStranded(ctx context.Context, id int64) (checkResult, error) {
 	before, err := r.records.Get(ctx, id)
 	if redstate.IsCode(err, redstate.ENOTFOUND) {
-		return false, nil
+		return settled, nil
 	}
 	if err != nil {
-		return false, err
+		return settled, err
 	}
 	if before.Status != StatusGenerating {
-		return false, nil
+		return settled, nil
 	}
 	has, err := r.b.HasJob(ctx, r.cfg.Queue, IsJobFor(id))
-	if err != nil || has {
-		return false, err
+	if err != nil {
+		return settled, err
+	}
+	if has {
+		return hasJob, nil
 	}
 	after, err := r.records.Get(ctx, id)
 	if err != nil || after.Status != StatusGenerating || !after.UpdatedAt.Equal(before.UpdatedAt) {
-		return false, nil // finished or regenerated meanwhile
+		return settled, nil // finished or regenerated meanwhile
 	}
 	if err := r.b.Enqueue(ctx, r.cfg.Queue, NewJob(id, r.cfg.Now(), nil)); err != nil {
-		return false, err
+		return settled, err
 	}
 	r.log.Warn("queue reconciler re-enqueued a stranded record", "recordId", id)
-	return true, nil
+	return enqueued, nil
 }
 
 // Run reconciles at once and then every Interval until ctx ends, checks nudged records as

@@ -96,8 +96,8 @@ func TestReconciler_NudgedRecordEnqueuedPromptlyWhateverItsAge(t *testing.T) {
 	}
 }
 
-// TestReconciler_NudgeSettlesWithoutEnqueueWhenNotNeeded: a nudged record that already has
-// a job, left status 3 or is gone is forgotten without a new job.
+// TestReconciler_NudgeSettlesWithoutEnqueueWhenNotNeeded: a nudged record that left status 3
+// or is gone is forgotten without a new job; one that already has a job gets no new job.
 func TestReconciler_NudgeSettlesWithoutEnqueueWhenNotNeeded(t *testing.T) {
 	b, rs := memqueue.NewBroker(memqueue.Options{}), memrecords.New(memrecords.Options{})
 	ctx := context.Background()
@@ -120,10 +120,70 @@ func TestReconciler_NudgeSettlesWithoutEnqueueWhenNotNeeded(t *testing.T) {
 	if n, err := r.ReconcileNudged(ctx); err != nil || n != 0 {
 		t.Fatalf("ReconcileNudged = %d, %v; want 0", n, err)
 	}
-	if got := r.Nudged(); len(got) != 0 {
-		t.Fatalf("still nudged: %v", got)
+	if got := r.Nudged(); len(got) != 1 || got[0] != 1 {
+		t.Fatalf("still nudged: %v; want [1] (status 3 with a job: watched)", got)
 	}
 	if st, _ := b.Stats(ctx, report.DefaultQueue); st.Pending != 1 {
 		t.Fatalf("pending %d, want 1", st.Pending)
+	}
+}
+
+// TestReconciler_NudgedRecordWhoseJobIsLostIsEnqueued: a failed enqueue may have reached only
+// the Redis master (a timeout, or WAIT short of redis.durability.wait-replicas), so the nudge
+// finds a job that a failover then loses. The record stays watched while it is in status 3
+// and is enqueued once its job is gone; it is forgotten when it leaves status 3, or after Age.
+func TestReconciler_NudgedRecordWhoseJobIsLostIsEnqueued(t *testing.T) {
+	b, rs := memqueue.NewBroker(memqueue.Options{}), memrecords.New(memrecords.Options{})
+	ctx := context.Background()
+	now := time.Now()
+	clock := func() time.Time { return now }
+	for _, id := range []int64{1, 2, 3} {
+		if _, err := rs.Submit(ctx, id, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Enqueue(ctx, report.DefaultQueue, report.NewJob(id, now, nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := report.NewReconciler(b, rs, report.ReconcilerConfig{Age: time.Hour, Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Nudge(1)
+	r.Nudge(2)
+	if n, err := r.ReconcileNudged(ctx); err != nil || n != 0 {
+		t.Fatalf("ReconcileNudged with the jobs queued = %d, %v; want 0", n, err)
+	}
+	// The failover loses the pending jobs; record 2 meanwhile got its report.
+	if err := b.Heartbeat(ctx, report.DefaultQueue, "c", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := b.DequeueBatch(ctx, report.DefaultQueue, "c", 3, time.Second)
+	if err != nil || len(ds) != 3 {
+		t.Fatalf("DequeueBatch = %d, %v", len(ds), err)
+	}
+	for _, d := range ds {
+		if err := b.Ack(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := rs.SetResult(ctx, 2, []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := r.ReconcileNudged(ctx); err != nil || n != 1 {
+		t.Fatalf("ReconcileNudged after the loss = %d, %v; want record 1 enqueued", n, err)
+	}
+	if got := r.Nudged(); len(got) != 0 {
+		t.Fatalf("still nudged: %v", got)
+	}
+	if has, _ := b.HasJob(ctx, report.DefaultQueue, report.IsJobFor(1)); !has {
+		t.Fatal("record 1 has no job")
+	}
+
+	// Watching ends after Age: the age-based pass covers the record from then on.
+	r.Nudge(1)
+	now = now.Add(time.Hour)
+	if n, err := r.ReconcileNudged(ctx); err != nil || n != 0 || len(r.Nudged()) != 0 {
+		t.Fatalf("ReconcileNudged after Age = %d, %v, nudged %v; want 0 and none", n, err, r.Nudged())
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/queue"
+	"github.com/redstate/redstate/redisconn"
 )
 
 // unblockTimeout bounds the CLIENT UNBLOCK that ends a blocking BLMOVE early.
@@ -149,7 +150,9 @@ func (b *Broker) tryDequeue(ctx context.Context, conn *redis.Conn, connID *int64
 		cmd = dequeueScript.Run(ctx, conn, keys, args...)
 	}
 	v, err := cmd.Slice()
-	if err != nil {
+	if movedAnyway(err) {
+		v, _ = cmd.Val().([]any)
+	} else if err != nil {
 		return dequeueResult{}, err
 	}
 	if len(v) < 2 || v[0] != "OK" {
@@ -193,17 +196,29 @@ func block(ctx context.Context, node *redis.Client, conn *redis.Conn, connID int
 		}
 		unblock(context.WithoutCancel(ctx), node, connID, done)
 	}()
-	raw, err := conn.BLMove(context.WithoutCancel(ctx), src, dst, "RIGHT", "LEFT", secs).Result()
+	cmd := conn.BLMove(context.WithoutCancel(ctx), src, dst, "RIGHT", "LEFT", secs)
 	close(done)
 	<-finished
-	if errors.Is(err, redis.Nil) {
+	raw, err := cmd.Result()
+	switch {
+	case errors.Is(err, redis.Nil):
 		return "", false, nil
-	}
-	if err != nil {
+	case movedAnyway(err):
+		return cmd.Val(), true, nil
+	case err != nil:
 		return "", false, err
 	}
 	return raw, true, nil
 }
+
+// movedAnyway reports whether a dequeue's move failed only for want of replicas
+// (redis.durability.wait-replicas: redisconn.ErrNotDurable): the move was applied, and the
+// dequeue delivers the jobs it moved. They are in this consumer's processing list, which
+// nothing recovers while the consumer keeps its lease, so an error would strand them until the
+// process stops. If a failover loses the move, the jobs are pending again on the new master
+// and are delivered once more: a duplicate, which at-least-once allows. Writes that record a
+// caller's data (enqueue, ack, retry, bury) still report ErrNotDurable.
+func movedAnyway(err error) bool { return errors.Is(err, redisconn.ErrNotDurable) }
 
 // unblock sends CLIENT UNBLOCK connID until it unblocks the connection, done is closed (the
 // BLMOVE returned by itself), or unblockTimeout passes. A reply of 0 means the BLMOVE has not
