@@ -105,6 +105,14 @@ type Broker interface {
 	// Errors: EINVALID, EUNAVAILABLE.
 	RecoverExpired(ctx context.Context, queue string) (int, error)
 
+	// InFlight returns the jobs in flight at consumerID on queue, oldest dequeue first, at most
+	// MaxInFlightListed of them. A worker compares them with the jobs it holds to find jobs
+	// it does not know it has: a settle (Ack, Retry, Bury) that a Redis failover rolled back
+	// after the worker saw it succeed, or a dequeue whose reply never arrived. Such jobs would
+	// otherwise stay in flight for as long as the worker keeps its lease.
+	// Errors: EINVALID (bad queue name or consumer id), EUNAVAILABLE.
+	InFlight(ctx context.Context, queue, consumerID string) ([]*Delivery, error)
+
 	// Stats counts queue's jobs in each place. Each count is O(1) or O(consumers).
 	// Errors: EINVALID, EUNAVAILABLE.
 	Stats(ctx context.Context, queue string) (Stats, error)
@@ -138,6 +146,9 @@ type Broker interface {
 
 // MaxListCount is the largest page DeadLetters returns.
 const MaxListCount = 1000
+
+// MaxInFlightListed bounds what one InFlight call returns.
+const MaxInFlightListed = 1000
 
 // Delivery is one job handed to one consumer by Dequeue.
 type Delivery struct {

@@ -31,7 +31,8 @@ type DeadHook func(ctx context.Context, m Message, cause error) error
 // goroutines, which run the Handler and settle the job (Ack, Retry or Bury; acks of
 // concurrently finishing jobs are coalesced into one AckBatch round trip); a heartbeat
 // goroutine renews the consumer's lease every Lease/3; a maintenance goroutine promotes due
-// retries and recovers jobs of crashed consumers every PromoteInterval. Jobs prefetched but not
+// retries, recovers jobs of crashed consumers and gives back jobs stranded in this consumer's
+// own in-flight list (releaseOrphans) every PromoteInterval. Jobs prefetched but not
 // started when Run's ctx ends are given back to the head of the pending list (Release). See
 // docs/queue.md for the delivery guarantee.
 type Worker struct {
@@ -40,6 +41,8 @@ type Worker struct {
 	cfg    Config
 	log    *slog.Logger
 	outage *outagelog.Log // one log line per backend state change
+	// holding is what the worker holds, for the in-flight audit (releaseOrphans).
+	holding *holding
 }
 
 // NewWorker returns a Worker for cfg (defaults applied). Errors: EINVALID (bad config, no
@@ -53,7 +56,7 @@ func NewWorker(b Broker, h Handler, cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	log := cfg.Logger.With("queue", cfg.Queue, "consumer", cfg.ConsumerID)
-	return &Worker{b: b, h: h, cfg: cfg, log: log, outage: outagelog.New(log, "queue backend")}, nil
+	return &Worker{b: b, h: h, cfg: cfg, log: log, outage: outagelog.New(log, "queue backend"), holding: newHolding()}, nil
 }
 
 // ConsumerID returns the worker's consumer id.
@@ -225,6 +228,7 @@ func (w *Worker) consume(ctx, hctx context.Context, ack ackFunc) {
 				}
 				signal()
 				w.handle(hctx, d, ack)
+				w.holding.remove(d)
 				held.Add(-1)
 				signal()
 			}
@@ -257,6 +261,7 @@ func (w *Worker) consume(ctx, hctx context.Context, ack ackFunc) {
 			continue
 		}
 		w.outage.OK(ctx)
+		w.holding.add(ds)
 		held.Add(int64(len(ds)))
 		q.push(ds)
 	}
@@ -432,13 +437,15 @@ func (w *Worker) heartbeatLoop(ctx context.Context) {
 // promoteBatch is how many due retries one PromoteDue call moves.
 const promoteBatch = 100
 
-// maintenanceLoop promotes due retries and recovers expired leases every PromoteInterval until
-// ctx ends.
+// maintenanceLoop promotes due retries, recovers expired leases and releases this consumer's
+// stranded jobs every PromoteInterval until ctx ends.
 func (w *Worker) maintenanceLoop(ctx context.Context) {
 	t := time.NewTicker(w.cfg.PromoteInterval)
 	defer t.Stop()
+	suspects := map[string]time.Time{}
 	for {
 		w.maintain(ctx)
+		w.releaseOrphans(ctx, suspects)
 		select {
 		case <-ctx.Done():
 			return

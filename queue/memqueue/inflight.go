@@ -146,3 +146,21 @@ func (b *Broker) RecoverExpired(_ context.Context, name string) (int, error) {
 	s.pushFront(back)
 	return len(back), nil
 }
+
+// InFlight implements queue.Broker.
+func (b *Broker) InFlight(_ context.Context, name, consumerID string) ([]*queue.Delivery, error) {
+	if err := queue.ValidateQueueName(name); err != nil {
+		return nil, err
+	}
+	if err := queue.ValidateConsumerID(consumerID); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	list := b.q(name).inflight[consumerID]
+	out := make([]*queue.Delivery, 0, min(len(list), queue.MaxInFlightListed))
+	for _, raw := range list[:min(len(list), queue.MaxInFlightListed)] {
+		out = append(out, queue.NewDelivery(name, consumerID, raw))
+	}
+	return out, nil
+}

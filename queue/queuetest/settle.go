@@ -100,6 +100,48 @@ func (s brokerSuite) settleTests() []NamedTest {
 
 func (s brokerSuite) leaseTests() []NamedTest {
 	return []NamedTest{
+		{"InFlightListsTheConsumersJobsOldestFirst", func(t *testing.T) {
+			b, q, c := s.setup(t)
+			ctx := ctxT(t)
+			mustLease(t, b, q, "other")
+			ids := NewIDs(4)
+			for _, id := range ids {
+				mustEnqueue(t, b, q, id)
+			}
+			first := mustDequeue(t, b, q, c)
+			mustDequeue(t, b, q, "other")
+			third := mustDequeue(t, b, q, c)
+			fourth := mustDequeue(t, b, q, c)
+			if err := b.Ack(ctx, third); err != nil {
+				t.Fatal(err)
+			}
+			got, err := b.InFlight(ctx, q, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 2 || got[0].Raw != first.Raw || got[1].Raw != fourth.Raw {
+				t.Fatalf("InFlight = %v, want the first and fourth job, oldest first", got)
+			}
+			for _, d := range got {
+				if d.Queue != q || d.ConsumerID != c || d.DecodeErr != nil || IDOf(d.Message) == 0 {
+					t.Fatalf("InFlight delivery %+v: want queue, consumer and decoded message", d)
+				}
+			}
+			// Released back, a listed job is dequeued next.
+			if n, err := b.Release(ctx, got[:1]); err != nil || n != 1 {
+				t.Fatalf("Release of a listed job = %d, %v", n, err)
+			}
+			if d := mustDequeue(t, b, q, "other"); d.Raw != first.Raw {
+				t.Fatalf("after Release dequeued %q, want %q", d.Raw, first.Raw)
+			}
+			if got, err := b.InFlight(ctx, q, "nobody"); err != nil || len(got) != 0 {
+				t.Fatalf("InFlight of an unknown consumer = %v, %v; want none", got, err)
+			}
+			_, err = b.InFlight(ctx, q, "bad id!")
+			wantCode(t, err, redstate.EINVALID)
+			_, err = b.InFlight(ctx, "bad{name}", c)
+			wantCode(t, err, redstate.EINVALID)
+		}},
 		{"RecoverExpiredRedelivers", func(t *testing.T) {
 			b := s.newBroker(t)
 			q := NewQueueName()

@@ -136,3 +136,23 @@ func (b *Broker) RecoverExpired(ctx context.Context, name string) (int, error) {
 	}
 	return total, nil
 }
+
+// InFlight implements queue.Broker with one LRANGE of the consumer's processing list (newest
+// dequeue at its left end: the oldest MaxInFlightListed are its right end).
+func (b *Broker) InFlight(ctx context.Context, name, consumerID string) ([]*queue.Delivery, error) {
+	if err := queue.ValidateQueueName(name); err != nil {
+		return nil, err
+	}
+	if err := queue.ValidateConsumerID(consumerID); err != nil {
+		return nil, err
+	}
+	raws, err := b.client.LRange(ctx, b.keys(name).Processing(consumerID), -queue.MaxInFlightListed, -1).Result()
+	if err != nil {
+		return nil, mapErr(err, "in flight")
+	}
+	out := make([]*queue.Delivery, len(raws))
+	for i, raw := range raws {
+		out[len(raws)-1-i] = queue.NewDelivery(name, consumerID, raw)
+	}
+	return out, nil
+}
