@@ -53,6 +53,7 @@ type load interface {
 var blocks = []block{
 	buildStatusBlock,
 	queueBlock,
+	feedBlock,
 }
 
 // run is one topology in one durability mode: the product client every block shares for
