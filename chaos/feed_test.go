@@ -29,11 +29,15 @@ import (
 // every author from the start of the run, so every post is unread for every follower until
 // read. Per phase each of feedAuthors authors publishes a post every feedPublishPause,
 // feedMarkers goroutines mark a random post acknowledged in the phase read for a random
-// follower every feedMarkPause, and one reader reads a random follower's unread counts and
-// first UNREAD page of a random author every feedReadPause.
+// active follower every feedMarkPause, and one reader reads a random active follower's unread
+// counts and first UNREAD page of a random author every feedReadPause. The other followers
+// (lurkers) only receive fan-outs: a write that fails for an active follower marks the whole
+// user for repair, which also heals what a failover lost of that user's state, so lurkers show
+// what no later write of theirs repairs.
 const (
 	feedAuthors      = 3
-	feedFollowers    = 6
+	feedFollowers    = 8
+	feedActive       = 4
 	feedPublishPause = 50 * time.Millisecond
 	feedMarkers      = 2
 	feedMarkPause    = 10 * time.Millisecond
@@ -59,8 +63,9 @@ type feedRun struct {
 	queue string
 	mode  string
 	log   *slog.Logger
-	// authors and followers are the load's user ids.
-	authors, followers []int64
+	// authors and followers are the load's user ids; active are the first feedActive
+	// followers, the ones who read and mark posts read.
+	authors, followers, active []int64
 }
 
 // newFeedRun builds the feed on a fresh SQLite file and r.rdb (keys under "chaosfeed:<mode>:",
@@ -103,6 +108,7 @@ func newFeedRun(t *testing.T, r *run) *feedRun {
 	}
 	ids := feedUserIDs(r, feedAuthors+feedFollowers)
 	f.authors, f.followers = ids[:feedAuthors], ids[feedAuthors:]
+	f.active = f.followers[:feedActive]
 	for _, u := range f.followers {
 		for _, a := range f.authors {
 			if _, err := f.svc.Follow(ctx, u, a); err != nil {
@@ -216,7 +222,7 @@ func (l *feedLoad) publish(ctx context.Context, author int64) {
 	}
 }
 
-// markRead marks a random acknowledged post read for a random follower until ctx ends.
+// markRead marks a random acknowledged post read for a random active follower until ctx ends.
 func (l *feedLoad) markRead(ctx context.Context) {
 	for ctx.Err() == nil {
 		l.mu.Lock()
@@ -230,7 +236,7 @@ func (l *feedLoad) markRead(ctx context.Context) {
 			time.Sleep(feedMarkPause)
 			continue
 		}
-		user := l.f.followers[rand.IntN(len(l.f.followers))]
+		user := l.f.active[rand.IntN(len(l.f.active))]
 		opCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		err := l.f.svc.MarkRead(opCtx, user, post)
 		cancel()
@@ -247,11 +253,11 @@ func (l *feedLoad) markRead(ctx context.Context) {
 	}
 }
 
-// read reads a random follower's unread counts and first UNREAD page of a random author until
+// read reads a random active follower's unread counts and first UNREAD page of a random author until
 // ctx ends: a read that fails (the feed answers from SQL when Redis does not) is a failed op.
 func (l *feedLoad) read(ctx context.Context) {
 	for ctx.Err() == nil {
-		user := l.f.followers[rand.IntN(len(l.f.followers))]
+		user := l.f.active[rand.IntN(len(l.f.active))]
 		author := l.f.authors[rand.IntN(len(l.f.authors))]
 		opCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		_, _, err := l.f.svc.UnreadCounts(opCtx, user)
