@@ -41,8 +41,8 @@ func (l *feedLoad) rows(t *testing.T, faultAt time.Time) []row {
 	read.acked, read.failed = l.readLog.counts()
 	pub.stale, mark.stale = l.missing(t)
 	users, authors := l.f.verify(t)
-	t.Logf("feed %s: before the rebuild `feed verify` finds %d drifted (user, author) pairs and %d drifted authors",
-		l.f.mode, len(users), len(authors))
+	t.Logf("feed %s: before the rebuild `feed verify` finds %d drifted (user, author) pairs %+v and %d drifted authors",
+		l.f.mode, len(users), users, len(authors))
 	l.f.rebuild(t)
 	users, authors = l.f.verify(t)
 	pub.diffs, mark.diffs = len(authors), len(users)
