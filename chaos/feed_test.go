@@ -166,6 +166,7 @@ type feedLoad struct {
 // feedMark is an acknowledged MarkRead: user read post.
 type feedMark struct{ user, post int64 }
 
+// newFeedLoad returns the load of phase on f, with the phase's fan-out worker.
 func newFeedLoad(t *testing.T, f *feedRun, phase int) *feedLoad {
 	return &feedLoad{f: f, worker: f.newWorker(t, phase), marks: map[feedMark]bool{}}
 }
