@@ -5,6 +5,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -188,5 +189,25 @@ func dropReplicaLinks(t *testing.T, master *redistest.Server) {
 	defer func() { _ = c.Close() }()
 	if err := c.Do(ctx, "CLIENT", "KILL", "TYPE", "replica").Err(); err != nil {
 		t.Fatalf("CLIENT KILL TYPE replica on %s: %v", master.Addr, err)
+	}
+}
+
+// setMinReplicas sets min-replicas-to-write n with min-replicas-max-lag 1 on every data node
+// of topo (on replicas too: any of them may be promoted). A node started again reads its
+// configuration file and loses the setting.
+func setMinReplicas(t *testing.T, topo topology, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, node := range topo.nodes() {
+		c := redis.NewClient(&redis.Options{Addr: node.Addr})
+		err := c.ConfigSet(ctx, "min-replicas-to-write", strconv.Itoa(n)).Err()
+		if err == nil {
+			err = c.ConfigSet(ctx, "min-replicas-max-lag", "1").Err()
+		}
+		_ = c.Close()
+		if err != nil {
+			t.Fatalf("CONFIG SET min-replicas-to-write %d on %s: %v", n, node.Addr, err)
+		}
 	}
 }

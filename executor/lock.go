@@ -23,7 +23,11 @@ type Lease struct {
 	Token string
 	// Fence is the fencing token: per tenant it strictly increases from one acquisition to the
 	// next, so a resource that remembers the highest fence it has seen can reject a holder that
-	// lost the lock without knowing it (paused process, expired lease). Pass it to every stage.
+	// lost the lock without knowing it (paused process, expired lease, lock key lost to a
+	// failover). It is at least the server clock in microseconds at the acquisition, so it
+	// also increases across a failover that lost the fence counter's last writes, as long as
+	// the servers' clocks agree to within the failover's duration (see docs/resilience.md).
+	// Pass it to every stage.
 	Fence int64
 	// ExpiresAt is a conservative local estimate of the lease's end: the time the acquire (or
 	// the last successful renew) was sent, plus its TTL.
@@ -139,8 +143,9 @@ func AutoRenew(ctx context.Context, locks TenantLocks, lease Lease, ttl, every t
 
 // FenceTTL is how long a tenant's fencing counter lives after its last acquisition with a
 // lease of lease: the projection TTL (30 days), and at least twice the lease. Counters of
-// tenants not locked for that long expire (bounding them), and an expired counter is re-seeded
-// from the server clock above every fence it issued, so the expiry never lets fences go back.
+// tenants not locked for that long expire (bounding them). A fence is never below the server
+// clock in microseconds, and a fence issued at time T is at most T, so a missing counter
+// (expired, or lost) or one behind (a failover lost its last writes) never lets fences go back.
 func FenceTTL(lease time.Duration) time.Duration {
 	return max(DefaultProjectionTTL, 2*lease)
 }

@@ -14,8 +14,10 @@ var _ executor.TenantLocks = (*Locks)(nil)
 
 // Locks is the Redis executor.TenantLocks. The lock is the String Keys.TenantLock(tenant)
 // holding the holder's token with a PX TTL (SET NX PX); the fencing counter is
-// Keys.TenantFence(tenant), in the same Cluster slot, without TTL. Acquire, release and renew
-// are one script call each (one round trip).
+// Keys.TenantFence(tenant), in the same Cluster slot, with executor.FenceTTL. A fence is the
+// larger of the counter plus one and the server clock in microseconds (acquireScript), so it
+// grows across a failover that lost the counter's last writes. Acquire, release and renew are
+// one script call each (one round trip).
 type Locks struct{ base }
 
 // NewLocks returns the lock manager on client. Errors: EINVALID.

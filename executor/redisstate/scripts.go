@@ -142,24 +142,23 @@ return 0
 //	ARGV[2]  lease TTL in milliseconds
 //	ARGV[3]  fence counter TTL in milliseconds (executor.FenceTTL(lease)), refreshed per acquire
 //
-// Returns the new fence (a positive integer) or 0 if the lock is held. The fence is INCR of
-// the counter; when the counter did not exist (first acquisition, or the key was lost to a
-// FLUSHALL, a restart without persistence or a failover that dropped the last writes) it is
-// seeded with the server clock in microseconds instead of 1. A counter seeded at time T has
-// been incremented fewer times than microseconds have passed since T (an acquisition takes
-// longer than 1µs), so a re-seeded counter is above every fence the lost one issued: fences
-// strictly increase per tenant as long as the server clock does not step backwards. The
-// common path is three commands (SET NX PX, INCR, PEXPIRE). The counter expires FenceTTL after
-// the tenant's last acquisition, which bounds the fence keys to the tenants locked recently;
-// an expired counter is re-seeded as above, so expiry is as safe as any other loss.
+// Returns the new fence (a positive integer) or 0 if the lock is held. The fence is the larger
+// of the counter plus one and the server clock in microseconds (TIME), stored back into the
+// counter. A fence issued at server time T is at most T (one acquisition takes longer than
+// 1µs), so the clock alone puts a later acquisition above it, whatever became of the counter:
+// missing (first acquisition, FLUSHALL, restart without persistence, expiry) or behind (a
+// failover that lost its last writes: the promoted replica holds an older value). Fences
+// strictly increase per tenant as long as no master's clock is behind the clock of the master
+// that issued an earlier fence by more than the time between the two acquisitions (servers
+// synced by NTP; a failover takes seconds). The counter expires FenceTTL after the tenant's
+// last acquisition, which bounds the fence keys to the tenants locked recently; expiry is as
+// safe as any other loss.
 var acquireScript = redis.NewScript(`
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 0 end
-local f = redis.call('INCR', KEYS[2])
-if f == 1 then
-  local t = redis.call('TIME')
-  f = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  redis.call('SET', KEYS[2], string.format('%.0f', f))
-end
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
+local t = redis.call('TIME')
+local f = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local c = tonumber(redis.call('GET', KEYS[2]))
+if c and c >= f then f = c + 1 end
+redis.call('SET', KEYS[2], string.format('%.0f', f), 'PX', ARGV[3])
 return f
 `)

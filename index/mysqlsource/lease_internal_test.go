@@ -85,6 +85,39 @@ func TestLease_FencedWritesOfAStaleHolderAreRefused(t *testing.T) {
 	}
 }
 
+// TestLease_FenceAboveEveryEarlierAfterTheCounterWentBack: a failover that lost the fence
+// counter's last INCRs (the promoted replica holds it, behind) must not make the next
+// acquisition reuse a fence already handed out.
+func TestLease_FenceAboveEveryEarlierAfterTheCounterWentBack(t *testing.T) {
+	ctx := context.Background()
+	a, _ := leaseSource(t, NewKeys("t:source:"))
+	client := a.opts.Redis
+	var fences []int64
+	for range 2 {
+		l, ok, err := a.acquire(ctx)
+		if err != nil || !ok {
+			t.Fatalf("acquire = %v, %v", ok, err)
+		}
+		a.release(ctx, l.token)
+		fences = append(fences, l.fence)
+	}
+	f1, f2 := fences[0], fences[1]
+	if f2 <= f1 {
+		t.Fatalf("fences %d then %d: want increasing", f1, f2)
+	}
+	// The failover lost the second acquisition's INCR: the counter is back at f1.
+	if err := client.Set(ctx, a.keys.Fence, f1, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	l, ok, err := a.acquire(ctx)
+	if err != nil || !ok {
+		t.Fatalf("acquire after the counter went back = %v, %v", ok, err)
+	}
+	if l.fence <= f2 {
+		t.Fatalf("fence %d after the counter went back to %d: want above every earlier fence (%d)", l.fence, f1, f2)
+	}
+}
+
 // TestKeys_ShareOneSlot: every key of the source hashes to one Cluster slot, with the {mysql}
 // tag or, when the prefix holds a tag of its own, with that one.
 func TestKeys_ShareOneSlot(t *testing.T) {

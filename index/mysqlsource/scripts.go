@@ -11,18 +11,20 @@ import "github.com/redis/go-redis/v9"
 //	ARGV[2]  lease TTL in milliseconds
 //
 // Returns the new fence (a positive integer) or 0 if another instance holds the lease. The
-// fence is INCR of the counter; a missing counter (first acquisition, or lost to a FLUSHALL or
-// a restart without persistence) is seeded with the server clock in microseconds instead of 1,
-// above every fence the lost counter issued (one acquisition takes longer than 1 µs), so fences
-// only grow as long as the server clock does not step back.
+// fence is the larger of the counter plus one and the server clock in microseconds (TIME),
+// stored back into the counter. A fence issued at server time T is at most T (one acquisition
+// takes longer than 1 µs), so a later acquisition is above it whatever became of the counter:
+// missing (first acquisition, FLUSHALL, restart without persistence) or behind (a failover
+// that lost its last writes). Fences only grow as long as no master's clock is behind the
+// clock of the master that issued an earlier fence by more than the time between the two
+// acquisitions (NTP-synced servers; docs/resilience.md, "Fencing across failover").
 var acquireScript = redis.NewScript(`
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 0 end
-local f = redis.call('INCR', KEYS[2])
-if f == 1 then
-  local t = redis.call('TIME')
-  f = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  redis.call('SET', KEYS[2], string.format('%.0f', f))
-end
+local t = redis.call('TIME')
+local f = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local c = tonumber(redis.call('GET', KEYS[2]))
+if c and c >= f then f = c + 1 end
+redis.call('SET', KEYS[2], string.format('%.0f', f))
 return f
 `)
 

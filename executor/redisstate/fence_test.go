@@ -1,0 +1,49 @@
+package redisstate_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate/executor"
+	"github.com/redstate/redstate/executor/redisstate"
+)
+
+// TestLocks_FenceAboveEveryEarlierAfterTheCounterWentBack: a failover that loses the last
+// INCRs of a tenant's fence counter (the promoted replica holds the counter, behind) must not
+// make the next acquisition reuse a fence already handed out.
+func TestLocks_FenceAboveEveryEarlierAfterTheCounterWentBack(t *testing.T) {
+	topologies(t, func(t *testing.T, client redis.UniversalClient) {
+		ctx := context.Background()
+		o := opts(0)
+		locks := must(redisstate.NewLocks(client, o))(t)
+		const tenant = "tenant-fence"
+		var fences []int64
+		for range 2 {
+			l, ok, err := locks.TryAcquire(ctx, tenant, "task-a", executor.DefaultLockTTL)
+			if err != nil || !ok {
+				t.Fatalf("acquire = %v, %v", ok, err)
+			}
+			if err := locks.Release(ctx, tenant, l.Token); err != nil {
+				t.Fatal(err)
+			}
+			fences = append(fences, l.Fence)
+		}
+		f1, f2 := fences[0], fences[1]
+		if f2 <= f1 {
+			t.Fatalf("fences %d then %d: want increasing", f1, f2)
+		}
+		// The failover lost the second acquisition's INCR: the counter is back at f1.
+		if err := client.Set(ctx, o.Keys.TenantFence(tenant), f1, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		l, ok, err := locks.TryAcquire(ctx, tenant, "task-b", executor.DefaultLockTTL)
+		if err != nil || !ok {
+			t.Fatalf("acquire after the counter went back = %v, %v", ok, err)
+		}
+		if l.Fence <= f2 {
+			t.Fatalf("fence %d after the counter went back to %d: want above every earlier fence (%d)", l.Fence, f1, f2)
+		}
+	})
+}
