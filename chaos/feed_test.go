@@ -59,7 +59,10 @@ type feedRun struct {
 	// cache reads Redis directly (no breaker) for the checks.
 	cache  *redisfeed.Cache
 	broker *redisqueue.Broker
-	// queue is the fan-out queue, named after a run tag (its keys live on the faulted shard).
+	// queue is the fan-out queue, named after a run tag (its keys live on the faulted shard):
+	// tags[5] in mode wait1, tags[4] in the others. A job an earlier run of the topology left
+	// (a retry) names a post of that run's database: here it fans out this run's post of that
+	// id, as its own job does, or is dead-lettered (no such post); either is harmless.
 	queue string
 	mode  string
 	log   *slog.Logger
