@@ -64,6 +64,15 @@ func (s *Service) repairLater(ctx context.Context, kind string, id int64, op str
 	}
 }
 
+// repairIfCut marks kind id for repair when a SQL write failed after ctx ended: the write may
+// have committed all the same (the SQLite driver reports the ended context also after a commit
+// it could not interrupt), and Redis was not updated.
+func (s *Service) repairIfCut(ctx context.Context, err error, kind string, id int64, op string) {
+	if err != nil && ctx.Err() != nil {
+		s.repairLater(ctx, kind, id, op, err)
+	}
+}
+
 // Run repairs, every Options.RepairInterval until ctx ends, what the durable repair marks name
 // (RepairOnce), and returns nil. With a breaker its ping is the background probe that closes
 // it again after an outage.
