@@ -56,6 +56,7 @@ var blocks = []block{
 	executorBlock,
 	indexBlock,
 	reportBlock,
+	feedBlock,
 }
 
 // run is one topology in one durability mode: the product client every block shares for

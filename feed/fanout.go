@@ -23,10 +23,22 @@ func (s *Service) FanOutPost(ctx context.Context, postID int64) error {
 	return s.fanOut(ctx, post)
 }
 
-// fanOut is FanOutPost of a post read from SQL; a Redis failure is also marked for repair (so
-// a fan-out job dead-lettered during an outage is still done when Redis returns). Retries are
-// the durable queue's and the repair mark's: nothing is kept in memory.
+// fanOut is FanOutPost of a post read from SQL; any failure (Redis, or SQL and a context that
+// ended before the followers were read: a publish whose caller went away) is also marked for
+// repair, so a fan-out job dead-lettered during an outage, or one a publish could neither
+// enqueue nor run, is still done. Retries are the durable queue's and the repair mark's:
+// nothing is kept in memory.
 func (s *Service) fanOut(ctx context.Context, post Post) error {
+	err := s.fanOutFollowers(ctx, post)
+	if err != nil {
+		s.repairLater(ctx, RepairPost, post.ID, "fan-out", err)
+	}
+	return err
+}
+
+// fanOutFollowers adds post to the unread state of every follower who followed its author
+// when it was published (none for a hybrid author), one page of followers at a time.
+func (s *Service) fanOutFollowers(ctx context.Context, post Post) error {
 	hybrid, err := s.hybrid(ctx, post.AuthorID)
 	if err != nil || hybrid {
 		return err
@@ -43,7 +55,6 @@ func (s *Service) fanOut(ctx context.Context, post Post) error {
 			}
 		}
 		if _, err := s.cache.FanOut(ctx, post.AuthorID, ref, followers); err != nil {
-			s.repairLater(ctx, RepairPost, post.ID, "fan-out", err)
 			return false, err
 		}
 		s.notify(ctx, followers...)

@@ -2,10 +2,13 @@ package feed_test
 
 import (
 	"context"
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/redstate/redstate/feed"
 	"github.com/redstate/redstate/feed/feedtest"
+	"github.com/redstate/redstate/feed/memfeed"
 	"github.com/redstate/redstate/feed/redisfeed"
 	"github.com/redstate/redstate/feed/sqlfeed"
 	"github.com/redstate/redstate/redistest"
@@ -47,5 +50,47 @@ func TestPublish_OneRedisRoundTrip(t *testing.T) {
 	refs := must[[]feed.PostRef](t)(cache.AuthorPage(ctx, 7, feed.Cursor{}, 10))
 	if len(refs) != 6 || refs[5].ID != first.ID {
 		t.Fatalf("author index = %+v, want the 6 posts", refs)
+	}
+}
+
+// TestPublish_FanOutNotHandedOffIsRepaired: a publish whose fan-out could be neither enqueued
+// nor run (the caller went away after the SQL insert: the inline fan-out's SQL reads fail) is
+// still fanned out by the repair loop. Before the fix only a Redis failure of the fan-out
+// left a repair mark, so the followers never saw the post (found by the chaos harness: a post
+// published as a phase ended was missing from every follower's unread set).
+func TestPublish_FanOutNotHandedOffIsRepaired(t *testing.T) {
+	src, err := sqlfeed.New(context.Background(), sqltest.SQLite(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	enqueue := func(context.Context, int64) error {
+		cancel() // the caller goes away while the fan-out is handed off
+		return errors.New("queue unavailable")
+	}
+	svc, err := feed.NewService(src, memfeed.New(), feed.Options{Enqueue: enqueue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bg := context.Background()
+	if _, err := svc.Follow(bg, 2, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := svc.UnreadCounts(bg, 2); err != nil { // builds the follower's state
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Millisecond) // the post is created after the follow
+	if _, err := svc.Publish(ctx, feed.Post{AuthorID: 1, Title: "p"}); err != nil {
+		t.Fatal(err) // SQL has the post: the publish succeeded
+	}
+	if _, err := svc.RepairOnce(bg); err != nil {
+		t.Fatal(err)
+	}
+	counts, _, err := svc.UnreadCounts(bg, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := svc.VerifyUser(bg, 2); err != nil || len(d) > 0 || counts[1] != 1 {
+		t.Fatalf("after the repair: counts %v, drift %+v, %v; want the post unread", counts, d, err)
 	}
 }

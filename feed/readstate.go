@@ -7,7 +7,9 @@ import (
 )
 
 // MarkRead is the seed's markBlogAsRead for viewer: the read mark goes to SQL, then the Redis
-// script updates read set, unread set and count together (idempotent, never negative).
+// script updates read set, unread set and count together (idempotent, never negative). A SQL
+// error after ctx ended may hide a committed mark: the viewer is then marked for repair, as
+// after every such error of MarkAuthorRead, Follow, Unfollow and Like.
 // Errors: EINVALID, ENOTFOUND (no such post), EUNAVAILABLE (SQL).
 func (s *Service) MarkRead(ctx context.Context, viewer, postID int64) error {
 	if viewer <= 0 || postID <= 0 {
@@ -18,6 +20,7 @@ func (s *Service) MarkRead(ctx context.Context, viewer, postID int64) error {
 		return err
 	}
 	if _, err := s.src.MarkRead(ctx, viewer, postID, s.now()); err != nil {
+		s.repairIfCut(ctx, err, RepairUser, viewer, "mark read")
 		return err
 	}
 	if _, err := s.cache.MarkRead(ctx, viewer, p.AuthorID, postID); err != nil {
@@ -37,6 +40,7 @@ func (s *Service) MarkAuthorRead(ctx context.Context, viewer, author int64) (int
 	now := s.now()
 	marked, err := s.src.MarkAuthorRead(ctx, viewer, author, now, now)
 	if err != nil {
+		s.repairIfCut(ctx, err, RepairUser, viewer, "mark author read")
 		return 0, err
 	}
 	n := int64(len(marked))
@@ -55,6 +59,7 @@ func (s *Service) Follow(ctx context.Context, viewer, author int64) (bool, error
 	}
 	created, err := s.src.Follow(ctx, viewer, author, s.now())
 	if err != nil || !created {
+		s.repairIfCut(ctx, err, RepairUser, viewer, "follow")
 		return created, err
 	}
 	// A new follow starts with no unread posts: clear any state left from an earlier follow.
@@ -73,6 +78,7 @@ func (s *Service) Unfollow(ctx context.Context, viewer, author int64) (bool, err
 	}
 	removed, err := s.src.Unfollow(ctx, viewer, author)
 	if err != nil {
+		s.repairIfCut(ctx, err, RepairUser, viewer, "unfollow")
 		return false, err
 	}
 	if err := s.cache.Unfollow(ctx, viewer, author); err != nil {
@@ -119,6 +125,7 @@ func (s *Service) Like(ctx context.Context, viewer, postID int64, like bool) (bo
 		changed, err = s.src.Unlike(ctx, viewer, postID)
 	}
 	if err != nil || !changed {
+		s.repairIfCut(ctx, err, RepairPostCache, postID, "like")
 		return changed, err
 	}
 	if err := s.cache.DeletePosts(ctx, []int64{postID}); err != nil {

@@ -51,15 +51,25 @@ const (
 	maxRepairBatches = 50
 )
 
-// repairLater logs a Redis write that failed and marks what it should have changed durably in
-// SQL, so that Run repairs it when Redis answers, also after this process died.
+// repairLater logs a Redis write that failed (or a fan-out that did not run) and marks what it
+// should have changed durably in SQL, so that Run repairs it when Redis answers, also after
+// this process died.
 func (s *Service) repairLater(ctx context.Context, kind string, id int64, op string, err error) {
-	s.log.Warn("feed: Redis write failed; SQL has it, the Redis state will be repaired when Redis answers",
+	s.log.Warn("feed: a write did not reach Redis; SQL has it, the Redis state will be repaired when Redis answers",
 		"op", op, "repair", kind, "id", id, "err", err)
 	// The mark must be written even if the request's context ended: the SQL write happened.
 	if merr := s.src.MarkRepair(context.WithoutCancel(ctx), kind, id); merr != nil {
 		s.log.Error("feed: could not record a repair mark; run `redstate feed rebuild --yes` after Redis returns",
 			"repair", kind, "id", id, "err", merr)
+	}
+}
+
+// repairIfCut marks kind id for repair when a SQL write failed after ctx ended: the write may
+// have committed all the same (the SQLite driver reports the ended context also after a commit
+// it could not interrupt), and Redis was not updated.
+func (s *Service) repairIfCut(ctx context.Context, err error, kind string, id int64, op string) {
+	if err != nil && ctx.Err() != nil {
+		s.repairLater(ctx, kind, id, op, err)
 	}
 }
 
