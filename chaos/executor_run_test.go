@@ -25,7 +25,7 @@ const (
 	stageCount     = 3
 	stageWork      = 20 * time.Millisecond
 	runSubmitPause = 50 * time.Millisecond
-	runDrain       = 30 * time.Second
+	runDrain       = 60 * time.Second
 	runHandler     = "chaos"
 )
 
@@ -55,8 +55,12 @@ func newStageRuns(t *testing.T, r *run, o redisstate.Options) *stageRuns {
 		Stores:            executor.Stores{Checkpoints: ck, Projections: pr, Index: ix, Locks: lk, Registry: rg},
 		LockTTL:           3 * time.Second,
 		HeartbeatInterval: time.Second, LockRetryInterval: 50 * time.Millisecond, ShutdownTimeout: 5 * time.Second,
-		DefaultRetry: executor.RetryPolicy{MaxAttempts: 3, Backoff: 500 * time.Millisecond, MaxBackoff: 2 * time.Second},
-		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+		// A run cut short by a failover may leave its task RUNNING (its FAILED outcome could not
+		// be published); the orphan scan marks it FAILED once its tenant lock is free. Scan
+		// every second (default 10 s) so that the phase settles within runDrain.
+		OrphanScanInterval: time.Second,
+		DefaultRetry:       executor.RetryPolicy{MaxAttempts: 3, Backoff: 500 * time.Millisecond, MaxBackoff: 2 * time.Second},
+		Logger:             slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		t.Fatalf("executor.New: %v", err)
