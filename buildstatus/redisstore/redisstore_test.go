@@ -567,6 +567,17 @@ func BenchmarkStandalone(b *testing.B) {
 	run("Get", func() error { _, err := s.Get(ctx, id); return err })
 	run("RawSET", func() error { return client.Set(ctx, keys.Build(id), raw, time.Hour).Err() })
 	run("Save", func() error { _, err := s.Save(ctx, doc, buildstatus.SaveOptions{}); return err })
+	ids := make([]string, buildstatus.MaxBatch)
+	bkeys := make([]string, len(ids))
+	for i := range ids {
+		ids[i] = storetest.NewBuildID()
+		bkeys[i] = keys.Build(ids[i])
+		if _, err := s.Save(ctx, storetest.SampleDoc(ids[i], "bench"), buildstatus.SaveOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	run("RawMGET1000", func() error { return client.MGet(ctx, bkeys...).Err() })
+	run("GetMany1000", func() error { _, err := s.GetMany(ctx, ids); return err })
 }
 
 func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
