@@ -601,3 +601,24 @@ func TestStore_CanceledContextErrorIsRedstateError(t *testing.T) {
 		}
 	}
 }
+
+// TestStore_ClusterGetManyRoundsPerNode: on Cluster, GetMany groups the keys by master before
+// chunking, so 1,000 ids on 3 masters take one pipeline per round of at most 100 keys per node
+// (4 or 5 rounds: about 333 keys per master), not one per 100 ids spread over every node (10).
+func TestStore_ClusterGetManyRoundsPerNode(t *testing.T) {
+	client := redistest.SharedCluster(t).Client(t)
+	hook := &countingHook{}
+	client.AddHook(hook)
+	s := mustNew(t, client, time.Hour)
+	ids := make([]string, buildstatus.MaxBatch)
+	for i := range ids {
+		ids[i] = storetest.NewBuildID()
+	}
+	before := hook.n.Load()
+	if _, err := s.GetMany(t.Context(), ids); err != nil {
+		t.Fatal(err)
+	}
+	if got := hook.n.Load() - before; got < 4 || got > 5 {
+		t.Errorf("GetMany of %d ids on 3 masters took %d pipelines, want 4 or 5", len(ids), got)
+	}
+}
