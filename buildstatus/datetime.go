@@ -128,17 +128,16 @@ func (d DateTime) String() string {
 	return d.Time.Format(localLayout)
 }
 
-// MarshalJSON implements json.Marshaler. The formatted text never needs JSON escaping (it is
-// made of digits, "-", "T", ":", ".", "+" and "Z"), so it is quoted directly.
-func (d DateTime) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, len(time.RFC3339Nano)+8)
-	b = append(b, '"')
+// MarshalText implements encoding.TextMarshaler, which encoding/json uses to write a DateTime
+// as a JSON string. The text never needs JSON escaping (it is made of digits, "-", "T", ":",
+// ".", "+" and "Z"). A TextMarshaler rather than a json.Marshaler: encoding/json re-scans
+// (compacts) every json.Marshaler's output, which cost half of Encode's time.
+func (d DateTime) MarshalText() ([]byte, error) {
+	b := make([]byte, 0, len(time.RFC3339Nano)+6)
 	if d.Zoned {
-		b = d.Time.AppendFormat(b, time.RFC3339Nano)
-	} else {
-		b = appendLocal(b, d.Time)
+		return d.Time.AppendFormat(b, time.RFC3339Nano), nil
 	}
-	return append(b, '"'), nil
+	return appendLocal(b, d.Time), nil
 }
 
 // appendLocal appends t.Format(localLayout): the wall clock of t in its location, formatted

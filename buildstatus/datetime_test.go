@@ -155,7 +155,7 @@ func TestDateTime_RoundTrip(t *testing.T) {
 		if zoned := strings.ContainsAny(text[19:], "Z+-"); d.Zoned != zoned {
 			t.Fatalf("%s: Zoned = %v", text, d.Zoned)
 		}
-		out, err := d.MarshalJSON()
+		out, err := json.Marshal(d)
 		if err != nil || !bytes.Equal(out, quoted) {
 			t.Fatalf("MarshalJSON of %s = %s, %v", quoted, out, err)
 		}
@@ -174,7 +174,7 @@ func TestDateTime_MarshalJSONMatchesOld(t *testing.T) {
 		tm = tm.In(time.FixedZone(rapid.SampledFrom([]string{"", "CET", "<&>\""}).Draw(t, "zoneName"),
 			rapid.IntRange(-14*3600, 14*3600).Draw(t, "offset")))
 		d := DateTime{Time: tm, Zoned: rapid.Bool().Draw(t, "zoned")}
-		got, gotErr := d.MarshalJSON()
+		got, gotErr := json.Marshal(d)
 		want, wantErr := oldMarshalJSON(d)
 		if !bytes.Equal(got, want) || (gotErr == nil) != (wantErr == nil) {
 			t.Fatalf("MarshalJSON(%#v) = %s, %v; before: %s, %v", d, got, gotErr, want, wantErr)
@@ -271,7 +271,7 @@ func TestDateTime_Examples(t *testing.T) {
 			t.Errorf("UnmarshalJSON(%s): %v", c.in, err)
 			continue
 		}
-		if out, _ := d.MarshalJSON(); string(out) != c.out {
+		if out, _ := json.Marshal(d); string(out) != c.out {
 			t.Errorf("%s: round trip gives %s, want %s", c.in, out, c.out)
 		}
 	}
@@ -323,7 +323,7 @@ func BenchmarkDateTimeJSON(b *testing.B) {
 		b.Run("Marshal/"+in.name+"/new", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				_, _ = d.MarshalJSON()
+				_, _ = json.Marshal(d)
 			}
 		})
 		b.Run("Marshal/"+in.name+"/old", func(b *testing.B) {

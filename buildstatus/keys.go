@@ -2,6 +2,7 @@ package buildstatus
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/redstate/redstate/internal/keyspace"
 )
@@ -37,6 +38,31 @@ func NewKeys(namespace, keyPrefix string) Keys {
 
 // Build returns the key of a build document: "ingenio:publish:build:{buildId}" in the seed.
 func (k Keys) Build(buildID string) string { return k.Prefix + "build:" + buildID }
+
+// Builds returns the build keys of ids, in order, like Build for each id but with one
+// allocation for all their bytes (the keys are substrings of one string).
+func (k Keys) Builds(ids []string) []string {
+	p := k.Prefix + "build:"
+	n := 0
+	for _, id := range ids {
+		n += len(p) + len(id)
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	for _, id := range ids {
+		sb.WriteString(p)
+		sb.WriteString(id)
+	}
+	all := sb.String()
+	keys := make([]string, len(ids))
+	off := 0
+	for i, id := range ids {
+		end := off + len(p) + len(id)
+		keys[i] = all[off:end]
+		off = end
+	}
+	return keys
+}
 
 // BuildIDFromKey returns the build id of a build key, or "" if key is not one.
 func (k Keys) BuildIDFromKey(key string) string {

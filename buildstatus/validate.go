@@ -80,24 +80,34 @@ func validStatus(s string) bool {
 // hexadecimal digits in 8-4-4-4-12 groups separated by hyphens. Exactly for such ids
 // NormalizeBuildID returns id unchanged; the check does not allocate.
 func IsCanonicalBuildID(id string) bool {
-	if len(id) != 36 {
+	if len(id) != len(uuidShape) {
 		return false
 	}
-	for i := 0; i < 36; i++ {
-		c := id[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-				return false
-			}
-		}
+	// Branch-free: every byte's class must equal its position's; one comparison at the end.
+	var diff uint8
+	for i := range len(uuidShape) {
+		diff |= uuidClass[id[i]] ^ uuidShape[i]
 	}
-	return true
+	return diff == 0
 }
+
+// uuidClass is a byte's class in a canonical UUID: 1 for 0-9a-f, 2 for '-', 0 otherwise.
+var uuidClass = func() (t [256]uint8) {
+	for _, c := range "0123456789abcdef" {
+		t[c] = 1
+	}
+	t['-'] = 2
+	return t
+}()
+
+// uuidShape is the uuidClass each position of a canonical UUID must have (8-4-4-4-12).
+var uuidShape = func() (s [36]uint8) {
+	for i := range s {
+		s[i] = 1
+	}
+	s[8], s[13], s[18], s[23] = 2, 2, 2, 2
+	return s
+}()
 
 // NormalizeBuildID validates a build id and returns its canonical form (lowercase, hyphenated
 // 36-character UUID). Anything else is an EINVALID error and never becomes a key.

@@ -567,6 +567,17 @@ func BenchmarkStandalone(b *testing.B) {
 	run("Get", func() error { _, err := s.Get(ctx, id); return err })
 	run("RawSET", func() error { return client.Set(ctx, keys.Build(id), raw, time.Hour).Err() })
 	run("Save", func() error { _, err := s.Save(ctx, doc, buildstatus.SaveOptions{}); return err })
+	ids := make([]string, buildstatus.MaxBatch)
+	bkeys := make([]string, len(ids))
+	for i := range ids {
+		ids[i] = storetest.NewBuildID()
+		bkeys[i] = keys.Build(ids[i])
+		if _, err := s.Save(ctx, storetest.SampleDoc(ids[i], "bench"), buildstatus.SaveOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	run("RawMGET1000", func() error { return client.MGet(ctx, bkeys...).Err() })
+	run("GetMany1000", func() error { _, err := s.GetMany(ctx, ids); return err })
 }
 
 func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
@@ -588,5 +599,26 @@ func TestStore_CanceledContextErrorIsRedstateError(t *testing.T) {
 		if _, err := s.Save(ctx, storetest.SampleDoc(id, "p"), buildstatus.SaveOptions{}); err != nil && !errors.As(err, &re) {
 			t.Fatalf("Save with a canceled context: %T %v has no redstate code", err, err)
 		}
+	}
+}
+
+// TestStore_ClusterGetManyRoundsPerNode: on Cluster, GetMany groups the keys by master before
+// chunking, so 1,000 ids on 3 masters take one pipeline per round of at most 100 keys per node
+// (4 or 5 rounds: about 333 keys per master), not one per 100 ids spread over every node (10).
+func TestStore_ClusterGetManyRoundsPerNode(t *testing.T) {
+	client := redistest.SharedCluster(t).Client(t)
+	hook := &countingHook{}
+	client.AddHook(hook)
+	s := mustNew(t, client, time.Hour)
+	ids := make([]string, buildstatus.MaxBatch)
+	for i := range ids {
+		ids[i] = storetest.NewBuildID()
+	}
+	before := hook.n.Load()
+	if _, err := s.GetMany(t.Context(), ids); err != nil {
+		t.Fatal(err)
+	}
+	if got := hook.n.Load() - before; got < 4 || got > 5 {
+		t.Errorf("GetMany of %d ids on 3 masters took %d pipelines, want 4 or 5", len(ids), got)
 	}
 }

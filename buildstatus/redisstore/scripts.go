@@ -45,11 +45,15 @@ const (
 //
 // The index keeps the larger of its current TTL and the build's, so it never expires before
 // any build it lists: PEXPIRE GT extends it (one call in the common case), PEXPIRE NX gives a
-// freshly created index its first TTL. The event payload is the stored document itself (see
+// freshly created index its first TTL. NX is needed only when ZADD added a member (a member
+// that was there means the index existed, and every index gets its TTL from the script that
+// creates it), and an index is extended once per call (every save of a call has the same TTL,
+// so a second PEXPIRE GT in the same call could only fail). The event payload is the stored document itself (see
 // watch.go). On
 // Cluster every save of one call has its keys in one slot (batch.go groups them by slot).
 var saveScript = redis.NewScript(`
 local ttl = tonumber(ARGV[1])
+local extended = {}
 local function sameProject(cur, a)
   local ok, old = pcall(cjson.decode, cur)
   return ok and type(old) == 'table' and old['projectId'] == ARGV[a + 4]
@@ -82,9 +86,12 @@ local function save(bk, ik, a)
     end
   end
   redis.call('SET', bk, doc, 'PX', ttl)
-  redis.call('ZADD', ik, ARGV[a + 6], ARGV[a + 7])
-  if redis.call('PEXPIRE', ik, ttl, 'GT') == 0 then
-    redis.call('PEXPIRE', ik, ttl, 'NX')
+  local added = redis.call('ZADD', ik, ARGV[a + 6], ARGV[a + 7])
+  if not extended[ik] then
+    if redis.call('PEXPIRE', ik, ttl, 'GT') == 0 and added == 1 then
+      redis.call('PEXPIRE', ik, ttl, 'NX')
+    end
+    extended[ik] = true
   end
   redis.call('PUBLISH', ARGV[a + 8], doc)
   return {'OK'}

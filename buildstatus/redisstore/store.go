@@ -44,9 +44,12 @@ type Options struct {
 	// Now is the clock used for updatedAt and for the project score of builds without
 	// createdAt. Nil: time.Now.
 	Now func() time.Time
-	// Batching tunes the coalescing of concurrent Gets and Saves (batch.go). Zero value:
-	// 4 batches in flight of at most 64 calls each.
+	// Batching tunes the coalescing of concurrent Gets (batch.go). Zero value: 4 batches in
+	// flight of at most 64 calls each.
 	Batching coalesce.Options
+	// SaveBatching tunes the coalescing of concurrent Saves (batch.go). Zero value: one batch
+	// in flight of at most 64 saves (Workers 0 means 1 here, see saveWorkers).
+	SaveBatching coalesce.Options
 	// DirectCalls sends every Get and Save as its own round trip instead of coalescing
 	// concurrent calls (for comparison benchmarks; slower under concurrency).
 	DirectCalls bool
@@ -100,7 +103,7 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 		s.cluster = c
 	}
 	if !opts.DirectCalls {
-		s.startBatchers(opts.Batching)
+		s.startBatchers(opts.Batching, opts.SaveBatching)
 	}
 	return s, nil
 }
