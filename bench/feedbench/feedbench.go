@@ -116,35 +116,58 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		{"fanout (first entry)", ref, &res.FirstOurs, &res.FirstBaseline, &res.FirstTime},
 		{"fanout", feed.PostRef{ID: ref.ID + 1, CreateTime: ref.CreateTime.Add(time.Second)}, &res.FanOutOurs, &res.FanOutBaseline, &res.FanOutTime},
 	} {
-		opts.Progressf("%s: post %d of 2 to %d followers, %d concurrent pipelines of %d\n", w.name, i+1, opts.Followers, opts.Clients, opts.Batch)
+		opts.Progressf("%s: post %d of 2 to %d followers, %d concurrent pipelines of %d, ours and baseline alternating per slice of %d\n",
+			w.name, i+1, opts.Followers, opts.Clients, opts.Batch, (opts.Followers+fanOutSlices-1)/fanOutSlices)
 		var added atomic.Int64
-		start := time.Now()
-		if err := batches(opts, func(followers []int64) error {
-			n, err := ours.FanOut(ctx, author, w.ref, followers)
-			added.Add(int64(n))
-			return err
-		}); err != nil {
-			return res, fmt.Errorf("%s ours: %w", w.name, err)
+		runOurs := func(lo, hi int) error {
+			return batches(opts, lo, hi, func(followers []int64) error {
+				n, err := ours.FanOut(ctx, author, w.ref, followers)
+				added.Add(int64(n))
+				return err
+			})
 		}
-		*w.took = time.Since(start)
+		runBase := func(lo, hi int) error {
+			return batches(opts, lo, hi, func(followers []int64) error {
+				_, err := opts.Client.Pipelined(ctx, func(p redis.Pipeliner) error {
+					for _, u := range followers {
+						p.SAdd(ctx, base.Unread(u, author), w.ref.ID)
+						p.HIncrBy(ctx, baseCounts(u), strconv.FormatInt(author, 10), 1)
+					}
+					return nil
+				})
+				return err
+			})
+		}
+		// Ours and the baseline take turns on slices of the followers (the one going first
+		// alternating), so that both see the same load of a shared machine.
+		var oursTook, baseTook time.Duration
+		for sl := range fanOutSlices {
+			lo, hi := sl*opts.Followers/fanOutSlices, (sl+1)*opts.Followers/fanOutSlices
+			order := []string{"ours", "baseline"}
+			if sl%2 == 1 {
+				order[0], order[1] = order[1], order[0]
+			}
+			for _, impl := range order {
+				start := time.Now()
+				if impl == "ours" {
+					if err := runOurs(lo, hi); err != nil {
+						return res, fmt.Errorf("%s ours: %w", w.name, err)
+					}
+					oursTook += time.Since(start)
+				} else {
+					if err := runBase(lo, hi); err != nil {
+						return res, fmt.Errorf("%s baseline: %w", w.name, err)
+					}
+					baseTook += time.Since(start)
+				}
+			}
+		}
 		if added.Load() != int64(opts.Followers) {
 			return res, fmt.Errorf("%s ours: %d unread sets changed, want %d", w.name, added.Load(), opts.Followers)
 		}
-		*w.ours = float64(opts.Followers) / w.took.Seconds()
-		start = time.Now()
-		if err := batches(opts, func(followers []int64) error {
-			_, err := opts.Client.Pipelined(ctx, func(p redis.Pipeliner) error {
-				for _, u := range followers {
-					p.SAdd(ctx, base.Unread(u, author), w.ref.ID)
-					p.HIncrBy(ctx, baseCounts(u), strconv.FormatInt(author, 10), 1)
-				}
-				return nil
-			})
-			return err
-		}); err != nil {
-			return res, fmt.Errorf("%s baseline: %w", w.name, err)
-		}
-		*w.base = float64(opts.Followers) / time.Since(start).Seconds()
+		*w.took = oursTook
+		*w.ours = float64(opts.Followers) / oursTook.Seconds()
+		*w.base = float64(opts.Followers) / baseTook.Seconds()
 		opts.Progressf("%s: ours %.0f/s (%s), baseline %.0f/s\n", w.name, *w.ours, w.took.Round(time.Millisecond), *w.base)
 	}
 
@@ -195,8 +218,11 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	return res, bench.Failed(res.Read.Ours, res.Read.Baseline, res.Page.Ours, res.Page.Baseline)
 }
 
-// batches calls f for every batch of follower ids 2..Followers+1, Clients at a time.
-func batches(opts Options, f func([]int64) error) error {
+// fanOutSlices is how many turns ours and the baseline take on the fan-out's followers.
+const fanOutSlices = 10
+
+// batches calls f for every batch of follower ids lo+2..hi+1, Clients at a time.
+func batches(opts Options, lo, hi int, f func([]int64) error) error {
 	next := make(chan []int64)
 	errs := make(chan error, opts.Clients)
 	var wg sync.WaitGroup
@@ -210,9 +236,9 @@ func batches(opts Options, f func([]int64) error) error {
 			}
 		})
 	}
-	for lo := 0; lo < opts.Followers; lo += opts.Batch {
+	for from := lo; from < hi; from += opts.Batch {
 		b := make([]int64, 0, opts.Batch)
-		for u := lo; u < min(lo+opts.Batch, opts.Followers); u++ {
+		for u := from; u < min(from+opts.Batch, hi); u++ {
 			b = append(b, int64(u)+2)
 		}
 		select {
