@@ -1,17 +1,18 @@
 // Package feedbench benchmarks the feed's Redis side (feed/redisfeed) against raw go-redis
 // commands of the same shape on the same client in the same run:
 //
-//	fanout  FanOut of a post to N followers (one script per group of followers: per follower
-//	        skip if already read, ZADD NX, HINCRBY only if added; pipelined per batch) vs
-//	        pipelined SADD + HINCRBY of the same key shapes (the seed's algorithm, no guard),
-//	        followers/s; twice: the first post creates the followers' keys (fanout_first), the
+//	fanout  FanOut of a post to N followers (one script per group of 100 followers: per
+//	        follower one ZADD NX of the post and the set's marker, a PEXPIRE when that created
+//	        the set; pipelined per batch) vs pipelined SADD + HINCRBY of the same key shapes
+//	        (the seed's algorithm, no guard), followers/s, the two taking turns on ten slices of
+//	        the followers; twice: the first post creates the followers' keys (fanout_first), the
 //	        second finds them (fanout)
-//	read    MarkRead (one script: SADD read, ZREM unread, HINCRBY -1 only if removed) vs a
-//	        pipelined SADD + SREM + HINCRBY, ops/s and p99
-//	page    UnreadPage of 20 (cursor script) vs ZREVRANGE 0 19, ops/s and p99
+//	read    MarkRead (one script: SADD + PEXPIRE of the read set, ZADD XX CH of the post to
+//	        -inf in the unread set) vs a pipelined SADD + SREM + HINCRBY, ops/s and p99
+//	page    UnreadPage of 20 (one ZREVRANGEBYSCORE WITHSCORES) vs ZREVRANGE 0 19, ops/s and p99
 //
-// It also prints the Redis memory per unread entry (MEMORY USAGE of an unread set and a
-// counts hash over the entries they hold).
+// It also prints the Redis memory per unread entry (MEMORY USAGE of an unread set over the
+// entries it holds; the count is the set's size).
 package feedbench
 
 import (
