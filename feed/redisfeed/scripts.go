@@ -63,8 +63,9 @@ return read
 
 // rebuildScript merges a user's state from SQL and marks it built. Per author: entries older
 // than the follow are removed (not those at -inf), the author's read posts are held at -inf,
-// its unread entries added unless held (NX: an entry a racing fan-out added stays), the marker
-// added and the set TTL given. The read set gets every read post.
+// its unread entries added unless held (NX: an entry a racing fan-out added stays), and, unless
+// the set would stay empty (no key then), the marker added and the set TTL given. The read set
+// gets every read post.
 // KEYS[1] read set, KEYS[2] built marker, KEYS[3..] unread sets of the state's authors.
 // ARGV[1] TTL ms of the built marker, ARGV[2] now (ms), ARGV[3] "1" to replace instead of
 // merging, ARGV[4] TTL ms of the sets, ARGV[5] JSON read ids (all authors), ARGV[6..] per
@@ -86,8 +87,10 @@ for k = 3, #KEYS do
   if since ~= '-inf' then redis.call('ZREMRANGEBYSCORE', KEYS[k], '(-inf', '(' .. since) end
   for _, id in ipairs(gone) do redis.call('ZADD', KEYS[k], '-inf', tostring(id)) end
   for _, e in ipairs(entries) do redis.call('ZADD', KEYS[k], 'NX', e[2], tostring(e[1])) end
-  redis.call('ZADD', KEYS[k], 'NX', '-inf', '')
-  redis.call('PEXPIRE', KEYS[k], setTTL)
+  if #gone > 0 or #entries > 0 or redis.call('EXISTS', KEYS[k]) == 1 then
+    redis.call('ZADD', KEYS[k], 'NX', '-inf', '')
+    redis.call('PEXPIRE', KEYS[k], setTTL)
+  end
 end
 redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[1])
 if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], setTTL) end
