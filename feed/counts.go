@@ -9,8 +9,8 @@ import (
 )
 
 // UnreadCounts returns viewer's unread count per followed author (zero counts absent) and the
-// total: fan-out authors from the sizes of their Redis unread sets, hybrid authors computed from their Redis
-// indexes; all from SQL (one grouped query) when Redis fails. Its SQL part is one query (the
+// total: fan-out authors from the sizes of their Redis unread sets, hybrid authors computed
+// from their Redis indexes; all from SQL (one grouped query) when Redis fails. Its SQL part is one query (the
 // follow list with the follower counts that tell hybrid authors), none while the viewer is
 // subscribed and nothing changed (followCache). Errors: EINVALID, EUNAVAILABLE (SQL).
 func (s *Service) UnreadCounts(ctx context.Context, viewer int64) (map[int64]int64, int64, error) {

@@ -13,7 +13,9 @@ import "strconv"
 //	user:built:v2:{userId}               String when the user's state was built from SQL (TTL 30 d)
 //
 // A count is the number of entries of an unread set above -inf (ZCOUNT), not a structure of
-// its own. The seed's counts hash (user:unread:count:{userId}) and the v1 unread sets
+// its own. Read posts stay in the set at -inf, so that a fan-out after the read (ZADD NX) does
+// not add them again; the marker "" (at -inf) is added with every ZADD that may create the set,
+// and a ZADD that reports it added too created the set, which then gets its TTL. The seed's counts hash (user:unread:count:{userId}) and the v1 unread sets
 // (user:unread:{userId}:{authorId}, without read entries) are not read: docs/feed.md,
 // "Layout v2".
 //
@@ -70,9 +72,3 @@ func (k Keys) UnreadParts(author int64) (before, after string) {
 
 // Built is user's built marker: it exists while the user's state built from SQL is valid.
 func (k Keys) Built(user int64) string { return k.prefix + "user:built:v2:" + k.user(user) }
-
-// ReadMarker is the member every unread set holds at score -inf from its creation on: a ZADD
-// that adds it too (and so reports two additions) created the set, which then gets its TTL.
-// Read posts are held at -inf as well, so that a fan-out that comes after the read (ZADD NX)
-// does not add them again.
-const ReadMarker = ""

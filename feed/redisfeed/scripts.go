@@ -3,8 +3,8 @@ package redisfeed
 import "github.com/redis/go-redis/v9"
 
 // fanOutScript adds one post to the unread sets of a group of followers (all in one slot on
-// Cluster) with one command per follower: ZADD NX of the post and of the marker
-// feed.ReadMarker. NX leaves a post the follower already holds, unread or read (read posts are
+// Cluster) with one command per follower: ZADD NX of the post and of the marker "" at -inf
+// (feed.Keys). NX leaves a post the follower already holds, unread or read (read posts are
 // kept at -inf: a read that overtook the fan-out, a retried fan-out), so the script reads
 // nothing first. Two additions mean the set was just created: it gets the set TTL
 // (docs/feed.md, "Expiry"). Keys are joined here from feed.Keys.UnreadParts (one user id per
