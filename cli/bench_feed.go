@@ -18,9 +18,10 @@ func newBenchFeedCommand() *cobra.Command {
 		Long: `On the same go-redis client:
 
   fanout  two posts in a row to --followers followers: FanOut (one script per group of 100
-          followers, pipelined in batches of --batch, --clients at a time) vs pipelined
-          SADD + HINCRBY of the same keys; the first post creates the followers' keys
-          (fanout_first), the second finds them (fanout)
+          followers, one ZADD NX per follower, pipelined in batches of --batch, --clients at
+          a time) vs pipelined SADD + HINCRBY of the same keys, taking turns on ten slices of
+          the followers; the first post creates the followers' keys (fanout_first), the
+          second finds them (fanout)
   read    MarkRead (one script) vs pipelined SADD + SREM + HINCRBY
   page    an unread page of 20 (one ZREVRANGEBYSCORE, the cursor script when a group of
           equal times is cut) vs ZREVRANGE 0 19

@@ -190,7 +190,8 @@ func TestFeedCommands_RebuildNeedsYesAndRepairsDrift(t *testing.T) {
 	stop()
 	<-done
 	rc := srv.Client(t)
-	if err := rc.HSet(t.Context(), "user:unread:count:3001", "1001", 7).Err(); err != nil {
+	// An unread entry SQL does not have (a count of 2 where SQL says 1).
+	if err := rc.ZAdd(t.Context(), "user:unread:v2:3001:1001", redis.Z{Score: 5, Member: "99"}).Err(); err != nil {
 		t.Fatal(err)
 	}
 	// The author index holds the post at a wrong time and the cached post a wrong liked count

@@ -31,7 +31,7 @@ func TestFeed_RestartBetweenPublishAndFanOut(t *testing.T) {
 	missing := func() int {
 		have := 0
 		for u := 1; u <= followers; u++ {
-			n, err := client.ZCard(t.Context(), fmt.Sprintf("user:unread:%d:%d", 5000+u, author)).Result()
+			n, err := client.ZCount(t.Context(), fmt.Sprintf("user:unread:v2:%d:%d", 5000+u, author), "(-inf", "+inf").Result()
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,10 +9,10 @@ import (
 const (
 	// PostTTL is the post cache's TTL.
 	PostTTL = 7 * 24 * time.Hour
-	// StateTTL is the lifetime of a user's counts hash from the rebuild that built it: the user's
-	// state is rebuilt from SQL at the first access after it expired. Read and unread sets live
-	// at least as long (SetTTL from their creation and from every rebuild), so a built counts
-	// hash never names a set that has expired (docs/feed.md, "Expiry").
+	// StateTTL is the lifetime of a user's built marker from the rebuild that built the state:
+	// the user's state is rebuilt from SQL at the first access after it expired. Read and unread
+	// sets live at least as long (SetTTL from their creation and from every rebuild), so a built
+	// state never misses a set that has expired (docs/feed.md, "Expiry").
 	StateTTL = 30 * 24 * time.Hour
 	// SetTTL is the TTL of read and unread sets, given when a set is created, on every read mark
 	// and on every rebuild: StateTTL plus an hour of slack.
@@ -28,8 +28,10 @@ type UserState struct {
 	// before it are removed (left from an earlier follow, e.g. an unfollow and a new follow
 	// while Redis was unreachable). An author absent from it prunes nothing.
 	Since map[int64]time.Time
-	// Read are the posts the user read.
-	Read []int64
+	// Read maps a followed author to the user's read posts of that author since the follow
+	// (all of them go to the read set; those of an author of Unread are also held as read in
+	// the author's unread set, so that a fan-out does not add them again).
+	Read map[int64][]int64
 	// Replace makes Rebuild replace the user's keys instead of merging (an operator's
 	// `feed rebuild`: a fan-out racing it may be lost and is then repaired by the next one).
 	Replace bool
@@ -68,33 +70,35 @@ type Cache interface {
 	// AuthorPage returns up to limit of author's posts strictly after cursor, newest first.
 	AuthorPage(ctx context.Context, author int64, after Cursor, limit int) ([]PostRef, error)
 
-	// FanOut adds the post to the unread set of each follower that has not read it and, only
-	// where it was added, increments that follower's count for the author, in one script per
-	// follower, pipelined (one round trip per node). It returns how many sets changed.
+	// FanOut adds the post to the unread set of each follower that holds neither the post nor
+	// a read mark of it (unread and read posts of an author are one set: a fan-out after a read,
+	// or repeated, changes nothing), in one script per group of followers, pipelined (one round
+	// trip per node). It returns how many sets changed.
 	FanOut(ctx context.Context, author int64, ref PostRef, followers []int64) (int, error)
-	// MarkRead adds post to user's read set and removes it from the unread set of author,
-	// decrementing the count only if it removed something (never below 0; idempotent); one
-	// script. It reports whether an unread entry was removed.
+	// MarkRead adds post to user's read set and marks it read in the unread set of author
+	// (where it leaves the count; a later fan-out does not add it again); idempotent, one
+	// script. It reports whether an unread entry was read.
 	MarkRead(ctx context.Context, user, author, post int64) (bool, error)
-	// MarkAuthorRead adds posts (the ids SQL just marked read) to user's read set and removes
-	// them from the unread set of author, lowering the count by what it removed: one script,
-	// one round trip. It returns how many unread entries it removed.
+	// MarkAuthorRead does MarkRead for posts (the ids SQL just marked read) of author: one
+	// script, one round trip. It returns how many unread entries it read.
 	MarkAuthorRead(ctx context.Context, user, author int64, posts []int64) (int, error)
-	// Unfollow deletes user's unread set of author and its count.
+	// Unfollow deletes user's unread set of author.
 	Unfollow(ctx context.Context, user, author int64) error
 	// Built reports whether user's unread state was built from SQL.
 	Built(ctx context.Context, user int64) (bool, error)
-	// Rebuild merges a state read from SQL into user's keys and marks it built: unread entries
-	// are added (never removed, so a concurrent fan-out is not lost) unless read, read posts
-	// are added to the read set and removed from unread sets, entries older than the follow
-	// (st.Since) are removed, unread sets of authors not in st.Unread are deleted, and every
-	// count is set to its set's size; one script.
+	// Rebuild merges a state read from SQL into user's keys and marks it built: read posts are
+	// added to the read set and marked read in their author's unread set, unread entries are
+	// added (never removed, so a concurrent fan-out is not lost) unless marked read, and
+	// entries older than the follow (st.Since) are removed; one script. Sets of authors not in
+	// st.Unread are left alone: UnreadCounts and UnreadPage are only asked about followed
+	// authors.
 	Rebuild(ctx context.Context, user int64, st UserState) error
 	// UnreadPage returns up to limit of user's unread posts of author strictly after cursor,
 	// newest first.
 	UnreadPage(ctx context.Context, user, author int64, after Cursor, limit int) ([]PostRef, error)
-	// UnreadCounts returns user's per-author counts (fan-out authors; zero counts absent).
-	UnreadCounts(ctx context.Context, user int64) (map[int64]int64, error)
+	// UnreadCounts returns user's count of unread posts of each of authors (the followed
+	// fan-out authors; zero counts absent): each unread set's size, in one round trip.
+	UnreadCounts(ctx context.Context, user int64, authors []int64) (map[int64]int64, error)
 	// ReadOf returns which of posts user has read (per the read set).
 	ReadOf(ctx context.Context, user int64, posts []int64) (map[int64]bool, error)
 	// AddRead adds posts to user's read set (a hybrid author's posts marked read).

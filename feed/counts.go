@@ -9,8 +9,8 @@ import (
 )
 
 // UnreadCounts returns viewer's unread count per followed author (zero counts absent) and the
-// total: fan-out authors from the Redis counts hash, hybrid authors computed from their Redis
-// indexes; all from SQL (one grouped query) when Redis fails. Its SQL part is one query (the
+// total: fan-out authors from the sizes of their Redis unread sets, hybrid authors computed
+// from their Redis indexes; all from SQL (one grouped query) when Redis fails. Its SQL part is one query (the
 // follow list with the follower counts that tell hybrid authors), none while the viewer is
 // subscribed and nothing changed (followCache). Errors: EINVALID, EUNAVAILABLE (SQL).
 func (s *Service) UnreadCounts(ctx context.Context, viewer int64) (map[int64]int64, int64, error) {
@@ -54,26 +54,30 @@ func (s *Service) following(ctx context.Context, viewer int64) ([]FollowCount, e
 }
 
 // countsOf reads viewer's counts from Redis (building the state from SQL first if needed):
-// the counts hash, and the counts of every hybrid author of the follow list computed from
-// their indexes (Cache.HybridCounts: two round trips for all of them). Redis is asked first, so
-// a failing Redis costs no SQL query before the SQL answer.
+// the sizes of the unread sets of the followed fan-out authors, and the counts of every
+// hybrid author of the follow list computed from their indexes (Cache.HybridCounts: two round
+// trips for all of them). Redis is asked first (the built check), so a failing Redis costs no
+// SQL query before the SQL answer.
 func (s *Service) countsOf(ctx context.Context, viewer int64, following func() ([]FollowCount, error)) (map[int64]int64, error) {
 	if err := s.ensureBuilt(ctx, viewer); err != nil {
-		return nil, err
-	}
-	counts, err := s.cache.UnreadCounts(ctx, viewer)
-	if err != nil {
 		return nil, err
 	}
 	follows, err := following()
 	if err != nil {
 		return nil, err
 	}
+	var fanned []int64
 	since, hasPosts := map[int64]time.Time{}, map[int64]bool{}
 	for _, f := range follows {
 		if s.isHybrid(f.Followers) {
 			since[f.Author], hasPosts[f.Author] = f.Since, f.HasPosts
+		} else {
+			fanned = append(fanned, f.Author)
 		}
+	}
+	counts, err := s.cache.UnreadCounts(ctx, viewer, fanned)
+	if err != nil {
+		return nil, err
 	}
 	if len(since) == 0 {
 		return counts, nil

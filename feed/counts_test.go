@@ -94,7 +94,7 @@ func (downCache) Built(context.Context, int64) (bool, error) {
 	return false, redstate.Errorf(redstate.EUNAVAILABLE, "redis down")
 }
 
-func (downCache) UnreadCounts(context.Context, int64) (map[int64]int64, error) {
+func (downCache) UnreadCounts(context.Context, int64, []int64) (map[int64]int64, error) {
 	return nil, redstate.Errorf(redstate.EUNAVAILABLE, "redis down")
 }
 

@@ -153,8 +153,8 @@ func (b breakerCache) UnreadPage(ctx context.Context, user, author int64, after 
 }
 
 // UnreadCounts implements Cache.
-func (b breakerCache) UnreadCounts(ctx context.Context, user int64) (map[int64]int64, error) {
-	return guarded(ctx, b, func() (map[int64]int64, error) { return b.c.UnreadCounts(ctx, user) })
+func (b breakerCache) UnreadCounts(ctx context.Context, user int64, authors []int64) (map[int64]int64, error) {
+	return guarded(ctx, b, func() (map[int64]int64, error) { return b.c.UnreadCounts(ctx, user, authors) })
 }
 
 // ReadOf implements Cache.

@@ -2,19 +2,28 @@ package feed
 
 import "strconv"
 
-// Keys builds every Redis key of the feed, in one place (seed 4.1):
+// Keys builds every Redis key of the feed, in one place (seed 4.1, layout v2):
 //
-//	blog:info:{blogId}                Hash   post cache (TTL 7 d)
-//	author:blogs:{authorId}           ZSET   author index: post id → create time (ms); no TTL
-//	user:read:{userId}                Set    posts the user read (TTL 30 d)
-//	user:unread:{userId}:{authorId}   ZSET   the user's unread posts of the author → create time (TTL 30 d)
-//	user:unread:count:{userId}        Hash   author id → unread count, plus "_built" (TTL 30 d)
+//	blog:info:{blogId}                   Hash   post cache (TTL 7 d)
+//	author:blogs:{authorId}              ZSET   author index: post id → create time (ms); no TTL
+//	user:read:{userId}                   Set    posts the user read (TTL 30 d + 1 h)
+//	user:unread:v2:{userId}:{authorId}   ZSET   the user's unread posts of the author → create
+//	                                            time (ms); read posts and the marker "" at -inf
+//	                                            (TTL 30 d + 1 h)
+//	user:built:v2:{userId}               String when the user's state was built from SQL (TTL 30 d)
 //
-// On a standalone or Sentinel server the seed's names are used as they are ("user:read:1001");
-// on Cluster a user's keys carry the user id as hash tag ("user:read:{1001}",
-// "user:unread:{2001}:1001", "user:unread:count:{2001}") so that one script can change a
-// user's read set, unread set and counts together. Ids are integers, so no user text reaches a
-// key. Prefix (default "") is put before every key.
+// A count is the number of entries of an unread set above -inf (ZCOUNT), not a structure of
+// its own. Read posts stay in the set at -inf, so that a fan-out after the read (ZADD NX) does
+// not add them again; the marker "" (at -inf) is added with every ZADD that may create the set,
+// and a ZADD that reports it added too created the set, which then gets its TTL. The seed's counts hash (user:unread:count:{userId}) and the v1 unread sets
+// (user:unread:{userId}:{authorId}, without read entries) are not read: docs/feed.md,
+// "Layout v2".
+//
+// On a standalone or Sentinel server the user id goes in as it is ("user:read:1001"); on
+// Cluster a user's keys carry the user id as hash tag ("user:read:{1001}",
+// "user:unread:v2:{2001}:1001", "user:built:v2:{2001}") so that one script can change a user's
+// keys together. Ids are integers, so no user text reaches a key. Prefix (default "") is put
+// before every key.
 type Keys struct {
 	prefix  string
 	cluster bool
@@ -23,12 +32,17 @@ type Keys struct {
 // NewKeys returns the keys under prefix for a standalone (cluster false) or Cluster server.
 func NewKeys(prefix string, cluster bool) Keys { return Keys{prefix: prefix, cluster: cluster} }
 
-func (k Keys) user(u int64) string {
-	s := strconv.FormatInt(u, 10)
+// tag returns the opening and closing text around a user id in a user's keys.
+func (k Keys) tag() (string, string) {
 	if k.cluster {
-		return "{" + s + "}"
+		return "{", "}"
 	}
-	return s
+	return "", ""
+}
+
+func (k Keys) user(u int64) string {
+	open, close := k.tag()
+	return open + strconv.FormatInt(u, 10) + close
 }
 
 // Post is the post cache hash of post id.
@@ -44,30 +58,17 @@ func (k Keys) Read(user int64) string { return k.prefix + "user:read:" + k.user(
 
 // Unread is user's unread set of author's posts.
 func (k Keys) Unread(user, author int64) string {
-	return k.prefix + "user:unread:" + k.user(user) + ":" + strconv.FormatInt(author, 10)
+	before, after := k.UnreadParts(author)
+	return before + strconv.FormatInt(user, 10) + after
 }
 
-// Counts is user's unread counts hash.
-func (k Keys) Counts(user int64) string { return k.prefix + "user:unread:count:" + k.user(user) }
-
-// ScriptParts are the pieces a script joins into a user's keys, for scripts that take user ids
-// instead of keys (the fan-out): read key = ReadPrefix + TagOpen + id + TagClose, unread key =
-// UnreadPrefix + TagOpen + id + TagClose + ":" + author, counts key = CountsPrefix + TagOpen +
-// id + TagClose; the same keys Read, Unread and Counts return.
-type ScriptParts struct {
-	ReadPrefix, UnreadPrefix, CountsPrefix string
-	TagOpen, TagClose                      string
+// UnreadParts returns what goes before and after a user id in the users' unread sets of
+// author: Unread(u, author) is before + u + after. The fan-out script joins the keys from them,
+// so that one id per follower crosses the wire instead of a key.
+func (k Keys) UnreadParts(author int64) (before, after string) {
+	open, close := k.tag()
+	return k.prefix + "user:unread:v2:" + open, close + ":" + strconv.FormatInt(author, 10)
 }
 
-// ScriptParts returns the parts of the user keys for scripts.
-func (k Keys) ScriptParts() ScriptParts {
-	p := ScriptParts{ReadPrefix: k.prefix + "user:read:", UnreadPrefix: k.prefix + "user:unread:", CountsPrefix: k.prefix + "user:unread:count:"}
-	if k.cluster {
-		p.TagOpen, p.TagClose = "{", "}"
-	}
-	return p
-}
-
-// BuiltField is the field of the counts hash saying the user's unread state was built from
-// SQL (absent: rebuild before answering from Redis).
-const BuiltField = "_built"
+// Built is user's built marker: it exists while the user's state built from SQL is valid.
+func (k Keys) Built(user int64) string { return k.prefix + "user:built:v2:" + k.user(user) }

@@ -188,7 +188,7 @@ func TestOutage_UnfollowRefollowLeavesNoOldUnread(t *testing.T) {
 	e.rds.Restart(t)
 	e.repair(t)
 
-	counts := must[map[int64]int64](t)(e.cache.UnreadCounts(ctx, u))
+	counts := must[map[int64]int64](t)(e.cache.UnreadCounts(ctx, u, []int64{a, b}))
 	if counts[a] != 0 || counts[b] != 8 {
 		t.Errorf("Redis counts after the repair = %v, want none of %d and 8 of %d", counts, a, b)
 	}
@@ -364,7 +364,7 @@ func TestBreaker_DegradedReadsAreFast(t *testing.T) {
 	e.rds.Restart(t)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		counts, err := e.cache.UnreadCounts(ctx, u)
+		counts, err := e.cache.UnreadCounts(ctx, u, []int64{author})
 		if br.State() == "closed" && err == nil && counts[author] == 4 {
 			break
 		}

@@ -46,7 +46,8 @@ func (s *Service) ensureBuilt(ctx context.Context, user int64) error {
 }
 
 // mergeUser merges user's unread state from SQL into Redis (the lazy rebuild, also of a built
-// state): entries left from an earlier follow and read posts are removed, missing ones added.
+// state): entries left from an earlier follow are removed, read posts marked read, missing
+// ones added.
 func (s *Service) mergeUser(ctx context.Context, user int64) error {
 	st, err := s.stateFromSQL(ctx, user)
 	if err != nil {
@@ -76,7 +77,7 @@ func (s *Service) stateFromSQL(ctx context.Context, user int64) (UserState, erro
 	if err != nil {
 		return UserState{}, err
 	}
-	st := UserState{Unread: map[int64][]PostRef{}, Since: map[int64]time.Time{}}
+	st := UserState{Unread: map[int64][]PostRef{}, Since: map[int64]time.Time{}, Read: map[int64][]int64{}}
 	for _, f := range follows {
 		refs, err := s.allSince(ctx, f.Author, f.Since)
 		if err != nil {
@@ -86,9 +87,11 @@ func (s *Service) stateFromSQL(ctx context.Context, user int64) (UserState, erro
 		if err != nil {
 			return UserState{}, err
 		}
-		// Every read mark goes to the read set, also of fan-out authors: the merge removes a
-		// post read while Redis was unreachable from the unread set.
-		st.Read = append(st.Read, read...)
+		// Every read mark goes to the read set, also of fan-out authors, and is marked read in
+		// the unread set of a fan-out author (also a post read while Redis was unreachable).
+		if len(read) > 0 {
+			st.Read[f.Author] = read
+		}
 		if s.isHybrid(f.Followers) {
 			continue
 		}

@@ -1,17 +1,18 @@
 // Package feedbench benchmarks the feed's Redis side (feed/redisfeed) against raw go-redis
 // commands of the same shape on the same client in the same run:
 //
-//	fanout  FanOut of a post to N followers (one script per group of followers: per follower
-//	        skip if already read, ZADD NX, HINCRBY only if added; pipelined per batch) vs
-//	        pipelined SADD + HINCRBY of the same key shapes (the seed's algorithm, no guard),
-//	        followers/s; twice: the first post creates the followers' keys (fanout_first), the
+//	fanout  FanOut of a post to N followers (one script per group of 100 followers: per
+//	        follower one ZADD NX of the post and the set's marker, a PEXPIRE when that created
+//	        the set; pipelined per batch) vs pipelined SADD + HINCRBY of the same key shapes
+//	        (the seed's algorithm, no guard), followers/s, the two taking turns on ten slices of
+//	        the followers; twice: the first post creates the followers' keys (fanout_first), the
 //	        second finds them (fanout)
-//	read    MarkRead (one script: SADD read, ZREM unread, HINCRBY -1 only if removed) vs a
-//	        pipelined SADD + SREM + HINCRBY, ops/s and p99
-//	page    UnreadPage of 20 (cursor script) vs ZREVRANGE 0 19, ops/s and p99
+//	read    MarkRead (one script: SADD + PEXPIRE of the read set, ZADD XX CH of the post to
+//	        -inf in the unread set) vs a pipelined SADD + SREM + HINCRBY, ops/s and p99
+//	page    UnreadPage of 20 (one ZREVRANGEBYSCORE WITHSCORES) vs ZREVRANGE 0 19, ops/s and p99
 //
-// It also prints the Redis memory per unread entry (MEMORY USAGE of an unread set and a
-// counts hash over the entries they hold).
+// It also prints the Redis memory per unread entry (MEMORY USAGE of an unread set over the
+// entries it holds; the count is the set's size).
 package feedbench
 
 import (
@@ -97,6 +98,8 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	defer opts.Cleanup(ctx, prefix, 5*time.Minute)
 	ours := redisfeed.New(opts.Client, prefix+"ours:")
 	base := feed.NewKeys(prefix+"raw:", redisfeed.IsCluster(opts.Client))
+	// baseCounts is the seed's counts hash of user u for the baseline.
+	baseCounts := func(u int64) string { return prefix + "raw:user:unread:count:" + strconv.FormatInt(u, 10) }
 	const author = int64(1)
 	ref := feed.PostRef{ID: 42, CreateTime: time.Now()}
 
@@ -114,39 +117,62 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		{"fanout (first entry)", ref, &res.FirstOurs, &res.FirstBaseline, &res.FirstTime},
 		{"fanout", feed.PostRef{ID: ref.ID + 1, CreateTime: ref.CreateTime.Add(time.Second)}, &res.FanOutOurs, &res.FanOutBaseline, &res.FanOutTime},
 	} {
-		opts.Progressf("%s: post %d of 2 to %d followers, %d concurrent pipelines of %d\n", w.name, i+1, opts.Followers, opts.Clients, opts.Batch)
+		opts.Progressf("%s: post %d of 2 to %d followers, %d concurrent pipelines of %d, ours and baseline alternating per slice of %d\n",
+			w.name, i+1, opts.Followers, opts.Clients, opts.Batch, (opts.Followers+fanOutSlices-1)/fanOutSlices)
 		var added atomic.Int64
-		start := time.Now()
-		if err := batches(opts, func(followers []int64) error {
-			n, err := ours.FanOut(ctx, author, w.ref, followers)
-			added.Add(int64(n))
-			return err
-		}); err != nil {
-			return res, fmt.Errorf("%s ours: %w", w.name, err)
+		runOurs := func(lo, hi int) error {
+			return batches(opts, lo, hi, func(followers []int64) error {
+				n, err := ours.FanOut(ctx, author, w.ref, followers)
+				added.Add(int64(n))
+				return err
+			})
 		}
-		*w.took = time.Since(start)
+		runBase := func(lo, hi int) error {
+			return batches(opts, lo, hi, func(followers []int64) error {
+				_, err := opts.Client.Pipelined(ctx, func(p redis.Pipeliner) error {
+					for _, u := range followers {
+						p.SAdd(ctx, base.Unread(u, author), w.ref.ID)
+						p.HIncrBy(ctx, baseCounts(u), strconv.FormatInt(author, 10), 1)
+					}
+					return nil
+				})
+				return err
+			})
+		}
+		// Ours and the baseline take turns on slices of the followers (the one going first
+		// alternating), so that both see the same load of a shared machine.
+		var oursTook, baseTook time.Duration
+		for sl := range fanOutSlices {
+			lo, hi := sl*opts.Followers/fanOutSlices, (sl+1)*opts.Followers/fanOutSlices
+			order := []string{"ours", "baseline"}
+			if sl%2 == 1 {
+				order[0], order[1] = order[1], order[0]
+			}
+			for _, impl := range order {
+				start := time.Now()
+				if impl == "ours" {
+					if err := runOurs(lo, hi); err != nil {
+						return res, fmt.Errorf("%s ours: %w", w.name, err)
+					}
+					oursTook += time.Since(start)
+				} else {
+					if err := runBase(lo, hi); err != nil {
+						return res, fmt.Errorf("%s baseline: %w", w.name, err)
+					}
+					baseTook += time.Since(start)
+				}
+			}
+		}
 		if added.Load() != int64(opts.Followers) {
 			return res, fmt.Errorf("%s ours: %d unread sets changed, want %d", w.name, added.Load(), opts.Followers)
 		}
-		*w.ours = float64(opts.Followers) / w.took.Seconds()
-		start = time.Now()
-		if err := batches(opts, func(followers []int64) error {
-			_, err := opts.Client.Pipelined(ctx, func(p redis.Pipeliner) error {
-				for _, u := range followers {
-					p.SAdd(ctx, base.Unread(u, author), w.ref.ID)
-					p.HIncrBy(ctx, base.Counts(u), strconv.FormatInt(author, 10), 1)
-				}
-				return nil
-			})
-			return err
-		}); err != nil {
-			return res, fmt.Errorf("%s baseline: %w", w.name, err)
-		}
-		*w.base = float64(opts.Followers) / time.Since(start).Seconds()
+		*w.took = oursTook
+		*w.ours = float64(opts.Followers) / oursTook.Seconds()
+		*w.base = float64(opts.Followers) / baseTook.Seconds()
 		opts.Progressf("%s: ours %.0f/s (%s), baseline %.0f/s\n", w.name, *w.ours, w.took.Round(time.Millisecond), *w.base)
 	}
 
-	// Memory: one follower's unread set and counts hash after 20 posts, per entry.
+	// Memory: one follower's unread set after 21 posts, per entry (the count is the set's size).
 	for i := int64(0); i < 20; i++ {
 		if _, err := ours.FanOut(ctx, author, feed.PostRef{ID: 1000 + i, CreateTime: time.Now()}, []int64{1}); err != nil {
 			return res, err
@@ -154,8 +180,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	}
 	keys := ours.Keys()
 	u1, _ := opts.Client.MemoryUsage(ctx, keys.Unread(1, author)).Result()
-	u2, _ := opts.Client.MemoryUsage(ctx, keys.Counts(1)).Result()
-	res.BytesPerEntry = float64(u1+u2) / 21
+	res.BytesPerEntry = float64(u1) / 21
 
 	// Read and page on followers that have unread entries: each op uses its own follower.
 	rngs := make([]*rand.Rand, opts.Clients)
@@ -173,7 +198,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		_, err := opts.Client.Pipelined(ctx, func(p redis.Pipeliner) error {
 			p.SAdd(ctx, base.Read(u), ref.ID)
 			p.SRem(ctx, base.Unread(u, author), ref.ID)
-			p.HIncrBy(ctx, base.Counts(u), strconv.FormatInt(author, 10), -1)
+			p.HIncrBy(ctx, baseCounts(u), strconv.FormatInt(author, 10), -1)
 			return nil
 		})
 		return err
@@ -194,8 +219,11 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	return res, bench.Failed(res.Read.Ours, res.Read.Baseline, res.Page.Ours, res.Page.Baseline)
 }
 
-// batches calls f for every batch of follower ids 2..Followers+1, Clients at a time.
-func batches(opts Options, f func([]int64) error) error {
+// fanOutSlices is how many turns ours and the baseline take on the fan-out's followers.
+const fanOutSlices = 10
+
+// batches calls f for every batch of follower ids lo+2..hi+1, Clients at a time.
+func batches(opts Options, lo, hi int, f func([]int64) error) error {
 	next := make(chan []int64)
 	errs := make(chan error, opts.Clients)
 	var wg sync.WaitGroup
@@ -209,9 +237,9 @@ func batches(opts Options, f func([]int64) error) error {
 			}
 		})
 	}
-	for lo := 0; lo < opts.Followers; lo += opts.Batch {
+	for from := lo; from < hi; from += opts.Batch {
 		b := make([]int64, 0, opts.Batch)
-		for u := lo; u < min(lo+opts.Batch, opts.Followers); u++ {
+		for u := from; u < min(from+opts.Batch, hi); u++ {
 			b = append(b, int64(u)+2)
 		}
 		select {

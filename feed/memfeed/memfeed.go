@@ -18,8 +18,10 @@ type Cache struct {
 	posts   map[int64]feed.Post
 	authors map[int64]map[int64]time.Time           // author → post → create time
 	unread  map[int64]map[int64]map[int64]time.Time // user → author → post → time
-	read    map[int64]map[int64]bool
-	built   map[int64]bool
+	// held are the read posts an unread set holds (Redis: at -inf), user → author → post.
+	held  map[int64]map[int64]map[int64]bool
+	read  map[int64]map[int64]bool
+	built map[int64]bool
 }
 
 var _ feed.Cache = (*Cache)(nil)
@@ -27,7 +29,8 @@ var _ feed.Cache = (*Cache)(nil)
 // New returns an empty Cache.
 func New() *Cache {
 	return &Cache{posts: map[int64]feed.Post{}, authors: map[int64]map[int64]time.Time{},
-		unread: map[int64]map[int64]map[int64]time.Time{}, read: map[int64]map[int64]bool{}, built: map[int64]bool{}}
+		unread: map[int64]map[int64]map[int64]time.Time{}, held: map[int64]map[int64]map[int64]bool{},
+		read: map[int64]map[int64]bool{}, built: map[int64]bool{}}
 }
 
 func ms(t time.Time) time.Time { return time.UnixMilli(t.UnixMilli()).UTC() }
@@ -159,13 +162,28 @@ func (c *Cache) unreadOf(user, author int64) map[int64]time.Time {
 	return set
 }
 
+// heldOf returns user's read posts held in the unread set of author, creating it.
+func (c *Cache) heldOf(user, author int64) map[int64]bool {
+	byAuthor := c.held[user]
+	if byAuthor == nil {
+		byAuthor = map[int64]map[int64]bool{}
+		c.held[user] = byAuthor
+	}
+	set := byAuthor[author]
+	if set == nil {
+		set = map[int64]bool{}
+		byAuthor[author] = set
+	}
+	return set
+}
+
 // FanOut implements feed.Cache.
 func (c *Cache) FanOut(_ context.Context, author int64, ref feed.PostRef, followers []int64) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	added := 0
 	for _, u := range followers {
-		if c.read[u][ref.ID] {
+		if c.held[u][author][ref.ID] {
 			continue
 		}
 		set := c.unreadOf(u, author)
@@ -188,15 +206,26 @@ func (c *Cache) addRead(user int64, posts ...int64) {
 	}
 }
 
+// hold marks posts read in user's unread set of author and returns how many were unread.
+func (c *Cache) hold(user, author int64, posts ...int64) int {
+	set, held := c.unreadOf(user, author), c.heldOf(user, author)
+	n := 0
+	for _, p := range posts {
+		if _, ok := set[p]; ok {
+			delete(set, p)
+			n++
+		}
+		held[p] = true
+	}
+	return n
+}
+
 // MarkRead implements feed.Cache.
 func (c *Cache) MarkRead(_ context.Context, user, author, post int64) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.addRead(user, post)
-	set := c.unreadOf(user, author)
-	_, had := set[post]
-	delete(set, post)
-	return had, nil
+	return c.hold(user, author, post) == 1, nil
 }
 
 // MarkAuthorRead implements feed.Cache.
@@ -204,15 +233,7 @@ func (c *Cache) MarkAuthorRead(_ context.Context, user, author int64, posts []in
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.addRead(user, posts...)
-	set := c.unreadOf(user, author)
-	n := 0
-	for _, p := range posts {
-		if _, ok := set[p]; ok {
-			delete(set, p)
-			n++
-		}
-	}
-	return n, nil
+	return c.hold(user, author, posts...), nil
 }
 
 // Unfollow implements feed.Cache.
@@ -220,6 +241,7 @@ func (c *Cache) Unfollow(_ context.Context, user, author int64) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.unread[user], author)
+	delete(c.held[user], author)
 	return nil
 }
 
@@ -236,13 +258,13 @@ func (c *Cache) Rebuild(_ context.Context, user int64, st feed.UserState) error 
 	defer c.mu.Unlock()
 	if st.Replace {
 		delete(c.read, user)
-		delete(c.unread, user)
-	}
-	c.addRead(user, st.Read...)
-	for author := range c.unread[user] {
-		if _, keep := st.Unread[author]; !keep {
+		for author := range st.Unread {
 			delete(c.unread[user], author)
+			delete(c.held[user], author)
 		}
+	}
+	for _, read := range st.Read {
+		c.addRead(user, read...)
 	}
 	for author, refs := range st.Unread {
 		set := c.unreadOf(user, author)
@@ -253,14 +275,10 @@ func (c *Cache) Rebuild(_ context.Context, user int64, st feed.UserState) error 
 				}
 			}
 		}
+		c.hold(user, author, st.Read[author]...)
 		for _, r := range refs {
-			if _, ok := set[r.ID]; !ok && !c.read[user][r.ID] {
+			if _, ok := set[r.ID]; !ok && !c.held[user][author][r.ID] {
 				set[r.ID] = ms(r.CreateTime)
-			}
-		}
-		for p := range set {
-			if c.read[user][p] {
-				delete(set, p)
 			}
 		}
 	}
@@ -276,13 +294,13 @@ func (c *Cache) UnreadPage(_ context.Context, user, author int64, after feed.Cur
 }
 
 // UnreadCounts implements feed.Cache.
-func (c *Cache) UnreadCounts(_ context.Context, user int64) (map[int64]int64, error) {
+func (c *Cache) UnreadCounts(_ context.Context, user int64, authors []int64) (map[int64]int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := map[int64]int64{}
-	for a, set := range c.unread[user] {
-		if len(set) > 0 {
-			out[a] = int64(len(set))
+	for _, a := range authors {
+		if n := len(c.unread[user][a]); n > 0 {
+			out[a] = int64(n)
 		}
 	}
 	return out, nil

@@ -26,11 +26,11 @@ func TestCacheSuite(t *testing.T) {
 	})
 }
 
-// TestExpiry_CountsNeverOutliveASet: the counts hash gets the state TTL when a fan-out creates
-// it and only from a rebuild after that; a set created by a fan-out, a read mark or a rebuild
-// gets the longer set TTL. So a built user's counts hash never names an expired set, and
-// fan-outs do not renew TTLs (which would cost two commands per follower).
-func TestExpiry_CountsNeverOutliveASet(t *testing.T) {
+// TestExpiry_BuiltNeverOutlivesASet: a set created by a fan-out, a read mark or a rebuild gets
+// the set TTL, which fan-outs do not renew (that would cost a command per follower); the built
+// marker gets the shorter state TTL only from a rebuild, which renews every set of the state.
+// So a built state never misses an expired set.
+func TestExpiry_BuiltNeverOutlivesASet(t *testing.T) {
 	for name, client := range map[string]func(*testing.T) redis.UniversalClient{
 		"Standalone": func(t *testing.T) redis.UniversalClient { return redistest.SharedStandalone(t).Client(t) },
 		"Cluster":    func(t *testing.T) redis.UniversalClient { return redistest.SharedCluster(t).Client(t) },
@@ -40,7 +40,7 @@ func TestExpiry_CountsNeverOutliveASet(t *testing.T) {
 			rc := client(t)
 			c := redisfeed.New(rc, feedtest.UniquePrefix())
 			k := c.Keys()
-			u, a, b := feedtest.ID(), feedtest.ID(), feedtest.ID()
+			u, a, b, d := feedtest.ID(), feedtest.ID(), feedtest.ID(), feedtest.ID()
 			ref := func(id int64) feed.PostRef { return feed.PostRef{ID: id, CreateTime: time.UnixMilli(id)} }
 			pttl := func(key string) time.Duration {
 				t.Helper()
@@ -50,21 +50,17 @@ func TestExpiry_CountsNeverOutliveASet(t *testing.T) {
 				}
 				return d
 			}
-			// A fan-out to a user without state creates the counts hash and the set with TTLs.
+			// A fan-out to a user without state creates the set with the set TTL, no marker.
 			if _, err := c.FanOut(ctx, a, ref(1), []int64{u}); err != nil {
 				t.Fatal(err)
 			}
-			if d := pttl(k.Counts(u)); d <= feed.StateTTL-time.Minute || d > feed.StateTTL {
-				t.Errorf("new counts hash TTL = %v, want about %v", d, feed.StateTTL)
-			}
 			if d := pttl(k.Unread(u, a)); d <= feed.StateTTL {
-				t.Errorf("new unread set TTL = %v, want more than the counts hash's %v", d, feed.StateTTL)
+				t.Errorf("new unread set TTL = %v, want more than %v", d, feed.StateTTL)
 			}
-			// Later fan-outs, to the same author's set and to a new author's, leave the counts
-			// hash's expiry alone; the new set gets the set TTL.
-			if err := rc.PExpire(ctx, k.Counts(u), time.Hour).Err(); err != nil {
-				t.Fatal(err)
+			if n, err := rc.Exists(ctx, k.Built(u)).Result(); err != nil || n != 0 {
+				t.Errorf("a fan-out created the built marker (%d, %v)", n, err)
 			}
+			// Later fan-outs leave an existing set's expiry alone; a new author's set gets the TTL.
 			if err := rc.PExpire(ctx, k.Unread(u, a), 2*time.Hour).Err(); err != nil {
 				t.Fatal(err)
 			}
@@ -74,34 +70,34 @@ func TestExpiry_CountsNeverOutliveASet(t *testing.T) {
 			if _, err := c.FanOut(ctx, b, ref(3), []int64{u}); err != nil {
 				t.Fatal(err)
 			}
-			if d := pttl(k.Counts(u)); d > time.Hour {
-				t.Errorf("a fan-out extended the counts hash to %v", d)
-			}
 			if d := pttl(k.Unread(u, a)); d > 2*time.Hour {
 				t.Errorf("a fan-out to an existing set renewed it to %v", d)
 			}
 			if d := pttl(k.Unread(u, b)); d <= feed.StateTTL {
 				t.Errorf("set created by a fan-out: TTL %v", d)
 			}
-			// A read mark creates the read set with the set TTL.
-			if _, err := c.MarkRead(ctx, u, b, 3); err != nil {
+			// A read mark creates the read set, and the unread set of an author without one
+			// (the read overtook the fan-out), with the set TTL.
+			if _, err := c.MarkRead(ctx, u, d, 4); err != nil {
 				t.Fatal(err)
 			}
-			if d := pttl(k.Read(u)); d <= feed.StateTTL {
-				t.Errorf("read set TTL %v", d)
+			for _, key := range []string{k.Read(u), k.Unread(u, d)} {
+				if d := pttl(key); d <= feed.StateTTL {
+					t.Errorf("%s created by a read mark: TTL %v", key, d)
+				}
 			}
-			// A rebuild renews everything: counts to the state TTL, sets beyond it.
-			st := feed.UserState{Unread: map[int64][]feed.PostRef{a: {ref(1), ref(2)}}, Read: []int64{3}}
+			// A rebuild sets the marker to the state TTL and renews every set of the state beyond it.
+			st := feed.UserState{Unread: map[int64][]feed.PostRef{a: {ref(1), ref(2)}, b: {}}, Read: map[int64][]int64{b: {3}}}
 			if err := c.Rebuild(ctx, u, st); err != nil {
 				t.Fatal(err)
 			}
-			counts := pttl(k.Counts(u))
-			if counts <= feed.StateTTL-time.Minute {
-				t.Errorf("rebuilt counts TTL %v", counts)
+			built := pttl(k.Built(u))
+			if built <= feed.StateTTL-time.Minute || built > feed.StateTTL {
+				t.Errorf("built marker TTL %v, want about %v", built, feed.StateTTL)
 			}
-			for _, key := range []string{k.Unread(u, a), k.Read(u)} {
-				if d := pttl(key); d <= counts {
-					t.Errorf("after a rebuild %s TTL %v is not beyond the counts hash's %v", key, d, counts)
+			for _, key := range []string{k.Unread(u, a), k.Unread(u, b), k.Read(u)} {
+				if d := pttl(key); d <= built {
+					t.Errorf("after a rebuild %s TTL %v is not beyond the built marker's %v", key, d, built)
 				}
 			}
 		})

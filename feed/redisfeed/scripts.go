@@ -3,35 +3,106 @@ package redisfeed
 import "github.com/redis/go-redis/v9"
 
 // fanOutScript adds one post to the unread sets of a group of followers (all in one slot on
-// Cluster): for each follower, unless the follower already read the post (a read that overtook
-// the fan-out), ZADD NX into the unread set and, only if it was added, HINCRBY of the count.
-// Keys are built here from the parts feed.Keys.ScriptParts returns (one user id per follower
-// crosses the wire instead of three keys); KEYS[1] is the first follower's counts hash, for
-// routing. A set whose count became 1 was just created: it gets the state TTL plus slack, and
-// the counts hash gets the state TTL only if it has none (NX), so a built user's counts hash
-// never outlives one of its unread sets (docs/feed.md, "Expiry").
-// ARGV[1] read prefix, ARGV[2] unread prefix, ARGV[3] counts prefix, ARGV[4] tag open,
-// ARGV[5] tag close, ARGV[6] post id, ARGV[7] score (ms), ARGV[8] author, ARGV[9] TTL ms of
-// the counts hash, ARGV[10] TTL ms of the sets, ARGV[11..] follower ids. Returns how many sets
-// changed.
+// Cluster) with one command per follower: ZADD NX of the post and of the marker "" at -inf
+// (feed.Keys). NX leaves a post the follower already holds, unread or read (read posts are
+// kept at -inf: a read that overtook the fan-out, a retried fan-out), so the script reads
+// nothing first. Two additions mean the set was just created: it gets the set TTL
+// (docs/feed.md, "Expiry"). Keys are joined here from feed.Keys.UnreadParts (one user id per
+// follower crosses the wire instead of a key); KEYS[1] is the first follower's unread set, for
+// routing.
+// ARGV[1] key before the user id, ARGV[2] key after it, ARGV[3] score (ms), ARGV[4] post id,
+// ARGV[5] TTL ms of the sets, ARGV[6..] follower ids. Returns how many sets got the post.
 var fanOutScript = redis.NewScript(`
+local before, after, score, post, ttl = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local added = 0
-local open, close, post, score, author = ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]
-for i = 11, #ARGV do
-  local u = open .. ARGV[i] .. close
-  if redis.call('SISMEMBER', ARGV[1] .. u, post) == 0 then
-    local unread = ARGV[2] .. u .. ':' .. author
-    if redis.call('ZADD', unread, 'NX', score, post) == 1 then
-      local counts = ARGV[3] .. u
-      if redis.call('HINCRBY', counts, author, 1) == 1 then
-        redis.call('PEXPIRE', unread, ARGV[10])
-        redis.call('PEXPIRE', counts, ARGV[9], 'NX')
-      end
-      added = added + 1
-    end
+for i = 6, #ARGV do
+  local key = before .. ARGV[i] .. after
+  local n = redis.call('ZADD', key, 'NX', score, post, '-inf', '')
+  if n == 2 then
+    redis.call('PEXPIRE', key, ttl)
+    added = added + 1
+  elseif n == 1 then
+    added = added + 1
   end
 end
 return added
+`)
+
+// markReadScript marks one post read: it joins the read set, and the unread set holds it at
+// -inf (an unread entry moves there; without one, a read entry is added with the marker, so a
+// fan-out that comes later does not add the post). KEYS[1] read set, KEYS[2] unread set.
+// ARGV[1] post, ARGV[2] TTL ms of the sets. Returns 1 if an unread entry was read.
+var markReadScript = redis.NewScript(`
+redis.call('SADD', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if redis.call('ZADD', KEYS[2], 'XX', 'CH', '-inf', ARGV[1]) == 1 then return 1 end
+if redis.call('ZADD', KEYS[2], 'NX', '-inf', ARGV[1], '-inf', '') == 2 then
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+end
+return 0
+`)
+
+// markAuthorReadScript marks the given posts of one author read, as markReadScript does each.
+// KEYS[1] read set, KEYS[2] unread set. ARGV[1] TTL ms of the sets, ARGV[2..] post ids.
+// Returns how many unread entries were read.
+var markAuthorReadScript = redis.NewScript(`
+local read, created = 0, redis.call('EXISTS', KEYS[2]) == 0
+for i = 2, #ARGV, 1000 do
+  local last = math.min(i + 999, #ARGV)
+  redis.call('SADD', KEYS[1], unpack(ARGV, i, last))
+  local args = {}
+  for j = i, last do table.insert(args, '-inf'); table.insert(args, ARGV[j]) end
+  read = read + redis.call('ZADD', KEYS[2], 'XX', 'CH', unpack(args))
+  table.insert(args, '-inf'); table.insert(args, '')
+  redis.call('ZADD', KEYS[2], 'NX', unpack(args))
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+if created then redis.call('PEXPIRE', KEYS[2], ARGV[1]) end
+return read
+`)
+
+// rebuildScript merges a user's state from SQL and marks it built. Per author: entries older
+// than the follow are removed (not those at -inf), the author's read posts are held at -inf,
+// its unread entries added unless held (NX: an entry a racing fan-out added stays), and, unless
+// the set would stay empty (no key then), the marker added and the set TTL given. The read set
+// gets every read post.
+// KEYS[1] read set, KEYS[2] built marker, KEYS[3..] unread sets of the state's authors.
+// ARGV[1] TTL ms of the built marker, ARGV[2] now (ms), ARGV[3] "1" to replace instead of
+// merging, ARGV[4] TTL ms of the sets, ARGV[5] JSON read ids (all authors), ARGV[6..] per
+// KEYS[3..]: the follow time (ms; entries scored below it are removed; '-inf': none), JSON
+// read ids of the author, JSON [[id, score], …] unread.
+var rebuildScript = redis.NewScript(`
+local setTTL = ARGV[4]
+if ARGV[3] == '1' then
+  redis.call('DEL', KEYS[1])
+  for k = 3, #KEYS do redis.call('DEL', KEYS[k]) end
+end
+local read = cjson.decode(ARGV[5])
+for i = 1, #read, 1000 do
+  redis.call('SADD', KEYS[1], unpack(read, i, math.min(i + 999, #read)))
+end
+for k = 3, #KEYS do
+  local base = 6 + 3 * (k - 3)
+  local since, gone, entries = ARGV[base], cjson.decode(ARGV[base + 1]), cjson.decode(ARGV[base + 2])
+  if since ~= '-inf' then redis.call('ZREMRANGEBYSCORE', KEYS[k], '(-inf', '(' .. since) end
+  for _, id in ipairs(gone) do redis.call('ZADD', KEYS[k], '-inf', tostring(id)) end
+  for _, e in ipairs(entries) do redis.call('ZADD', KEYS[k], 'NX', e[2], tostring(e[1])) end
+  if #gone > 0 or #entries > 0 or redis.call('EXISTS', KEYS[k]) == 1 then
+    redis.call('ZADD', KEYS[k], 'NX', '-inf', '')
+    redis.call('PEXPIRE', KEYS[k], setTTL)
+  end
+end
+redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[1])
+if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], setTTL) end
+return 1
+`)
+
+// unreadCountsScript counts a user's unread entries (above -inf) per author.
+// KEYS: the unread sets. Returns the counts in KEYS' order.
+var unreadCountsScript = redis.NewScript(`
+local out = {}
+for i = 1, #KEYS do out[i] = redis.call('ZCOUNT', KEYS[i], '(-inf', '+inf') end
+return out
 `)
 
 // postScript caches one post unless it is cached (role 'post': a cached copy is newer or as
@@ -51,98 +122,6 @@ end
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], unpack(ARGV, 3))
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return 1
-`)
-
-// markReadScript marks one post read.
-// KEYS[1] read set, KEYS[2] unread set, KEYS[3] counts. ARGV[1] post, ARGV[2] author,
-// ARGV[3] TTL ms of the read set. Returns 1 if an unread entry was removed.
-var markReadScript = redis.NewScript(`
-redis.call('SADD', KEYS[1], ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-local removed = redis.call('ZREM', KEYS[2], ARGV[1])
-if removed == 1 then
-  local c = redis.call('HINCRBY', KEYS[3], ARGV[2], -1)
-  if c <= 0 then redis.call('HDEL', KEYS[3], ARGV[2]) end
-end
-return removed
-`)
-
-// markAuthorReadScript marks the given posts of one author read.
-// KEYS[1] read set, KEYS[2] unread set, KEYS[3] counts. ARGV[1] author, ARGV[2] TTL ms of the
-// read set, ARGV[3..] post ids. Returns how many unread entries were removed.
-var markAuthorReadScript = redis.NewScript(`
-local removed = 0
-for i = 3, #ARGV, 1000 do
-  local last = math.min(i + 999, #ARGV)
-  redis.call('SADD', KEYS[1], unpack(ARGV, i, last))
-  removed = removed + redis.call('ZREM', KEYS[2], unpack(ARGV, i, last))
-end
-if #ARGV >= 3 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-if removed > 0 then
-  local c = redis.call('HINCRBY', KEYS[3], ARGV[1], -removed)
-  if c <= 0 then redis.call('HDEL', KEYS[3], ARGV[1]) end
-end
-return removed
-`)
-
-// unfollowScript deletes a user's unread state of an author.
-// KEYS[1] unread set, KEYS[2] counts. ARGV[1] author.
-var unfollowScript = redis.NewScript(`
-redis.call('DEL', KEYS[1])
-redis.call('HDEL', KEYS[2], ARGV[1])
-return 1
-`)
-
-// rebuildScript merges a user's state from SQL and marks it built. Unread keys of authors not
-// in the state (unfollowed) are deleted: they are found from the counts hash and built from
-// ARGV[3], in the user's slot (the user's hash tag on Cluster).
-// KEYS[1] read set, KEYS[2] counts, KEYS[3..] unread sets of the state's authors.
-// ARGV[1] TTL ms of the counts hash, ARGV[2] now (ms), ARGV[3] unread key prefix (the key
-// without the author), ARGV[4] JSON read ids, ARGV[5] "1" to replace instead of merging,
-// ARGV[6] TTL ms of the sets, ARGV[7..] per KEYS[3..]: author id, the follow time (ms; entries
-// scored below it are removed; '-inf': none), then JSON [[id, score], …].
-var rebuildScript = redis.NewScript(`
-local ttl, setTTL = ARGV[1], ARGV[6]
-local read = cjson.decode(ARGV[4])
-if ARGV[5] == '1' then
-  redis.call('DEL', KEYS[1])
-  for k = 3, #KEYS do redis.call('DEL', KEYS[k]) end
-end
-for i = 1, #read, 1000 do
-  redis.call('SADD', KEYS[1], unpack(read, i, math.min(i + 999, #read)))
-end
-local keep = {}
-for k = 3, #KEYS do
-  local base = 7 + 3 * (k - 3)
-  local author, since, entries = ARGV[base], ARGV[base + 1], cjson.decode(ARGV[base + 2])
-  keep[author] = true
-  if since ~= '-inf' then redis.call('ZREMRANGEBYSCORE', KEYS[k], '-inf', '(' .. since) end
-  for _, e in ipairs(entries) do
-    if redis.call('SISMEMBER', KEYS[1], tostring(e[1])) == 0 then
-      redis.call('ZADD', KEYS[k], 'NX', e[2], tostring(e[1]))
-    end
-  end
-  for _, m in ipairs(redis.call('ZRANGE', KEYS[k], 0, -1)) do
-    if redis.call('SISMEMBER', KEYS[1], m) == 1 then redis.call('ZREM', KEYS[k], m) end
-  end
-  local n = redis.call('ZCARD', KEYS[k])
-  if n > 0 then
-    redis.call('HSET', KEYS[2], author, n)
-    redis.call('PEXPIRE', KEYS[k], setTTL)
-  else
-    redis.call('HDEL', KEYS[2], author)
-  end
-end
-for _, f in ipairs(redis.call('HKEYS', KEYS[2])) do
-  if f ~= '_built' and not keep[f] then
-    redis.call('DEL', ARGV[3] .. f)
-    redis.call('HDEL', KEYS[2], f)
-  end
-end
-redis.call('HSET', KEYS[2], '_built', ARGV[2])
-redis.call('PEXPIRE', KEYS[2], ttl)
-if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], setTTL) end
 return 1
 `)
 

@@ -8,7 +8,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -250,12 +249,12 @@ func (c *Cache) pageByScript(ctx context.Context, key string, after feed.Cursor,
 	return out, nil
 }
 
-// fanOutGroup bounds the followers one fan-out script serves (about 0.3 ms of server time).
+// fanOutGroup bounds the followers one fan-out script serves.
 const fanOutGroup = 100
 
 // FanOut implements feed.Cache: followers are grouped by the slot of their keys (all of them on
 // a standalone server), up to fanOutGroup per script, and the scripts pipelined. The script
-// builds each follower's keys from feed.Keys.ScriptParts, so only ids cross the wire.
+// joins each follower's unread set from feed.Keys.UnreadParts, so only ids cross the wire.
 func (c *Cache) FanOut(ctx context.Context, author int64, ref feed.PostRef, followers []int64) (int, error) {
 	if len(followers) == 0 {
 		return 0, nil
@@ -265,17 +264,15 @@ func (c *Cache) FanOut(ctx context.Context, author int64, ref feed.PostRef, foll
 	for _, u := range followers {
 		slot := 0
 		if c.cluster {
-			slot = keyspace.Slot(c.keys.Counts(u))
+			slot = keyspace.Slot(c.keys.Built(u))
 		}
 		if _, ok := groups[slot]; !ok {
 			order = append(order, slot)
 		}
 		groups[slot] = append(groups[slot], u)
 	}
-	parts := c.keys.ScriptParts()
-	head := []any{parts.ReadPrefix, parts.UnreadPrefix, parts.CountsPrefix, parts.TagOpen, parts.TagClose,
-		strconv.FormatInt(ref.ID, 10), strconv.FormatInt(ms(ref.CreateTime), 10), strconv.FormatInt(author, 10),
-		ttlMS(feed.StateTTL), ttlMS(feed.SetTTL)}
+	before, after := c.keys.UnreadParts(author)
+	head := []any{before, after, strconv.FormatInt(ms(ref.CreateTime), 10), strconv.FormatInt(ref.ID, 10), ttlMS(feed.SetTTL)}
 	var calls []redisscript.Call
 	for _, slot := range order {
 		users := groups[slot]
@@ -286,7 +283,7 @@ func (c *Cache) FanOut(ctx context.Context, author int64, ref feed.PostRef, foll
 			for _, u := range chunk {
 				args = append(args, u)
 			}
-			calls = append(calls, redisscript.Call{Keys: []string{c.keys.Counts(chunk[0])}, Args: args})
+			calls = append(calls, redisscript.Call{Keys: []string{c.keys.Unread(chunk[0], author)}, Args: args})
 		}
 	}
 	added := 0
@@ -302,8 +299,8 @@ func (c *Cache) FanOut(ctx context.Context, author int64, ref feed.PostRef, foll
 
 // MarkRead implements feed.Cache.
 func (c *Cache) MarkRead(ctx context.Context, user, author, post int64) (bool, error) {
-	n, err := markReadScript.Run(ctx, c.client, []string{c.keys.Read(user), c.keys.Unread(user, author), c.keys.Counts(user)},
-		post, author, ttlMS(feed.SetTTL)).Int64()
+	n, err := markReadScript.Run(ctx, c.client, []string{c.keys.Read(user), c.keys.Unread(user, author)},
+		post, ttlMS(feed.SetTTL)).Int64()
 	return n == 1, rediserr.Map(err, "feed mark read")
 }
 
@@ -312,39 +309,47 @@ func (c *Cache) MarkAuthorRead(ctx context.Context, user, author int64, posts []
 	if len(posts) == 0 {
 		return 0, nil
 	}
-	args := make([]any, 0, 2+len(posts))
-	args = append(args, author, ttlMS(feed.SetTTL))
+	args := make([]any, 0, 1+len(posts))
+	args = append(args, ttlMS(feed.SetTTL))
 	for _, p := range posts {
 		args = append(args, p)
 	}
-	n, err := markAuthorReadScript.Run(ctx, c.client, []string{c.keys.Read(user), c.keys.Unread(user, author), c.keys.Counts(user)}, args...).Int64()
+	n, err := markAuthorReadScript.Run(ctx, c.client, []string{c.keys.Read(user), c.keys.Unread(user, author)}, args...).Int64()
 	return int(n), rediserr.Map(err, "feed mark author read")
 }
 
 // Unfollow implements feed.Cache.
 func (c *Cache) Unfollow(ctx context.Context, user, author int64) error {
-	return rediserr.Map(unfollowScript.Run(ctx, c.client, []string{c.keys.Unread(user, author), c.keys.Counts(user)}, author).Err(), "feed unfollow")
+	return rediserr.Map(c.client.Del(ctx, c.keys.Unread(user, author)).Err(), "feed unfollow")
 }
 
 // Built implements feed.Cache.
 func (c *Cache) Built(ctx context.Context, user int64) (bool, error) {
-	ok, err := c.client.HExists(ctx, c.keys.Counts(user), feed.BuiltField).Result()
-	return ok, rediserr.Map(err, "feed built")
+	n, err := c.client.Exists(ctx, c.keys.Built(user)).Result()
+	return n == 1, rediserr.Map(err, "feed built")
+}
+
+// jsonIDs is ids as a JSON array ("[]" for none).
+func jsonIDs(ids []int64) string {
+	if len(ids) == 0 {
+		return "[]"
+	}
+	js, _ := json.Marshal(ids)
+	return string(js)
 }
 
 // Rebuild implements feed.Cache.
 func (c *Cache) Rebuild(ctx context.Context, user int64, st feed.UserState) error {
-	read, _ := json.Marshal(st.Read)
-	if st.Read == nil {
-		read = []byte("[]")
+	var all []int64
+	for _, ids := range st.Read {
+		all = append(all, ids...)
 	}
-	unreadPrefix := strings.TrimSuffix(c.keys.Unread(user, 0), "0")
-	keys := []string{c.keys.Read(user), c.keys.Counts(user)}
+	keys := []string{c.keys.Read(user), c.keys.Built(user)}
 	replace := "0"
 	if st.Replace {
 		replace = "1"
 	}
-	args := []any{ttlMS(feed.StateTTL), strconv.FormatInt(time.Now().UnixMilli(), 10), unreadPrefix, string(read), replace, ttlMS(feed.SetTTL)}
+	args := []any{ttlMS(feed.StateTTL), strconv.FormatInt(time.Now().UnixMilli(), 10), replace, ttlMS(feed.SetTTL), jsonIDs(all)}
 	for author, refs := range st.Unread {
 		since := "-inf"
 		if t, ok := st.Since[author]; ok {
@@ -359,28 +364,34 @@ func (c *Cache) Rebuild(ctx context.Context, user int64, st feed.UserState) erro
 			js = []byte("[]")
 		}
 		keys = append(keys, c.keys.Unread(user, author))
-		args = append(args, strconv.FormatInt(author, 10), since, string(js))
+		args = append(args, since, jsonIDs(st.Read[author]), string(js))
 	}
 	return rediserr.Map(rebuildScript.Run(ctx, c.client, keys, args...).Err(), "feed rebuild")
 }
 
-// UnreadPage implements feed.Cache.
+// UnreadPage implements feed.Cache: read entries (at -inf) are outside the page's range.
 func (c *Cache) UnreadPage(ctx context.Context, user, author int64, after feed.Cursor, limit int) ([]feed.PostRef, error) {
-	return c.page(ctx, c.keys.Unread(user, author), after, limit, "-inf")
+	return c.page(ctx, c.keys.Unread(user, author), after, limit, "(-inf")
 }
 
-// UnreadCounts implements feed.Cache.
-func (c *Cache) UnreadCounts(ctx context.Context, user int64) (map[int64]int64, error) {
-	m, err := c.client.HGetAll(ctx, c.keys.Counts(user)).Result()
+// UnreadCounts implements feed.Cache: one script counting each author's unread set (ZCOUNT
+// above -inf; the sets are in the user's slot on Cluster).
+func (c *Cache) UnreadCounts(ctx context.Context, user int64, authors []int64) (map[int64]int64, error) {
+	out := make(map[int64]int64, len(authors))
+	if len(authors) == 0 {
+		return out, nil
+	}
+	keys := make([]string, len(authors))
+	for i, a := range authors {
+		keys[i] = c.keys.Unread(user, a)
+	}
+	ns, err := unreadCountsScript.Run(ctx, c.client, keys).Int64Slice()
 	if err != nil {
 		return nil, rediserr.Map(err, "feed unread counts")
 	}
-	out := make(map[int64]int64, len(m))
-	for f, v := range m {
-		a, err1 := strconv.ParseInt(f, 10, 64)
-		n, err2 := strconv.ParseInt(v, 10, 64)
-		if err1 == nil && err2 == nil && n > 0 {
-			out[a] = n
+	for i, n := range ns {
+		if n > 0 {
+			out[authors[i]] = n
 		}
 	}
 	return out, nil
