@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/executor/redisstate"
 )
@@ -126,6 +127,9 @@ type stagePhase struct {
 	stageRuns  map[string]int
 	running    map[string]int
 	concurrent int
+	// vanished counts acknowledged tasks with no projection after the drain (their
+	// submission was lost); stuck counts tasks still present but not completed.
+	vanished, stuck int
 }
 
 // start runs the submitter until ctx ends.
@@ -236,6 +240,13 @@ func (p *stagePhase) settle(t *testing.T) {
 		st, err := p.runs.runner.TaskStatus(ctx, id)
 		cancel()
 		t.Logf("executor stage run: task %s did not complete within %v: %s, %d stages done, %v", id, runDrain, st.Status, st.CompletedStages, err)
+		p.mu.Lock()
+		if redstate.IsCode(err, redstate.ENOTFOUND) {
+			p.vanished++
+		} else {
+			p.stuck++
+		}
+		p.mu.Unlock()
 	}
 }
 
@@ -244,8 +255,8 @@ func (p *stagePhase) settle(t *testing.T) {
 func (p *stagePhase) row(t *testing.T, faultAt time.Time) row {
 	r := newRow("executor stage run")
 	r.acked, r.failed = p.log.counts()
-	r.lost = len(p.unfinished())
 	p.mu.Lock()
+	r.lost, r.stuck = p.vanished, p.stuck
 	r.dups, r.concurrent = 0, p.concurrent
 	for _, n := range p.stageRuns {
 		if n > 1 {

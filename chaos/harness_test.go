@@ -112,13 +112,16 @@ type row struct {
 	// handed out before for the same lock.
 	fences int
 	// diffs counts differences from the source of truth after the documented repair.
-	diffs    int
+	diffs int
+	// stuck counts work acknowledged and still present that did not finish within the
+	// block's drain (a liveness failure, not a loss).
+	stuck    int
 	recovery time.Duration
 }
 
 // newRow returns a row for block with every optional counter not applicable.
 func newRow(block string) row {
-	return row{block: block, stale: -1, dups: -1, concurrent: -1, fences: -1, diffs: -1}
+	return row{block: block, stale: -1, dups: -1, concurrent: -1, fences: -1, diffs: -1, stuck: -1}
 }
 
 func TestFailover_Sentinel(t *testing.T) {
@@ -301,7 +304,7 @@ func logTable(t *testing.T, rows []row) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%-22s %-8s %-5s %-8s %5s %6s %6s %5s %5s %5s %4s %6s %5s %9s\n", "block", "topology", "mode", "fault", "cycle", "acked", "failed", "lost", "stale", "dups", "conc", "fences", "diffs", "recovery")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%-22s %-8s %-5s %-8s %5d %6d %6d %5d %5s %5s %4s %6s %5s %9s\n", r.block, r.topo, r.mode, r.fault, r.cycle, r.acked, r.failed, r.lost, opt(r.stale), opt(r.dups), opt(r.concurrent), opt(r.fences), opt(r.diffs), r.recovery.Round(10*time.Millisecond))
+		fmt.Fprintf(&b, "%-22s %-8s %-5s %-8s %5d %6d %6d %5d %5s %5s %4s %6s %5s %5s %9s\n", r.block, r.topo, r.mode, r.fault, r.cycle, r.acked, r.failed, r.lost, opt(r.stale), opt(r.dups), opt(r.concurrent), opt(r.fences), opt(r.diffs), opt(r.stuck), r.recovery.Round(10*time.Millisecond))
 	}
 	t.Log(b.String())
 }

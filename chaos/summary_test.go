@@ -44,9 +44,9 @@ func (s span) String() string {
 
 // summaryLine gathers the rows of one summaryKey.
 type summaryLine struct {
-	lost                             map[string]*span // per mode
-	stale, dups, conc, fences, diffs span
-	recoveryLo, recoveryHi           time.Duration
+	lost                                    map[string]*span // per mode
+	stale, dups, conc, fences, diffs, stuck span
+	recoveryLo, recoveryHi                  time.Duration
 }
 
 // summarize renders rows as the Markdown table of docs/resilience.md: per block, topology and
@@ -72,6 +72,7 @@ func summarize(rows []row) string {
 		l.conc.add(r.concurrent)
 		l.fences.add(r.fences)
 		l.diffs.add(r.diffs)
+		l.stuck.add(r.stuck)
 		l.recoveryLo, l.recoveryHi = min(l.recoveryLo, r.recovery), max(l.recoveryHi, r.recovery)
 	}
 	var b strings.Builder
@@ -79,8 +80,8 @@ func summarize(rows []row) string {
 	for _, m := range modes {
 		fmt.Fprintf(&b, " lost (%s) |", m)
 	}
-	b.WriteString(" stale | dups | conc | fences | diffs | recovery |\n|---|---|---|")
-	b.WriteString(strings.Repeat("---|", len(modes)+6) + "\n")
+	b.WriteString(" stale | dups | conc | fences | diffs | stuck | recovery |\n|---|---|---|")
+	b.WriteString(strings.Repeat("---|", len(modes)+7) + "\n")
 	for _, k := range order {
 		l := lines[k]
 		fmt.Fprintf(&b, "| %s | %s | %s |", k.block, k.topo, k.fault)
@@ -91,7 +92,7 @@ func summarize(rows []row) string {
 			}
 			fmt.Fprintf(&b, " %s |", s)
 		}
-		fmt.Fprintf(&b, " %s | %s | %s | %s | %s | %s |\n", l.stale, l.dups, l.conc, l.fences, l.diffs, durationSpan(l.recoveryLo, l.recoveryHi))
+		fmt.Fprintf(&b, " %s | %s | %s | %s | %s | %s | %s |\n", l.stale, l.dups, l.conc, l.fences, l.diffs, l.stuck, durationSpan(l.recoveryLo, l.recoveryHi))
 	}
 	return b.String()
 }
