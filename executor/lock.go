@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -99,6 +100,9 @@ func newTokenPrefix() string {
 func NewLockToken(owner string) string {
 	return owner + "#" + tokenPrefix + "-" + strconv.FormatUint(tokenCounter.Add(1), 36)
 }
+
+// tokenOf reports whether token was made by NewLockToken for owner.
+func tokenOf(token, owner string) bool { return strings.HasPrefix(token, owner+"#") }
 
 // AutoRenew renews lease every `every` with ttl until ctx ends, keeping a lock held through a
 // task longer than its TTL. The returned channel is closed when renewal stops; before closing

@@ -3,7 +3,6 @@ package executor
 import (
 	"context"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/redstate/redstate"
@@ -182,7 +181,7 @@ func (r *Runner) republishOnce(ctx context.Context, t *taskRun, lease Lease, out
 	}
 	if !ok {
 		holder, err := r.st.Locks.Holder(ctx, lease.Tenant)
-		if err == nil && strings.HasPrefix(holder, t.spec.TaskID+"#") {
+		if err == nil && tokenOf(holder, t.spec.TaskID) {
 			return true, redstate.Errorf(redstate.ECONFLICT, "task %s is run by another owner", t.spec.TaskID)
 		}
 		return false, redstate.Errorf(redstate.EUNAVAILABLE, "tenant %s is locked by another task", lease.Tenant)

@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/redstate/redstate"
@@ -78,7 +77,7 @@ func (r *Runner) deadOwner(ctx context.Context, id, tenant string) (owner string
 		return owner, false
 	}
 	token, err := r.st.Locks.Holder(ctx, tenant)
-	if err != nil || !strings.HasPrefix(token, id+"#") {
+	if err != nil || !tokenOf(token, id) {
 		return owner, false // another task (or the scan of another instance) holds the tenant now
 	}
 	if err := r.st.Locks.Release(ctx, tenant, token); err != nil {
