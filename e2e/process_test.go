@@ -198,6 +198,22 @@ func (s *server) do(t *testing.T, method, path, body string, headers ...string) 
 }
 
 // eventually polls cond every 50ms until it holds or the deadline passes.
+// eventuallyLogs is eventually that prints the last lines of s's logs when it times out.
+func eventuallyLogs(t *testing.T, within time.Duration, what string, s *server, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			logs := s.Logs()
+			if len(logs) > 8000 {
+				logs = "…" + logs[len(logs)-8000:]
+			}
+			t.Fatalf("timed out after %s waiting for %s; server logs:\n%s", within, what, logs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(within)

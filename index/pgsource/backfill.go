@@ -26,6 +26,7 @@ func (s *Source) backfill(ctx context.Context, table string, snapshot uint64) er
 	field := table
 	last, err := s.opts.Redis.HGet(ctx, s.keys.backfill, field).Result()
 	if err == nil && last == "\x00done" {
+		s.log.Info("backfill already done", "table", table)
 		return nil
 	}
 	if err != nil && !errors.Is(err, redis.Nil) {
