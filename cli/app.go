@@ -27,6 +27,9 @@ type app struct {
 	metrics *metrics.Metrics
 	// redis is the one Redis client; nil when no Redis is configured (memory backends).
 	redis redis.UniversalClient
+	// cache serves the reads blocks designate from process memory (redis.client-cache); nil
+	// when off or without Redis.
+	cache *redisconn.Cache
 	// probe caches Redis reachability for the components' Health.
 	probe *redisProbe
 	// sqlOnce opens db on first need.
@@ -39,7 +42,7 @@ type app struct {
 }
 
 // newApp opens the Redis client of cfg (not yet connected: go-redis dials on first use) and
-// returns the root. cfg must be valid.
+// returns the root, with the client-side cache when redis.client-cache is on. cfg must be valid.
 func newApp(cfg config.Config, m *metrics.Metrics, log *slog.Logger) (*app, error) {
 	if m == nil {
 		m = metrics.New()
@@ -51,6 +54,16 @@ func newApp(cfg config.Config, m *metrics.Metrics, log *slog.Logger) (*app, erro
 			return nil, err
 		}
 		a.redis = client
+		cache, err := redisconn.NewCache(cfg.Redis)
+		if err != nil {
+			_ = client.Close()
+			return nil, err
+		}
+		if cache != nil {
+			a.cache = cache
+			metrics.RegisterClientCache(m, cache.Stats)
+			log.Info("client-side cache on", "cache", cfg.Redis.ClientCache.String())
+		}
 	}
 	a.probe = &redisProbe{client: a.redis}
 	return a, nil
@@ -114,6 +127,10 @@ func (a *app) close(ctx context.Context) error {
 	if a.db != nil {
 		errs = append(errs, a.db.Close())
 		a.db = nil
+	}
+	if a.cache != nil {
+		errs = append(errs, a.cache.Close())
+		a.cache = nil
 	}
 	if a.redis != nil {
 		errs = append(errs, a.redis.Close())

@@ -59,7 +59,11 @@ func (a *app) builds(ctx context.Context) (*buildsComponent, error) {
 	}
 	a.checkRedisAtStartup(ctx)
 	keys := buildstatus.NewKeys(a.cfg.Namespace, bs.KeyPrefix)
-	rs, err := redisstore.New(a.redis, redisstore.Options{Keys: keys, TTL: ttl})
+	opts := redisstore.Options{Keys: keys, TTL: ttl}
+	if a.cache != nil {
+		opts.Cache = a.cache
+	}
+	rs, err := redisstore.New(a.redis, opts)
 	if err != nil {
 		return nil, fmt.Errorf("build-status redis store: %w", err)
 	}
@@ -74,7 +78,7 @@ func (a *app) builds(ctx context.Context) (*buildsComponent, error) {
 	b := &buildsComponent{name: backendRedis, store: res, probe: a.probe, policy: bs.Resilience.Policy,
 		closers: []func() error{res.Close, fallback.Close, rs.Close}}
 	log.Info("build-status registry on redis", "redis", redisconn.Describe(a.cfg.Redis), "namespace", a.cfg.Namespace,
-		"key_prefix", keys.Prefix, "ttl", ttl.String(), "policy", bs.Resilience.Policy)
+		"key_prefix", keys.Prefix, "ttl", ttl.String(), "policy", bs.Resilience.Policy, "client_cache", a.cfg.Redis.ClientCache.String())
 	a.add(b)
 	return b, nil
 }

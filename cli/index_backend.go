@@ -89,6 +89,15 @@ func (ib *indexBackend) Health(context.Context) component.Status {
 	return st
 }
 
+// redisIndexStore is the Redis index store on the root's client, its queries read through
+// the client-side cache when redis.client-cache is on.
+func (a *app) redisIndexStore() *redisindex.Store {
+	if a.cache != nil {
+		return redisindex.NewCached(a.redis, a.cache)
+	}
+	return redisindex.New(a.redis)
+}
+
 // index builds the index of cfg.Index.Tables (nil indexer when none are declared): memindex
 // without Redis, redisindex on the root's client with it (tables need hash-tag on Cluster),
 // and its sources (Redis Streams, Kafka; PostgreSQL and MySQL through a pool the root opens).
@@ -105,7 +114,7 @@ func (a *app) index(ctx context.Context) (*indexBackend, error) {
 	backend := backendMemory
 	if a.redis != nil {
 		client = a.redis
-		store, opts.Cluster, backend = redisindex.New(client), redisindex.IsCluster(client), backendRedis
+		store, opts.Cluster, backend = a.redisIndexStore(), redisindex.IsCluster(client), backendRedis
 	} else {
 		store = memindex.New()
 		log.Info("CDC index on the embedded memory backend: it lives only as long as this process (configure Redis to keep it)")

@@ -49,7 +49,7 @@ func withIndexer(cmd *cobra.Command, f func(*app, *index.Indexer) error) error {
 		}
 		opts := a.indexOptions()
 		opts.Cluster = redisindex.IsCluster(a.redis)
-		ix, err := index.New(redisindex.New(a.redis), a.cfg.Index.Tables, opts)
+		ix, err := index.New(a.redisIndexStore(), a.cfg.Index.Tables, opts)
 		if err != nil {
 			return err
 		}

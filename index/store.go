@@ -67,10 +67,13 @@ type Store interface {
 	// in one call are applied one after the other.
 	Apply(ctx context.Context, writes []RowWrite) ([]Outcome, error)
 
-	// Rows returns every row of index key (HGETALL); an absent key is an empty map.
+	// Rows returns every row of index key (HGETALL); an absent key is an empty map. It may be
+	// answered from a client-side cache that Redis invalidates (bounded staleness) unless ctx
+	// comes from FreshRead.
 	Rows(ctx context.Context, key string) (map[string]json.RawMessage, error)
 
-	// RowsBatch returns Rows for each key, in order, in one round trip per node.
+	// RowsBatch returns Rows for each key, in order, in one round trip per node (cache: as
+	// Rows).
 	RowsBatch(ctx context.Context, keys []string) ([]map[string]json.RawMessage, error)
 
 	// Scan returns a page of about count rows of key from cursor ("0" or "" to start; HSCAN).
@@ -116,3 +119,13 @@ func CanonicalHash(h map[string]json.RawMessage) string {
 	sort.Strings(lines)
 	return "hash:" + strings.Join(lines, "\n")
 }
+
+// freshRead marks a context whose reads must not come from a client-side cache.
+type freshRead struct{}
+
+// FreshRead returns ctx marked so that Store.Rows and Store.RowsBatch read the stored value,
+// never a cached copy: for verification and repair, which must see Redis as it is.
+func FreshRead(ctx context.Context) context.Context { return context.WithValue(ctx, freshRead{}, true) }
+
+// IsFreshRead reports whether ctx comes from FreshRead.
+func IsFreshRead(ctx context.Context) bool { return ctx.Value(freshRead{}) != nil }

@@ -161,7 +161,7 @@ func (ix *Indexer) Verify(ctx context.Context, db, tbl string, source RowSource,
 		if listed(dump[t.keys.Relation(e.id)], e.key) {
 			continue
 		}
-		rows, err := ix.store.Rows(ctx, e.key)
+		rows, err := ix.store.Rows(FreshRead(ctx), e.key)
 		if err != nil {
 			return rep, err
 		}

@@ -45,6 +45,8 @@ type Options struct {
 	DialRetries int `koanf:"dial-retries"`
 	// Durability makes every write wait for replicas (off by default); see Durability.
 	Durability Durability `koanf:"durability"`
+	// ClientCache caches designated reads in process memory (off by default); see CacheOptions.
+	ClientCache CacheOptions `koanf:"client-cache"`
 }
 
 // Sentinel configures a Sentinel-managed master.
@@ -62,7 +64,7 @@ type Sentinel struct {
 // timeout 100 ms once they do).
 func DefaultOptions() Options {
 	return Options{DialTimeout: 2 * time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: 1, DialRetries: 1,
-		Durability: Durability{WaitTimeout: DefaultWaitTimeout}}
+		Durability: Durability{WaitTimeout: DefaultWaitTimeout}, ClientCache: DefaultCacheOptions()}
 }
 
 // Configured reports whether any Redis topology is configured; without one every block uses
@@ -161,6 +163,7 @@ func (o Options) Validate() error {
 			add("redis.durability.wait-timeout", "must be a whole number of milliseconds, at least 1ms, got %s (WAIT 0 would block forever)", d.WaitTimeout)
 		}
 	}
+	o.ClientCache.validate(add)
 	return errors.Join(errs...)
 }
 

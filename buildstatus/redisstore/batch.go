@@ -91,7 +91,10 @@ func (s *Store) execGets(ctx context.Context, keys []string) []coalesce.Outcome[
 }
 
 // runSave runs one save through saveScript, coalesced with concurrent ones unless DirectCalls.
+// The build key is marked written in the cache before and after (Options.Cache).
 func (s *Store) runSave(ctx context.Context, req saveReq) (saveRes, error) {
+	s.wrote(req.buildKey)
+	defer s.wrote(req.buildKey)
 	if s.batch == nil {
 		out := s.execSaves(ctx, []saveReq{req})[0]
 		return out.Value, out.Err

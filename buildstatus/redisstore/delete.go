@@ -12,13 +12,14 @@ import (
 // build, index entry and event go together or not at all. If a concurrent write changed the
 // build in between, Delete retries (bounded); with a caller ifMatch it reports EPRECONDITION.
 //
-// Round trips: 2 (GET + EVALSHA).
+// The GET never comes from the client-side cache (Options.Cache). Round trips: 2 (GET +
+// EVALSHA).
 func (s *Store) Delete(ctx context.Context, buildID, ifMatch string) error {
 	if err := checkID(buildID); err != nil {
 		return err
 	}
 	for attempt := 1; ; attempt++ {
-		cur, err := s.Get(ctx, buildID)
+		cur, err := s.getFresh(ctx, buildID)
 		if err != nil {
 			return err
 		}
@@ -29,10 +30,12 @@ func (s *Store) Delete(ctx context.Context, buildID, ifMatch string) error {
 		if err != nil {
 			return redstate.Wrap(redstate.EINTERNAL, err, "the stored value of build "+buildID+" is not a valid document")
 		}
+		s.wrote(s.keys.Build(buildID))
 		reply, err := deleteScript.Run(ctx, s.client,
 			[]string{s.keys.Build(buildID), s.indexKey(projectID, buildID)},
 			cur.ETag(), buildID, s.keys.Events(buildID),
 		).Slice()
+		s.wrote(s.keys.Build(buildID))
 		if err != nil {
 			return mapErr(err, "deleting build "+buildID)
 		}

@@ -12,23 +12,47 @@ import (
 	"github.com/redstate/redstate/buildstatus"
 )
 
-// Get implements buildstatus.Store: one GET, coalesced with concurrent Gets into one MGET (see
-// batch.go). The document is not decoded (Build.Doc decodes on demand).
+// Get implements buildstatus.Store: with Options.Cache, the cached document (no round trip
+// on a hit); otherwise one GET, coalesced with concurrent Gets into one MGET (see batch.go).
+// The document is not decoded (Build.Doc decodes on demand).
 func (s *Store) Get(ctx context.Context, buildID string) (*buildstatus.Build, error) {
 	if err := checkID(buildID); err != nil {
 		return nil, err
 	}
+	key := s.keys.Build(buildID)
+	var raw []byte
+	var err error
+	if s.cache != nil {
+		raw, err = s.cache.Get(ctx, key)
+	} else {
+		raw, err = s.getValue(ctx, key)
+	}
+	if err != nil {
+		return nil, mapErr(err, "reading build "+buildID)
+	}
+	return found(raw, buildID)
+}
+
+// getFresh is Get from Redis, never from the cache: the read a conditional write (Delete,
+// UpdatePlatform) bases its ETag on.
+func (s *Store) getFresh(ctx context.Context, buildID string) (*buildstatus.Build, error) {
 	raw, err := s.getValue(ctx, s.keys.Build(buildID))
 	if err != nil {
 		return nil, err
 	}
+	return found(raw, buildID)
+}
+
+// found returns the build of raw, ENOTFOUND when raw is nil.
+func found(raw []byte, buildID string) (*buildstatus.Build, error) {
 	if raw == nil {
 		return nil, redstate.Errorf(redstate.ENOTFOUND, "build %s does not exist", buildID)
 	}
 	return buildstatus.NewBuild(raw), nil
 }
 
-// GetMany implements buildstatus.Store: one MGET per fetchChunk ids on standalone, one
+// GetMany implements buildstatus.Store: with Options.Cache, the cached documents and one
+// round trip per node for the rest; otherwise one MGET per fetchChunk ids on standalone, one
 // pipeline of GETs per fetchChunk ids on Cluster (go-redis sends one batch per node, in
 // parallel). A duplicated id is simply read twice (MaxBatch bounds the keys all the same),
 // which costs less than removing duplicates first.
@@ -45,9 +69,15 @@ func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]*buildsta
 	if len(ids) == 0 {
 		return out, nil
 	}
-	values, err := s.fetch(ctx, s.keys.Builds(ids))
+	var values [][]byte
+	var err error
+	if s.cache != nil {
+		values, err = s.cache.MGet(ctx, s.keys.Builds(ids))
+	} else {
+		values, err = s.fetch(ctx, s.keys.Builds(ids))
+	}
 	if err != nil {
-		return nil, err
+		return nil, mapErr(err, "reading builds")
 	}
 	for i, raw := range values {
 		if raw != nil {

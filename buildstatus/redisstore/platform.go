@@ -35,7 +35,7 @@ func (s *Store) UpdatePlatform(ctx context.Context, buildID string, result *buil
 	if err := buildstatus.ValidatePlatformResult(result); err != nil {
 		return nil, err
 	}
-	cur, err := s.Get(ctx, buildID)
+	cur, err := s.getFresh(ctx, buildID)
 	if err != nil {
 		return nil, err
 	}

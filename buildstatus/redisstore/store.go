@@ -53,6 +53,21 @@ type Options struct {
 	// DirectCalls sends every Get and Save as its own round trip instead of coalescing
 	// concurrent calls (for comparison benchmarks; slower under concurrency).
 	DirectCalls bool
+	// Cache, when set, serves Get and GetMany from process memory that Redis invalidates
+	// (redisconn.Cache, redis.client-cache). Listing, Exists, TTL and the reads of conditional
+	// writes (Delete, UpdatePlatform) always read Redis. Nil: no cache.
+	Cache Cache
+}
+
+// Cache is the client-side cache Get and GetMany read through; *redisconn.Cache implements it.
+type Cache interface {
+	// Get returns the value of a String key, nil when it does not exist.
+	Get(ctx context.Context, key string) ([]byte, error)
+	// MGet returns the values of String keys in order, nil for a missing key.
+	MGet(ctx context.Context, keys []string) ([][]byte, error)
+	// Wrote marks keys this process is writing or has written, so its next reads of them
+	// skip the cache.
+	Wrote(keys ...string)
 }
 
 // Store is the Redis implementation of buildstatus.Store. It is safe for concurrent use.
@@ -63,6 +78,7 @@ type Store struct {
 	ttl     time.Duration
 	now     func() time.Time
 	batch   *batchers // nil with Options.DirectCalls
+	cache   Cache     // nil without Options.Cache
 	hub     *hub      // the one Pub/Sub connection shared by every Watch
 
 	// directories memoizes, on Cluster, when this process last extended a project's shard
@@ -98,6 +114,7 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 		ttl:    opts.TTL,
 		now:    opts.Now,
 		hub:    newHub(client),
+		cache:  opts.Cache,
 	}
 	if c, ok := client.(*redis.ClusterClient); ok {
 		s.cluster = c
@@ -123,6 +140,13 @@ func (s *Store) Ping(ctx context.Context) error {
 		return unavailable(err, "ping")
 	}
 	return nil
+}
+
+// wrote tells the cache, if any, that this process is writing or has written keys.
+func (s *Store) wrote(keys ...string) {
+	if s.cache != nil {
+		s.cache.Wrote(keys...)
+	}
 }
 
 // indexKey is the project-index key a build's entry lives in: the single index on

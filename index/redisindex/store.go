@@ -24,13 +24,36 @@ import (
 type Store struct {
 	client  redis.UniversalClient
 	cluster bool
+	cache   Cache // nil: queries read Redis
 }
 
 var _ index.Store = (*Store)(nil)
 
+// Cache is the client-side cache queries read through; *redisconn.Cache implements it.
+type Cache interface {
+	// HGetAll returns the fields of a Hash key (empty when it does not exist).
+	HGetAll(ctx context.Context, key string) (map[string]string, error)
+	// HGetAllMany is HGetAll of each key, in order.
+	HGetAllMany(ctx context.Context, keys []string) ([]map[string]string, error)
+	// Sync returns once the invalidations of every write acknowledged before the call have
+	// reached the cache.
+	Sync(ctx context.Context) error
+}
+
 // New returns a Store on client.
 func New(client redis.UniversalClient) *Store {
 	return &Store{client: client, cluster: IsCluster(client)}
+}
+
+// NewCached returns a Store on client whose Rows and RowsBatch (the queries) read through
+// cache, except under index.FreshRead: a query costs no round trip while its index key is
+// unchanged. Writes, Scan, Dump and Counters always use client. Apply ends with cache.Sync
+// (one PING per node), so this process's queries see its own applied writes at once; another
+// process's cache sees them once Redis's invalidation arrives.
+func NewCached(client redis.UniversalClient, cache Cache) *Store {
+	s := New(client)
+	s.cache = cache
+	return s
 }
 
 // IsCluster reports whether client talks to a Redis Cluster (index.Options.Cluster).
@@ -49,6 +72,16 @@ const rowsPerScript = 32
 // standalone server (or Sentinel) one call applies up to rowsPerScript rows in order, each
 // exactly as applyScript does; on Cluster one call applies one row (a batch spans slots).
 func (s *Store) Apply(ctx context.Context, writes []index.RowWrite) ([]index.Outcome, error) {
+	out, err := s.apply(ctx, writes)
+	if err == nil && s.cache != nil && len(writes) > 0 {
+		// An error here leaves the writes applied; the caller's retry finds them Stale.
+		err = rediserr.Map(s.cache.Sync(ctx), "index apply: syncing the client-side cache")
+	}
+	return out, err
+}
+
+// apply is Apply without the cache's barrier.
+func (s *Store) apply(ctx context.Context, writes []index.RowWrite) ([]index.Outcome, error) {
 	if !s.cluster && len(writes) > 1 {
 		return s.applyMany(ctx, writes)
 	}
@@ -124,8 +157,15 @@ func scriptArgs(w index.RowWrite) ([]string, []any) {
 		strconv.FormatInt(ttl, 10), string(newRel)}
 }
 
-// Rows implements index.Store.
+// Rows implements index.Store: one HGETALL, or the cached hash (NewCached).
 func (s *Store) Rows(ctx context.Context, key string) (map[string]json.RawMessage, error) {
+	if s.cache != nil && !index.IsFreshRead(ctx) {
+		m, err := s.cache.HGetAll(ctx, key)
+		if err != nil {
+			return nil, rediserr.Map(err, "index query")
+		}
+		return rawRows(m), nil
+	}
 	m, err := s.client.HGetAll(ctx, key).Result()
 	if err != nil {
 		return nil, rediserr.Map(err, "index query")
@@ -136,6 +176,17 @@ func (s *Store) Rows(ctx context.Context, key string) (map[string]json.RawMessag
 // RowsBatch implements index.Store: one pipeline (go-redis splits it per Cluster node and
 // sends the parts in parallel).
 func (s *Store) RowsBatch(ctx context.Context, keys []string) ([]map[string]json.RawMessage, error) {
+	if s.cache != nil && !index.IsFreshRead(ctx) {
+		ms, err := s.cache.HGetAllMany(ctx, keys)
+		if err != nil {
+			return nil, rediserr.Map(err, "index batch query")
+		}
+		out := make([]map[string]json.RawMessage, len(ms))
+		for i, m := range ms {
+			out[i] = rawRows(m)
+		}
+		return out, nil
+	}
 	cmds, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, k := range keys {
 			p.HGetAll(ctx, k)
@@ -285,9 +336,15 @@ func rawRows(m map[string]string) map[string]json.RawMessage {
 	return out
 }
 
-// Remove implements index.Store.
+// Remove implements index.Store (then cache.Sync, as Apply).
 func (s *Store) Remove(ctx context.Context, key, id string) error {
-	return rediserr.Map(s.client.HDel(ctx, key, id).Err(), "index remove")
+	if err := s.client.HDel(ctx, key, id).Err(); err != nil {
+		return rediserr.Map(err, "index remove")
+	}
+	if s.cache != nil {
+		return rediserr.Map(s.cache.Sync(ctx), "index remove: syncing the client-side cache")
+	}
+	return nil
 }
 
 // AddCounters implements index.Store: HINCRBY per field in one MULTI/EXEC.

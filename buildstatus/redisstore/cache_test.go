@@ -1,0 +1,189 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate/buildstatus"
+	"github.com/redstate/redstate/buildstatus/redisstore"
+	"github.com/redstate/redstate/buildstatus/storetest"
+	"github.com/redstate/redstate/redisconn"
+	"github.com/redstate/redstate/redistest"
+)
+
+// newCachedStoreOn is newStoreOn with every store reading through cache.
+func newCachedStoreOn(client redis.UniversalClient, cache redisstore.Cache) storetest.NewStore {
+	return func(t *testing.T, ttl time.Duration) buildstatus.Store {
+		t.Helper()
+		return mustNewWith(t, client, ttl, cache)
+	}
+}
+
+func mustNewWith(t *testing.T, client redis.UniversalClient, ttl time.Duration, cache redisstore.Cache) *redisstore.Store {
+	t.Helper()
+	keys := buildstatus.NewKeys(fmt.Sprintf("t%d-", namespaces.Add(1)), "")
+	s, err := redisstore.New(client, redisstore.Options{Keys: keys, TTL: ttl, Cache: cache})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func newCache(t *testing.T, o redisconn.Options) *redisconn.Cache {
+	t.Helper()
+	o.ClientCache.Enabled = true
+	c, err := redisconn.NewCache(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// The whole contract holds with the client-side cache on: a store reads its own writes.
+func TestStore_Standalone_Conformance_ClientCache(t *testing.T) {
+	srv := redistest.SharedStandalone(t)
+	cache := newCache(t, redisconn.Options{URL: srv.URL})
+	t.Cleanup(func() { // after the suite's parallel subtests
+		if st := cache.Stats(); st.Hits == 0 {
+			t.Errorf("the suite never hit the cache: %+v", st)
+		}
+	})
+	storetest.RunStoreSuite(t, newCachedStoreOn(srv.Client(t), cache), storetest.Features{})
+}
+
+func TestStore_Cluster_Conformance_ClientCache(t *testing.T) {
+	cl := redistest.SharedCluster(t)
+	cache := newCache(t, redisconn.Options{ClusterAddrs: cl.Addrs})
+	storetest.RunStoreSuite(t, newCachedStoreOn(cl.Client(t), cache), storetest.Features{})
+}
+
+// TestClientCache_AnotherInstanceSeesASaveOnceInvalidated: instance B has the build cached;
+// instance A (its own client and cache, as another process) saves a new version; B serves the
+// new version once Redis's invalidation arrives, without B writing anything.
+func TestClientCache_AnotherInstanceSeesASaveOnceInvalidated(t *testing.T) {
+	srv := redistest.SharedStandalone(t)
+	keys := buildstatus.NewKeys(fmt.Sprintf("t%d-", namespaces.Add(1)), "")
+	open := func() *redisstore.Store {
+		s, err := redisstore.New(srv.Client(t), redisstore.Options{Keys: keys, TTL: time.Hour, Cache: newCache(t, redisconn.Options{URL: srv.URL})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+	a, b := open(), open()
+	ctx := t.Context()
+	id := storetest.NewBuildID()
+	doc := storetest.SampleDoc(id, "p")
+	if _, err := a.Save(ctx, doc, buildstatus.SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	first, err := b.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc.Status = "PUBLISHED"
+	saved, err := a.Save(ctx, doc, buildstatus.SaveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if saved.ETag() == first.ETag() {
+		t.Fatal("the second save did not change the document")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := b.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ETag() == saved.ETag() {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("instance B still serves ETag %s 10s after A saved %s", got.ETag(), saved.ETag())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// staleCache is a Cache that answers every read with a fixed old value and counts reads.
+type staleCache struct {
+	mu    sync.Mutex
+	value []byte
+	reads int
+}
+
+func (c *staleCache) Get(context.Context, string) ([]byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reads++
+	return c.value, nil
+}
+
+func (c *staleCache) MGet(_ context.Context, keys []string) ([][]byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reads += len(keys)
+	out := make([][]byte, len(keys))
+	for i := range out {
+		out[i] = c.value
+	}
+	return out, nil
+}
+
+func (c *staleCache) Wrote(...string) {}
+
+func (c *staleCache) readCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reads
+}
+
+// TestClientCache_ConditionalWritesReadRedis: UpdatePlatform and Delete base their ETag on
+// Redis, never on the cache (which here always answers a stale version).
+func TestClientCache_ConditionalWritesReadRedis(t *testing.T) {
+	topologies(t, func(t *testing.T, client redis.UniversalClient) {
+		ctx := t.Context()
+		keys := buildstatus.NewKeys(fmt.Sprintf("t%d-", namespaces.Add(1)), "")
+		plain, err := redisstore.New(client, redisstore.Options{Keys: keys, TTL: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = plain.Close() })
+		id := storetest.NewBuildID()
+		old, err := plain.Save(ctx, storetest.SampleDoc(id, "p"), buildstatus.SaveOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stale := &staleCache{value: old.JSON}
+		cached, err := redisstore.New(client, redisstore.Options{Keys: keys, TTL: time.Hour, Cache: stale})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cached.Close() })
+		updated, err := plain.UpdatePlatform(ctx, id, &buildstatus.PlatformResult{Platform: "a", Status: "SUCCESS"}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		next, err := cached.UpdatePlatform(ctx, id, &buildstatus.PlatformResult{Platform: "b", Status: "SUCCESS"}, updated.ETag())
+		if err != nil {
+			t.Fatalf("UpdatePlatform with the current ETag through a stale cache: %v", err)
+		}
+		if err := cached.Delete(ctx, id, next.ETag()); err != nil {
+			t.Fatalf("Delete with the current ETag through a stale cache: %v", err)
+		}
+		if n := stale.readCount(); n != 0 {
+			t.Fatalf("conditional writes read the cache %d times", n)
+		}
+		if got, err := cached.Get(ctx, id); err != nil || got.ETag() != old.ETag() {
+			t.Fatalf("Get = %v, %v; want the cache's (stale) answer: Get does read the cache", got, err)
+		}
+	})
+}

@@ -1,0 +1,67 @@
+package redisindex_test
+
+import (
+	"testing"
+
+	"github.com/redstate/redstate/index"
+	"github.com/redstate/redstate/index/indextest"
+	"github.com/redstate/redstate/index/redisindex"
+	"github.com/redstate/redstate/redisconn"
+	"github.com/redstate/redstate/redistest"
+)
+
+// cachedTopologies are topologies with the client-side cache's options for each.
+var cachedTopologies = []struct {
+	name     string
+	features indextest.Features
+	options  func(t *testing.T) redisconn.Options
+}{
+	{"Standalone", indextest.Features{}, func(t *testing.T) redisconn.Options {
+		return redisconn.Options{URL: redistest.SharedStandalone(t).URL}
+	}},
+	{"Cluster", indextest.Features{Cluster: true}, func(t *testing.T) redisconn.Options {
+		return redisconn.Options{ClusterAddrs: redistest.SharedCluster(t).Addrs}
+	}},
+}
+
+// newCachedStore returns a store whose queries read through a new client-side cache.
+func newCachedStore(t *testing.T, o redisconn.Options) (*redisindex.Store, *redisconn.Cache) {
+	t.Helper()
+	client, err := redisconn.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	o.ClientCache.Enabled = true
+	cache, err := redisconn.NewCache(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cache.Close() })
+	return redisindex.NewCached(client, cache), cache
+}
+
+// The whole contract, queries right after writes included, holds with queries cached: Apply
+// and Remove end with the cache's barrier.
+func TestStoreSuite_ClientCache(t *testing.T) {
+	for _, topo := range cachedTopologies {
+		t.Run(topo.name, func(t *testing.T) {
+			s, cache := newCachedStore(t, topo.options(t))
+			t.Cleanup(func() {
+				if st := cache.Stats(); st.Hits == 0 {
+					t.Errorf("the suite never hit the cache: %+v", st)
+				}
+			})
+			indextest.RunStoreSuite(t, func(*testing.T) index.Store { return s }, topo.features)
+		})
+	}
+}
+
+func TestProperty_ShuffledDuplicatedDeliveryConverges_ClientCache(t *testing.T) {
+	for _, topo := range cachedTopologies {
+		t.Run(topo.name, func(t *testing.T) {
+			s, _ := newCachedStore(t, topo.options(t))
+			indextest.RunPropertySuite(t, func(*testing.T) index.Store { return s }, topo.features)
+		})
+	}
+}
