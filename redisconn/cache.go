@@ -13,8 +13,8 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/redstate/redstate"
-	"github.com/redstate/redstate/internal/rediserr"
 	"github.com/redstate/redstate/internal/redact"
+	"github.com/redstate/redstate/internal/rediserr"
 )
 
 // Cache serves designated reads from process memory that Redis keeps current: server-assisted
@@ -37,7 +37,7 @@ import (
 type Cache struct {
 	opts CacheOptions
 	// conn connects to Redis on first use and again after a failed attempt (see client).
-	conn cacheConn
+	conn   cacheConn
 	hits   atomic.Int64
 	misses atomic.Int64
 	// bypassed counts reads sent to Redis because this process wrote the key recently.
