@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate/redisconn"
 )
 
 // Target is what a bench runs against and with how many callers: the options every bench
@@ -16,6 +18,12 @@ import (
 type Target struct {
 	// Client is the Redis client shared by ours and the baseline (required).
 	Client redis.UniversalClient
+	// Cache is the client-side cache on the same Redis (nil: the cached operations are not
+	// measured).
+	Cache *redisconn.Cache
+	// Redis is the configuration Client and Cache were made from, for a bench that opens a
+	// second instance's cache (the staleness measurement).
+	Redis redisconn.Options
 	// Clients is the number of concurrent callers (default: the bench's).
 	Clients int
 	// Progress receives progress lines (nil: none).

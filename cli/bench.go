@@ -8,7 +8,6 @@ import (
 	"runtime/pprof"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -33,18 +32,24 @@ func NewBenchCommand() *cobra.Command {
 }
 
 // benchConn registers the flags every bench shares (the Redis connection flags of the shared
-// configuration and --cpuprofile) and returns a setup function for RunE: it loads the
-// configuration (--config, REDSTATE_* and flags, as every command does), connects to its Redis
-// (standalone, Cluster or Sentinel) and starts the CPU profile; done closes both.
-func benchConn(cmd *cobra.Command) (setup func() (client redis.UniversalClient, done func(), err error)) {
+// configuration, --client-cache and --cpuprofile) and returns a setup function for RunE: it
+// loads the configuration (--config, REDSTATE_* and flags, as every command does), builds the
+// root on its Redis (standalone, Cluster or Sentinel; the client-side cache on unless
+// --client-cache=false) and starts the CPU profile; done closes both.
+func benchConn(cmd *cobra.Command) (setup func() (a *app, done func(), err error)) {
 	var profile string
+	clientCache := true
 	f := cmd.Flags()
 	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
+	f.BoolVar(&clientCache, "client-cache", true, "also measure the reads served by the client-side cache (turns redis.client-cache.enabled on for the run)")
 	config.BindFlags(f, config.FlagsRedis)
-	return func() (redis.UniversalClient, func(), error) {
+	return func() (*app, func(), error) {
 		cfg, err := loadConfig(f)
 		if err != nil {
 			return nil, nil, err
+		}
+		if clientCache {
+			cfg.Redis.ClientCache.Enabled = true
 		}
 		if err := cfg.Validate(); err != nil {
 			return nil, nil, err
@@ -58,7 +63,7 @@ func benchConn(cmd *cobra.Command) (setup func() (client redis.UniversalClient, 
 		}
 		closeApp := func() { a.closeWithin(closeMargin) }
 		if profile == "" {
-			return a.redis, closeApp, nil
+			return a, closeApp, nil
 		}
 		pf, err := os.Create(profile)
 		if err != nil {
@@ -70,7 +75,7 @@ func benchConn(cmd *cobra.Command) (setup func() (client redis.UniversalClient, 
 			closeApp()
 			return nil, nil, err
 		}
-		return a.redis, func() {
+		return a, func() {
 			pprof.StopCPUProfile()
 			_ = pf.Close()
 			closeApp()
@@ -86,12 +91,15 @@ func benchCommand(cmd *cobra.Command, target *bench.Target, run func(ctx context
 	cmd.Args = cobra.NoArgs
 	setup := benchConn(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		client, done, err := setup()
+		a, done, err := setup()
 		if err != nil {
 			return err
 		}
 		defer done()
-		target.Client, target.Progress = client, cmd.ErrOrStderr()
+		target.Client, target.Progress = a.redis, cmd.ErrOrStderr()
+		if a.cache != nil {
+			target.Cache, target.Redis = a.cache, a.cfg.Redis
+		}
 		measured, runErr := run(cmd.Context())
 		if measured != nil {
 			if err := measured.Print(cmd.OutOrStdout()); err != nil {
@@ -129,9 +137,21 @@ client and alternating in slices so both see the same conditions:
   save       redisstore Save     vs  SET key json EX ttl
   batch_get  redisstore GetMany  vs  MGET key... (--batch keys)
 
+and, with the client-side cache (on unless --client-cache=false), the same reads through
+it on the seeded working set, and two cache measurements:
+
+  get_cached        Get through the cache      vs  GET key
+  batch_get_cached  GetMany through the cache  vs  MGET key...
+  staleness         --clients writers save builds that a second instance (its own cache)
+                    holds; each sample is how long after the save's acknowledgement that
+                    instance still served the old version
+  memory            heap growth per cached build after caching every seeded build
+
 Progress goes to stderr. stdout gets a table, then one line per operation:
 
   RESULT buildstatus.<op> ours=<ops/s> baseline=<ops/s> ratio=<ours/baseline> p99_ms=<ours> baseline_p99_ms=<raw>
+  RESULT buildstatus.cache_staleness samples=<n> writers=<n> p50_ms=… p99_ms=… p999_ms=… max_ms=…
+  RESULT buildstatus.cache_memory entries=<n> value_bytes=<n> bytes_per_entry=<n>
 
 The bench's keys are removed at the end (SCAN + UNLINK) unless --keep.`,
 	}, &opts.Target, runBench(buildstatusbench.Run, &opts))
@@ -140,7 +160,7 @@ The bench's keys are removed at the end (SCAN + UNLINK) unless --keep.`,
 	f.IntVar(&opts.Batch, "batch", 1000, "ids per batch-get (at most 1000)")
 	f.IntVar(&opts.Size, "size", 2, "platforms per document (the seed's sample has 2)")
 	f.IntVar(&opts.Builds, "builds", 10000, "builds seeded before measuring")
-	f.StringSliceVar(&opts.Ops, "ops", nil, "operations to run: get, save, batch_get (default all)")
+	f.StringSliceVar(&opts.Ops, "ops", nil, "operations to run: get, save, batch_get, get_cached, batch_get_cached, staleness, memory (default all)")
 	f.BoolVar(&opts.Keep, "keep", false, "keep the bench's keys in Redis")
 	return cmd
 }

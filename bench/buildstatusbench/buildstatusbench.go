@@ -1,6 +1,8 @@
 // Package buildstatusbench benchmarks the Redis build-status store (buildstatus/redisstore)
 // against raw go-redis commands on the same client in the same run: get (Get vs GET), save
-// (Save vs SET key json EX ttl) and batch-get (GetMany vs MGET). The baselines do no JSON work
+// (Save vs SET key json EX ttl) and batch-get (GetMany vs MGET); with the client-side cache,
+// get_cached and batch_get_cached (the same reads through the cache, vs the same raw reads),
+// the cache's staleness seen by a second instance and its memory per cached build. The baselines do no JSON work
 // at all: GET returns bytes, SET writes pre-encoded bytes, so the ratio charges our store with
 // everything it does beyond one round trip (decoding, ETag hashing, the save script's index
 // and event writes).
@@ -31,7 +33,8 @@ type Options struct {
 	Builds int
 	// TTL is the seeded and saved builds' TTL (default 1h).
 	TTL time.Duration
-	// Ops selects operations by name ("get", "save", "batch_get"); empty means all.
+	// Ops selects operations by name ("get", "save", "batch_get" and, with Target.Cache,
+	// "get_cached", "batch_get_cached", "staleness", "memory"); empty means all.
 	Ops []string
 	// Keep leaves the benchmark's keys in Redis.
 	Keep bool
@@ -56,9 +59,11 @@ func (o *Options) defaults() error {
 	return nil
 }
 
-// Run seeds the builds under a fresh namespace, measures get, save and batch-get, removes the
-// keys (unless Keep) and returns the comparisons in that order.
-func Run(ctx context.Context, opts Options) (bench.Comparisons, error) {
+// Run seeds the builds under a fresh namespace, measures get, save and batch-get and, with
+// opts.Cache, get_cached and batch_get_cached (the same reads through the client-side cache,
+// on the seeded working set), the cache's staleness and its memory per build; it removes the
+// keys (unless Keep) and returns what it measured.
+func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
@@ -72,6 +77,12 @@ func Run(ctx context.Context, opts Options) (bench.Comparisons, error) {
 		return nil, err
 	}
 	w := &workload{opts: opts, keys: keys, store: store}
+	if opts.Cache != nil {
+		if w.cached, err = redisstore.New(opts.Client, redisstore.Options{Keys: keys, TTL: opts.TTL, Cache: opts.Cache}); err != nil {
+			return nil, err
+		}
+		defer w.cached.Close()
+	}
 	if !opts.Keep {
 		defer opts.Cleanup(ctx, keys.Prefix, time.Minute)
 	}
@@ -79,16 +90,44 @@ func Run(ctx context.Context, opts Options) (bench.Comparisons, error) {
 	if err := w.seed(ctx); err != nil {
 		return nil, err
 	}
+	want := func(name string) bool { return len(opts.Ops) == 0 || slices.Contains(opts.Ops, name) }
 	var pairs []bench.Pair
 	for _, p := range []bench.Pair{
 		{Name: "get", Ours: w.getOurs, Baseline: w.getRaw},
 		{Name: "save", Ours: w.saveOurs, Baseline: w.saveRaw},
 		{Name: "batch_get", Ours: w.batchOurs, Baseline: w.batchRaw},
 	} {
-		if len(opts.Ops) == 0 || slices.Contains(opts.Ops, p.Name) {
+		if want(p.Name) {
 			pairs = append(pairs, p)
 		}
 	}
+	if w.cached != nil {
+		for _, p := range []bench.Pair{
+			{Name: "get_cached", Ours: w.getCached, Baseline: w.getRaw},
+			{Name: "batch_get_cached", Ours: w.batchCached, Baseline: w.batchRaw},
+		} {
+			if want(p.Name) {
+				pairs = append(pairs, p)
+			}
+		}
+	}
 	suite := bench.Suite{Prefix: "buildstatus.", Baseline: "raw", Config: opts.Config(opts.Duration)}
-	return suite.Run(ctx, pairs)
+	report := &Report{}
+	if report.Comparisons, err = suite.Run(ctx, pairs); err != nil {
+		return report, err
+	}
+	if w.cached == nil {
+		return report, nil
+	}
+	if want("staleness") {
+		if report.Staleness, err = w.staleness(ctx); err != nil {
+			return report, err
+		}
+	}
+	if want("memory") {
+		if report.Memory, err = w.memory(ctx); err != nil {
+			return report, err
+		}
+	}
+	return report, nil
 }

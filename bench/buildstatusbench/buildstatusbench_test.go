@@ -1,6 +1,7 @@
 package buildstatusbench
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -8,16 +9,65 @@ import (
 
 	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/bench/benchtest"
+	"github.com/redstate/redstate/redisconn"
+	"github.com/redstate/redstate/redistest"
 )
 
 func TestRun_SmokeAgainstRealRedis(t *testing.T) {
-	cs := benchtest.Smoke(t, 2, func(ctx context.Context, target bench.Target) (bench.Comparisons, error) {
+	r := benchtest.Smoke(t, 2, func(ctx context.Context, target bench.Target) (*Report, error) {
 		return Run(ctx, Options{Target: target, Duration: 200 * time.Millisecond, Batch: 50, Builds: 200})
 	})
-	if len(cs) != 3 {
-		t.Fatalf("got %d comparisons, want get, save, batch_get", len(cs))
+	checkComparisons(t, r.Comparisons, "buildstatus.get", "buildstatus.save", "buildstatus.batch_get")
+	if r.Staleness != nil || r.Memory != nil {
+		t.Error("cache measurements without a cache")
 	}
-	for i, want := range []string{"buildstatus.get", "buildstatus.save", "buildstatus.batch_get"} {
+}
+
+// TestRun_SmokeWithClientCache: the cached reads, the staleness seen by a second instance and
+// the memory per entry are measured and printed.
+func TestRun_SmokeWithClientCache(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs redis-server")
+	}
+	srv := redistest.StartStandalone(t)
+	o := redisconn.Options{URL: srv.URL, ClientCache: redisconn.CacheOptions{Enabled: true}}
+	cache, err := redisconn.NewCache(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cache.Close()
+	r := benchtest.Check(t, srv.Client(t), 2, func(ctx context.Context, target bench.Target) (*Report, error) {
+		target.Cache, target.Redis = cache, o
+		return Run(ctx, Options{Target: target, Duration: 200 * time.Millisecond, Batch: 50, Builds: 200})
+	})
+	checkComparisons(t, r.Comparisons, "buildstatus.get", "buildstatus.save", "buildstatus.batch_get",
+		"buildstatus.get_cached", "buildstatus.batch_get_cached")
+	if r.Staleness == nil || len(r.Staleness.Samples) == 0 {
+		t.Fatal("no staleness samples")
+	}
+	if r.Memory == nil || r.Memory.Entries != 200 || r.Memory.ValueBytes == 0 {
+		t.Fatalf("memory = %+v", r.Memory)
+	}
+	if cache.Stats().Hits == 0 {
+		t.Error("get_cached never hit the cache")
+	}
+	var out bytes.Buffer
+	if err := r.Print(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"RESULT buildstatus.get_cached ", "RESULT buildstatus.cache_staleness samples=", "RESULT buildstatus.cache_memory entries=200 "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func checkComparisons(t *testing.T, cs bench.Comparisons, names ...string) {
+	t.Helper()
+	if len(cs) != len(names) {
+		t.Fatalf("got %d comparisons, want %v", len(cs), names)
+	}
+	for i, want := range names {
 		c := cs[i]
 		if c.Name != want || c.Ours.Ops == 0 || c.Baseline.Ops == 0 {
 			t.Errorf("comparison %d = %s ours=%d raw=%d, want %s with operations", i, c.Name, c.Ours.Ops, c.Baseline.Ops, want)

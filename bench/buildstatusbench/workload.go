@@ -20,6 +20,8 @@ type workload struct {
 	opts  Options
 	keys  buildstatus.Keys
 	store *redisstore.Store
+	// cached is a store on the same keys reading through Target.Cache (nil without it).
+	cached *redisstore.Store
 
 	ids     []string
 	buildKs []string                       // keys.Build(ids[i])
@@ -101,6 +103,11 @@ func (w *workload) getOurs(ctx context.Context, c int, _ int64) error {
 	return err
 }
 
+func (w *workload) getCached(ctx context.Context, c int, _ int64) error {
+	_, err := w.cached.Get(ctx, w.ids[w.pick(c)])
+	return err
+}
+
 func (w *workload) getRaw(ctx context.Context, c int, _ int64) error {
 	return w.opts.Client.Get(ctx, w.buildKs[w.pick(c)]).Err()
 }
@@ -119,12 +126,21 @@ func (w *workload) saveRaw(ctx context.Context, c int, _ int64) error {
 func (w *workload) batch(c int) (start int) { return w.pick(c) }
 
 func (w *workload) batchOurs(ctx context.Context, c int, _ int64) error {
+	return w.batchOn(ctx, w.store, c)
+}
+
+func (w *workload) batchCached(ctx context.Context, c int, _ int64) error {
+	return w.batchOn(ctx, w.cached, c)
+}
+
+// batchOn reads opts.Batch builds through store.GetMany.
+func (w *workload) batchOn(ctx context.Context, store *redisstore.Store, c int) error {
 	start, n := w.batch(c), w.opts.Batch
 	ids := make([]string, n)
 	for j := range n {
 		ids[j] = w.ids[(start+j)%len(w.ids)]
 	}
-	m, err := w.store.GetMany(ctx, ids)
+	m, err := store.GetMany(ctx, ids)
 	if err == nil && len(m) != n {
 		err = fmt.Errorf("GetMany found %d of %d builds", len(m), n)
 	}

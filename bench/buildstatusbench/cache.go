@@ -1,0 +1,206 @@
+package buildstatusbench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redstate/redstate/bench"
+	"github.com/redstate/redstate/buildstatus"
+	"github.com/redstate/redstate/buildstatus/redisstore"
+	"github.com/redstate/redstate/redisconn"
+)
+
+// Staleness is how long after a save's acknowledgement another instance (its own client-side
+// cache) still served the previous version: one sample per save.
+type Staleness struct {
+	// Samples are the measured delays, sorted.
+	Samples []time.Duration
+	// Writers is the number of concurrent writers.
+	Writers int
+}
+
+// ResultLine formats s as
+//
+//	RESULT buildstatus.cache_staleness samples=<n> writers=<n> p50_ms=… p99_ms=… p999_ms=… max_ms=…
+func (s Staleness) ResultLine() string {
+	p := func(q float64) float64 { return float64(bench.Percentile(s.Samples, q)) / float64(time.Millisecond) }
+	return fmt.Sprintf("RESULT buildstatus.cache_staleness samples=%d writers=%d p50_ms=%.3f p99_ms=%.3f p999_ms=%.3f max_ms=%.3f",
+		len(s.Samples), s.Writers, p(50), p(99), p(99.9), p(100))
+}
+
+// Memory is the heap a cached build costs.
+type Memory struct {
+	// Entries is how many builds were cached.
+	Entries int
+	// ValueBytes is the mean size of a stored document.
+	ValueBytes int
+	// BytesPerEntry is the heap growth per cached build (document, key and the cache's own
+	// bookkeeping).
+	BytesPerEntry int
+}
+
+// ResultLine formats m as
+//
+//	RESULT buildstatus.cache_memory entries=<n> value_bytes=<n> bytes_per_entry=<n>
+func (m Memory) ResultLine() string {
+	return fmt.Sprintf("RESULT buildstatus.cache_memory entries=%d value_bytes=%d bytes_per_entry=%d", m.Entries, m.ValueBytes, m.BytesPerEntry)
+}
+
+// Report is a run's comparisons plus, with the client-side cache, its staleness and memory.
+type Report struct {
+	// Comparisons are the timed operations, ours vs raw.
+	Comparisons bench.Comparisons
+	// Staleness is nil unless measured.
+	Staleness *Staleness
+	// Memory is nil unless measured.
+	Memory *Memory
+}
+
+// Print implements bench.Printer: the comparisons' table and lines, then the cache's lines.
+func (r *Report) Print(w io.Writer) error {
+	if err := r.Comparisons.Print(w); err != nil {
+		return err
+	}
+	var lines []string
+	if r.Staleness != nil {
+		lines = append(lines, r.Staleness.ResultLine())
+	}
+	if r.Memory != nil {
+		lines = append(lines, r.Memory.ResultLine())
+	}
+	return bench.PrintLines(w, lines)
+}
+
+// newInstance returns a store on the bench's client reading through a cache of its own, as a
+// second redstate process would; close releases both.
+func (w *workload) newInstance() (store *redisstore.Store, cache *redisconn.Cache, close func(), err error) {
+	o := w.opts.Redis
+	o.ClientCache.Enabled = true
+	if cache, err = redisconn.NewCache(o); err != nil {
+		return nil, nil, nil, err
+	}
+	store, err = redisstore.New(w.opts.Client, redisstore.Options{Keys: w.keys, TTL: w.opts.TTL, Cache: cache})
+	if err != nil {
+		_ = cache.Close()
+		return nil, nil, nil, err
+	}
+	return store, cache, func() { _ = store.Close(); _ = cache.Close() }, nil
+}
+
+// staleness measures, for opts.Duration, opts.Clients writers each saving its own builds
+// through the bench's store (this instance) while a second instance has them cached: after
+// each save's acknowledgement the writer reads the build through the second instance until it
+// serves the saved version, and records how long that took.
+func (w *workload) staleness(ctx context.Context) (*Staleness, error) {
+	reader, _, closeReader, err := w.newInstance()
+	if err != nil {
+		return nil, err
+	}
+	defer closeReader()
+	writers := w.opts.Clients
+	w.opts.Progressf("cache staleness: %d writers, %s\n", writers, w.opts.Duration)
+	var mu sync.Mutex
+	var samples []time.Duration
+	var failed atomic.Value
+	deadline := time.Now().Add(w.opts.Duration)
+	var wg sync.WaitGroup
+	for c := range writers {
+		wg.Go(func() {
+			var mine []time.Duration
+			defer func() { mu.Lock(); samples = append(samples, mine...); mu.Unlock() }()
+			for round := 0; time.Now().Before(deadline) && ctx.Err() == nil; round++ {
+				i := (c + round*writers) % len(w.ids)
+				d, err := w.staleOnce(ctx, reader, i, round)
+				if err != nil {
+					failed.CompareAndSwap(nil, err)
+					return
+				}
+				mine = append(mine, d)
+			}
+		})
+	}
+	wg.Wait()
+	if err, _ := failed.Load().(error); err != nil {
+		return nil, err
+	}
+	slices.Sort(samples)
+	return &Staleness{Samples: samples, Writers: writers}, nil
+}
+
+// staleWaitLimit bounds one sample: a version still not served after it is an error.
+const staleWaitLimit = 10 * time.Second
+
+// staleOnce caches build i in reader, saves a new version through the bench's store and
+// returns how long after the acknowledgement reader kept serving the old one.
+func (w *workload) staleOnce(ctx context.Context, reader *redisstore.Store, i, round int) (time.Duration, error) {
+	id := w.ids[i]
+	for range 2 { // the second read is served from reader's cache
+		if _, err := reader.Get(ctx, id); err != nil {
+			return 0, err
+		}
+	}
+	doc := *w.docs[i]
+	doc.Status = fmt.Sprintf("ROUND_%d", round)
+	saved, err := w.store.Save(ctx, &doc, buildstatus.SaveOptions{})
+	if err != nil {
+		return 0, err
+	}
+	acked := time.Now()
+	for {
+		got, err := reader.Get(ctx, id)
+		if err != nil {
+			return 0, err
+		}
+		if got.ETag() == saved.ETag() {
+			return time.Since(acked), nil
+		}
+		if time.Since(acked) > staleWaitLimit {
+			return 0, fmt.Errorf("build %s: the second instance still serves ETag %s %s after the save of %s", id, got.ETag(), staleWaitLimit, saved.ETag())
+		}
+		runtime.Gosched()
+	}
+}
+
+// memory caches every seeded build in a fresh instance's cache and reports the heap growth
+// per build.
+func (w *workload) memory(ctx context.Context) (*Memory, error) {
+	reader, cache, closeReader, err := w.newInstance()
+	if err != nil {
+		return nil, err
+	}
+	defer closeReader()
+	if _, err := reader.Get(ctx, w.ids[0]); err != nil { // connect before measuring
+		return nil, err
+	}
+	before := heapInUse()
+	for start := 0; start < len(w.ids); start += buildstatus.MaxBatch {
+		if _, err := reader.GetMany(ctx, w.ids[start:min(start+buildstatus.MaxBatch, len(w.ids))]); err != nil {
+			return nil, err
+		}
+	}
+	after := heapInUse()
+	if st := cache.Stats(); st.Misses < int64(len(w.ids)) {
+		return nil, fmt.Errorf("cache memory: only %d of %d builds were read into the cache", st.Misses, len(w.ids))
+	}
+	total := 0
+	for _, e := range w.encoded {
+		total += len(e)
+	}
+	// Keep the reader (and its cache) alive until after the second measurement.
+	runtime.KeepAlive(reader)
+	return &Memory{Entries: len(w.ids), ValueBytes: total / len(w.ids), BytesPerEntry: int(max(after-before, 0)) / len(w.ids)}, nil
+}
+
+// heapInUse returns the live heap after a full collection.
+func heapInUse() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
