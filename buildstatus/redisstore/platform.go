@@ -16,7 +16,8 @@ const maxCASAttempts = 100
 // conditioned on the ETag just read. When another writer got there first the script returns
 // the new current value with its PRECONDITION result, so each retry costs one round trip;
 // retries wait a jittered exponential backoff and give up with EUNAVAILABLE after
-// maxCASAttempts.
+// maxCASAttempts. Concurrent updates of one build within this process take turns
+// (updates.go), so the compare-and-set only meets other processes' writes.
 // A caller-supplied ifMatch is never retried: a mismatch is EPRECONDITION.
 //
 // The merge is done in Go rather than in Lua because Redis's cjson re-encodes a document
@@ -35,6 +36,11 @@ func (s *Store) UpdatePlatform(ctx context.Context, buildID string, result *buil
 	if err := buildstatus.ValidatePlatformResult(result); err != nil {
 		return nil, err
 	}
+	leave, err := s.updates.enter(ctx, buildID)
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
 	cur, err := s.getFresh(ctx, buildID)
 	if err != nil {
 		return nil, err

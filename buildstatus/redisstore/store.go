@@ -84,6 +84,8 @@ type Store struct {
 	// directories memoizes, on Cluster, when this process last extended a project's shard
 	// directory for a slot (key: projectID + "\x00" + slot; value: time.Time).
 	directories sync.Map
+	// updates make this process's updates of one build take turns (UpdatePlatform).
+	updates *updateQueues
 }
 
 // New returns a Store on client (call Close when done with it), which may be a *redis.Client (standalone or Sentinel
@@ -109,12 +111,13 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 		opts.Now = time.Now
 	}
 	s := &Store{
-		client: client,
-		keys:   opts.Keys,
-		ttl:    opts.TTL,
-		now:    opts.Now,
-		hub:    newHub(client),
-		cache:  opts.Cache,
+		client:  client,
+		keys:    opts.Keys,
+		ttl:     opts.TTL,
+		now:     opts.Now,
+		hub:     newHub(client),
+		cache:   opts.Cache,
+		updates: newUpdateQueues(),
 	}
 	if c, ok := client.(*redis.ClusterClient); ok {
 		s.cluster = c
