@@ -30,10 +30,13 @@ and applies it on the same go-redis client with:
   baseline  the seed's algorithm per event: GET the relation key, then one pipeline of
             HDEL/HSET/SET (no version check)
 
-then measures queries (Indexer.Query vs raw HGETALL of the same keys). stdout ends with:
+then measures queries (Indexer.Query vs raw HGETALL of the same keys) and, with the
+client-side cache (on unless --client-cache=false), the same queries through it
+(query_cached; the 1,000 las/cat keys are the hot working set). stdout ends with:
 
   RESULT index.apply ours=<events/s> baseline=<events/s> ratio=<x>
   RESULT index.query ours=<queries/s> baseline=<raw HGETALL/s> ratio=<x>
+  RESULT index.query_cached ours=<queries/s> baseline=<raw HGETALL/s> ratio=<x>
 
 --source mysql --mysql-url mysql://user:pw@host:port/ measures the MySQL/MariaDB binlog source
 (index/mysqlsource) end to end. The account must be able to create a database and read the

@@ -6,6 +6,8 @@
 //	       vs the seed's algorithm per event (GET relation, then a pipeline of HDEL/HSET/SET,
 //	       no version check), events/s over the whole stream
 //	query  Indexer.Query (key from conditions, HGETALL) vs raw HGETALL of the same keys
+//	query_cached  the same queries through the client-side cache (Target.Cache; the 1,000
+//	       las/cat keys are the hot working set) vs raw HGETALL
 //
 // Both apply the same stream with the same concurrency; a row's events always go to the same
 // client, in order.
@@ -100,8 +102,8 @@ func table(hashTag bool) index.TableSpec {
 	}
 }
 
-// Run generates the stream, measures apply and query, removes the keys and returns the two
-// measurements.
+// Run generates the stream, measures apply, query and, with Target.Cache, query_cached,
+// removes the keys and returns the measurements.
 func Run(ctx context.Context, opts Options) (Measurements, error) {
 	if err := opts.Prepare("indexbench", 8); err != nil {
 		return nil, err
@@ -187,8 +189,20 @@ func Run(ctx context.Context, opts Options) (Measurements, error) {
 		r := rngs[c]
 		return opts.Client.HGetAll(ctx, keyOf(1+r.IntN(lasValues), 1+r.IntN(catValues))).Err()
 	}
+	pairs := []bench.Pair{{Name: "query", Ours: ours, Baseline: raw}}
+	if opts.Cache != nil {
+		cached, err := index.New(redisindex.NewCached(opts.Client, opts.Cache), []index.TableSpec{table(cluster)}, index.Options{Prefix: prefix + "-ours", Cluster: cluster})
+		if err != nil {
+			return out, err
+		}
+		pairs = append(pairs, bench.Pair{Name: "query_cached", Baseline: raw, Ours: func(ctx context.Context, c int, _ int64) error {
+			r := rngs[c]
+			_, err := cached.Query(ctx, "bench", "items", map[string]string{"las": strconv.Itoa(1 + r.IntN(lasValues)), "cat": strconv.Itoa(1 + r.IntN(catValues))})
+			return err
+		}})
+	}
 	suite := bench.Suite{Prefix: "index.", Baseline: "raw", Against: "raw HGETALL", Config: opts.Config(opts.QueryDuration)}
-	cs, err := suite.Run(ctx, []bench.Pair{{Name: "query", Ours: ours, Baseline: raw}})
+	cs, err := suite.Run(ctx, pairs)
 	for _, c := range cs {
 		out = append(out, Measurement{Name: c.Name, Ours: c.Ours.OpsPerSec(), Baseline: c.Baseline.OpsPerSec()})
 	}

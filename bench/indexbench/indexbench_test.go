@@ -11,6 +11,7 @@ import (
 	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/bench/benchtest"
 	"github.com/redstate/redstate/index"
+	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/redistest"
 )
 
@@ -21,17 +22,31 @@ func TestRun_SmokeAgainstRealRedis(t *testing.T) {
 	for _, topo := range []string{"standalone", "cluster"} {
 		t.Run(topo, func(t *testing.T) {
 			var client redis.UniversalClient
+			var o redisconn.Options
 			if topo == "cluster" {
-				client = redistest.StartCluster(t, 3).Client(t)
+				cl := redistest.StartCluster(t, 3)
+				client, o = cl.Client(t), redisconn.Options{ClusterAddrs: cl.Addrs}
 			} else {
-				client = redistest.StartStandalone(t).Client(t)
+				srv := redistest.StartStandalone(t)
+				client, o = srv.Client(t), redisconn.Options{URL: srv.URL}
 			}
+			o.ClientCache.Enabled = true
+			cache, err := redisconn.NewCache(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cache.Close()
 			ms := benchtest.Check(t, client, 4, func(ctx context.Context, target bench.Target) (Measurements, error) {
+				target.Cache, target.Redis = cache, o
 				return Run(ctx, Options{Target: target, Rows: 2000, Batch: 64, QueryDuration: 200 * time.Millisecond})
 			})
-			if len(ms) != 2 || ms[0].Name != "index.apply" || ms[0].Events != 3200 || ms[0].OursStale != 0 || ms[0].Ours == 0 || ms[0].Baseline == 0 ||
-				ms[1].Name != "index.query" || ms[1].Ours == 0 || !strings.HasPrefix(ms[1].ResultLine(), "RESULT index.query ours=") {
+			if len(ms) != 3 || ms[0].Name != "index.apply" || ms[0].Events != 3200 || ms[0].OursStale != 0 || ms[0].Ours == 0 || ms[0].Baseline == 0 ||
+				ms[1].Name != "index.query" || ms[1].Ours == 0 || !strings.HasPrefix(ms[1].ResultLine(), "RESULT index.query ours=") ||
+				ms[2].Name != "index.query_cached" || ms[2].Ours == 0 {
 				t.Fatalf("measurements %+v", ms)
+			}
+			if cache.Stats().Hits == 0 {
+				t.Error("query_cached never hit the cache")
 			}
 		})
 	}
