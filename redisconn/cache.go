@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 
 	"github.com/redstate/redstate"
@@ -245,6 +246,33 @@ func (c *Cache) HGetAll(ctx context.Context, key string) (map[string]string, err
 		return nil, mapCacheErr(err, "reading "+key)
 	}
 	return m, nil
+}
+
+// ZRevRangeByScoreWithScores returns up to count members of the Sorted Set key with scores
+// from max down to min (ZRANGE key max min BYSCORE REV LIMIT 0 count WITHSCORES; max and min
+// in ZRANGEBYSCORE syntax), highest first. Errors: as Get.
+func (c *Cache) ZRevRangeByScoreWithScores(ctx context.Context, key, max, min string, count int64) ([]redis.Z, error) {
+	cl, err := c.conn.client()
+	if err != nil {
+		return nil, err
+	}
+	var r rueidis.RedisResult
+	if c.ownWrite(key) {
+		c.bypassed.Add(1)
+		r = cl.Do(ctx, cl.B().Zrevrangebyscore().Key(key).Max(max).Min(min).Withscores().Limit(0, count).Build())
+	} else {
+		r = cl.DoCache(ctx, cl.B().Zrevrangebyscore().Key(key).Max(max).Min(min).Withscores().Limit(0, count).Cache(), c.opts.TTL)
+		c.count(r)
+	}
+	zs, err := r.AsZScores()
+	if err != nil {
+		return nil, mapCacheErr(err, "reading "+key)
+	}
+	out := make([]redis.Z, len(zs))
+	for i, z := range zs {
+		out[i] = redis.Z{Score: z.Score, Member: z.Member}
+	}
+	return out, nil
 }
 
 // HGetAllMany is HGetAll of each key, in order, cached ones answered from memory and the rest
