@@ -29,6 +29,14 @@ type Options struct {
 	// CacheSize bounds the checkpoint store's local read-through cache (entries). Zero: 10,000;
 	// negative: no cache. Unused by the other stores.
 	CacheSize int
+	// DirectLocks makes Locks send each acquire, release and renew script on the client itself,
+	// one round trip per call, instead of through the client's autopipeliner (see Locks).
+	// Set it when the client carries a hook that must see each write alone: redisconn's
+	// durability hook (redis.durability.wait-replicas) sends a write that runs as a pipeline of
+	// one command, as the autopipeliner runs a lone caller's, and its WAIT as two calls, which
+	// may take two connections, so that WAIT would not cover the write. Unused by the other
+	// stores.
+	DirectLocks bool
 }
 
 // base is what every store shares.
