@@ -19,8 +19,9 @@ func newBenchLockCommand() *cobra.Command {
 		Use:   "lock",
 		Short: "Benchmark the executor's tenant lock against bsm/redislock: acquire+release cycles",
 		Long: `Runs acquire+release cycles on the same go-redis client, alternating in slices, with
-ours (executor/redisstate: SET NX PX plus a fencing token in one script) and
-github.com/bsm/redislock (no fencing token):
+ours (executor/redisstate: SET NX PX plus a fencing token in one script, sent through the
+client's autopipeliner as serve sends it, so concurrent clients' calls share pipelines) and
+github.com/bsm/redislock (no fencing token, one round trip per call on the client):
 
   lock.cycle      uncontended: each client cycles its own key
   lock.contended  all clients over --keys keys, no retry; busy attempts are counted and only

@@ -1,7 +1,10 @@
 // Package lockbench benchmarks the executor's Redis tenant lock (executor/redisstate.Locks)
 // against github.com/bsm/redislock on the same client in the same run. One operation is one
-// acquire+release cycle. Ours also issues a fencing token (INCR in the acquire script) on
-// every successful acquire; redislock issues none.
+// acquire+release cycle. Ours also issues a fencing token on every successful acquire (TIME, GET
+// and SET of the fence counter in the acquire script); redislock issues none. Ours runs as serve
+// runs it by default (executor.persistence.redis.lock-pipelining auto): its scripts go through
+// the client's go-redis autopipeliner, so the calls of concurrent clients share pipelines;
+// redislock's commands go on the client itself, one round trip each.
 //
 //   - cycle: uncontended, each client cycles its own key;
 //   - contended: all clients cycle over 4 keys without retry; an attempt that finds the key
