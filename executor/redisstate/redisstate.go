@@ -31,11 +31,11 @@ type Options struct {
 	CacheSize int
 	// DirectLocks makes Locks send each acquire, release and renew script on the client itself,
 	// one round trip per call, instead of through the client's autopipeliner (see Locks).
-	// Set it when the client carries a hook that must see each write alone: redisconn's
-	// durability hook (redis.durability.wait-replicas) sends a write that runs as a pipeline of
-	// one command, as the autopipeliner runs a lone caller's, and its WAIT as two calls, which
-	// may take two connections, so that WAIT would not cover the write. Unused by the other
-	// stores.
+	// Set it when the client carries redisconn's durability hook (redis.durability.wait-replicas):
+	// the autopipeliner runs a lone caller's command through the client's per-command hooks
+	// outside any Conn, where that hook sends the write and its WAIT as two calls that may
+	// take two pooled connections, so the WAIT would not cover the write (batches of several
+	// commands get their WAIT inside the pipeline and are fine). Unused by the other stores.
 	DirectLocks bool
 }
 
