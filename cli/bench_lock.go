@@ -19,8 +19,10 @@ func newBenchLockCommand() *cobra.Command {
 		Use:   "lock",
 		Short: "Benchmark the executor's tenant lock against bsm/redislock: acquire+release cycles",
 		Long: `Runs acquire+release cycles on the same go-redis client, alternating in slices, with
-ours (executor/redisstate: SET NX PX plus a fencing token in one script) and
-github.com/bsm/redislock (no fencing token):
+ours (executor/redisstate: SET NX PX plus a fencing token in one script, sent through the
+client's autopipeliner as serve sends it, so concurrent clients' calls share pipelines;
+--direct-locks: each alone) and
+github.com/bsm/redislock (no fencing token, one round trip per call on the client):
 
   lock.cycle      uncontended: each client cycles its own key
   lock.contended  all clients over --keys keys, no retry; busy attempts are counted and only
@@ -36,6 +38,7 @@ The bench's keys (locks and fence counters) are removed at the end.`,
 	f := cmd.Flags()
 	suiteFlags(f, &opts.Target, &opts.Duration, "mode")
 	f.IntVar(&opts.ContendedKeys, "keys", 4, "keys shared by all clients in the contended mode")
+	f.BoolVar(&opts.DirectLocks, "direct-locks", false, "send each of ours' scripts alone on the client, not through its autopipeliner (as serve does with executor.persistence.redis.lock-pipelining off or redis.durability on)")
 	return cmd
 }
 

@@ -136,13 +136,23 @@ func redisExecutorStores(client redis.UniversalClient, cfg config.Config) (execu
 	ck, err1 := redisstate.NewCheckpoints(client, o(pc.TTL.Checkpoint))
 	pr, err2 := redisstate.NewProjections(client, o(pc.TTL.Projection))
 	ix, err3 := redisstate.NewTenantIndex(client, o(pc.TTL.Projection))
-	lk, err4 := redisstate.NewLocks(client, o(0))
+	lo := o(0)
+	lo.DirectLocks = directLocks(cfg)
+	lk, err4 := redisstate.NewLocks(client, lo)
 	rg, err5 := redisstate.NewRegistry(client, o(pc.TTL.Projection))
 	in, err6 := redisstate.NewInspector(client, o(0))
 	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
 		return executor.Stores{}, err
 	}
 	return executor.Stores{Checkpoints: ck, Projections: pr, Index: ix, Locks: lk, Registry: rg, Inspector: in}, nil
+}
+
+// directLocks reports whether the tenant locks send each script alone (redisstate
+// Options.DirectLocks): when executor.persistence.redis.lock-pipelining is off, and when
+// redis.durability.wait-replicas is on, whose WAIT hook needs each write alone on its
+// connection.
+func directLocks(cfg config.Config) bool {
+	return cfg.Executor.Persistence.Redis.LockPipelining == executor.LockPipeliningOff || cfg.Redis.Durability.On()
 }
 
 // newRunner builds the runner on stores with cfg's settings and webhook handlers.

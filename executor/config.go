@@ -122,6 +122,11 @@ func (c Config) Validate() error {
 			add("executor.persistence.redis.namespace", "%s", redstate.ErrorMessage(err))
 		}
 	}
+	switch p.Redis.LockPipelining {
+	case "", LockPipeliningAuto, LockPipeliningOff:
+	default:
+		add("executor.persistence.redis.lock-pipelining", "must be auto or off, got %q", p.Redis.LockPipelining)
+	}
 	for _, t := range []struct {
 		key string
 		d   time.Duration

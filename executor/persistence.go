@@ -32,7 +32,22 @@ type PersistenceConfig struct {
 	Namespace string `koanf:"namespace"`
 	// TTL holds the lifetimes of the stored entities.
 	TTL TTLConfig `koanf:"ttl"`
+	// LockPipelining is how the tenant locks' scripts reach Redis: LockPipeliningAuto (the
+	// default; "" means it) or LockPipeliningOff.
+	LockPipelining string `koanf:"lock-pipelining"`
 }
+
+// LockPipelining values.
+const (
+	// LockPipeliningAuto sends the acquire, release and renew scripts of concurrent callers to
+	// Redis in one pipeline (go-redis's autopipeliner on the one client), except when
+	// redis.durability.wait-replicas is on: then each goes alone, so the WAIT after it runs on
+	// its connection.
+	LockPipeliningAuto = "auto"
+	// LockPipeliningOff sends each script alone, one round trip per call, as before the
+	// autopipeliner (an escape hatch: go-redis marks its autopipeliner experimental).
+	LockPipeliningOff = "off"
+)
 
 // TTLConfig holds the seed's ttl.* settings. Zero fields take the defaults.
 type TTLConfig struct {
@@ -57,6 +72,9 @@ func (c PersistenceConfig) WithDefaults() PersistenceConfig {
 	}
 	if c.TTL.Lock == 0 {
 		c.TTL.Lock = DefaultLockTTL
+	}
+	if c.LockPipelining == "" {
+		c.LockPipelining = LockPipeliningAuto
 	}
 	return c
 }

@@ -1,7 +1,11 @@
 // Package lockbench benchmarks the executor's Redis tenant lock (executor/redisstate.Locks)
 // against github.com/bsm/redislock on the same client in the same run. One operation is one
-// acquire+release cycle. Ours also issues a fencing token (INCR in the acquire script) on
-// every successful acquire; redislock issues none.
+// acquire+release cycle. Ours also issues a fencing token on every successful acquire (TIME, GET
+// and SET of the fence counter in the acquire script); redislock issues none. Ours runs as serve
+// runs it by default (executor.persistence.redis.lock-pipelining auto): its scripts go through
+// the client's go-redis autopipeliner, so the calls of concurrent clients share pipelines
+// (Options.DirectLocks: each alone); redislock's commands go on the client itself, one round
+// trip each.
 //
 //   - cycle: uncontended, each client cycles its own key;
 //   - contended: all clients cycle over 4 keys without retry; an attempt that finds the key
@@ -32,6 +36,10 @@ type Options struct {
 	Duration time.Duration
 	// ContendedKeys is the number of keys of the contended mode (default 4).
 	ContendedKeys int
+	// DirectLocks sends each of ours' scripts alone on the client (redisstate
+	// Options.DirectLocks: what serve does with lock-pipelining off or redis.durability on)
+	// instead of through the client's autopipeliner.
+	DirectLocks bool
 	// TTL is the lease of every acquisition (default 2s; locks are released at once, the TTL
 	// only bounds a lock left behind by a call cut off at the end of a slice).
 	TTL time.Duration
@@ -83,7 +91,7 @@ func Run(ctx context.Context, opts Options) (Measurements, error) {
 	bench.Default(&opts.TTL, 2*time.Second)
 	prefix := bench.Namespace()
 	keys := executor.MustKeys(prefix + "-executor")
-	ours, err := redisstate.NewLocks(opts.Client, redisstate.Options{Keys: keys})
+	ours, err := redisstate.NewLocks(opts.Client, redisstate.Options{Keys: keys, DirectLocks: opts.DirectLocks})
 	if err != nil {
 		return nil, err
 	}

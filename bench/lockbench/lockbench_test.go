@@ -26,3 +26,13 @@ func TestRun_SmokeAgainstRealRedis(t *testing.T) {
 		t.Errorf("uncontended mode saw busy locks: %d %d", ms[0].OursBusy, ms[0].BaselineBusy)
 	}
 }
+
+// TestRun_DirectLocks: the bench also runs ours with each script alone on the client.
+func TestRun_DirectLocks(t *testing.T) {
+	ms := benchtest.Smoke(t, 4, func(ctx context.Context, target bench.Target) (Measurements, error) {
+		return Run(ctx, Options{Target: target, Duration: 200 * time.Millisecond, DirectLocks: true})
+	})
+	if len(ms) != 2 || ms[0].Ours.Ops == 0 || ms[1].Ours.Ops == 0 {
+		t.Fatalf("got %+v", ms)
+	}
+}

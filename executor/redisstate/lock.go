@@ -17,16 +17,50 @@ var _ executor.TenantLocks = (*Locks)(nil)
 // Keys.TenantFence(tenant), in the same Cluster slot, with executor.FenceTTL. A fence is the
 // larger of the counter plus one and the server clock in microseconds (acquireScript), so it
 // grows across a failover that lost the counter's last writes. Acquire, release and renew are
-// one script call each (one round trip).
-type Locks struct{ base }
+// one script call each.
+//
+// The scripts go through the client's blocking autopipeliner (go-redis AutoPipeline, shared by
+// everything that asks the client for it and stopped when the client closes): the calls of
+// concurrent callers are written to Redis in one pipeline and their replies read back in one
+// read, which saves system calls on both sides; each caller still waits for its own reply, so a
+// call takes one round trip as before. Options.DirectLocks sends each script on the client
+// itself instead. Exists and Holder always use the client.
+type Locks struct {
+	base
+	// scripts runs acquireScript, deleteIfScript and renewIfScript: the client's autopipeliner,
+	// or the client itself with Options.DirectLocks.
+	scripts redis.Scripter
+}
 
-// NewLocks returns the lock manager on client. Errors: EINVALID.
+// NewLocks returns the lock manager on client. Errors: EINVALID (also when the client cannot
+// give an autopipeliner, e.g. it is closed).
 func NewLocks(client redis.UniversalClient, opts Options) (*Locks, error) {
 	b, err := newBase(client, opts, executor.DefaultLockTTL, "tenant locks")
 	if err != nil {
 		return nil, err
 	}
-	return &Locks{b}, nil
+	if opts.DirectLocks {
+		return &Locks{base: b, scripts: client}, nil
+	}
+	ap, err := client.AutoPipeline()
+	if err != nil {
+		return nil, redstate.Wrap(redstate.EINVALID, err, "redisstate: tenant locks: the client gives no autopipeliner (set DirectLocks)")
+	}
+	return &Locks{base: b, scripts: ap}, nil
+}
+
+// run runs script on l.scripts. A context already done fails at once, as on the client. One
+// that ends while the script waits in the autopipeliner does not cut the call short: the
+// autopipeliner runs commands on its own context, so the call returns when the reply is in or
+// the client's read or write timeout ends it (go-redis: per-command deadlines are not honored
+// once a command is queued).
+func (l *Locks) run(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+	if err := ctx.Err(); err != nil {
+		cmd := redis.NewCmd(ctx)
+		cmd.SetErr(err)
+		return cmd
+	}
+	return script.Run(ctx, l.scripts, keys, args...)
 }
 
 // TryAcquire implements executor.TenantLocks (acquireScript).
@@ -36,7 +70,7 @@ func (l *Locks) TryAcquire(ctx context.Context, tenantID, owner string, ttl time
 	}
 	token := executor.NewLockToken(owner)
 	sent := l.now()
-	fence, err := acquireScript.Run(ctx, l.client,
+	fence, err := l.run(ctx, acquireScript,
 		[]string{l.keys.TenantLock(tenantID), l.keys.TenantFence(tenantID)}, token, ms(ttl), ms(executor.FenceTTL(ttl))).Int64()
 	if err != nil {
 		return executor.Lease{}, false, mapErr(err, "acquire tenant lock")
@@ -52,7 +86,7 @@ func (l *Locks) Release(ctx context.Context, tenantID, token string) error {
 	if err := checkToken(tenantID, token); err != nil {
 		return err
 	}
-	n, err := deleteIfScript.Run(ctx, l.client, []string{l.keys.TenantLock(tenantID)}, token).Int()
+	n, err := l.run(ctx, deleteIfScript, []string{l.keys.TenantLock(tenantID)}, token).Int()
 	if err != nil {
 		return mapErr(err, "release tenant lock")
 	}
@@ -70,7 +104,7 @@ func (l *Locks) Renew(ctx context.Context, tenantID, token string, ttl time.Dura
 	if err := executor.ValidateLockTTL(ttl); err != nil {
 		return err
 	}
-	n, err := renewIfScript.Run(ctx, l.client, []string{l.keys.TenantLock(tenantID)}, token, ms(ttl)).Int()
+	n, err := l.run(ctx, renewIfScript, []string{l.keys.TenantLock(tenantID)}, token, ms(ttl)).Int()
 	if err != nil {
 		return mapErr(err, "renew tenant lock")
 	}

@@ -29,6 +29,14 @@ type Options struct {
 	// CacheSize bounds the checkpoint store's local read-through cache (entries). Zero: 10,000;
 	// negative: no cache. Unused by the other stores.
 	CacheSize int
+	// DirectLocks makes Locks send each acquire, release and renew script on the client itself,
+	// one round trip per call, instead of through the client's autopipeliner (see Locks).
+	// Set it when the client carries redisconn's durability hook (redis.durability.wait-replicas):
+	// the autopipeliner runs a lone caller's command through the client's per-command hooks
+	// outside any Conn, where that hook sends the write and its WAIT as two calls that may
+	// take two pooled connections, so the WAIT would not cover the write (batches of several
+	// commands get their WAIT inside the pipeline and are fine). Unused by the other stores.
+	DirectLocks bool
 }
 
 // base is what every store shares.

@@ -69,5 +69,12 @@ func TestConformance(t *testing.T) {
 				return must(redisstate.NewLocks(client, opts(0)))(t)
 			}, statetest.Features{})
 		})
+		t.Run("DirectLocks", func(t *testing.T) {
+			statetest.RunLockSuite(t, func(t *testing.T) executor.TenantLocks {
+				o := opts(0)
+				o.DirectLocks = true
+				return must(redisstate.NewLocks(client, o))(t)
+			}, statetest.Features{})
+		})
 	})
 }
