@@ -26,6 +26,16 @@ type feedBackend struct {
 	bg      component.Background
 }
 
+// redisFeed is the feed's Redis side on the root's client, its unread pages read through the
+// client-side cache when redis.client-cache is on.
+func (a *app) redisFeed() *redisfeed.Cache {
+	prefix := a.keyPrefix(a.cfg.Feed.Prefix)
+	if a.cache != nil {
+		return redisfeed.NewCached(a.redis, prefix, a.cache)
+	}
+	return redisfeed.New(a.redis, prefix)
+}
+
 // feed builds the feed on the root's SQL pool (its truth) and the queue component's broker
 // (durable fan-out jobs, shown by the queue admin); nil service when feed.enabled is false.
 func (a *app) feed(ctx context.Context, queues *queueBackend) (*feedBackend, error) {
@@ -64,7 +74,7 @@ func (a *app) openFeed(ctx context.Context, queues *queueBackend) (*feedBackend,
 			return nil, fmt.Errorf("feed breaker: %w", err)
 		}
 		client := a.redis
-		cache, backend = redisfeed.New(client, cfg.Namespace+cfg.Feed.Prefix), backendRedis
+		cache, backend = a.redisFeed(), backendRedis
 		fb.notifier = redisfeed.NewNotifier(client, cfg.Namespace+cfg.Feed.Prefix, log)
 	}
 	var notifier feed.Notifier

@@ -15,7 +15,6 @@ import (
 
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/feed"
-	"github.com/redstate/redstate/feed/redisfeed"
 	"github.com/redstate/redstate/feed/sqlfeed"
 )
 
@@ -168,7 +167,7 @@ func withFeed(cmd *cobra.Command, f func(*feed.Service) error) error {
 		if err != nil {
 			return err
 		}
-		svc, err := feed.NewService(src, redisfeed.New(a.redis, a.keyPrefix(a.cfg.Feed.Prefix)), feed.Options{HybridThreshold: a.cfg.Feed.HybridThreshold})
+		svc, err := feed.NewService(src, a.redisFeed(), feed.Options{HybridThreshold: a.cfg.Feed.HybridThreshold})
 		if err != nil {
 			return err
 		}

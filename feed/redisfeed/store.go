@@ -24,14 +24,46 @@ type Cache struct {
 	client  redis.UniversalClient
 	keys    feed.Keys
 	cluster bool
+	pages   PageCache // nil: unread pages read Redis
 }
 
 var _ feed.Cache = (*Cache)(nil)
+
+// PageCache is the client-side cache unread pages read through; *redisconn.Cache implements
+// it.
+type PageCache interface {
+	// ZRevRangeByScoreWithScores returns up to count members of a Sorted Set from max down to
+	// min, with their scores.
+	ZRevRangeByScoreWithScores(ctx context.Context, key, max, min string, count int64) ([]redis.Z, error)
+	// Sync returns once the invalidations of every write acknowledged before the call have
+	// reached the cache.
+	Sync(ctx context.Context) error
+}
 
 // New returns a Cache on client with keys under prefix (hash-tagged per user on Cluster).
 func New(client redis.UniversalClient, prefix string) *Cache {
 	_, cluster := client.(*redis.ClusterClient)
 	return &Cache{client: client, keys: feed.NewKeys(prefix, cluster), cluster: cluster}
+}
+
+// NewCached is New with UnreadPage's plain read (one ZREVRANGEBYSCORE, the common case)
+// served by pages: a page costs no round trip while the follower's unread set of the author
+// is unchanged. Every write of unread sets (FanOut, MarkRead, MarkAuthorRead, Unfollow,
+// Rebuild) ends with pages.Sync, so this process's next page sees it; another process sees it
+// once Redis's invalidation arrives.
+func NewCached(client redis.UniversalClient, prefix string, pages PageCache) *Cache {
+	c := New(client, prefix)
+	c.pages = pages
+	return c
+}
+
+// synced returns err, or after a successful write of unread sets, the cache's barrier (see
+// NewCached); op names the write.
+func (c *Cache) synced(ctx context.Context, err error, op string) error {
+	if err != nil || c.pages == nil {
+		return rediserr.Map(err, op)
+	}
+	return rediserr.Map(c.pages.Sync(ctx), op+": syncing the client-side cache")
 }
 
 // Keys returns the cache's key builder.
@@ -173,7 +205,7 @@ func (c *Cache) SetAuthorIndex(ctx context.Context, author int64, refs []feed.Po
 
 // AuthorPage implements feed.Cache.
 func (c *Cache) AuthorPage(ctx context.Context, author int64, after feed.Cursor, limit int) ([]feed.PostRef, error) {
-	return c.page(ctx, c.keys.AuthorPosts(author), after, limit, "-inf")
+	return c.page(ctx, c.keys.AuthorPosts(author), after, limit, "-inf", false)
 }
 
 // pageSlack is how many entries beyond the page the plain read fetches, so that the groups of
@@ -183,8 +215,9 @@ const pageSlack = 8
 // page returns a page of a ZSET of post ids scored by create time (ms): with one
 // ZREVRANGEBYSCORE when that read holds whole groups of equal times enough for the page (the
 // common case), else with pageScript, which fetches a group whole where the page cuts it.
-func (c *Cache) page(ctx context.Context, key string, after feed.Cursor, limit int, min string) ([]feed.PostRef, error) {
-	if refs, ok, err := c.pageDirect(ctx, key, after, limit, min); err != nil || ok {
+// cached reads the ZREVRANGEBYSCORE through the client-side cache.
+func (c *Cache) page(ctx context.Context, key string, after feed.Cursor, limit int, min string, cached bool) ([]feed.PostRef, error) {
+	if refs, ok, err := c.pageDirect(ctx, key, after, limit, min, cached); err != nil || ok {
 		return refs, err
 	}
 	return c.pageByScript(ctx, key, after, limit, min)
@@ -194,14 +227,20 @@ func (c *Cache) page(ctx context.Context, key string, after feed.Cursor, limit i
 // group of equal times unless the read reached the end (it may be cut), orders the rest newest
 // first with ties by id descending, and skips what the cursor excludes. ok is false when that
 // leaves less than a page before the end.
-func (c *Cache) pageDirect(ctx context.Context, key string, after feed.Cursor, limit int, min string) ([]feed.PostRef, bool, error) {
+func (c *Cache) pageDirect(ctx context.Context, key string, after feed.Cursor, limit int, min string, cached bool) ([]feed.PostRef, bool, error) {
 	max, cursorMS := "+inf", int64(0)
 	if !after.IsZero() {
 		cursorMS = ms(after.Time)
 		max = strconv.FormatInt(cursorMS, 10)
 	}
 	n := limit + 1 + pageSlack
-	zs, err := c.client.ZRevRangeByScoreWithScores(ctx, key, &redis.ZRangeBy{Min: min, Max: max, Count: int64(n)}).Result()
+	var zs []redis.Z
+	var err error
+	if cached {
+		zs, err = c.pages.ZRevRangeByScoreWithScores(ctx, key, max, min, int64(n))
+	} else {
+		zs, err = c.client.ZRevRangeByScoreWithScores(ctx, key, &redis.ZRangeBy{Min: min, Max: max, Count: int64(n)}).Result()
+	}
 	if err != nil {
 		return nil, false, rediserr.Map(err, "feed page")
 	}
@@ -294,14 +333,14 @@ func (c *Cache) FanOut(ctx context.Context, author int64, ref feed.PostRef, foll
 		}
 		added += int(n)
 	}
-	return added, nil
+	return added, c.synced(ctx, nil, "feed fan-out")
 }
 
 // MarkRead implements feed.Cache.
 func (c *Cache) MarkRead(ctx context.Context, user, author, post int64) (bool, error) {
 	n, err := markReadScript.Run(ctx, c.client, []string{c.keys.Read(user), c.keys.Unread(user, author)},
 		post, ttlMS(feed.SetTTL)).Int64()
-	return n == 1, rediserr.Map(err, "feed mark read")
+	return n == 1, c.synced(ctx, err, "feed mark read")
 }
 
 // MarkAuthorRead implements feed.Cache.
@@ -315,12 +354,12 @@ func (c *Cache) MarkAuthorRead(ctx context.Context, user, author int64, posts []
 		args = append(args, p)
 	}
 	n, err := markAuthorReadScript.Run(ctx, c.client, []string{c.keys.Read(user), c.keys.Unread(user, author)}, args...).Int64()
-	return int(n), rediserr.Map(err, "feed mark author read")
+	return int(n), c.synced(ctx, err, "feed mark author read")
 }
 
 // Unfollow implements feed.Cache.
 func (c *Cache) Unfollow(ctx context.Context, user, author int64) error {
-	return rediserr.Map(c.client.Del(ctx, c.keys.Unread(user, author)).Err(), "feed unfollow")
+	return c.synced(ctx, c.client.Del(ctx, c.keys.Unread(user, author)).Err(), "feed unfollow")
 }
 
 // Built implements feed.Cache.
@@ -366,12 +405,13 @@ func (c *Cache) Rebuild(ctx context.Context, user int64, st feed.UserState) erro
 		keys = append(keys, c.keys.Unread(user, author))
 		args = append(args, since, jsonIDs(st.Read[author]), string(js))
 	}
-	return rediserr.Map(rebuildScript.Run(ctx, c.client, keys, args...).Err(), "feed rebuild")
+	return c.synced(ctx, rebuildScript.Run(ctx, c.client, keys, args...).Err(), "feed rebuild")
 }
 
-// UnreadPage implements feed.Cache: read entries (at -inf) are outside the page's range.
+// UnreadPage implements feed.Cache: read entries (at -inf) are outside the page's range. With
+// NewCached the page's read goes through the client-side cache.
 func (c *Cache) UnreadPage(ctx context.Context, user, author int64, after feed.Cursor, limit int) ([]feed.PostRef, error) {
-	return c.page(ctx, c.keys.Unread(user, author), after, limit, "(-inf")
+	return c.page(ctx, c.keys.Unread(user, author), after, limit, "(-inf", c.pages != nil)
 }
 
 // UnreadCounts implements feed.Cache: one script counting each author's unread set (ZCOUNT
