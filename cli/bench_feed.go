@@ -25,6 +25,8 @@ func newBenchFeedCommand() *cobra.Command {
   read    MarkRead (one script) vs pipelined SADD + SREM + HINCRBY
   page    an unread page of 20 (one ZREVRANGEBYSCORE, the cursor script when a group of
           equal times is cut) vs ZREVRANGE 0 19
+  page_cached  the same page through the client-side cache (on unless --client-cache=false)
+          vs ZREVRANGE 0 19
 
 stdout gets a table, then:
 
@@ -32,6 +34,7 @@ stdout gets a table, then:
   RESULT feed.fanout_first …
   RESULT feed.read ours=<ops/s> baseline=<ops/s> ratio=<x> p99_ms=… baseline_p99_ms=…
   RESULT feed.page …
+  RESULT feed.page_cached …
   RESULT feed.memory bytes_per_unread_entry=<n>
 
 The bench's keys are removed at the end.`,

@@ -10,6 +10,7 @@
 //	read    MarkRead (one script: SADD + PEXPIRE of the read set, ZADD XX CH of the post to
 //	        -inf in the unread set) vs a pipelined SADD + SREM + HINCRBY, ops/s and p99
 //	page    UnreadPage of 20 (one ZREVRANGEBYSCORE WITHSCORES) vs ZREVRANGE 0 19, ops/s and p99
+//	page_cached  the same page through the client-side cache (Target.Cache) vs ZREVRANGE 0 19
 //
 // It also prints the Redis memory per unread entry (MEMORY USAGE of an unread set over the
 // entries it holds; the count is the set's size).
@@ -56,6 +57,8 @@ type Result struct {
 	FirstTime                time.Duration
 	// Read and Page are the timed comparisons.
 	Read, Page bench.Comparison
+	// PageCached is Page through the client-side cache (nil without Target.Cache).
+	PageCached *bench.Comparison
 	// BytesPerEntry is Redis memory per unread entry (unread set + count field).
 	BytesPerEntry float64
 }
@@ -68,18 +71,25 @@ func (r Result) Lines() []string {
 		}
 		return 0
 	}
-	return []string{
+	lines := []string{
 		fmt.Sprintf("RESULT feed.fanout ours=%.0f baseline=%.0f ratio=%.2f seconds=%.2f", r.FanOutOurs, r.FanOutBaseline, ratio(r.FanOutOurs, r.FanOutBaseline), r.FanOutTime.Seconds()),
 		fmt.Sprintf("RESULT feed.fanout_first ours=%.0f baseline=%.0f ratio=%.2f seconds=%.2f", r.FirstOurs, r.FirstBaseline, ratio(r.FirstOurs, r.FirstBaseline), r.FirstTime.Seconds()),
 		bench.ResultLine(r.Read),
 		bench.ResultLine(r.Page),
-		fmt.Sprintf("RESULT feed.memory bytes_per_unread_entry=%.0f", r.BytesPerEntry),
 	}
+	if r.PageCached != nil {
+		lines = append(lines, bench.ResultLine(*r.PageCached))
+	}
+	return append(lines, fmt.Sprintf("RESULT feed.memory bytes_per_unread_entry=%.0f", r.BytesPerEntry))
 }
 
 // Print implements bench.Printer: the table of read and page, then the RESULT lines.
 func (r Result) Print(w io.Writer) error {
-	if err := bench.PrintTable(w, []bench.Comparison{r.Read, r.Page}); err != nil {
+	cs := []bench.Comparison{r.Read, r.Page}
+	if r.PageCached != nil {
+		cs = append(cs, *r.PageCached)
+	}
+	if err := bench.PrintTable(w, cs); err != nil {
 		return err
 	}
 	return bench.PrintLines(w, r.Lines())
@@ -216,7 +226,17 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	}
 	o, b = bench.RunPair(ctx, "page/ours", "page/raw", cfg, pageOurs, pageRaw)
 	res.Page = bench.Comparison{Name: "feed.page", Ours: o, Baseline: b}
-	return res, bench.Failed(res.Read.Ours, res.Read.Baseline, res.Page.Ours, res.Page.Baseline)
+	if err := bench.Failed(res.Read.Ours, res.Read.Baseline, res.Page.Ours, res.Page.Baseline); err != nil || opts.Cache == nil {
+		return res, err
+	}
+	cached := redisfeed.NewCached(opts.Client, prefix+"ours:", opts.Cache)
+	pageCached := func(ctx context.Context, _ int, _ int64) error {
+		_, err := cached.UnreadPage(ctx, 1, author, feed.Cursor{}, 20)
+		return err
+	}
+	o, b = bench.RunPair(ctx, "page_cached/ours", "page_cached/raw", cfg, pageCached, pageRaw)
+	res.PageCached = &bench.Comparison{Name: "feed.page_cached", Ours: o, Baseline: b}
+	return res, bench.Failed(o, b)
 }
 
 // fanOutSlices is how many turns ours and the baseline take on the fan-out's followers.
