@@ -43,6 +43,10 @@ type Cache struct {
 	misses atomic.Int64
 	// bypassed counts reads sent to Redis because this process wrote the key recently.
 	bypassed atomic.Int64
+	// invalidations counts the keys Redis reported changed (a flush counts one).
+	invalidations atomic.Int64
+	// onInvalidate, when set, is called with each invalidated key ("" for a flush).
+	onInvalidate atomic.Pointer[func(key string)]
 	// written maps a key this process wrote to the UnixNano time it was last marked.
 	written   sync.Map
 	nWritten  atomic.Int64
@@ -57,6 +61,8 @@ type CacheStats struct {
 	Misses int64
 	// Bypassed are reads of recently written keys sent to Redis uncached.
 	Bypassed int64
+	// Invalidations are the keys Redis reported changed (a whole-cache flush counts one).
+	Invalidations int64
 }
 
 // NewCache returns the client-side cache for the topology o selects, or nil when
@@ -72,7 +78,42 @@ func NewCache(o Options) (*Cache, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Cache{opts: copts, conn: cacheConn{opt: opt, describe: Describe(o)}}, nil
+	c := &Cache{opts: copts, conn: cacheConn{opt: opt, describe: Describe(o)}}
+	c.conn.opt.OnInvalidations = c.invalidated
+	return c, nil
+}
+
+// invalidated is rueidis's OnInvalidations: it runs after the keys were dropped from the
+// cache, on the connection's reading goroutine (so it must be quick).
+func (c *Cache) invalidated(keys []rueidis.RedisMessage) {
+	hook := c.onInvalidate.Load()
+	if keys == nil {
+		c.invalidations.Add(1)
+		if hook != nil {
+			(*hook)("")
+		}
+		return
+	}
+	c.invalidations.Add(int64(len(keys)))
+	if hook == nil {
+		return
+	}
+	for _, k := range keys {
+		if s, err := k.ToString(); err == nil {
+			(*hook)(s)
+		}
+	}
+}
+
+// OnInvalidate makes f receive every key Redis reports changed, right after it was dropped
+// from the cache ("" when the whole cache was flushed); nil stops it. f runs on the goroutine
+// that reads invalidations, so it must not block. For measurements (the staleness bench).
+func (c *Cache) OnInvalidate(f func(key string)) {
+	if f == nil {
+		c.onInvalidate.Store(nil)
+		return
+	}
+	c.onInvalidate.Store(&f)
 }
 
 // cacheConn makes the cache's rueidis client, which dials when it is made, on first use.
@@ -411,7 +452,7 @@ func (c *Cache) count(r rueidis.RedisResult) {
 
 // Stats returns the counters.
 func (c *Cache) Stats() CacheStats {
-	return CacheStats{Hits: c.hits.Load(), Misses: c.misses.Load(), Bypassed: c.bypassed.Load()}
+	return CacheStats{Hits: c.hits.Load(), Misses: c.misses.Load(), Bypassed: c.bypassed.Load(), Invalidations: c.invalidations.Load()}
 }
 
 // Options returns the cache's options with defaults applied.

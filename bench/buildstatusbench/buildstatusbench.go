@@ -91,6 +91,12 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	want := func(name string) bool { return len(opts.Ops) == 0 || slices.Contains(opts.Ops, name) }
+	report := &Report{}
+	if w.cached != nil && want("memory") { // first, while no other cache holds the builds
+		if report.Memory, err = w.memory(ctx); err != nil {
+			return report, err
+		}
+	}
 	var pairs []bench.Pair
 	for _, p := range []bench.Pair{
 		{Name: "get", Ours: w.getOurs, Baseline: w.getRaw},
@@ -112,7 +118,6 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 	}
 	suite := bench.Suite{Prefix: "buildstatus.", Baseline: "raw", Config: opts.Config(opts.Duration)}
-	report := &Report{}
 	if report.Comparisons, err = suite.Run(ctx, pairs); err != nil {
 		return report, err
 	}
@@ -121,11 +126,6 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	if want("staleness") {
 		if report.Staleness, err = w.staleness(ctx); err != nil {
-			return report, err
-		}
-	}
-	if want("memory") {
-		if report.Memory, err = w.memory(ctx); err != nil {
 			return report, err
 		}
 	}

@@ -16,8 +16,9 @@ import (
 	"github.com/redstate/redstate/redisconn"
 )
 
-// Staleness is how long after a save's acknowledgement another instance (its own client-side
-// cache) still served the previous version: one sample per save.
+// Staleness is how long after a save's acknowledgement another instance's client-side cache
+// still held the previous version (until Redis's invalidation was applied): one sample per
+// save.
 type Staleness struct {
 	// Samples are the measured delays, sorted.
 	Samples []time.Duration
@@ -94,15 +95,19 @@ func (w *workload) newInstance() (store *redisstore.Store, cache *redisconn.Cach
 }
 
 // staleness measures, for opts.Duration, opts.Clients writers each saving its own builds
-// through the bench's store (this instance) while a second instance has them cached: after
-// each save's acknowledgement the writer reads the build through the second instance until it
-// serves the saved version, and records how long that took.
+// through the bench's store (this instance) while a second instance has them cached. A sample
+// is the time from a save's acknowledgement to the moment the second instance's cache dropped
+// the old version (its invalidation callback; 0 when that came first), after which the
+// second instance must serve the new version.
 func (w *workload) staleness(ctx context.Context) (*Staleness, error) {
-	reader, _, closeReader, err := w.newInstance()
+	reader, cache, closeReader, err := w.newInstance()
 	if err != nil {
 		return nil, err
 	}
 	defer closeReader()
+	waits := &invalidationWaits{byKey: map[string]chan time.Time{}}
+	cache.OnInvalidate(waits.invalidated)
+	defer cache.OnInvalidate(nil)
 	writers := w.opts.Clients
 	w.opts.Progressf("cache staleness: %d writers, %s\n", writers, w.opts.Duration)
 	var mu sync.Mutex
@@ -116,7 +121,7 @@ func (w *workload) staleness(ctx context.Context) (*Staleness, error) {
 			defer func() { mu.Lock(); samples = append(samples, mine...); mu.Unlock() }()
 			for round := 0; time.Now().Before(deadline) && ctx.Err() == nil; round++ {
 				i := (c + round*writers) % len(w.ids)
-				d, err := w.staleOnce(ctx, reader, i, round)
+				d, err := w.staleOnce(ctx, reader, waits, i, round)
 				if err != nil {
 					failed.CompareAndSwap(nil, err)
 					return
@@ -133,16 +138,39 @@ func (w *workload) staleness(ctx context.Context) (*Staleness, error) {
 	return &Staleness{Samples: samples, Writers: writers}, nil
 }
 
-// stalePoll is the pause between two reads of a build not yet seen in its new version; it
-// bounds the measurement's resolution (Linux sleeps last somewhat longer).
-const stalePoll = 20 * time.Microsecond
+// invalidationWaits hands each invalidated key's time to the writer waiting for it.
+type invalidationWaits struct {
+	mu    sync.Mutex
+	byKey map[string]chan time.Time
+}
 
-// staleWaitLimit bounds one sample: a version still not served after it is an error.
+// expect returns the channel that receives key's next invalidation time.
+func (iw *invalidationWaits) expect(key string) chan time.Time {
+	ch := make(chan time.Time, 1)
+	iw.mu.Lock()
+	iw.byKey[key] = ch
+	iw.mu.Unlock()
+	return ch
+}
+
+// invalidated is the cache's invalidation callback.
+func (iw *invalidationWaits) invalidated(key string) {
+	at := time.Now()
+	iw.mu.Lock()
+	ch, ok := iw.byKey[key]
+	delete(iw.byKey, key)
+	iw.mu.Unlock()
+	if ok {
+		ch <- at
+	}
+}
+
+// staleWaitLimit bounds one sample: an invalidation still not received after it is an error.
 const staleWaitLimit = 10 * time.Second
 
 // staleOnce caches build i in reader, saves a new version through the bench's store and
-// returns how long after the acknowledgement reader kept serving the old one.
-func (w *workload) staleOnce(ctx context.Context, reader *redisstore.Store, i, round int) (time.Duration, error) {
+// returns how long after the acknowledgement reader's cache still held the old one.
+func (w *workload) staleOnce(ctx context.Context, reader *redisstore.Store, waits *invalidationWaits, i, round int) (time.Duration, error) {
 	id := w.ids[i]
 	for range 2 { // the second read is served from reader's cache
 		if _, err := reader.Get(ctx, id); err != nil {
@@ -151,26 +179,27 @@ func (w *workload) staleOnce(ctx context.Context, reader *redisstore.Store, i, r
 	}
 	doc := *w.docs[i]
 	doc.Status = fmt.Sprintf("ROUND_%d", round)
+	invalidated := waits.expect(w.buildKs[i])
 	saved, err := w.store.Save(ctx, &doc, buildstatus.SaveOptions{})
 	if err != nil {
 		return 0, err
 	}
 	acked := time.Now()
-	for {
-		got, err := reader.Get(ctx, id)
-		if err != nil {
-			return 0, err
-		}
-		if got.ETag() == saved.ETag() {
-			return time.Since(acked), nil
-		}
-		if time.Since(acked) > staleWaitLimit {
-			return 0, fmt.Errorf("build %s: the second instance still serves ETag %s %s after the save of %s", id, got.ETag(), staleWaitLimit, saved.ETag())
-		}
-		// Poll without spinning: spinning readers would starve the goroutine that applies
-		// the invalidations on a small machine and measure the scheduler instead.
-		time.Sleep(stalePoll)
+	var stale time.Duration
+	select {
+	case at := <-invalidated:
+		stale = max(at.Sub(acked), 0)
+	case <-time.After(staleWaitLimit):
+		return 0, fmt.Errorf("build %s: no invalidation reached the second instance %s after the save", id, staleWaitLimit)
 	}
+	got, err := reader.Get(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	if got.ETag() != saved.ETag() {
+		return 0, fmt.Errorf("build %s: the second instance serves ETag %s after its invalidation, want the saved %s", id, got.ETag(), saved.ETag())
+	}
+	return stale, nil
 }
 
 // memory caches every seeded build in a fresh instance's cache and reports the heap growth

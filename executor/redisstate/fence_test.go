@@ -47,3 +47,34 @@ func TestLocks_FenceAboveEveryEarlierAfterTheCounterWentBack(t *testing.T) {
 		}
 	})
 }
+
+// TestLocks_FenceAboveACounterAheadOfTheClock: when the counter is ahead of the server clock
+// (a master whose clock ran ahead issued it), the fence is the counter plus one, stored back,
+// so fences still increase.
+func TestLocks_FenceAboveACounterAheadOfTheClock(t *testing.T) {
+	topologies(t, func(t *testing.T, client redis.UniversalClient) {
+		ctx := context.Background()
+		o := opts(0)
+		locks := must(redisstate.NewLocks(client, o))(t)
+		const tenant = "tenant-ahead"
+		const ahead = int64(5e15) // µs in the year 2128, below 2^53 (Lua numbers are doubles)
+		if err := client.Set(ctx, o.Keys.TenantFence(tenant), ahead, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		for want := ahead + 1; want <= ahead+2; want++ {
+			l, ok, err := locks.TryAcquire(ctx, tenant, "task", executor.DefaultLockTTL)
+			if err != nil || !ok {
+				t.Fatalf("acquire = %v, %v", ok, err)
+			}
+			if l.Fence != want {
+				t.Fatalf("fence = %d, want %d (the counter plus one)", l.Fence, want)
+			}
+			if got, err := client.Get(ctx, o.Keys.TenantFence(tenant)).Int64(); err != nil || got != want {
+				t.Fatalf("counter = %d, %v; want %d", got, err, want)
+			}
+			if err := locks.Release(ctx, tenant, l.Token); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}

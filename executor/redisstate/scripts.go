@@ -144,7 +144,8 @@ return 0
 //
 // Returns the new fence (a positive integer) or 0 if the lock is held. The fence is the larger
 // of the counter plus one and the server clock in microseconds (TIME), stored back into the
-// counter. A fence issued at server time T is at most T (one acquisition takes longer than
+// counter (one SET ... GET writes the clock and returns the counter; a second SET corrects it
+// in the rare case the counter was ahead). A fence issued at server time T is at most T (one acquisition takes longer than
 // 1µs), so the clock alone puts a later acquisition above it, whatever became of the counter:
 // missing (first acquisition, FLUSHALL, restart without persistence, expiry) or behind (a
 // failover that lost its last writes: the promoted replica holds an older value). Fences
@@ -157,8 +158,10 @@ var acquireScript = redis.NewScript(`
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 0 end
 local t = redis.call('TIME')
 local f = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local c = tonumber(redis.call('GET', KEYS[2]))
-if c and c >= f then f = c + 1 end
-redis.call('SET', KEYS[2], string.format('%.0f', f), 'PX', ARGV[3])
+local c = tonumber(redis.call('SET', KEYS[2], string.format('%.0f', f), 'PX', ARGV[3], 'GET'))
+if c and c >= f then
+  f = c + 1
+  redis.call('SET', KEYS[2], string.format('%.0f', f), 'PX', ARGV[3])
+end
 return f
 `)

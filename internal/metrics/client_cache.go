@@ -11,6 +11,7 @@ import (
 //	redstate_client_cache_reads_total{result="hit"}       reads answered from process memory
 //	redstate_client_cache_reads_total{result="miss"}      cacheable reads that went to Redis
 //	redstate_client_cache_reads_total{result="bypassed"}  reads of keys this process just wrote, sent to Redis
+//	redstate_client_cache_invalidations_total             keys Redis reported changed
 func RegisterClientCache(m *Metrics, stats func() redisconn.CacheStats) {
 	if m == nil {
 		return
@@ -24,4 +25,7 @@ func RegisterClientCache(m *Metrics, stats func() redisconn.CacheStats) {
 			Help:        "Reads routed to the client-side cache, by result: hit (process memory), miss (Redis, then cached), bypassed (a key this process just wrote, read from Redis).",
 			ConstLabels: prometheus.Labels{"result": result}}, func() float64 { return float64(value(stats())) }))
 	}
+	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "redstate_client_cache_invalidations_total",
+		Help: "Keys Redis reported changed to the client-side cache (a whole-cache flush counts one)."},
+		func() float64 { return float64(stats().Invalidations) }))
 }
