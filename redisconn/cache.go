@@ -225,17 +225,9 @@ func rueidisOptions(o Options, c CacheOptions) (rueidis.ClientOption, error) {
 // Get returns the value of the String key, nil when it does not exist (a cached answer too).
 // Errors: EUNAVAILABLE, EINTERNAL (a reply other than a string, e.g. WRONGTYPE).
 func (c *Cache) Get(ctx context.Context, key string) ([]byte, error) {
-	cl, err := c.conn.client()
+	r, err := c.read(ctx, key, func(b rueidis.Builder) rueidis.Cacheable { return b.Get().Key(key).Cache() })
 	if err != nil {
 		return nil, err
-	}
-	var r rueidis.RedisResult
-	if c.ownWrite(key) {
-		c.bypassed.Add(1)
-		r = cl.Do(ctx, cl.B().Get().Key(key).Build())
-	} else {
-		r = cl.DoCache(ctx, cl.B().Get().Key(key).Cache(), c.opts.TTL)
-		c.count(r)
 	}
 	v, err := r.AsBytes()
 	if rueidis.IsRedisNil(err) {
@@ -247,13 +239,29 @@ func (c *Cache) Get(ctx context.Context, key string) ([]byte, error) {
 	return v, nil
 }
 
+// read sends the read cmd builds for key: through the cache, or straight to Redis (counted as
+// bypassed) when this process wrote key within OwnWriteWindow. Errors: EUNAVAILABLE when no
+// connection can be made; the reply's own error is left in the result.
+func (c *Cache) read(ctx context.Context, key string, cmd func(rueidis.Builder) rueidis.Cacheable) (rueidis.RedisResult, error) {
+	cl, err := c.conn.client()
+	if err != nil {
+		return rueidis.RedisResult{}, err
+	}
+	if c.ownWrite(key) {
+		c.bypassed.Add(1)
+		return cl.Do(ctx, rueidis.Completed(cmd(cl.B()))), nil
+	}
+	r := cl.DoCache(ctx, cmd(cl.B()), c.opts.TTL)
+	c.count(r)
+	return r, nil
+}
+
 // MGet returns the values of the String keys in order, nil for a missing key: one GET per key,
 // cached ones answered from memory and the rest sent together (one round trip per node).
 // Errors: as Get.
 func (c *Cache) MGet(ctx context.Context, keys []string) ([][]byte, error) {
 	out := make([][]byte, len(keys))
 	err := c.readMany(ctx, keys, func(b rueidis.Builder, k string) rueidis.Cacheable { return b.Get().Key(k).Cache() },
-		func(b rueidis.Builder, k string) rueidis.Completed { return b.Get().Key(k).Build() },
 		func(i int, r rueidis.RedisResult) error {
 			v, err := r.AsBytes()
 			if rueidis.IsRedisNil(err) {
@@ -270,17 +278,9 @@ func (c *Cache) MGet(ctx context.Context, keys []string) ([][]byte, error) {
 
 // HGetAll returns the fields of the Hash key (empty when it does not exist). Errors: as Get.
 func (c *Cache) HGetAll(ctx context.Context, key string) (map[string]string, error) {
-	cl, err := c.conn.client()
+	r, err := c.read(ctx, key, func(b rueidis.Builder) rueidis.Cacheable { return b.Hgetall().Key(key).Cache() })
 	if err != nil {
 		return nil, err
-	}
-	var r rueidis.RedisResult
-	if c.ownWrite(key) {
-		c.bypassed.Add(1)
-		r = cl.Do(ctx, cl.B().Hgetall().Key(key).Build())
-	} else {
-		r = cl.DoCache(ctx, cl.B().Hgetall().Key(key).Cache(), c.opts.TTL)
-		c.count(r)
 	}
 	m, err := r.AsStrMap()
 	if err != nil {
@@ -293,17 +293,11 @@ func (c *Cache) HGetAll(ctx context.Context, key string) (map[string]string, err
 // from max down to min (ZRANGE key max min BYSCORE REV LIMIT 0 count WITHSCORES; max and min
 // in ZRANGEBYSCORE syntax), highest first. Errors: as Get.
 func (c *Cache) ZRevRangeByScoreWithScores(ctx context.Context, key, max, min string, count int64) ([]redis.Z, error) {
-	cl, err := c.conn.client()
+	r, err := c.read(ctx, key, func(b rueidis.Builder) rueidis.Cacheable {
+		return b.Zrevrangebyscore().Key(key).Max(max).Min(min).Withscores().Limit(0, count).Cache()
+	})
 	if err != nil {
 		return nil, err
-	}
-	var r rueidis.RedisResult
-	if c.ownWrite(key) {
-		c.bypassed.Add(1)
-		r = cl.Do(ctx, cl.B().Zrevrangebyscore().Key(key).Max(max).Min(min).Withscores().Limit(0, count).Build())
-	} else {
-		r = cl.DoCache(ctx, cl.B().Zrevrangebyscore().Key(key).Max(max).Min(min).Withscores().Limit(0, count).Cache(), c.opts.TTL)
-		c.count(r)
 	}
 	zs, err := r.AsZScores()
 	if err != nil {
@@ -321,7 +315,6 @@ func (c *Cache) ZRevRangeByScoreWithScores(ctx context.Context, key, max, min st
 func (c *Cache) HGetAllMany(ctx context.Context, keys []string) ([]map[string]string, error) {
 	out := make([]map[string]string, len(keys))
 	err := c.readMany(ctx, keys, func(b rueidis.Builder, k string) rueidis.Cacheable { return b.Hgetall().Key(k).Cache() },
-		func(b rueidis.Builder, k string) rueidis.Completed { return b.Hgetall().Key(k).Build() },
 		func(i int, r rueidis.RedisResult) (err error) {
 			out[i], err = r.AsStrMap()
 			return err
@@ -332,11 +325,11 @@ func (c *Cache) HGetAllMany(ctx context.Context, keys []string) ([]map[string]st
 	return out, nil
 }
 
-// readMany sends one read per key, built by cached (through the cache) or, for the keys this
-// process just wrote, by direct (to Redis), each kind in one DoMulti, and hands every reply to
-// put with its key's index; an error put returns is mapped and ends the read.
-func (c *Cache) readMany(ctx context.Context, keys []string, cached func(rueidis.Builder, string) rueidis.Cacheable,
-	direct func(rueidis.Builder, string) rueidis.Completed, put func(int, rueidis.RedisResult) error) error {
+// readMany sends the read cmd builds for each key, through the cache or, for the keys this
+// process just wrote, straight to Redis, each kind in one DoMulti, and hands every reply to put
+// with its key's index; an error put returns is mapped and ends the read.
+func (c *Cache) readMany(ctx context.Context, keys []string, cmd func(rueidis.Builder, string) rueidis.Cacheable,
+	put func(int, rueidis.RedisResult) error) error {
 	cl, err := c.conn.client()
 	if err != nil {
 		return err
@@ -347,11 +340,11 @@ func (c *Cache) readMany(ctx context.Context, keys []string, cached func(rueidis
 	var toRedisAt []int
 	for i, k := range keys {
 		if c.ownWrite(k) {
-			toRedis = append(toRedis, direct(cl.B(), k))
+			toRedis = append(toRedis, rueidis.Completed(cmd(cl.B(), k)))
 			toRedisAt = append(toRedisAt, i)
 			continue
 		}
-		viaCache = append(viaCache, rueidis.CT(cached(cl.B(), k), c.opts.TTL))
+		viaCache = append(viaCache, rueidis.CT(cmd(cl.B(), k), c.opts.TTL))
 		viaCacheAt = append(viaCacheAt, i)
 	}
 	if len(viaCache) > 0 {

@@ -15,17 +15,6 @@ import (
 	"github.com/redstate/redstate/redistest"
 )
 
-func newCache(t *testing.T, o redisconn.Options) *redisconn.Cache {
-	t.Helper()
-	o.ClientCache.Enabled = true
-	c, err := redisconn.NewCache(o)
-	if err != nil {
-		t.Fatalf("NewCache(%s): %v", redisconn.Describe(o), err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
 // eventually polls cond every millisecond until it holds, failing the test after 10 s.
 func eventually(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
@@ -68,7 +57,7 @@ func TestCache_HitsUntilAnotherClientWrites(t *testing.T) {
 	srv := redistest.StartStandalone(t)
 	ctx := ctxT(t)
 	raw := srv.Client(t)
-	cache := newCache(t, redisconn.Options{URL: srv.URL})
+	cache := redistest.NewCache(t, redisconn.Options{URL: srv.URL})
 	if err := raw.Set(ctx, "k", "v1", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +95,7 @@ func TestCache_OwnWritesBypassTheCache(t *testing.T) {
 	srv := redistest.StartStandalone(t)
 	ctx := ctxT(t)
 	raw := srv.Client(t)
-	cache := newCache(t, redisconn.Options{URL: srv.URL, ClientCache: redisconn.CacheOptions{OwnWriteWindow: 200 * time.Millisecond}})
+	cache := redistest.NewCache(t, redisconn.Options{URL: srv.URL, ClientCache: redisconn.CacheOptions{OwnWriteWindow: 200 * time.Millisecond}})
 	if err := raw.Set(ctx, "k", "v1", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +129,7 @@ func TestCache_DropsEverythingWhenItsConnectionDrops(t *testing.T) {
 	srv := redistest.StartStandalone(t)
 	ctx := ctxT(t)
 	raw := srv.Client(t)
-	cache := newCache(t, redisconn.Options{URL: srv.URL})
+	cache := redistest.NewCache(t, redisconn.Options{URL: srv.URL})
 	if err := raw.Set(ctx, "k", "old", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +196,7 @@ func TestCache_ClusterReadsAcrossSlots(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cache := newCache(t, redisconn.Options{ClusterAddrs: cl.Addrs})
+	cache := redistest.NewCache(t, redisconn.Options{ClusterAddrs: cl.Addrs})
 	for round := 0; round < 2; round++ {
 		vals, err := cache.MGet(ctx, append(keys, prefix+"missing"))
 		if err != nil {
@@ -265,7 +254,7 @@ func TestCache_SentinelFindsTheMaster(t *testing.T) {
 	if err := s.Master.Client(t).Set(ctx, "k", "via-sentinel", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	cache := newCache(t, redisconn.Options{Sentinel: redisconn.Sentinel{MasterName: s.MasterName, Addrs: s.Addrs}})
+	cache := redistest.NewCache(t, redisconn.Options{Sentinel: redisconn.Sentinel{MasterName: s.MasterName, Addrs: s.Addrs}})
 	if got := mustGet(t, cache, "k"); got != "via-sentinel" {
 		t.Fatalf("Get via sentinel = %s", got)
 	}
@@ -276,7 +265,7 @@ func TestCache_SentinelFindsTheMaster(t *testing.T) {
 func TestCache_UnreachableRedisIsUnavailableAndRetried(t *testing.T) {
 	srv := redistest.StartStandalone(t)
 	srv.Stop(t)
-	cache := newCache(t, redisconn.Options{URL: srv.URL, DialTimeout: 200 * time.Millisecond})
+	cache := redistest.NewCache(t, redisconn.Options{URL: srv.URL, DialTimeout: 200 * time.Millisecond})
 	if _, err := cache.Get(ctxT(t), "k"); !redstate.IsCode(err, redstate.EUNAVAILABLE) {
 		t.Fatalf("Get with Redis down = %v, want EUNAVAILABLE", err)
 	}
@@ -315,11 +304,11 @@ func TestCache_TLSVerifiesTheServerWithTheConfiguredCA(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := fmt.Sprintf("rediss://127.0.0.1:%d", tlsPort)
-	trusted := newCache(t, redisconn.Options{URL: url, TLSCAFile: certFile})
+	trusted := redistest.NewCache(t, redisconn.Options{URL: url, TLSCAFile: certFile})
 	if got := mustGet(t, trusted, "k"); got != "over-tls" {
 		t.Fatalf("Get over TLS = %s", got)
 	}
-	untrusted := newCache(t, redisconn.Options{URL: url})
+	untrusted := redistest.NewCache(t, redisconn.Options{URL: url})
 	if _, err := untrusted.Get(ctxT(t), "k"); !redstate.IsCode(err, redstate.EUNAVAILABLE) {
 		t.Fatalf("Get over TLS without trusting the certificate = %v, want EUNAVAILABLE", err)
 	}

@@ -30,12 +30,8 @@ func TestRun_SmokeWithClientCache(t *testing.T) {
 		t.Skip("needs redis-server")
 	}
 	srv := redistest.StartStandalone(t)
-	o := redisconn.Options{URL: srv.URL, ClientCache: redisconn.CacheOptions{Enabled: true}}
-	cache, err := redisconn.NewCache(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cache.Close()
+	o := redisconn.Options{URL: srv.URL}
+	cache := redistest.NewCache(t, o)
 	r := benchtest.Check(t, srv.Client(t), 2, func(ctx context.Context, target bench.Target) (*Report, error) {
 		target.Cache, target.Redis = cache, o
 		return Run(ctx, Options{Target: target, Duration: 200 * time.Millisecond, Batch: 50, Builds: 200})

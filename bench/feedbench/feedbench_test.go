@@ -29,12 +29,8 @@ func TestRun_SmokeWithClientCache(t *testing.T) {
 		t.Skip("needs redis-server")
 	}
 	srv := redistest.StartStandalone(t)
-	o := redisconn.Options{URL: srv.URL, ClientCache: redisconn.CacheOptions{Enabled: true}}
-	cache, err := redisconn.NewCache(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cache.Close()
+	o := redisconn.Options{URL: srv.URL}
+	cache := redistest.NewCache(t, o)
 	res := benchtest.Check(t, srv.Client(t), 4, func(ctx context.Context, target bench.Target) (Result, error) {
 		target.Cache, target.Redis = cache, o
 		return Run(ctx, Options{Target: target, Followers: 3000, Batch: 500, Duration: 200 * time.Millisecond})

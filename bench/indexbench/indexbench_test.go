@@ -30,12 +30,7 @@ func TestRun_SmokeAgainstRealRedis(t *testing.T) {
 				srv := redistest.StartStandalone(t)
 				client, o = srv.Client(t), redisconn.Options{URL: srv.URL}
 			}
-			o.ClientCache.Enabled = true
-			cache, err := redisconn.NewCache(o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cache.Close()
+			cache := redistest.NewCache(t, o)
 			ms := benchtest.Check(t, client, 4, func(ctx context.Context, target bench.Target) (Measurements, error) {
 				target.Cache, target.Redis = cache, o
 				return Run(ctx, Options{Target: target, Rows: 2000, Batch: 64, QueryDuration: 200 * time.Millisecond})

@@ -35,27 +35,16 @@ func mustNewWith(t *testing.T, client redis.UniversalClient, ttl time.Duration, 
 	return s
 }
 
-func newCache(t *testing.T, o redisconn.Options) *redisconn.Cache {
-	t.Helper()
-	o.ClientCache.Enabled = true
-	c, err := redisconn.NewCache(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
 // The whole contract holds with the client-side cache on: a store reads its own writes.
 func TestStore_Standalone_Conformance_ClientCache(t *testing.T) {
 	srv := redistest.SharedStandalone(t)
-	cache := newCache(t, redisconn.Options{URL: srv.URL})
+	cache := redistest.NewCache(t, redisconn.Options{URL: srv.URL})
 	storetest.RunStoreSuite(t, newCachedStoreOn(srv.Client(t), cache), storetest.Features{})
 }
 
 func TestStore_Cluster_Conformance_ClientCache(t *testing.T) {
 	cl := redistest.SharedCluster(t)
-	cache := newCache(t, redisconn.Options{ClusterAddrs: cl.Addrs})
+	cache := redistest.NewCache(t, redisconn.Options{ClusterAddrs: cl.Addrs})
 	storetest.RunStoreSuite(t, newCachedStoreOn(cl.Client(t), cache), storetest.Features{})
 }
 
@@ -63,7 +52,7 @@ func TestStore_Cluster_Conformance_ClientCache(t *testing.T) {
 // not change is read without a round trip; a save of this process is read back at once.
 func TestClientCache_GetAndGetManyAreServedFromMemory(t *testing.T) {
 	srv := redistest.SharedStandalone(t)
-	cache := newCache(t, redisconn.Options{URL: srv.URL, ClientCache: redisconn.CacheOptions{OwnWriteWindow: time.Millisecond}})
+	cache := redistest.NewCache(t, redisconn.Options{URL: srv.URL, ClientCache: redisconn.CacheOptions{OwnWriteWindow: time.Millisecond}})
 	s := mustNewWith(t, srv.Client(t), time.Hour, cache)
 	ctx := t.Context()
 	id := storetest.NewBuildID()
@@ -92,7 +81,7 @@ func TestClientCache_AnotherInstanceSeesASaveOnceInvalidated(t *testing.T) {
 	srv := redistest.SharedStandalone(t)
 	keys := buildstatus.NewKeys(fmt.Sprintf("t%d-", namespaces.Add(1)), "")
 	open := func() *redisstore.Store {
-		s, err := redisstore.New(srv.Client(t), redisstore.Options{Keys: keys, TTL: time.Hour, Cache: newCache(t, redisconn.Options{URL: srv.URL})})
+		s, err := redisstore.New(srv.Client(t), redisstore.Options{Keys: keys, TTL: time.Hour, Cache: redistest.NewCache(t, redisconn.Options{URL: srv.URL})})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,29 +11,17 @@ import (
 	"github.com/redstate/redstate/redistest"
 )
 
-// newPageCache returns a client-side cache on o, closed with the test.
-func newPageCache(t *testing.T, o redisconn.Options) *redisconn.Cache {
-	t.Helper()
-	o.ClientCache.Enabled = true
-	c, err := redisconn.NewCache(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
 // The whole contract, pages right after fan-outs and read marks included, holds with unread
 // pages read through the client-side cache: every write of unread sets ends with its barrier.
 func TestCacheSuite_ClientCache(t *testing.T) {
 	t.Run("Standalone", func(t *testing.T) {
 		srv := redistest.SharedStandalone(t)
-		c := redisfeed.NewCached(srv.Client(t), "", newPageCache(t, redisconn.Options{URL: srv.URL}))
+		c := redisfeed.NewCached(srv.Client(t), "", redistest.NewCache(t, redisconn.Options{URL: srv.URL}))
 		feedtest.RunCacheSuite(t, func(*testing.T) feed.Cache { return c })
 	})
 	t.Run("Cluster", func(t *testing.T) {
 		cl := redistest.SharedCluster(t)
-		c := redisfeed.NewCached(cl.Client(t), "", newPageCache(t, redisconn.Options{ClusterAddrs: cl.Addrs}))
+		c := redisfeed.NewCached(cl.Client(t), "", redistest.NewCache(t, redisconn.Options{ClusterAddrs: cl.Addrs}))
 		feedtest.RunCacheSuite(t, func(*testing.T) feed.Cache { return c })
 	})
 }
@@ -43,7 +31,7 @@ func TestCacheSuite_ClientCache(t *testing.T) {
 // before the write is served until the invalidation arrives).
 func TestClientCache_PagesSeeThisProcessesWritesAtOnce(t *testing.T) {
 	srv := redistest.SharedStandalone(t)
-	c := redisfeed.NewCached(srv.Client(t), feedtest.UniquePrefix(), newPageCache(t, redisconn.Options{URL: srv.URL}))
+	c := redisfeed.NewCached(srv.Client(t), feedtest.UniquePrefix(), redistest.NewCache(t, redisconn.Options{URL: srv.URL}))
 	ctx := t.Context()
 	const user, author = 1, 2
 	base := time.Now().Add(-time.Hour)

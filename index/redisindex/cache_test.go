@@ -32,12 +32,7 @@ func newCachedStore(t *testing.T, o redisconn.Options) (*redisindex.Store, *redi
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.Close() })
-	o.ClientCache.Enabled = true
-	cache, err := redisconn.NewCache(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cache.Close() })
+	cache := redistest.NewCache(t, o)
 	return redisindex.NewCached(client, cache), cache
 }
 
