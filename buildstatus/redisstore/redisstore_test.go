@@ -366,21 +366,7 @@ func TestUpdatePlatform_ConcurrentPlatformsNoLostUpdate(t *testing.T) {
 			t.Fatal(err)
 		}
 		const n = 50
-		var wg sync.WaitGroup
-		errs := make(chan error, n)
-		for i := range n {
-			wg.Go(func() {
-				_, err := s.UpdatePlatform(ctx, id, &buildstatus.PlatformResult{Platform: fmt.Sprintf("p%d", i), Status: "SUCCESS"}, "")
-				errs <- err
-			})
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+		updatePlatformsConcurrently(t, s, id, n)
 		b, err := s.Get(ctx, id)
 		if err != nil {
 			t.Fatal(err)

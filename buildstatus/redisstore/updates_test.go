@@ -13,6 +13,7 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
+	"github.com/redstate/redstate/buildstatus/redisstore"
 	"github.com/redstate/redstate/buildstatus/storetest"
 	"github.com/redstate/redstate/redistest"
 )
@@ -54,21 +55,7 @@ func TestUpdatePlatform_SameProcessUpdatesTakeTurns(t *testing.T) {
 	}
 	before := scriptCalls(t, client)
 	const n = 20
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for i := range n {
-		wg.Go(func() {
-			_, err := s.UpdatePlatform(ctx, id, &buildstatus.PlatformResult{Platform: fmt.Sprintf("p%d", i), Status: "SUCCESS"}, "")
-			errs <- err
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	updatePlatformsConcurrently(t, s, id, n)
 	if calls := scriptCalls(t, client) - before; calls != n {
 		t.Fatalf("%d concurrent updates ran %d scripts, want %d (one each, no retry)", n, calls, n)
 	}
@@ -104,4 +91,25 @@ func TestUpdatePlatform_WaitingForTurnHonoursTheContext(t *testing.T) {
 	}
 	srv.Resume(t)
 	<-first
+}
+
+// updatePlatformsConcurrently runs n concurrent UpdatePlatform calls on build id, platforms p0
+// to p<n-1>, and fails t on any error.
+func updatePlatformsConcurrently(t *testing.T, s *redisstore.Store, id string, n int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			_, err := s.UpdatePlatform(t.Context(), id, &buildstatus.PlatformResult{Platform: fmt.Sprintf("p%d", i), Status: "SUCCESS"}, "")
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 }
