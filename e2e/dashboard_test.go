@@ -207,22 +207,14 @@ index:
 		return task.Status == executor.TaskFailed
 	})
 
-	ctx, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.Flag("headless", "new"), chromedp.WindowSize(420, 900))...)
-	defer cancel()
-	ctx, cancel = chromedp.NewContext(ctx, chromedp.WithErrorf(func(format string, args ...any) {
+	ctx, cancel := startBrowser(t, browser, 3*time.Minute, func(format string, args ...any) {
 		// The protocol library predates some events of Debian's newer chromium; it reports
 		// them as unhandled, which is harmless.
 		if msg := fmt.Sprintf(format, args...); !strings.Contains(msg, "unhandled") {
 			t.Logf("chromedp: %s", msg)
 		}
-	}))
+	}, chromedp.WindowSize(420, 900))
 	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	if err := chromedp.Run(ctx); err != nil { // starts the browser on ctx, not on a step's context
-		t.Fatalf("starting chromium: %v", err)
-	}
 	shots := artifactDir(t)
 	run := func(what string, actions ...chromedp.Action) {
 		t.Helper()

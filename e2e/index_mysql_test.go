@@ -120,12 +120,7 @@ func dashboardSourceCells(t *testing.T, s *server) []string {
 		t.Log("chromium is not installed: the dashboard is not checked")
 		return nil
 	}
-	ctx, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.Flag("headless", "new"))...)
-	defer cancel()
-	ctx, cancel = chromedp.NewContext(ctx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
+	ctx, cancel := startBrowser(t, browser, 2*time.Minute, nil)
 	defer cancel()
 	var cells []string
 	if err := chromedp.Run(ctx, chromedp.Navigate(s.Base+"/ui/#/index"), chromedp.WaitVisible("//h2[text()='Sources']", chromedp.BySearch),
