@@ -35,17 +35,13 @@ func mustNewWith(t *testing.T, client redis.UniversalClient, ttl time.Duration, 
 	return s
 }
 
-// The whole contract holds with the client-side cache on: a store reads its own writes.
+// The whole contract holds with the client-side cache on: a store reads its own writes. (On
+// Cluster the cached paths are the same code; TestClientCache_ConditionalWritesReadRedis and
+// redisconn's TestCache_ClusterReadsAcrossSlots cover them there.)
 func TestStore_Standalone_Conformance_ClientCache(t *testing.T) {
 	srv := redistest.SharedStandalone(t)
 	cache := redistest.NewCache(t, redisconn.Options{URL: srv.URL})
 	storetest.RunStoreSuite(t, newCachedStoreOn(srv.Client(t), cache), storetest.Features{})
-}
-
-func TestStore_Cluster_Conformance_ClientCache(t *testing.T) {
-	cl := redistest.SharedCluster(t)
-	cache := redistest.NewCache(t, redisconn.Options{ClusterAddrs: cl.Addrs})
-	storetest.RunStoreSuite(t, newCachedStoreOn(cl.Client(t), cache), storetest.Features{})
 }
 
 // TestClientCache_GetAndGetManyAreServedFromMemory: once read, a build another process does
