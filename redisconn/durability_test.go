@@ -18,18 +18,7 @@ import (
 
 // waitCalls returns how many WAIT commands srv has run since its last CONFIG RESETSTAT.
 func waitCalls(t *testing.T, srv *redistest.Server) int {
-	t.Helper()
-	info, err := srv.Client(t).Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(info, "\n") {
-		if rest, ok := strings.CutPrefix(line, "cmdstat_wait:calls="); ok {
-			n, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
-			return n
-		}
-	}
-	return 0
+	return redistest.CommandCalls(t, srv.Client(t), "wait")
 }
 
 func resetStats(t *testing.T, srv *redistest.Server) {

@@ -111,10 +111,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		// The cached reads are measured on a hot working set: a miss costs more than a plain
 		// GET (CLIENT CACHING YES, MULTI, PTTL, GET, EXEC), which a first pass pays here.
 		opts.Progressf("warming the client-side cache with the %d builds\n", len(w.ids))
-		for start := 0; start < len(w.ids); start += buildstatus.MaxBatch {
-			if _, err := w.cached.GetMany(ctx, w.ids[start:min(start+buildstatus.MaxBatch, len(w.ids))]); err != nil {
-				return report, err
-			}
+		if err := w.readAll(ctx, w.cached); err != nil {
+			return report, err
 		}
 	}
 	if w.cached != nil {

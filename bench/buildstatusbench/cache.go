@@ -214,10 +214,8 @@ func (w *workload) memory(ctx context.Context) (*Memory, error) {
 		return nil, err
 	}
 	before := heapInUse()
-	for start := 0; start < len(w.ids); start += buildstatus.MaxBatch {
-		if _, err := reader.GetMany(ctx, w.ids[start:min(start+buildstatus.MaxBatch, len(w.ids))]); err != nil {
-			return nil, err
-		}
+	if err := w.readAll(ctx, reader); err != nil {
+		return nil, err
 	}
 	after := heapInUse()
 	if st := cache.Stats(); st.Misses < int64(len(w.ids)) {
@@ -227,9 +225,17 @@ func (w *workload) memory(ctx context.Context) (*Memory, error) {
 	for _, e := range w.encoded {
 		total += len(e)
 	}
-	// Keep the reader (and its cache) alive until after the second measurement.
-	runtime.KeepAlive(reader)
 	return &Memory{Entries: len(w.ids), ValueBytes: total / len(w.ids), BytesPerEntry: int(max(after-before, 0)) / len(w.ids)}, nil
+}
+
+// readAll reads every seeded build through store, MaxBatch at a time.
+func (w *workload) readAll(ctx context.Context, store *redisstore.Store) error {
+	for start := 0; start < len(w.ids); start += buildstatus.MaxBatch {
+		if _, err := store.GetMany(ctx, w.ids[start:min(start+buildstatus.MaxBatch, len(w.ids))]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // heapInUse returns the live heap after a full collection.

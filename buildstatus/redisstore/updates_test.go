@@ -3,13 +3,9 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
@@ -17,28 +13,6 @@ import (
 	"github.com/redstate/redstate/buildstatus/storetest"
 	"github.com/redstate/redstate/redistest"
 )
-
-// scriptCalls returns how many EVALSHA and EVAL calls the server has run.
-func scriptCalls(t *testing.T, client *redis.Client) int {
-	t.Helper()
-	info, err := client.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, line := range strings.Split(info, "\n") {
-		for _, cmd := range []string{"cmdstat_evalsha:calls=", "cmdstat_eval:calls="} {
-			if rest, ok := strings.CutPrefix(line, cmd); ok {
-				calls, err := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
-				if err != nil {
-					t.Fatal(err)
-				}
-				n += calls
-			}
-		}
-	}
-	return n
-}
 
 // TestUpdatePlatform_SameProcessUpdatesTakeTurns: concurrent updates of one build in one
 // process never conflict with each other: one script call each, no compare-and-set retry.
@@ -53,10 +27,10 @@ func TestUpdatePlatform_SameProcessUpdatesTakeTurns(t *testing.T) {
 	if _, err := s.Save(ctx, storetest.SampleDoc(id, "p"), buildstatus.SaveOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	before := scriptCalls(t, client)
+	before := redistest.CommandCalls(t, client, "evalsha", "eval")
 	const n = 20
 	updatePlatformsConcurrently(t, s, id, n)
-	if calls := scriptCalls(t, client) - before; calls != n {
+	if calls := redistest.CommandCalls(t, client, "evalsha", "eval") - before; calls != n {
 		t.Fatalf("%d concurrent updates ran %d scripts, want %d (one each, no retry)", n, calls, n)
 	}
 }

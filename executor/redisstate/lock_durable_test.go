@@ -2,8 +2,6 @@ package redisstate_test
 
 import (
 	"context"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -68,22 +66,7 @@ func TestLocks_DirectOnADurableClientWaitForTheReplica(t *testing.T) {
 	if n, err := onReplica.Exists(ctx, o.Keys.TenantLock("tenant-durable")).Result(); err != nil || n != 0 {
 		t.Fatalf("replica still holds the lock right after the release returned: %d, %v", n, err)
 	}
-	info, err := onMaster.Info(ctx, "commandstats").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w := calls(info, "wait"); w != 3 {
+	if w := redistest.CommandCalls(t, onMaster, "wait"); w != 3 {
 		t.Errorf("WAIT ran %d times for 3 lock writes", w)
 	}
-}
-
-// calls returns the calls of cmd in an INFO commandstats reply.
-func calls(info, cmd string) int {
-	for _, line := range strings.Split(info, "\n") {
-		if rest, ok := strings.CutPrefix(line, "cmdstat_"+cmd+":calls="); ok {
-			n, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
-			return n
-		}
-	}
-	return 0
 }
