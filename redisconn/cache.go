@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -200,13 +201,15 @@ func rueidisOptions(o Options, c CacheOptions) (rueidis.ClientOption, error) {
 			opt.TLSConfig = tlsConfig(u.Host)
 		}
 	case "cluster":
-		opt.InitAddress = o.ClusterAddrs
+		// A copy: rueidis shuffles InitAddress in place, and o.ClusterAddrs is the go-redis
+		// client's seed list too (a data race, and a reordered configuration).
+		opt.InitAddress = slices.Clone(o.ClusterAddrs)
 		opt.ShuffleInit = true
 		if o.TLS {
 			opt.TLSConfig = tlsConfig("")
 		}
 	case "sentinel":
-		opt.InitAddress = o.Sentinel.Addrs
+		opt.InitAddress = slices.Clone(o.Sentinel.Addrs)
 		opt.Sentinel = rueidis.SentinelOption{MasterSet: o.Sentinel.MasterName, Password: o.Sentinel.Password,
 			Dialer: opt.Dialer, TopologyRefreshInterval: 5 * time.Second}
 		if o.TLS {

@@ -3,6 +3,7 @@ package redisconn_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -311,5 +312,24 @@ func TestCache_TLSVerifiesTheServerWithTheConfiguredCA(t *testing.T) {
 	untrusted := redistest.NewCache(t, redisconn.Options{URL: url})
 	if _, err := untrusted.Get(ctxT(t), "k"); !redstate.IsCode(err, redstate.EUNAVAILABLE) {
 		t.Fatalf("Get over TLS without trusting the certificate = %v, want EUNAVAILABLE", err)
+	}
+}
+
+// TestCache_LeavesTheSeedListAlone: rueidis shuffles its seed addresses in place; the cache
+// must shuffle a copy, since the configured list is the go-redis client's too (it raced with
+// the cluster client's reads of it).
+func TestCache_LeavesTheSeedListAlone(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	var seeds []string
+	for range 4 { // 12 seeds: a shuffle that leaves them in order is one in millions
+		seeds = append(seeds, cl.Addrs...)
+	}
+	want := slices.Clone(seeds)
+	cache := redistest.NewCache(t, redisconn.Options{ClusterAddrs: seeds})
+	if _, err := cache.Get(ctxT(t), "k"); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(seeds, want) {
+		t.Fatalf("the configured seed list was reordered: %v, want %v", seeds, want)
 	}
 }
