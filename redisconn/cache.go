@@ -52,6 +52,8 @@ type Cache struct {
 	written   sync.Map
 	nWritten  atomic.Int64
 	lastPrune atomic.Int64
+	// turns makes batch reads answered from memory take turns on the CPUs (readMany).
+	turns *batchTurns
 }
 
 // CacheStats are a Cache's counters since it was made.
@@ -79,7 +81,7 @@ func NewCache(o Options) (*Cache, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cache{opts: copts, conn: cacheConn{opt: opt, describe: Describe(o)}}
+	c := &Cache{opts: copts, conn: cacheConn{opt: opt, describe: Describe(o)}, turns: newBatchTurns()}
 	c.conn.opt.OnInvalidations = c.invalidated
 	return c, nil
 }
@@ -330,13 +332,19 @@ func (c *Cache) HGetAllMany(ctx context.Context, keys []string) ([]map[string]st
 
 // readMany sends the read cmd builds for each key, through the cache or, for the keys this
 // process just wrote, straight to Redis, each kind in one DoMulti, and hands every reply to put
-// with its key's index; an error put returns is mapped and ends the read.
+// with its key's index; an error put returns is mapped and ends the read. While batches are
+// answered from memory they take turns (batchTurns).
 func (c *Cache) readMany(ctx context.Context, keys []string, cmd func(rueidis.Builder, string) rueidis.Cacheable,
 	put func(int, rueidis.RedisResult) error) error {
 	cl, err := c.conn.client()
 	if err != nil {
 		return err
 	}
+	done, err := c.turns.take(ctx)
+	if err != nil {
+		return mapCacheErr(err, "waiting for a turn to read "+keys[0])
+	}
+	defer done()
 	viaCache := make([]rueidis.CacheableTTL, 0, len(keys))
 	viaCacheAt := make([]int, 0, len(keys))
 	var toRedis rueidis.Commands
@@ -351,12 +359,16 @@ func (c *Cache) readMany(ctx context.Context, keys []string, cmd func(rueidis.Bu
 		viaCacheAt = append(viaCacheAt, i)
 	}
 	if len(viaCache) > 0 {
+		hits := 0
 		for j, r := range cl.DoMultiCache(ctx, viaCache...) {
-			c.count(r)
+			if c.count(r) {
+				hits++
+			}
 			if err := put(viaCacheAt[j], r); err != nil {
 				return mapCacheErr(err, "reading "+keys[viaCacheAt[j]])
 			}
 		}
+		c.turns.record(hits, len(keys))
 	}
 	if len(toRedis) > 0 {
 		c.bypassed.Add(int64(len(toRedis)))
@@ -434,16 +446,17 @@ func (c *Cache) prune(now int64) {
 	})
 }
 
-// count adds r to the hit or miss counter.
-func (c *Cache) count(r rueidis.RedisResult) {
+// count adds r to the hit or miss counter and reports whether it was a hit.
+func (c *Cache) count(r rueidis.RedisResult) bool {
 	if r.Error() != nil && !rueidis.IsRedisNil(r.Error()) {
-		return
+		return false
 	}
 	if r.IsCacheHit() {
 		c.hits.Add(1)
-	} else {
-		c.misses.Add(1)
+		return true
 	}
+	c.misses.Add(1)
+	return false
 }
 
 // Stats returns the counters.
