@@ -2,17 +2,16 @@ package redisfeed
 
 import "github.com/redis/go-redis/v9"
 
-// fanOutScript adds one post to the unread sets of a group of followers (all in one slot on
-// Cluster) with one command per follower: ZADD NX of the post and of the marker "" at -inf
-// (feed.Keys). NX leaves a post the follower already holds, unread or read (read posts are
-// kept at -inf: a read that overtook the fan-out, a retried fan-out), so the script reads
-// nothing first. Two additions mean the set was just created: it gets the set TTL
-// (docs/feed.md, "Expiry"). Keys are joined here from feed.Keys.UnreadParts (one user id per
-// follower crosses the wire instead of a key); KEYS[1] is the first follower's unread set, for
-// routing.
+// fanOutBody adds one post to the unread sets of a group of followers with one command per
+// follower: ZADD NX of the post and of the marker "" at -inf (feed.Keys). NX leaves a post the
+// follower already holds, unread or read (read posts are kept at -inf: a read that overtook the
+// fan-out, a retried fan-out), so the script reads nothing first. Two additions mean the set
+// was just created: it gets the set TTL (docs/feed.md, "Expiry"). Keys are joined here from
+// feed.Keys.UnreadParts (one user id per follower crosses the wire instead of a key); KEYS[1]
+// is the first follower's unread set, for routing.
 // ARGV[1] key before the user id, ARGV[2] key after it, ARGV[3] score (ms), ARGV[4] post id,
 // ARGV[5] TTL ms of the sets, ARGV[6..] follower ids. Returns how many sets got the post.
-var fanOutScript = redis.NewScript(`
+const fanOutBody = `
 local before, after, score, post, ttl = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local added = 0
 for i = 6, #ARGV do
@@ -26,7 +25,18 @@ for i = 6, #ARGV do
   end
 end
 return added
-`)
+`
+
+// fanOutScript is fanOutBody for followers whose keys share one slot (a standalone server
+// holds every slot).
+var fanOutScript = redis.NewScript(fanOutBody)
+
+// fanOutNodeScript is fanOutBody for the followers of one Cluster node, whatever their slots:
+// the allow-cross-slot-keys flag (Redis 7.0) lets a script touch keys of several slots as long
+// as this node serves them all. A key the node does not serve (the slot moved since the
+// followers were grouped) fails the script with an error, never a write elsewhere; FanOut then
+// sends that group's followers again by slot.
+var fanOutNodeScript = redis.NewScript("#!lua flags=allow-cross-slot-keys\n" + fanOutBody)
 
 // markReadScript marks one post read: it joins the read set, and the unread set holds it at
 // -inf (an unread entry moves there; without one, a read entry is added with the marker, so a

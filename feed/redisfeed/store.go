@@ -3,6 +3,7 @@
 package redisfeed
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"maps"
@@ -25,6 +26,9 @@ type Cache struct {
 	keys    feed.Keys
 	cluster bool
 	pages   PageCache // nil: unread pages read Redis
+	// nodeGroups, when set, replaces byNode's grouping (tests: a grouping that does not match
+	// the cluster's slots).
+	nodeGroups func(followers []int64) [][]int64
 }
 
 var _ feed.Cache = (*Cache)(nil)
@@ -291,30 +295,41 @@ func (c *Cache) pageByScript(ctx context.Context, key string, after feed.Cursor,
 // fanOutGroup bounds the followers one fan-out script serves.
 const fanOutGroup = 100
 
-// FanOut implements feed.Cache: followers are grouped by the slot of their keys (all of them on
-// a standalone server), up to fanOutGroup per script, and the scripts pipelined. The script
-// joins each follower's unread set from feed.Keys.UnreadParts, so only ids cross the wire.
+// FanOut implements feed.Cache: up to fanOutGroup followers per script, the scripts pipelined
+// (one round trip per node). The script joins each follower's unread set from
+// feed.Keys.UnreadParts, so only ids cross the wire. On a standalone server any followers share
+// a script. On Cluster they are grouped by the node that serves their keys (fanOutNodeScript),
+// not by slot: a slot holds few followers of a large fan-out (200,000 followers over 16,384
+// slots are about 12 a slot), and a script of 12 costs nearly what a script of 100 does. A
+// group whose script fails (its slot moved since the grouping, or any error) is sent again
+// grouped by slot (fanOutScript, routed by go-redis, which follows redirects); a follower that
+// the failed script had already reached is then not counted, as in any retried fan-out.
 func (c *Cache) FanOut(ctx context.Context, author int64, ref feed.PostRef, followers []int64) (int, error) {
 	if len(followers) == 0 {
 		return 0, nil
 	}
-	groups := map[int][]int64{}
-	var order []int
-	for _, u := range followers {
-		slot := 0
-		if c.cluster {
-			slot = keyspace.Slot(c.keys.Built(u))
-		}
-		if _, ok := groups[slot]; !ok {
-			order = append(order, slot)
-		}
-		groups[slot] = append(groups[slot], u)
-	}
 	before, after := c.keys.UnreadParts(author)
 	head := []any{before, after, strconv.FormatInt(ms(ref.CreateTime), 10), strconv.FormatInt(ref.ID, 10), ttlMS(feed.SetTTL)}
+	if !c.cluster {
+		added, _, err := c.fanOutGroups(ctx, fanOutScript, author, head, [][]int64{followers})
+		return added, c.synced(ctx, err, "feed fan-out")
+	}
+	added, failed, err := c.fanOutGroups(ctx, fanOutNodeScript, author, head, c.byNode(ctx, followers))
+	if len(failed) > 0 {
+		var more int
+		more, _, err = c.fanOutGroups(ctx, fanOutScript, author, head, c.bySlot(failed))
+		added += more
+	}
+	return added, c.synced(ctx, err, "feed fan-out")
+}
+
+// fanOutGroups runs script for each group of followers, fanOutGroup followers per call, all
+// calls in one pipeline. It returns the sets that got the post, the followers of the calls
+// that failed and the first error.
+func (c *Cache) fanOutGroups(ctx context.Context, script *redis.Script, author int64, head []any, groups [][]int64) (added int, failed []int64, err error) {
 	var calls []redisscript.Call
-	for _, slot := range order {
-		users := groups[slot]
+	var chunks [][]int64
+	for _, users := range groups {
 		for lo := 0; lo < len(users); lo += fanOutGroup {
 			chunk := users[lo:min(lo+fanOutGroup, len(users))]
 			args := make([]any, len(head), len(head)+len(chunk))
@@ -323,17 +338,66 @@ func (c *Cache) FanOut(ctx context.Context, author int64, ref feed.PostRef, foll
 				args = append(args, u)
 			}
 			calls = append(calls, redisscript.Call{Keys: []string{c.keys.Unread(chunk[0], author)}, Args: args})
+			chunks = append(chunks, chunk)
 		}
 	}
-	added := 0
-	for _, cmd := range redisscript.RunPipelined(ctx, c.client, fanOutScript, calls) {
-		n, err := cmd.Int64()
-		if err != nil {
-			return added, rediserr.Map(err, "feed fan-out")
+	for i, cmd := range redisscript.RunPipelined(ctx, c.client, script, calls) {
+		n, cerr := cmd.Int64()
+		if cerr != nil {
+			err = cmp.Or(err, cerr)
+			failed = append(failed, chunks[i]...)
+			continue
 		}
 		added += int(n)
 	}
-	return added, c.synced(ctx, nil, "feed fan-out")
+	return added, failed, err
+}
+
+// byNode groups followers by the Cluster master serving their keys (a user's keys share the
+// user's slot), as the client's slot map has it now; followers whose master it does not know
+// form one more group (its script fails and FanOut sends them by slot).
+func (c *Cache) byNode(ctx context.Context, followers []int64) [][]int64 {
+	if c.nodeGroups != nil {
+		return c.nodeGroups(followers)
+	}
+	cluster := c.client.(*redis.ClusterClient)
+	nodeOfSlot := map[int]*redis.Client{}
+	group := map[*redis.Client]int{}
+	var groups [][]int64
+	for _, u := range followers {
+		key := c.keys.Built(u)
+		slot := keyspace.Slot(key)
+		node, ok := nodeOfSlot[slot]
+		if !ok {
+			node, _ = cluster.MasterForKey(ctx, key)
+			nodeOfSlot[slot] = node
+		}
+		g, ok := group[node]
+		if !ok {
+			g = len(groups)
+			group[node] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], u)
+	}
+	return groups
+}
+
+// bySlot groups followers by the slot of their keys.
+func (c *Cache) bySlot(followers []int64) [][]int64 {
+	group := map[int]int{}
+	var groups [][]int64
+	for _, u := range followers {
+		slot := keyspace.Slot(c.keys.Built(u))
+		g, ok := group[slot]
+		if !ok {
+			g = len(groups)
+			group[slot] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], u)
+	}
+	return groups
 }
 
 // MarkRead implements feed.Cache.
