@@ -342,7 +342,7 @@ func (c *Cache) readMany(ctx context.Context, keys []string, cmd func(rueidis.Bu
 	}
 	done, err := c.turns.take(ctx)
 	if err != nil {
-		return mapCacheErr(err, "waiting for a turn to read "+keys[0])
+		return mapCacheErr(err, fmt.Sprintf("waiting for a turn to read %d keys", len(keys)))
 	}
 	defer done()
 	viaCache := make([]rueidis.CacheableTTL, 0, len(keys))
