@@ -6,6 +6,7 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/internal/coalesce"
+	"github.com/redstate/redstate/internal/groups"
 	"github.com/redstate/redstate/internal/keyspace"
 	"github.com/redstate/redstate/internal/rediserr"
 	"github.com/redstate/redstate/internal/redisscript"
@@ -106,29 +107,13 @@ func (s *Store) runSave(ctx context.Context, req saveReq) (saveRes, error) {
 // execSaves runs saves as one saveScript call per Cluster slot (one call in all on standalone
 // and Sentinel), all calls in one pipeline.
 func (s *Store) execSaves(ctx context.Context, reqs []saveReq) []coalesce.Outcome[saveRes] {
-	groups := [][]int{}
-	if s.cluster == nil {
-		all := make([]int, len(reqs))
-		for i := range all {
-			all[i] = i
-		}
-		groups = append(groups, all)
-	} else {
-		bySlot := map[int]int{}
-		for i, r := range reqs {
-			slot := keyspace.Slot(r.buildKey)
-			g, ok := bySlot[slot]
-			if !ok {
-				g = len(groups)
-				bySlot[slot] = g
-				groups = append(groups, nil)
-			}
-			groups[g] = append(groups[g], i)
-		}
+	bySlot := [][]int{groups.Indexes(len(reqs))}
+	if s.cluster != nil {
+		bySlot = groups.By(bySlot[0], func(i int) int { return keyspace.Slot(reqs[i].buildKey) })
 	}
-	calls := make([]redisscript.Call, len(groups))
+	calls := make([]redisscript.Call, len(bySlot))
 	ttl := s.ttl.Milliseconds()
-	for g, members := range groups {
+	for g, members := range bySlot {
 		keys := make([]string, 0, 2*len(members))
 		args := make([]any, 0, 1+saveArgs*len(members))
 		args = append(args, ttl)
@@ -141,13 +126,13 @@ func (s *Store) execSaves(ctx context.Context, reqs []saveReq) []coalesce.Outcom
 	out := make([]coalesce.Outcome[saveRes], len(reqs))
 	for g, cmd := range redisscript.RunPipelined(ctx, s.client, saveScript, calls) {
 		replies, err := cmd.Slice()
-		for k, i := range groups[g] {
+		for k, i := range bySlot[g] {
 			if err != nil {
 				out[i].Err = mapErr(err, "saving build")
 				continue
 			}
 			if k >= len(replies) {
-				out[i].Err = redstate.Errorf(redstate.EINTERNAL, "redisstore: saveScript returned %d replies for %d saves", len(replies), len(groups[g]))
+				out[i].Err = redstate.Errorf(redstate.EINTERNAL, "redisstore: saveScript returned %d replies for %d saves", len(replies), len(bySlot[g]))
 				continue
 			}
 			item, _ := replies[k].([]any)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
+	"github.com/redstate/redstate/internal/groups"
 )
 
 // Get implements buildstatus.Store: with Options.Cache, the cached document (no round trip
@@ -154,25 +155,18 @@ func (s *Store) fetch(ctx context.Context, keys []string) ([][]byte, error) {
 // decides which keys share a round: go-redis still routes every GET itself (a key whose master
 // is unknown just joins the nil group).
 func (s *Store) fetchCluster(ctx context.Context, keys []string) ([][]byte, error) {
-	var groups [][]int // indexes into keys, one group per master
-	byNode := map[*redis.Client]int{}
-	for i, k := range keys {
-		node, err := s.cluster.MasterForKey(ctx, k)
+	// indexes into keys, one group per master
+	byNode := groups.By(groups.Indexes(len(keys)), func(i int) *redis.Client {
+		node, err := s.cluster.MasterForKey(ctx, keys[i])
 		if err != nil {
-			node = nil
+			return nil
 		}
-		g, ok := byNode[node]
-		if !ok {
-			g = len(groups)
-			byNode[node] = g
-			groups = append(groups, nil)
-		}
-		groups[g] = append(groups[g], i)
-	}
+		return node
+	})
 	out := make([][]byte, len(keys))
 	for lo := 0; ; lo += fetchChunk {
 		var round []int
-		for _, g := range groups {
+		for _, g := range byNode {
 			if lo < len(g) {
 				round = append(round, g[lo:min(lo+fetchChunk, len(g))]...)
 			}

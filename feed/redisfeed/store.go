@@ -15,6 +15,7 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/feed"
+	"github.com/redstate/redstate/internal/groups"
 	"github.com/redstate/redstate/internal/keyspace"
 	"github.com/redstate/redstate/internal/rediserr"
 	"github.com/redstate/redstate/internal/redisscript"
@@ -326,10 +327,10 @@ func (c *Cache) FanOut(ctx context.Context, author int64, ref feed.PostRef, foll
 // fanOutGroups runs script for each group of followers, fanOutGroup followers per call, all
 // calls in one pipeline. It returns the sets that got the post, the followers of the calls
 // that failed and the first error.
-func (c *Cache) fanOutGroups(ctx context.Context, script *redis.Script, author int64, head []any, groups [][]int64) (added int, failed []int64, err error) {
+func (c *Cache) fanOutGroups(ctx context.Context, script *redis.Script, author int64, head []any, byKey [][]int64) (added int, failed []int64, err error) {
 	var calls []redisscript.Call
 	var chunks [][]int64
-	for _, users := range groups {
+	for _, users := range byKey {
 		for lo := 0; lo < len(users); lo += fanOutGroup {
 			chunk := users[lo:min(lo+fanOutGroup, len(users))]
 			args := make([]any, len(head), len(head)+len(chunk))
@@ -362,9 +363,7 @@ func (c *Cache) byNode(ctx context.Context, followers []int64) [][]int64 {
 	}
 	cluster := c.client.(*redis.ClusterClient)
 	nodeOfSlot := map[int]*redis.Client{}
-	group := map[*redis.Client]int{}
-	var groups [][]int64
-	for _, u := range followers {
+	return groups.By(followers, func(u int64) *redis.Client {
 		key := c.keys.Built(u)
 		slot := keyspace.Slot(key)
 		node, ok := nodeOfSlot[slot]
@@ -372,32 +371,13 @@ func (c *Cache) byNode(ctx context.Context, followers []int64) [][]int64 {
 			node, _ = cluster.MasterForKey(ctx, key)
 			nodeOfSlot[slot] = node
 		}
-		g, ok := group[node]
-		if !ok {
-			g = len(groups)
-			group[node] = g
-			groups = append(groups, nil)
-		}
-		groups[g] = append(groups[g], u)
-	}
-	return groups
+		return node
+	})
 }
 
 // bySlot groups followers by the slot of their keys.
 func (c *Cache) bySlot(followers []int64) [][]int64 {
-	group := map[int]int{}
-	var groups [][]int64
-	for _, u := range followers {
-		slot := keyspace.Slot(c.keys.Built(u))
-		g, ok := group[slot]
-		if !ok {
-			g = len(groups)
-			group[slot] = g
-			groups = append(groups, nil)
-		}
-		groups[g] = append(groups[g], u)
-	}
-	return groups
+	return groups.By(followers, func(u int64) int { return keyspace.Slot(c.keys.Built(u)) })
 }
 
 // MarkRead implements feed.Cache.
