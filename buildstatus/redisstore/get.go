@@ -155,7 +155,7 @@ func (s *Store) fetch(ctx context.Context, keys []string) ([][]byte, error) {
 // decides which keys share a round: go-redis still routes every GET itself (a key whose master
 // is unknown just joins the nil group).
 func (s *Store) fetchCluster(ctx context.Context, keys []string) ([][]byte, error) {
-	// indexes into keys, one group per master
+	// Indexes into keys, one group per master.
 	byNode := groups.By(groups.Indexes(len(keys)), func(i int) *redis.Client {
 		node, err := s.cluster.MasterForKey(ctx, keys[i])
 		if err != nil {
