@@ -65,7 +65,8 @@ func newIndexReplayCommand() *cobra.Command {
 		Short: "Apply a recorded change stream (one event per line) to the index",
 		Long: `Reads FILE (one event per line, in --format: native, canal or debezium; "-" for stdin)
 and applies it in batches, with a progress bar on stderr and a summary on stdout. Replaying a
-stream twice, or out of order, is safe: every change carries its version.`,
+stream twice, or out of order, is safe: every change carries its version. Exits non-zero when
+any event failed (unreadable, or refused by its table's declaration); the others are applied.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withIndexer(cmd, func(a *app, ix *index.Indexer) error {
@@ -156,6 +157,9 @@ func replay(ctx context.Context, ix *index.Indexer, path, format string, batch i
 		events, elapsed.Round(time.Millisecond), float64(events)/max(elapsed.Seconds(), 1e-9), total.Applied, total.Stale, total.Skipped, total.Failed)
 	for _, e := range total.Errors {
 		fmt.Fprintln(out, "  "+e)
+	}
+	if total.Failed > 0 {
+		return fmt.Errorf("%d of %d events failed (listed above; the others were applied, and a replay after the fix is safe)", total.Failed, events)
 	}
 	return nil
 }

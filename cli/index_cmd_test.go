@@ -97,3 +97,26 @@ func TestIndexReplay_CanalBatchAcrossApplyBatches(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexReplay_FailedEventsExitNonZero: a replay where one event is refused (a value that is
+// not the column's type) applies the others, lists the failure, and returns an error so a CI
+// job sees it (issue 31 item 11).
+func TestIndexReplay_FailedEventsExitNonZero(t *testing.T) {
+	srv := redistest.StartStandalone(t)
+	row := func(id, cat string) string {
+		return `{"db":"db1","table":"table1","op":"upsert","row":{"id":"` + id + `","lastAddrId":"72","categoryId":"` + cat + `","brandId":"1","yn":"1"},"version":{"tsMs":1700000000000,"batch":1}}`
+	}
+	lines := strings.Join([]string{row("1", "501"), row("2", "seven"), row("3", "501")}, "\n")
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	if err := os.WriteFile(path, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"--config", writeConfig(t, indexConfig), "--redis", srv.URL}
+	out, err := run(t, append([]string{"index", "replay", path}, base...)...)
+	if err == nil || !strings.Contains(err.Error(), "1 of 3 events failed") {
+		t.Fatalf("replay with a failed event: err = %v, want '1 of 3 events failed'\n%s", err, out)
+	}
+	if !strings.Contains(out, "2 applied") || !strings.Contains(out, "1 failed") || !strings.Contains(out, `"seven"`) {
+		t.Fatalf("replay summary lacks the applied count or the failure:\n%s", out)
+	}
+}
