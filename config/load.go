@@ -17,6 +17,7 @@ import (
 	"github.com/knadh/koanf/v2"
 	"github.com/spf13/pflag"
 
+	"github.com/redstate/redstate/internal/suggest"
 	"github.com/redstate/redstate/queue"
 )
 
@@ -171,13 +172,7 @@ func joinKey(prefix, name string) string {
 
 // unknownKeyError names the unknown key and, when one is close, the key that was probably meant.
 func unknownKeyError(key string) error {
-	best, bestDist := "", 4
-	for _, known := range knownKeysAndSections() {
-		if d := editDistance(stripIndex(key), known); d < bestDist {
-			best, bestDist = known, d
-		}
-	}
-	if best != "" {
+	if best := suggest.Closest(stripIndex(key), knownKeysAndSections(), 3); best != "" {
 		return fmt.Errorf("unknown key %q (did you mean %q?)", key, best)
 	}
 	return fmt.Errorf("unknown key %q (see docs/configuration.md for the keys)", key)
@@ -221,31 +216,6 @@ func stripIndex(key string) string {
 		}
 	}
 	return b.String()
-}
-
-func editDistance(a, b string) int {
-	// Optimal string alignment distance: insertions, deletions, substitutions, transpositions.
-	prevPrev := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prevPrev[j-2]+1) // transposition
-			}
-		}
-		prevPrev, prev, cur = prev, cur, prevPrev
-	}
-	return prev[len(b)]
 }
 
 // readEnv returns the configuration set by REDSTATE_* variables as a nested map. The variable of

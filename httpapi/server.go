@@ -342,6 +342,9 @@ func (s *server) handle(pattern string, need role, h handlerFunc) {
 			err = checkContentType(r)
 		}
 		if err == nil {
+			err = checkQuery(pattern, r.URL)
+		}
+		if err == nil {
 			err = h(w, r)
 		}
 		if err == nil {

@@ -53,8 +53,9 @@ type reply struct {
 // commonCodes are the error codes op can answer whatever its handler does: the host and
 // origin guard and internal errors on every route; authentication (with its throttle) on
 // routes that need a role; the Content-Type check on state-changing methods; body decoding
-// on routes with a body; the stream limits on event streams; and unavailable (a store that
-// does not answer, or a request cancelled by its client) on routes that use a store.
+// on routes with a body; the query check (an undeclared or malformed query parameter) on the
+// API's routes; the stream limits on event streams; and unavailable (a store that does not
+// answer, or a request cancelled by its client) on routes that use a store.
 func commonCodes(op operation) []string {
 	codes := []string{httpapi.EHOSTNOTALLOWED, httpapi.EFORBIDDENORIGIN, redstate.EINTERNAL}
 	if op.role != "none" {
@@ -66,6 +67,9 @@ func commonCodes(op operation) []string {
 	}
 	if op.body != "" {
 		codes = append(codes, redstate.EINVALID, redstate.ETOOLARGE)
+	}
+	if strings.HasPrefix(op.path, "/v1/") || strings.HasPrefix(op.path, "/api/") {
+		codes = append(codes, redstate.EINVALID)
 	}
 	if op.stream {
 		codes = append(codes, httpapi.ETOOMANYREQUESTS)
@@ -96,7 +100,8 @@ func document() obj {
 				"with no tokens configured auth is off. Errors are JSON bodies {code, message[, businessCode]} with a stable code; each error " +
 				"response lists its codes in x-redstate-error-codes. Besides the answers listed per operation, any path answers 404 not_found " +
 				"for an unknown route, 405 method_not_allowed (with Allow) for a known path with another method, and 301/307/308 redirect " +
-				"(with Location) for a path that is not canonical. GET operations also answer HEAD unless HEAD is listed. See docs/openapi.md.",
+				"(with Location) for a path that is not canonical. GET operations also answer HEAD unless HEAD is listed. Operations under /v1/ and /api/ " +
+				"answer 400 invalid for a query parameter they do not list (naming the ones they take). See docs/openapi.md.",
 			"license": obj{"name": "See the repository's LICENSE"},
 		},
 		"servers":  []any{obj{"url": "/"}},
