@@ -16,13 +16,27 @@ import (
 // the one list, and the OpenAPI tests keep it in step with the routes.
 var apiQueryParams = declaredQueryParams(openAPIDocument)
 
+// queryParams are the query parameters of one operation.
+type queryParams struct {
+	// names are the declared parameters, in the document's order.
+	names []string
+	// open is true when the operation also takes parameters of any name: a form-style exploded
+	// object (the index query's conditions, one parameter per dimension code, which its handler
+	// checks against the table's declaration).
+	open bool
+}
+
 // declaredQueryParams reads the query parameters of every operation of doc (the generator
 // declares every parameter on its operation, none on a path). Only the API (paths under /v1/ and /api/) is listed: the dashboard's files and the
 // operational endpoints (/metrics, /healthz, …) stay lenient for probes and scrapers.
-func declaredQueryParams(doc []byte) map[string][]string {
+func declaredQueryParams(doc []byte) map[string]queryParams {
 	type parameter struct {
-		In   string `json:"in"`
-		Name string `json:"name"`
+		In      string `json:"in"`
+		Name    string `json:"name"`
+		Explode bool   `json:"explode"`
+		Schema  struct {
+			Type any `json:"type"`
+		} `json:"schema"`
 	}
 	var d struct {
 		Paths map[string]map[string]json.RawMessage `json:"paths"`
@@ -30,7 +44,7 @@ func declaredQueryParams(doc []byte) map[string][]string {
 	if err := json.Unmarshal(doc, &d); err != nil {
 		panic(fmt.Sprintf("httpapi: the embedded OpenAPI document does not parse: %v", err))
 	}
-	out := map[string][]string{}
+	out := map[string]queryParams{}
 	for path, item := range d.Paths {
 		if !strings.HasPrefix(path, "/v1/") && !strings.HasPrefix(path, "/api/") {
 			continue
@@ -40,13 +54,17 @@ func declaredQueryParams(doc []byte) map[string][]string {
 				Parameters []parameter `json:"parameters"`
 			}
 			_ = json.Unmarshal(raw, &op)
-			names := []string{}
+			var q queryParams
 			for _, p := range op.Parameters {
-				if p.In == "query" && !slices.Contains(names, p.Name) {
-					names = append(names, p.Name)
+				switch {
+				case p.In != "query":
+				case p.Explode && p.Schema.Type == "object":
+					q.open = true
+				default:
+					q.names = append(q.names, p.Name)
 				}
 			}
-			out[strings.ToUpper(method)+" "+path] = names
+			out[strings.ToUpper(method)+" "+path] = q
 		}
 	}
 	return out
@@ -57,10 +75,11 @@ func declaredQueryParams(doc []byte) map[string][]string {
 // ignored silently), or does not parse. Errors: EINVALID naming the unknown parameters, the
 // nearest known one, and every parameter the operation takes.
 func checkQuery(pattern string, u *url.URL) error {
-	known, ok := apiQueryParams[pattern]
-	if !ok || u.RawQuery == "" {
+	declared, ok := apiQueryParams[pattern]
+	if !ok || declared.open || u.RawQuery == "" {
 		return nil
 	}
+	known := declared.names
 	values, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
 		return redstate.Errorf(redstate.EINVALID, "the query string does not parse: %v", err)

@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -62,5 +64,20 @@ func TestQuery_EveryAPIOperationIsListed(t *testing.T) {
 		if _, ok := apiQueryParams[r.pattern]; !ok {
 			t.Errorf("route %s has no entry in the OpenAPI query parameter table", r.pattern)
 		}
+	}
+}
+
+// TestQuery_OpenOperationsTakeAnyName: an operation with a form-style exploded object parameter
+// (the index query's conditions) takes parameters of any name; its handler checks them.
+func TestQuery_OpenOperationsTakeAnyName(t *testing.T) {
+	q, ok := apiQueryParams["GET /v1/index/{db}/{table}"]
+	if !ok || !q.open {
+		t.Fatalf("index query: %+v, %v; want an open parameter list", q, ok)
+	}
+	if err := checkQuery("GET /v1/index/{db}/{table}", &url.URL{RawQuery: "las=72&cat=870"}); err != nil {
+		t.Fatalf("index conditions refused: %v", err)
+	}
+	if q := apiQueryParams["GET /v1/builds"]; q.open || !slices.Equal(q.names, []string{"ids", "cursor", "limit"}) {
+		t.Fatalf("builds listing: %+v", q)
 	}
 }
