@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"math"
 	"net/http"
 	"slices"
@@ -204,9 +205,11 @@ func (s *server) deleteBuild(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// patchPlatform sets one platform's result: PATCH /v1/builds/{buildId}/platforms/{platform}.
-// Body PlatformResult; its platform may be omitted and must otherwise equal the path's.
-// If-Match makes it conditional. 200 with the new document and its ETag.
+// patchPlatform changes one platform's result by a JSON merge patch (RFC 7396): PATCH
+// /v1/builds/{buildId}/platforms/{platform}. Members the body gives replace the entry's, a null
+// member clears one, members it leaves out keep their values; a platform not yet in the build is
+// added (its patch needs a status). The body's platform may be omitted and must otherwise equal
+// the path's. If-Match makes it conditional. 200 with the new document and its ETag.
 func (s *server) patchPlatform(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathBuildID(r)
 	if err != nil {
@@ -220,19 +223,11 @@ func (s *server) patchPlatform(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var result buildstatus.PlatformResult
-	if err := s.decodeBody(w, r, &result); err != nil {
+	var patch map[string]json.RawMessage
+	if err := s.decodeBody(w, r, &patch); err != nil {
 		return err
 	}
-	if result.Platform == "" {
-		result.Platform = platform
-	} else if result.Platform != platform {
-		return redstate.Errorf(redstate.EINVALID, "body platform %q does not match the path's %q", truncate(result.Platform), platform)
-	}
-	if err := buildstatus.ValidatePlatformResult(&result); err != nil {
-		return err
-	}
-	b, err := s.builds.UpdatePlatform(r.Context(), id, &result, match)
+	b, err := buildstatus.PatchPlatform(r.Context(), s.builds, id, platform, patch, match)
 	if err != nil {
 		return buildErr(err)
 	}

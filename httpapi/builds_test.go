@@ -237,3 +237,40 @@ func TestIfMatch_ListOfETags(t *testing.T) {
 	}
 	wantError(t, a.do("PATCH", "/v1/builds/"+buildA+"/platforms/ios", `{"status":"SUCCESS"}`, `If-Match: "0000", W/"1111"`), http.StatusPreconditionFailed, "precondition_failed")
 }
+
+// TestPatchPlatform_MergesAndClears: PATCH is a JSON merge patch of the platform's entry (issue
+// 31 item 13: a PATCH without logUrl dropped it): members left out keep their values, a null
+// member clears one, and an unknown member or a new platform without a status is 400.
+func TestPatchPlatform_MergesAndClears(t *testing.T) {
+	a := newTestAPI(t, nil)
+	a.put(buildA, "p")
+	patch := func(body string) map[string]any {
+		t.Helper()
+		r := a.do("PATCH", "/v1/builds/"+buildA+"/platforms/ios", body, "Content-Type: application/merge-patch+json")
+		if r.status != 200 {
+			t.Fatalf("PATCH %s: %d %s", body, r.status, r.body)
+		}
+		var doc struct {
+			PlatformResults map[string]map[string]any `json:"platformResults"`
+		}
+		if err := json.Unmarshal(r.body, &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc.PlatformResults["ios"]
+	}
+	patch(`{"status":"IN_PROGRESS","progress":10,"logUrl":"https://ci.example/ios/1.log","startedAt":"2026-11-28T10:00:00"}`)
+	ios := patch(`{"progress":60}`)
+	if ios["logUrl"] != "https://ci.example/ios/1.log" || ios["status"] != "IN_PROGRESS" || ios["progress"] != 60.0 || ios["startedAt"] == nil {
+		t.Fatalf("a patch of progress changed other members: %v", ios)
+	}
+	ios = patch(`{"status":"SUCCESS","progress":null,"completedAt":"2026-11-28T10:05:00"}`)
+	if ios["progress"] != nil || ios["status"] != "SUCCESS" || ios["logUrl"] != "https://ci.example/ios/1.log" || ios["completedAt"] == nil {
+		t.Fatalf("null did not clear progress, or other members changed: %v", ios)
+	}
+	e := wantError(t, a.do("PATCH", "/v1/builds/"+buildA+"/platforms/ios", `{"logURL":"x"}`), 400, "invalid")
+	if !strings.Contains(e.Message, "logURL") {
+		t.Errorf("unknown member message: %q", e.Message)
+	}
+	wantError(t, a.do("PATCH", "/v1/builds/"+buildA+"/platforms/web", `{"progress":5}`), 400, "invalid")
+	wantError(t, a.do("PATCH", "/v1/builds/"+buildA+"/platforms/ios", `{"progress":"half"}`), 400, "invalid")
+}

@@ -61,6 +61,7 @@ func RunStoreSuite(t *testing.T, newStore NewStore, f Features) {
 		{"List", s.listTests()},
 		{"ListProject", s.listProjectTests()},
 		{"UpdatePlatform", s.updatePlatformTests()},
+		{"PatchPlatform", s.patchTests()},
 		{"Watch", s.watchTests()},
 	}
 	for _, g := range groups {

@@ -161,14 +161,14 @@ function platformRows(b) {
   return Object.values(b.platformResults || {}).map((p) => [
     p.platform, badge(p.status),
     el('progress', { max: 100, value: p.progress || 0, title: (p.progress || 0) + '%' }),
-    link(p.downloadUrl, 'download'), link(p.logUrl, 'log'), p.errorMessage || '', fmtTime(p.updatedAt || p.completedAt || p.startedAt)]);
+    link(p.downloadUrl, 'download'), link(p.logUrl, 'log'), p.errorMessage || '', fmtTime(p.startedAt), fmtTime(p.completedAt)]);
 }
 
 function buildView(b) {
   return el('section', { class: 'build', id: 'build-detail' },
     el('h2', {}, 'Build ', el('span', { class: 'mono', text: b.buildId }), ' ', badge(b.status)),
     el('p', { text: 'project ' + b.projectId + ' · updated ' + fmtTime(b.updatedAt) }),
-    table(['platform', 'status', 'progress', 'download', 'log', 'error', 'updated'], platformRows(b)));
+    table(['platform', 'status', 'progress', 'download', 'log', 'error', 'started', 'completed'], platformRows(b)));
 }
 
 async function buildsPage(view) {

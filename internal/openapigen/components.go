@@ -24,6 +24,17 @@ func schemas() obj {
 		"BuildInput":          buildSchema(true),
 		"PlatformResult":      platformResultSchema(false),
 		"PlatformResultInput": platformResultSchema(true),
+		"PlatformPatch": object("Body of PATCH /v1/builds/{buildId}/platforms/{platform}: a JSON merge patch (RFC 7396) of the platform's entry (buildstatus.MergePlatformPatch). "+
+			"A member given replaces the entry's, a null member clears it, a member left out keeps its value; a platform not yet in the build needs a status.",
+			opt("platform", str("May be omitted; must otherwise equal the path's.")),
+			opt("status", str("1-64 characters of A-Z a-z 0-9 _ -, e.g. SUCCESS.")),
+			opt("progress", nullable(integer("0..100; null clears it."))),
+			opt("logUrl", nullable(str("Data, never markup; null clears it."))),
+			opt("downloadUrl", nullable(str("Data, never markup; null clears it."))),
+			opt("errorMessage", nullable(str("Null clears it."))),
+			opt("startedAt", nullable(str("ISO-8601 date-time; null clears it."))),
+			opt("completedAt", nullable(str("ISO-8601 date-time; null clears it."))),
+		),
 		"BuildPage": object("One page of a build listing (httpapi.streamPage), streamed in chunks.",
 			req("builds", array(ref("Build"), "The builds of this page.")),
 			req("cursor", str("Pass as ?cursor= for the next page; empty when the listing is complete. A page may end early (response size bound, or a later chunk failed): the cursor then continues after the builds sent.")),
@@ -399,7 +410,7 @@ func platformResultSchema(input bool) obj {
 	}
 	desc := "One platform's result (buildstatus.PlatformResult)."
 	if input {
-		desc = "Body of PATCH /v1/builds/{buildId}/platforms/{platform} (buildstatus.PlatformResult); platform may be omitted and must otherwise equal the path's."
+		desc = "A platform's result in a build written by PUT /v1/builds/{buildId} (buildstatus.PlatformResult)."
 	}
 	return object(desc,
 		m("platform", str("")),

@@ -81,9 +81,12 @@ func operations() []operation {
 			replies: []reply{{status: 204, desc: "Deleted."}},
 			codes:   []string{invalid, notFound, precondition, unavailable}},
 		{method: "PATCH", path: "/v1/builds/{buildId}/platforms/{platform}", id: "patchPlatform", role: "write", tag: "builds",
-			summary: "Set one platform's result", pathDesc: map[string]string{"buildId": buildID["buildId"], "platform": "The platform name."},
+			summary: "Change one platform's result (JSON merge patch)", pathDesc: map[string]string{"buildId": buildID["buildId"], "platform": "The platform name."},
+			desc: "The body is a JSON merge patch (RFC 7396, application/merge-patch+json or application/json) of the platform's entry: members given replace the entry's, " +
+				"a null member clears one, members left out keep their values; a platform not yet in the build is added. The merge is a compare-and-set on the build's ETag, " +
+				"so a concurrent change of another platform is never lost.",
 			headers: []obj{ifMatchHeader("Strong ETags; * means no extra condition.")},
-			body:    "PlatformResultInput",
+			body:    "PlatformPatch",
 			replies: []reply{{status: 200, desc: "The new document.", schema: "Build", headers: etagHeader}},
 			codes:   []string{invalid, notFound, precondition, conflict, tooLarge, unavailable}},
 		{method: "GET", path: "/v1/builds/{buildId}/events", id: "buildEvents", role: "read", tag: "builds", stream: true,
