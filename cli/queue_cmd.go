@@ -30,22 +30,37 @@ same namespace as serve. --queue selects the queue (default report:queue, the se
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(
-		queueSubcommand("stats", "Print pending, running, retrying and dead counts as JSON", cobra.NoArgs, queueStats),
-		queueSubcommand("dead", "Print dead letters as JSON lines, newest first (--start, --count)", cobra.NoArgs, queueDead),
-		queueSubcommand("requeue [RAW]", "Move one dead letter (its raw JSON) or, with --all, every dead letter back to pending", cobra.MaximumNArgs(1), queueRequeue),
-		queueSubcommand("purge", "Delete every dead letter (needs --yes)", cobra.NoArgs, queuePurge),
+		queueSubcommand("stats", "Print the pending, running, retrying and dead counts (a table; --json for scripts)", cobra.NoArgs, queueStats, flagJSON),
+		queueSubcommand("dead", "Print dead letters, newest first (a table; --json for scripts; --start, --count)", cobra.NoArgs, queueDead, flagJSON|flagPage),
+		queueSubcommand("requeue [RAW]", "Move one dead letter (its raw JSON) or, with --all, every dead letter back to pending", cobra.MaximumNArgs(1), queueRequeue, flagAll|flagYes),
+		queueSubcommand("purge", "Delete every dead letter (needs --yes)", cobra.NoArgs, queuePurge, flagYes),
 		// Records live in SQL by default: regenerate also takes --data-dir and --database.
-		queueSubcommand("regenerate ID...", "Regenerate the reports of records in status 3 or 5 (seed: batchRegenerateReport); records are read from the configured queue.record-store (SQL by default)", cobra.MinimumNArgs(1), queueRegenerate, config.FlagsData),
+		queueSubcommand("regenerate ID...", "Regenerate the reports of records in status 3 or 5 (seed: batchRegenerateReport) and print the seed's answer {SuccessCount, SkippedCount} as JSON; records are read from the configured queue.record-store (SQL by default)", cobra.MinimumNArgs(1), queueRegenerate, 0, config.FlagsData),
 	)
 	return cmd
 }
 
-// queueFlags are the flags every queue subcommand shares.
+// queueFlags are the values of the queue subcommands' flags; each subcommand defines only the
+// flags it reads (see queueFlagSet).
 type queueFlags struct {
 	queue          string
 	start, count   int
 	all, yes, json bool
 }
+
+// queueFlagSet selects the flags a queue subcommand defines besides --queue.
+type queueFlagSet int
+
+const (
+	// flagJSON is --json.
+	flagJSON queueFlagSet = 1 << iota
+	// flagPage is --start and --count.
+	flagPage
+	// flagAll is --all.
+	flagAll
+	// flagYes is --yes.
+	flagYes
+)
 
 // queueSession is what a queue subcommand works on: the composition root (its Redis, and
 // its SQL pool when a report admin needs the records) and --queue.
@@ -58,7 +73,7 @@ type queueSession struct {
 
 // queueSubcommand returns a queue subcommand that runs run on a session for --queue, with the
 // Redis and namespace flags plus the extra flag groups.
-func queueSubcommand(use, short string, args cobra.PositionalArgs, run func(*cobra.Command, *queueSession, *queueFlags, []string) error, extra ...config.FlagGroup) *cobra.Command {
+func queueSubcommand(use, short string, args cobra.PositionalArgs, run func(*cobra.Command, *queueSession, *queueFlags, []string) error, flags queueFlagSet, extra ...config.FlagGroup) *cobra.Command {
 	f := &queueFlags{}
 	cmd := &cobra.Command{
 		Use:   use,
@@ -75,11 +90,19 @@ func queueSubcommand(use, short string, args cobra.PositionalArgs, run func(*cob
 		},
 	}
 	cmd.Flags().StringVar(&f.queue, "queue", report.DefaultQueue, "queue name")
-	cmd.Flags().IntVar(&f.start, "start", 0, "dead: offset of the first dead letter (0 = newest)")
-	cmd.Flags().IntVar(&f.count, "count", 100, "dead: how many dead letters to print (at most 1000)")
-	cmd.Flags().BoolVar(&f.all, "all", false, "requeue: move every dead letter back to pending")
-	cmd.Flags().BoolVar(&f.yes, "yes", false, "purge, requeue --all: confirm (without it the command only says what it would do and exits 1)")
-	cmd.Flags().BoolVar(&f.json, "json", false, "stats, dead, regenerate: print one JSON document (for scripts) instead of a table")
+	if flags&flagPage != 0 {
+		cmd.Flags().IntVar(&f.start, "start", 0, "offset of the first dead letter (0 = newest)")
+		cmd.Flags().IntVar(&f.count, "count", 100, "how many dead letters to print (at most 1000)")
+	}
+	if flags&flagAll != 0 {
+		cmd.Flags().BoolVar(&f.all, "all", false, "move every dead letter back to pending")
+	}
+	if flags&flagYes != 0 {
+		cmd.Flags().BoolVar(&f.yes, "yes", false, "confirm (without it the command only says what it would do and exits 1)")
+	}
+	if flags&flagJSON != 0 {
+		cmd.Flags().BoolVar(&f.json, "json", false, "print one JSON document (for scripts), as the HTTP API answers, instead of a table")
+	}
 	config.BindFlags(cmd.Flags(), append([]config.FlagGroup{config.FlagsRedis, config.FlagsNamespace}, extra...)...)
 	return cmd
 }
@@ -129,7 +152,7 @@ func queueStats(cmd *cobra.Command, s *queueSession, f *queueFlags, _ []string) 
 		return err
 	}
 	if f.json {
-		return writeJSON(cmd.OutOrStdout(), st)
+		return writeJSON(cmd.OutOrStdout(), queue.NamedStats{Queue: f.queue, Stats: st})
 	}
 	t := newTable(cmd.OutOrStdout(), "QUEUE", "PENDING", "RUNNING", "RETRYING", "DEAD")
 	t.row(f.queue, st.Pending, st.Running, st.Retrying, st.Dead)
@@ -145,7 +168,7 @@ func queueDead(cmd *cobra.Command, s *queueSession, f *queueFlags, _ []string) e
 		if letters == nil {
 			letters = []queue.DeadLetter{}
 		}
-		return writeJSON(cmd.OutOrStdout(), letters)
+		return writeJSON(cmd.OutOrStdout(), queue.DeadLetterPage{Queue: f.queue, Start: f.start, DeadLetters: letters})
 	}
 	t := newTable(cmd.OutOrStdout(), "RECORD", "JOB", "RETRIES", "FAILED AT", "LAST ERROR")
 	for _, dl := range letters {

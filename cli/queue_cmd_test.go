@@ -30,7 +30,7 @@ func TestQueueCommands_DeadLettersStatsRegenerate(t *testing.T) {
 	}
 
 	out, err := run(t, "queue", "dead", "--json", "--redis", srv.URL)
-	if err != nil || !strings.HasPrefix(out, "[") || !strings.Contains(out, `"RecordId\":12345`) {
+	if err != nil || !strings.HasPrefix(out, `{"queue":"report:queue","start":0,"deadLetters":[`) || !strings.Contains(out, `"RecordId\":12345`) {
 		t.Fatalf("queue dead --json = %v:\n%s", err, out)
 	}
 	out, err = run(t, "queue", "dead", "--redis", srv.URL)
@@ -47,7 +47,7 @@ func TestQueueCommands_DeadLettersStatsRegenerate(t *testing.T) {
 		t.Fatalf("queue requeue --all = %v: %s", err, out)
 	}
 	out, err = run(t, "queue", "stats", "--json", "--redis", srv.URL)
-	if err != nil || !strings.Contains(out, `"pending":1`) || !strings.Contains(out, `"dead":0`) {
+	if err != nil || !strings.Contains(out, `"queue":"report:queue"`) || !strings.Contains(out, `"pending":1`) || !strings.Contains(out, `"dead":0`) {
 		t.Fatalf("queue stats --json = %v: %s", err, out)
 	}
 	out, err = run(t, "queue", "stats", "--redis", srv.URL)

@@ -42,6 +42,7 @@ Without Redis configured, serve runs on embedded in-memory backends (and SQLite 
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
+	root.SetFlagErrorFunc(suggestFlag)
 	root.AddCommand(newServeCommand(), NewBenchCommand(), newBuildsCommand(), newQueueCommand(), newIndexCommand(), newFeedCommand(), newExecutorCommand(), newConfigCommand(), newVersionCommand())
 	return root
 }

@@ -35,12 +35,6 @@ func (s *server) queueAdmin(r *http.Request) (string, *queue.Admin, error) {
 	return name, a, nil
 }
 
-// queueStatsResponse is the answer of GET /v1/queues/{queue}/stats.
-type queueStatsResponse struct {
-	Queue string `json:"queue"`
-	queue.Stats
-}
-
 // queueStats: GET /v1/queues/{queue}/stats → {"queue","pending","running","retrying","dead"}.
 func (s *server) queueStats(w http.ResponseWriter, r *http.Request) error {
 	name, a, err := s.queueAdmin(r)
@@ -51,15 +45,8 @@ func (s *server) queueStats(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, queueStatsResponse{Queue: name, Stats: st})
+	writeJSON(w, http.StatusOK, queue.NamedStats{Queue: name, Stats: st})
 	return nil
-}
-
-// deadLettersResponse is the answer of GET /v1/queues/{queue}/dead.
-type deadLettersResponse struct {
-	Queue       string             `json:"queue"`
-	Start       int                `json:"start"`
-	DeadLetters []queue.DeadLetter `json:"deadLetters"`
 }
 
 // queueDead: GET /v1/queues/{queue}/dead?start=0&count=100 → dead letters, newest first,

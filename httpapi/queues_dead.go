@@ -11,7 +11,7 @@ import (
 // deadLetterChunk is the most dead letters read from the queue per round trip.
 const deadLetterChunk = 100
 
-// streamDeadLetters answers count dead letters from start as a deadLettersResponse, read in
+// streamDeadLetters answers count dead letters from start as a queue.DeadLetterPage, read in
 // chunks of deadLetterChunk and written as they arrive, each chunk under its own write
 // deadline; a request for more than heavyReadBuilds letters first takes a heavy-read slot. A
 // dead letter holds a message of up to the body limit twice (raw and decoded), so a page of

@@ -49,11 +49,11 @@ func TestQueues_StatsAndDeadLetters(t *testing.T) {
 	}
 
 	r := ra.do("GET", "/v1/queues/report:queue/dead?start=0&count=100", "")
-	dl := decode[deadLettersResponse](t, r)
+	dl := decode[queue.DeadLetterPage](t, r)
 	if r.status != 200 || len(dl.DeadLetters) != 2 || dl.DeadLetters[0].Message == nil || recordOf(dl.DeadLetters[0].Message) != 2 {
 		t.Fatalf("dead: %d %s", r.status, r.body)
 	}
-	if r := decode[deadLettersResponse](t, ra.do("GET", "/v1/queues/report:queue/dead?count=1&start=1", "")); len(r.DeadLetters) != 1 || recordOf(r.DeadLetters[0].Message) != 1 {
+	if r := decode[queue.DeadLetterPage](t, ra.do("GET", "/v1/queues/report:queue/dead?count=1&start=1", "")); len(r.DeadLetters) != 1 || recordOf(r.DeadLetters[0].Message) != 1 {
 		t.Errorf("page: %+v", r)
 	}
 	wantError(t, ra.do("GET", "/v1/queues/report:queue/dead?count=0", ""), 400, "invalid")

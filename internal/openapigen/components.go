@@ -139,7 +139,7 @@ func schemas() obj {
 		),
 
 		// queue
-		"QueueStats": object("Answer of GET /v1/queues/{queue}/stats (queue.Stats with the queue name).",
+		"QueueStats": object("Answer of GET /v1/queues/{queue}/stats (queue.NamedStats).",
 			req("queue", str("The queue name.")),
 			req("pending", integer("Jobs waiting on the pending list.")),
 			req("running", integer("Jobs in flight at some consumer.")),
@@ -179,7 +179,7 @@ func schemas() obj {
 			req("raw", str("The exact stored string; send it to .../dead/requeue.")),
 			opt("message", ref("QueueMessage")),
 		),
-		"DeadLetters": object("Answer of GET /v1/queues/{queue}/dead (httpapi.deadLettersResponse), newest first.",
+		"DeadLetters": object("Answer of GET /v1/queues/{queue}/dead (queue.DeadLetterPage), newest first.",
 			req("queue", str("The queue name.")),
 			req("start", integer("The offset of the first entry.")),
 			req("deadLetters", array(ref("DeadLetter"), "")),
