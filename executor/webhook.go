@@ -1,8 +1,6 @@
 package executor
 
 import (
-	"github.com/redstate/redstate/webhook"
-
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,11 +8,35 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/redstate/redstate/webhook"
 )
 
-// webhookResponse is the optional body of a 2xx webhook answer.
+// webhookResponse is the optional body of a 2xx webhook answer; contextData's values are read
+// one by one so that a value that is not a string is named by its key.
 type webhookResponse struct {
-	ContextData map[string]string `json:"contextData"`
+	ContextData map[string]json.RawMessage `json:"contextData"`
+}
+
+// contextDataOf returns the context data of a webhook answer. Errors: a value that is not a
+// JSON string, named by its key.
+func contextDataOf(raw map[string]json.RawMessage) (map[string]string, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	out := make(map[string]string, len(raw))
+	for k, v := range raw {
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			shown := string(v)
+			if len(shown) > 64 {
+				shown = shown[:64] + "…"
+			}
+			return nil, fmt.Errorf("contextData[%q] must be a JSON string, got %s (context values are strings: encode numbers, booleans and objects as text)", k, shown)
+		}
+		out[k] = s
+	}
+	return out, nil
 }
 
 // WebhookHandler returns a StageHandler that POSTs each stage as JSON to url:
@@ -71,6 +93,10 @@ func WebhookHandler(url, secret string, timeout time.Duration, client *http.Clie
 		if err := json.Unmarshal(raw, &out); err != nil {
 			return nil, fmt.Errorf("webhook %s: 2xx answer is not JSON {\"contextData\":{...}}: %w", url, err)
 		}
-		return out.ContextData, nil
+		data, err := contextDataOf(out.ContextData)
+		if err != nil {
+			return nil, fmt.Errorf("webhook %s: 2xx answer: %w", url, err)
+		}
+		return data, nil
 	}
 }

@@ -183,3 +183,15 @@ func TestExecutorAPI_RetryBackoffAsDurationString(t *testing.T) {
 		t.Fatalf("backoff \"soon\": %d %s", res.status, res.body)
 	}
 }
+
+// TestExecutorAPI_ContextValueNotAStringNamesTheKey: a plan whose task contextData holds a number
+// is 400 naming the task and the key (it named "tasks.contextData": issue 31 item 15).
+func TestExecutorAPI_ContextValueNotAStringNamesTheKey(t *testing.T) {
+	api, _, _ := newExecutorAPI(t)
+	body := `{"maxConcurrency":1,"tasks":[{"tenantId":"a","stages":["s0"],"handler":"h","contextData":{"region":"eu"}},` +
+		`{"tenantId":"b","stages":["s0"],"handler":"h","contextData":{"region":"eu","retries":5}}]}`
+	e := wantError(t, api.do("POST", "/v1/executor/plans", body, "Authorization: Bearer w-secret"), http.StatusBadRequest, "invalid")
+	if !strings.Contains(e.Message, "$.tasks[1].contextData.retries must be a string, got number") {
+		t.Fatalf("message %q does not name the value", e.Message)
+	}
+}

@@ -67,7 +67,7 @@ func (s *server) decodeBody(w http.ResponseWriter, r *http.Request, dst any) err
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
-		return redstate.Errorf(redstate.EINVALID, "%s", describeJSONError(err))
+		return redstate.Errorf(redstate.EINVALID, "%s", describeJSONError(err, trimmed))
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return redstate.Errorf(redstate.EINVALID, "request body must hold a single JSON object; found data after it")
@@ -92,17 +92,15 @@ func isJSONMediaType(ct string) bool {
 	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }
 
-// describeJSONError turns a decoding error into a message for API clients, free of Go type names.
-func describeJSONError(err error) string {
+// describeJSONError turns a decoding error of raw into a message for API clients, free of Go
+// type names; a value of the wrong type is named by its JSON path, array indexes and map keys
+// included ("$.tasks[0].contextData.n").
+func describeJSONError(err error, raw []byte) string {
 	if e, ok := errors.AsType[*json.SyntaxError](err); ok {
 		return fmt.Sprintf("malformed JSON at byte %d: %s", e.Offset, strings.TrimPrefix(e.Error(), "json: "))
 	}
 	if e, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
-		field := e.Field
-		if field == "" {
-			field = "body"
-		}
-		return fmt.Sprintf("json: field %q must be %s, got %s", field, jsonKind(e.Type), e.Value)
+		return fmt.Sprintf("json: %s must be %s, got %s", jsonPathAt(raw, e.Offset), jsonKind(e.Type), e.Value)
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return "malformed JSON: unexpected end of body"

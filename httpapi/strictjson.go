@@ -114,6 +114,47 @@ func checkJSONShape(raw []byte, maxDepth int) error {
 	}
 }
 
+// jsonPathAt returns the JSON path of the value of raw that ends at or after byte offset (the
+// offset encoding/json gives a value of the wrong type), "$" for the document itself.
+func jsonPathAt(raw []byte, offset int64) string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var stack []jsonFrame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return jsonPath(stack)
+		}
+		top := len(stack) - 1
+		if top >= 0 && stack[top].object && stack[top].expectKey {
+			if tok == json.Delim('}') {
+				stack = stack[:top]
+				if len(stack) > 0 {
+					stack[len(stack)-1].valueDone()
+				}
+				continue
+			}
+			stack[top].key, _ = tok.(string)
+			stack[top].expectKey = false
+			continue
+		}
+		if dec.InputOffset() >= offset {
+			return jsonPath(stack)
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			stack = append(stack, jsonFrame{object: tok == json.Delim('{'), expectKey: tok == json.Delim('{')})
+		case json.Delim(']'):
+			stack = stack[:top]
+			fallthrough
+		default:
+			if len(stack) > 0 {
+				stack[len(stack)-1].valueDone()
+			}
+		}
+	}
+}
+
 var jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
 // checkMemberCase reports an object member whose name matches a field of t only when case is

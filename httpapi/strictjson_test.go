@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -87,6 +88,35 @@ func TestStrictJSON_CheckJSONShapeIsLinear(t *testing.T) {
 		}
 		if alloc > 64<<20 {
 			t.Errorf("%d-byte body: %d bytes allocated", len(body), alloc)
+		}
+	}
+}
+
+// TestJSONPathAt names the value encoding/json reports by its offset, array indexes and map keys
+// included (encoding/json's own Field says "tasks.contextData" for every task and key).
+func TestJSONPathAt(t *testing.T) {
+	type task struct {
+		ContextData map[string]string `json:"contextData"`
+	}
+	type plan struct {
+		Tasks []task `json:"tasks"`
+		N     int    `json:"n"`
+	}
+	for body, want := range map[string]string{
+		`{"tasks":[{"contextData":{"a":"x"}},{"contextData":{"a":"x","n":5}}]}`: "$.tasks[1].contextData.n",
+		`{"tasks":[{"contextData":{"a":{"deep":[1,2]}}}]}`:                      "$.tasks[0].contextData.a",
+		`{"tasks":[],"n":"seven"}`:                                              "$.n",
+		`{"tasks":[{"contextData":{"a":"x"}},{"contextData":[]}]}`:              "$.tasks[1].contextData",
+		`{"tasks":{"contextData":{}}}`:                                          "$.tasks",
+	} {
+		var p plan
+		err := json.Unmarshal([]byte(body), &p)
+		te, ok := err.(*json.UnmarshalTypeError)
+		if !ok {
+			t.Fatalf("%s: %v, want a type error", body, err)
+		}
+		if got := jsonPathAt([]byte(body), te.Offset); got != want {
+			t.Errorf("%s: path %q, want %q", body, got, want)
 		}
 	}
 }

@@ -204,7 +204,7 @@ func schemas() obj {
 			req("tenantId", str("The tenant; one running task per tenant.")),
 			req("stages", array(str(""), "The ordered stage names.")),
 			req("handler", str("The stage handler's name.")),
-			opt("contextData", mapOf(str(""), "Initial key/value state shared by the stages.")),
+			opt("contextData", mapOf(str(""), "Initial key/value state shared by the stages: string values only (encode numbers and objects as text); another type is 400 naming its key.")),
 			opt("retry", ref("RetryPolicy")),
 		),
 		"CreatePlanRequest": object("Body of POST /v1/executor/plans (executor.PlanDef plus start).",
