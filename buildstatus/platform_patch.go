@@ -62,9 +62,33 @@ func MergePlatformPatch(current *PlatformResult, platform string, patch map[stri
 		return nil, redstate.Errorf(redstate.EINVALID, "platform patch: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if err := ValidatePlatformResult(&out); err != nil {
+		if current != nil && ValidatePlatformResult(patchedOnly(&out, patch)) == nil {
+			// The invalid member is one the patch kept: written by another producer of the
+			// seed's format, which nothing validated.
+			return nil, redstate.Errorf(redstate.EINVALID, "the stored entry of platform %s keeps an invalid member: %s; give that member in the patch (null clears it)", platform, redstate.ErrorMessage(err))
+		}
 		return nil, err
 	}
 	return &out, nil
+}
+
+// patchedOnly is merged with only the members patch gives (and platform and status, which every
+// entry needs) kept.
+func patchedOnly(merged *PlatformResult, patch map[string]json.RawMessage) *PlatformResult {
+	out := &PlatformResult{Platform: merged.Platform, Status: merged.Status}
+	if _, ok := patch["progress"]; ok {
+		out.Progress = merged.Progress
+	}
+	if _, ok := patch["logUrl"]; ok {
+		out.LogURL = merged.LogURL
+	}
+	if _, ok := patch["downloadUrl"]; ok {
+		out.DownloadURL = merged.DownloadURL
+	}
+	if _, ok := patch["errorMessage"]; ok {
+		out.ErrorMessage = merged.ErrorMessage
+	}
+	return out
 }
 
 // PatchPlatform changes one platform's entry of a build by a JSON merge patch (see

@@ -289,8 +289,11 @@ index:
 	var logHref string
 	run("log link", chromedp.AttributeValue(`#build-detail a[href^="https://logs.example.com"]`, "href", &logHref, nil, chromedp.ByQuery))
 	screenshot("build")
-	// Live progress over SSE: a platform update shows without reloading.
-	must(http.MethodPatch, "/v1/builds/"+buildID+"/platforms/android", `{"status":"SUCCESS","progress":100}`, http.StatusOK)
+	// Live progress over SSE: a platform update shows without reloading. The PATCH is a merge
+	// patch, so it must clear the hostile downloadUrl stored behind the API's back (a patch that
+	// kept it would be refused: the whole document is validated before it is written).
+	must(http.MethodPatch, "/v1/builds/"+buildID+"/platforms/android", `{"status":"SUCCESS","progress":100}`, http.StatusBadRequest)
+	must(http.MethodPatch, "/v1/builds/"+buildID+"/platforms/android", `{"status":"SUCCESS","progress":100,"downloadUrl":null}`, http.StatusOK)
 	run("live update", chromedp.WaitVisible(`//td/span[contains(@class,'badge') and text()='SUCCESS']`, chromedp.BySearch))
 	open("#/builds", "table")
 	if view := text("#view"); !strings.Contains(view, buildID) {

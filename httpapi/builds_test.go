@@ -93,7 +93,7 @@ func TestPut_StrictJSON(t *testing.T) {
 		{"unknown field", strings.Replace(good, `"status"`, `"foo":1,"status"`, 1), `json: unknown field "foo"`},
 		{"trailing data", good + `{}`, "after it"},
 		{"array date", strings.Replace(good, `"createdAt":"2025-11-09T10:30:00"`, `"createdAt":[2025,11,9,10,30,0]`, 1), "date-times must be ISO-8601 strings"},
-		{"wrong type", strings.Replace(good, `"estimatedTime":15`, `"estimatedTime":"soon"`, 1), `field "estimatedTime" must be an integer`},
+		{"wrong type", strings.Replace(good, `"estimatedTime":15`, `"estimatedTime":"soon"`, 1), `$.estimatedTime must be an integer, got string`},
 		{"not an object", `[1]`, "JSON object"},
 		{"syntax", `{"buildId":`, "malformed JSON"},
 		{"empty", ` `, "empty"},
