@@ -39,7 +39,7 @@ const (
 	// rejoin a rebalance: enough for a member to finish applying its poll and commit on revoke
 	// (that commit is bounded at 10 s).
 	DefaultKafkaRebalanceTimeout = 30 * time.Second
-	// DefaultKafkaGroupLagInterval is how often the whole group's lag is read (four small admin
+	// DefaultKafkaGroupLagInterval is how often the whole group's lag is read (a few small admin
 	// requests).
 	DefaultKafkaGroupLagInterval = 5 * time.Second
 	// kafkaMinGroupTimeout is franz-go's floor of the session and rebalance timeouts.

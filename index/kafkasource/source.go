@@ -9,10 +9,14 @@
 // applied after the last commit, and the index's version check makes the replay stale:
 // delivery is at least once, the effect exactly once. A record that cannot be parsed is
 // dead-lettered with its topic, partition and offset, and the partition goes on.
+//
+// The group's timing (session timeout, heartbeat interval, rebalance timeout) bounds how long
+// a killed instance's partitions wait for another; meanwhile every instance reads the whole
+// group's lag (every partition of the topics, end offset minus committed offset, and its
+// owner: GroupLag), so such a backlog shows at once.
 package kafkasource
 
 import (
-	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -150,10 +154,10 @@ func New(ix *index.Indexer, opts Options) (*Source, error) {
 	if opts.CommitInterval <= 0 {
 		opts.CommitInterval = DefaultCommitInterval
 	}
-	opts.SessionTimeout = cmp.Or(max(opts.SessionTimeout, 0), index.DefaultKafkaSessionTimeout)
-	opts.HeartbeatInterval = cmp.Or(max(opts.HeartbeatInterval, 0), index.DefaultKafkaHeartbeatInterval)
-	opts.RebalanceTimeout = cmp.Or(max(opts.RebalanceTimeout, 0), index.DefaultKafkaRebalanceTimeout)
-	opts.GroupLagInterval = cmp.Or(max(opts.GroupLagInterval, 0), index.DefaultKafkaGroupLagInterval)
+	opts.SessionTimeout = positiveOr(opts.SessionTimeout, index.DefaultKafkaSessionTimeout)
+	opts.HeartbeatInterval = positiveOr(opts.HeartbeatInterval, index.DefaultKafkaHeartbeatInterval)
+	opts.RebalanceTimeout = positiveOr(opts.RebalanceTimeout, index.DefaultKafkaRebalanceTimeout)
+	opts.GroupLagInterval = positiveOr(opts.GroupLagInterval, index.DefaultKafkaGroupLagInterval)
 	if opts.HeartbeatInterval >= opts.SessionTimeout {
 		return nil, redstate.Errorf(redstate.EINVALID, "kafka source: heartbeat interval %s must be below the session timeout %s", opts.HeartbeatInterval, opts.SessionTimeout)
 	}
@@ -165,6 +169,14 @@ func New(ix *index.Indexer, opts Options) (*Source, error) {
 	}
 	return &Source{ix: ix, opts: opts, lag: lagTable{m: map[TopicPartition]int64{}},
 		log: opts.Logger.With("source", "kafka", "group", opts.Group)}, nil
+}
+
+// positiveOr is d, or def when d is not positive.
+func positiveOr(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
 }
 
 // Lag returns, for each partition this instance owns and has read from, how many records
