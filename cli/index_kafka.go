@@ -2,7 +2,9 @@ package cli
 
 import (
 	"log/slog"
+	"time"
 
+	"github.com/redstate/redstate/httpapi"
 	"github.com/redstate/redstate/index"
 	"github.com/redstate/redstate/index/kafkasource"
 )
@@ -15,8 +17,9 @@ func kafkaSource(ix *index.Indexer, k index.KafkaConfig, log *slog.Logger) (*kaf
 	opts := kafkasource.Options{Brokers: k.Brokers, Topics: k.Topics, Group: k.Group, ClientID: k.ClientID, Format: k.Format,
 		StartAtEnd: k.Start == index.KafkaStartLatest, MaxPollRecords: k.MaxPollRecords,
 		FetchMaxBytes: int32(k.FetchMaxBytes), FetchMaxPartitionBytes: int32(k.FetchMaxPartitionBytes), // validated ≤ MaxInt32
-		CommitInterval: k.CommitInterval, SASL: kafkasource.SASL{Mechanism: k.SASL.Mechanism, Username: k.SASL.Username, Password: k.SASL.Password},
-		Logger: log}
+		CommitInterval: k.CommitInterval, SessionTimeout: k.SessionTimeout, HeartbeatInterval: k.HeartbeatInterval,
+		RebalanceTimeout: k.RebalanceTimeout, GroupLagInterval: k.GroupLagInterval,
+		SASL: kafkasource.SASL{Mechanism: k.SASL.Mechanism, Username: k.SASL.Username, Password: k.SASL.Password}, Logger: log}
 	if t := k.TLS; t.Enabled {
 		c, err := kafkasource.TLSConfig(t.CAFile, t.CertFile, t.KeyFile, t.InsecureSkipVerify)
 		if err != nil {
@@ -25,4 +28,32 @@ func kafkaSource(ix *index.Indexer, k index.KafkaConfig, log *slog.Logger) (*kaf
 		opts.TLS = c
 	}
 	return kafkasource.New(ix, opts)
+}
+
+// kafkaStatus is the Kafka source's progress for GET /v1/index/status: this instance's lag,
+// and the whole group's as last read (now is the answer's time, for the read's age).
+func kafkaStatus(src *kafkasource.Source, now time.Time) httpapi.IndexSourceStatus {
+	st := httpapi.IndexSourceStatus{Name: "kafka"}
+	for _, n := range src.Lag() {
+		st.LagRecords += n
+	}
+	g, timing := src.GroupLag(), src.GroupTiming()
+	kg := &httpapi.IndexKafkaGroup{Group: g.Group, State: g.State, Members: g.Members,
+		SessionTimeoutSeconds: timing.SessionTimeout.Seconds(), HeartbeatIntervalSeconds: timing.HeartbeatInterval.Seconds(),
+		RebalanceTimeoutSeconds: timing.RebalanceTimeout.Seconds(), LagIntervalSeconds: timing.GroupLagInterval.Seconds(),
+		Error: g.Err, Partitions: []httpapi.IndexKafkaPartition{}}
+	if !g.ReadAt.IsZero() {
+		records, at, age := g.Records, g.ReadAt, now.Sub(g.ReadAt).Seconds()
+		st.GroupLagRecords, kg.ReadAt, kg.AgeSeconds = &records, &at, &age
+	}
+	if g.Err != "" {
+		at := g.ErrAt
+		kg.ErrorAt = &at
+	}
+	for _, p := range g.Partitions {
+		kg.Partitions = append(kg.Partitions, httpapi.IndexKafkaPartition{Topic: p.Topic, Partition: p.Partition, EndOffset: p.End,
+			CommittedOffset: p.Committed, LagRecords: p.Lag, Member: p.Member, ClientID: p.ClientID, Host: p.Host, Self: p.Self, Error: p.Err})
+	}
+	st.KafkaGroup = kg
+	return st
 }

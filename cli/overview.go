@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"time"
 
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/executor"
@@ -76,11 +77,7 @@ func (ib *indexBackend) sourceStatus() []httpapi.IndexSourceStatus {
 		out = append(out, httpapi.IndexSourceStatus{Name: "streams"})
 	}
 	if ib.kafka != nil {
-		var lag int64
-		for _, n := range ib.kafka.Lag() {
-			lag += n
-		}
-		out = append(out, httpapi.IndexSourceStatus{Name: "kafka", LagRecords: lag})
+		out = append(out, kafkaStatus(ib.kafka, time.Now()))
 	}
 	return out
 }

@@ -18,6 +18,9 @@ func TestIndexKafka_LoadsRedactsAndNeedsRedis(t *testing.T) {
     topics: [canal.db1]
     format: canal
     commit-interval: 500ms
+    session-timeout: 6s
+    heartbeat-interval: 500ms
+    group-lag-interval: 2s
     tls: {enabled: true, ca-file: /etc/kafka/ca.pem}
     sasl: {mechanism: scram-sha-512, username: redstate}
 `
@@ -25,8 +28,9 @@ func TestIndexKafka_LoadsRedactsAndNeedsRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg, err := load(path, nil, envOf(map[string]string{
-		"REDSTATE_INDEX_KAFKA_BROKERS":       "kafka-1:9092,kafka-2:9092",
-		"REDSTATE_INDEX_KAFKA_SASL_PASSWORD": "s3cret",
+		"REDSTATE_INDEX_KAFKA_BROKERS":           "kafka-1:9092,kafka-2:9092",
+		"REDSTATE_INDEX_KAFKA_SASL_PASSWORD":     "s3cret",
+		"REDSTATE_INDEX_KAFKA_REBALANCE_TIMEOUT": "20s",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -35,6 +39,9 @@ func TestIndexKafka_LoadsRedactsAndNeedsRedis(t *testing.T) {
 	if !reflect.DeepEqual(k.Brokers, []string{"kafka-1:9092", "kafka-2:9092"}) || k.Format != "canal" || k.CommitInterval != 500*time.Millisecond ||
 		!k.TLS.Enabled || k.TLS.CAFile != "/etc/kafka/ca.pem" || k.SASL.Password != "s3cret" || k.Group != "redstate-index" {
 		t.Errorf("kafka = %+v", k)
+	}
+	if k.SessionTimeout != 6*time.Second || k.HeartbeatInterval != 500*time.Millisecond || k.RebalanceTimeout != 20*time.Second || k.GroupLagInterval != 2*time.Second {
+		t.Errorf("kafka group timing = %s %s %s %s", k.SessionTimeout, k.HeartbeatInterval, k.RebalanceTimeout, k.GroupLagInterval)
 	}
 	err = cfg.Validate()
 	if err == nil || !strings.Contains(err.Error(), "index.kafka.brokers: need Redis") {

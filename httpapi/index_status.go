@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/index"
@@ -18,8 +19,14 @@ type IndexSourceStatus struct {
 	LagBytes   int64   `json:"lagBytes"`
 	LagSeconds float64 `json:"lagSeconds"`
 	// LagRecords is how many records are not yet applied (kafka: over the partitions this
-	// instance owns, as of their last fetch).
+	// instance owns, as of their last fetch; see GroupLagRecords for the whole group).
 	LagRecords int64 `json:"lagRecords"`
+	// GroupLagRecords is (kafka) how many records wait in the whole consumer group: over every
+	// partition of the topics, whoever owns it (a killed instance's too), the end offset minus
+	// the group's committed offset, as of KafkaGroup.ReadAt. Omitted before the first read.
+	GroupLagRecords *int64 `json:"groupLagRecords,omitempty"`
+	// KafkaGroup is (kafka) the consumer group: its timing, members and every partition.
+	KafkaGroup *IndexKafkaGroup `json:"kafkaGroup,omitempty"`
 	// Events is how many row changes the stream applied since the process started (postgres,
 	// mysql).
 	Events int64 `json:"events"`
@@ -34,6 +41,51 @@ type IndexSourceStatus struct {
 	SnapshotRowsEstimate int64   `json:"snapshotRowsEstimate,omitempty"`
 	SnapshotPercent      float64 `json:"snapshotPercent,omitempty"`
 	Streaming            bool    `json:"streaming,omitempty"`
+}
+
+// IndexKafkaGroup is the Kafka source's consumer group as this instance last read it.
+type IndexKafkaGroup struct {
+	// Group is the consumer group; State its state at the coordinator (Stable,
+	// PreparingRebalance, CompletingRebalance, Empty, Dead); Members how many members it
+	// counts, a killed one included until its session times out.
+	Group   string `json:"group"`
+	State   string `json:"state,omitempty"`
+	Members int    `json:"members"`
+	// The group timing: a killed instance's partitions move to the others after about
+	// SessionTimeoutSeconds plus HeartbeatIntervalSeconds, at most SessionTimeoutSeconds plus
+	// RebalanceTimeoutSeconds. The lag is read every LagIntervalSeconds.
+	SessionTimeoutSeconds    float64 `json:"sessionTimeoutSeconds"`
+	HeartbeatIntervalSeconds float64 `json:"heartbeatIntervalSeconds"`
+	RebalanceTimeoutSeconds  float64 `json:"rebalanceTimeoutSeconds"`
+	LagIntervalSeconds       float64 `json:"lagIntervalSeconds"`
+	// ReadAt is when the partitions were read, AgeSeconds how long ago (both omitted before
+	// the first read).
+	ReadAt     *time.Time `json:"readAt,omitempty"`
+	AgeSeconds *float64   `json:"ageSeconds,omitempty"`
+	// Error is why the last read failed, at ErrorAt (omitted when it succeeded); the partitions
+	// are then those of the last read that succeeded.
+	Error   string     `json:"error,omitempty"`
+	ErrorAt *time.Time `json:"errorAt,omitempty"`
+	// Partitions are every partition of the topics.
+	Partitions []IndexKafkaPartition `json:"partitions"`
+}
+
+// IndexKafkaPartition is one partition's progress in the consumer group.
+type IndexKafkaPartition struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	// EndOffset is the offset the next record gets; CommittedOffset the group's commit (-1:
+	// none); LagRecords the records between them (-1: unknown, see Error).
+	EndOffset       int64 `json:"endOffset"`
+	CommittedOffset int64 `json:"committedOffset"`
+	LagRecords      int64 `json:"lagRecords"`
+	// Member, ClientID and Host name the owner (omitted: no member has it); Self whether it is
+	// this instance.
+	Member   string `json:"member,omitempty"`
+	ClientID string `json:"clientId,omitempty"`
+	Host     string `json:"host,omitempty"`
+	Self     bool   `json:"self"`
+	Error    string `json:"error,omitempty"`
 }
 
 // indexTableStatus is one declared table's counters.

@@ -22,6 +22,32 @@ const (
 	SASLScramSHA512 = "scram-sha-512"
 )
 
+// Defaults of the Kafka source's consumer-group timing (KafkaConfig; see docs/index.md, "Takeover
+// time").
+const (
+	// DefaultKafkaSessionTimeout is how long the group coordinator waits for a member's heartbeat
+	// before it takes the member's partitions away: Kafka's consumer default before 3.0. Kafka 3.0
+	// (KIP-735) raised its own to 45 s against false expiries on flaky networks; here a false
+	// expiry costs a replay from the last commit (stale by version), while 45 s is how long a
+	// killed instance's partitions would wait.
+	DefaultKafkaSessionTimeout = 10 * time.Second
+	// DefaultKafkaHeartbeatInterval is how often a member heartbeats: a tenth of the session
+	// timeout, so one or two lost heartbeats do not expire it, and the survivors learn of a
+	// rebalance within a second.
+	DefaultKafkaHeartbeatInterval = time.Second
+	// DefaultKafkaRebalanceTimeout is how long the coordinator waits for every live member to
+	// rejoin a rebalance: enough for a member to finish applying its poll and commit on revoke
+	// (that commit is bounded at 10 s).
+	DefaultKafkaRebalanceTimeout = 30 * time.Second
+	// DefaultKafkaGroupLagInterval is how often the whole group's lag is read (a few small admin
+	// requests).
+	DefaultKafkaGroupLagInterval = 5 * time.Second
+	// kafkaMinGroupTimeout is franz-go's floor of the session and rebalance timeouts.
+	kafkaMinGroupTimeout = 100 * time.Millisecond
+	// kafkaMaxGroupTimeout is the largest timeout the protocol carries (int32 milliseconds).
+	kafkaMaxGroupTimeout = time.Duration(math.MaxInt32) * time.Millisecond
+)
+
 // Start positions of KafkaConfig.Start.
 const (
 	KafkaStartEarliest = "earliest"
@@ -53,6 +79,22 @@ type KafkaConfig struct {
 	// CommitInterval is how often applied offsets are committed (default 1s); they are also
 	// committed when partitions move to another instance and when serve stops.
 	CommitInterval time.Duration `koanf:"commit-interval"`
+	// SessionTimeout is how long the group coordinator waits for an instance's heartbeat before
+	// its partitions go to the others (a killed instance's partitions move after about this,
+	// plus one heartbeat and the rebalance; default DefaultKafkaSessionTimeout). The broker
+	// refuses a value outside its group.min.session.timeout.ms..group.max.session.timeout.ms
+	// (6s..30m by default).
+	SessionTimeout time.Duration `koanf:"session-timeout"`
+	// HeartbeatInterval is how often an instance heartbeats; below SessionTimeout, at most a
+	// third of it advised (default DefaultKafkaHeartbeatInterval).
+	HeartbeatInterval time.Duration `koanf:"heartbeat-interval"`
+	// RebalanceTimeout is how long a rebalance waits for every live instance to rejoin
+	// (default DefaultKafkaRebalanceTimeout).
+	RebalanceTimeout time.Duration `koanf:"rebalance-timeout"`
+	// GroupLagInterval is how often the whole group's lag (every partition of the topics, end
+	// offset minus committed offset) is read for the status and metrics (default
+	// DefaultKafkaGroupLagInterval).
+	GroupLagInterval time.Duration `koanf:"group-lag-interval"`
 	// TLS encrypts the connections.
 	TLS KafkaTLS `koanf:"tls"`
 	// SASL authenticates the connections.
@@ -85,7 +127,8 @@ type KafkaSASL struct {
 func DefaultKafkaConfig() KafkaConfig {
 	return KafkaConfig{Brokers: []string{}, Topics: []string{}, Group: DefaultKafkaGroup, ClientID: DefaultKafkaClientID,
 		Format: FormatAuto, Start: KafkaStartEarliest, MaxPollRecords: 10000, FetchMaxBytes: 50 << 20,
-		FetchMaxPartitionBytes: 1 << 20, CommitInterval: time.Second}
+		FetchMaxPartitionBytes: 1 << 20, CommitInterval: time.Second, SessionTimeout: DefaultKafkaSessionTimeout,
+		HeartbeatInterval: DefaultKafkaHeartbeatInterval, RebalanceTimeout: DefaultKafkaRebalanceTimeout, GroupLagInterval: DefaultKafkaGroupLagInterval}
 }
 
 // validate reports every problem of k through add, each naming its key (index.kafka.*);
@@ -138,6 +181,7 @@ func (k KafkaConfig) validate(tables bool, add func(key, format string, args ...
 	if k.CommitInterval <= 0 {
 		add(p+"commit-interval", "must be positive, got %s", k.CommitInterval)
 	}
+	k.validateGroupTiming(add)
 	t := k.TLS
 	if (t.CertFile == "") != (t.KeyFile == "") {
 		add(p+"tls.cert-file", "and index.kafka.tls.key-file must be given together")
@@ -157,5 +201,27 @@ func (k KafkaConfig) validate(tables bool, add func(key, format string, args ...
 		}
 	default:
 		add(p+"sasl.mechanism", "must be plain, scram-sha-256 or scram-sha-512, got %q", s.Mechanism)
+	}
+}
+
+// validateGroupTiming reports the consumer-group timing's problems through add: the bounds
+// franz-go and the protocol set, and a heartbeat within the session. The broker's own bounds
+// (group.min/max.session.timeout.ms) are the broker's to check: the source reports its refusal.
+func (k KafkaConfig) validateGroupTiming(add func(key, format string, args ...any)) {
+	const p = "index.kafka."
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{{"session-timeout", k.SessionTimeout}, {"rebalance-timeout", k.RebalanceTimeout}} {
+		if d.v < kafkaMinGroupTimeout || d.v > kafkaMaxGroupTimeout {
+			add(p+d.key, "must be in %s..%s, got %s", kafkaMinGroupTimeout, kafkaMaxGroupTimeout, d.v)
+		}
+	}
+	if k.HeartbeatInterval <= 0 || k.HeartbeatInterval >= k.SessionTimeout {
+		add(p+"heartbeat-interval", "must be positive and below index.kafka.session-timeout (%s; a third of it at most is advised), got %s",
+			k.SessionTimeout, k.HeartbeatInterval)
+	}
+	if k.GroupLagInterval < kafkaMinGroupTimeout {
+		add(p+"group-lag-interval", "must be at least %s, got %s", kafkaMinGroupTimeout, k.GroupLagInterval)
 	}
 }

@@ -352,7 +352,37 @@ async function indexPage(view) {
     el('h2', { text: 'Sources' }),
     table(['source', 'position', 'snapshot', 'backfilled rows', 'lag (bytes)', 'lag (s)', 'lag (records)', 'pending events', 'events', 'events/s'], s.sources.map((x) => [
       x.name, x.position || '', x.snapshotPercent !== undefined ? x.snapshotPercent.toFixed(1) + ' %' : '', x.backfilledRows, x.lagBytes,
-      x.lagSeconds.toFixed(1), x.lagRecords, x.pendingEvents || 0, x.events, (x.eventsPerSecond || 0).toFixed(1)])));
+      x.lagSeconds.toFixed(1), x.groupLagRecords !== undefined ? `${x.lagRecords} here, ${x.groupLagRecords} in the group` : x.lagRecords,
+      x.pendingEvents || 0, x.events, (x.eventsPerSecond || 0).toFixed(1)])));
+  for (const x of s.sources) if (x.kafkaGroup) view.append(...kafkaGroupSection(x.kafkaGroup));
+}
+
+// fmtSeconds renders a duration in seconds (1.5 s, 2 min).
+const fmtSeconds = (n) => (n >= 120 ? Math.round(n / 60) + ' min' : (Math.round(n * 10) / 10) + ' s');
+
+// kafkaGroupSection shows the Kafka source's whole consumer group: every partition of the
+// topics with its owner and lag, a backlog on a partition that is not this instance's marked, the
+// takeover time a killed instance's partitions wait, and the age or error of the last read.
+function kafkaGroupSection(g) {
+  const lag = g.partitions.reduce((n, p) => n + Math.max(p.lagRecords, 0), 0);
+  const elsewhere = g.partitions.filter((p) => !p.self && p.lagRecords > 0);
+  const read = g.readAt ? `read ${fmtSeconds(g.ageSeconds || 0)} ago (every ${fmtSeconds(g.lagIntervalSeconds)})` : 'not read yet';
+  const out = [el('h2', { text: `Kafka consumer group ${g.group}` }),
+    el('p', { text: `${g.state || 'state unknown'}, ${g.members} member${g.members === 1 ? '' : 's'}; ${lag} records waiting over the group; ${read}.` }),
+    el('p', { class: 'muted', text: `A killed instance's partitions move to the others after about ${fmtSeconds(g.sessionTimeoutSeconds + g.heartbeatIntervalSeconds)}` +
+      ` (session timeout ${fmtSeconds(g.sessionTimeoutSeconds)} + heartbeat ${fmtSeconds(g.heartbeatIntervalSeconds)}), at most ${fmtSeconds(g.sessionTimeoutSeconds + g.rebalanceTimeoutSeconds)}` +
+      ` (+ rebalance timeout ${fmtSeconds(g.rebalanceTimeoutSeconds)}).` })];
+  if (g.error) out.push(el('p', { class: 'error', role: 'alert', text: `The last read failed ${g.errorAt ? 'at ' + fmtTime(g.errorAt) : ''}: ${g.error}` }));
+  if (elsewhere.length) {
+    out.push(el('p', { class: 'warn', text: `${elsewhere.reduce((n, p) => n + p.lagRecords, 0)} records wait on ${elsewhere.length} partition${elsewhere.length === 1 ? '' : 's'} ` +
+      'this instance does not own; if their owner stopped, they move after the session timeout.' }));
+  }
+  const owner = (p) => (p.self ? el('strong', { text: 'this instance' }) : p.member ? `${p.clientId} on ${p.host} (${p.member})` : el('span', { class: 'warn', text: 'none (rebalancing)' }));
+  out.push(table(['topic', 'partition', 'end offset', 'committed', 'lag (records)', 'owner'], g.partitions.map((p) => [
+    p.topic, p.partition, p.endOffset, p.committedOffset < 0 ? 'none' : p.committedOffset,
+    p.lagRecords < 0 ? el('span', { class: 'error', text: p.error || 'unknown' }) : (!p.self && p.lagRecords > 0 ? el('span', { class: 'warn', text: p.lagRecords }) : p.lagRecords),
+    owner(p)])));
+  return out;
 }
 
 async function feedPage(view) {

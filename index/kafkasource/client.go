@@ -81,6 +81,9 @@ func (s *Source) clientOptions() []kgo.Opt {
 		kgo.ConsumeResetOffset(start),
 		kgo.FetchMaxBytes(s.opts.FetchMaxBytes),
 		kgo.FetchMaxPartitionBytes(s.opts.FetchMaxPartitionBytes),
+		kgo.SessionTimeout(s.opts.SessionTimeout),
+		kgo.HeartbeatInterval(s.opts.HeartbeatInterval),
+		kgo.RebalanceTimeout(s.opts.RebalanceTimeout),
 		kgo.BlockRebalanceOnPoll(),
 		kgo.AutoCommitMarks(),
 		kgo.AutoCommitInterval(s.opts.CommitInterval),
@@ -88,13 +91,29 @@ func (s *Source) clientOptions() []kgo.Opt {
 		kgo.OnPartitionsLost(s.lost),
 		kgo.WithLogger(kgoLogger{s.opts.Logger.With("source", "kafka")}),
 	}
+	return append(append(opts, s.connectionOptions()...), s.opts.ClientOptions...)
+}
+
+// adminOptions are the options of the client that reads the group's lag: the same brokers,
+// client id, TLS and SASL, no group.
+func (s *Source) adminOptions() []kgo.Opt {
+	return append([]kgo.Opt{
+		kgo.SeedBrokers(s.opts.Brokers...),
+		kgo.ClientID(s.opts.ClientID),
+		kgo.WithLogger(kgoLogger{s.opts.Logger.With("source", "kafka", "client", "group-lag")}),
+	}, s.connectionOptions()...)
+}
+
+// connectionOptions are the TLS and SASL options.
+func (s *Source) connectionOptions() []kgo.Opt {
+	var opts []kgo.Opt
 	if s.opts.TLS != nil {
 		opts = append(opts, kgo.DialTLSConfig(s.opts.TLS))
 	}
 	if m, _ := s.opts.SASL.mechanism(); m != nil {
 		opts = append(opts, kgo.SASL(m))
 	}
-	return append(opts, s.opts.ClientOptions...)
+	return opts
 }
 
 // revoked commits what was applied of the partitions leaving this instance, so their next

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -23,7 +24,15 @@ import (
 	"github.com/redstate/redstate/redistest"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+// TestMain runs the tests, or, in a process a test started as a group member, that member
+// (runMember).
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(memberEnv); spec != "" {
+		runMember(spec)
+		return
+	}
+	redistest.Main(m)
+}
 
 // waitTimeout bounds every wait: generous, for a loaded 2-core machine.
 const waitTimeout = 90 * time.Second
@@ -46,7 +55,13 @@ type env struct {
 // newEnv starts a kfake cluster with topics of partitions each and an index of the seed table.
 func newEnv(t *testing.T, partitions int32, topics ...string) *env {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, topics...))
+	return newEnvCluster(t, nil, partitions, topics...)
+}
+
+// newEnvCluster is newEnv with further options of the cluster.
+func newEnvCluster(t *testing.T, opts []kfake.Opt, partitions int32, topics ...string) *env {
+	t.Helper()
+	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1), kfake.SeedTopics(partitions, topics...)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

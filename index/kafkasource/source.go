@@ -9,16 +9,24 @@
 // applied after the last commit, and the index's version check makes the replay stale:
 // delivery is at least once, the effect exactly once. A record that cannot be parsed is
 // dead-lettered with its topic, partition and offset, and the partition goes on.
+//
+// The group's timing (session timeout, heartbeat interval, rebalance timeout) bounds how long
+// a killed instance's partitions wait for another; meanwhile every instance reads the whole
+// group's lag (every partition of the topics, end offset minus committed offset, and its
+// owner: GroupLag), so such a backlog shows at once.
 package kafkasource
 
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/redstate/redstate"
@@ -71,6 +79,15 @@ type Options struct {
 	// CommitInterval is how often applied offsets are committed (default
 	// DefaultCommitInterval).
 	CommitInterval time.Duration
+	// SessionTimeout, HeartbeatInterval and RebalanceTimeout are the consumer-group timing
+	// (defaults index.DefaultKafkaSessionTimeout, DefaultKafkaHeartbeatInterval,
+	// DefaultKafkaRebalanceTimeout): a killed instance's partitions move to the others after
+	// about SessionTimeout plus one HeartbeatInterval, at most SessionTimeout plus
+	// RebalanceTimeout. HeartbeatInterval must be below SessionTimeout.
+	SessionTimeout, HeartbeatInterval, RebalanceTimeout time.Duration
+	// GroupLagInterval is how often the whole group's lag is read for GroupLag (default
+	// index.DefaultKafkaGroupLagInterval).
+	GroupLagInterval time.Duration
 	// ErrorDelay is the wait after a failure before polling again (default 1s).
 	ErrorDelay time.Duration
 	// Logger receives failures and franz-go's warnings. Default slog.Default().
@@ -85,6 +102,8 @@ type Source struct {
 	opts Options
 	log  *slog.Logger
 	lag  lagTable
+	// groupLag is the group's lag as last read (nil before the first read).
+	groupLag atomic.Pointer[GroupLag]
 	// failure is the last poll's failure, nil once a poll is applied cleanly.
 	failure atomic.Pointer[string]
 
@@ -98,7 +117,7 @@ type Source struct {
 }
 
 // New returns a Source. Errors: EINVALID (no brokers or topics, an unknown format or SASL
-// mechanism).
+// mechanism, a heartbeat interval not below the session timeout).
 func New(ix *index.Indexer, opts Options) (*Source, error) {
 	if ix == nil || len(opts.Brokers) == 0 || len(opts.Topics) == 0 {
 		return nil, redstate.Errorf(redstate.EINVALID, "kafka source: an indexer, brokers and at least one topic are required")
@@ -135,6 +154,13 @@ func New(ix *index.Indexer, opts Options) (*Source, error) {
 	if opts.CommitInterval <= 0 {
 		opts.CommitInterval = DefaultCommitInterval
 	}
+	opts.SessionTimeout = positiveOr(opts.SessionTimeout, index.DefaultKafkaSessionTimeout)
+	opts.HeartbeatInterval = positiveOr(opts.HeartbeatInterval, index.DefaultKafkaHeartbeatInterval)
+	opts.RebalanceTimeout = positiveOr(opts.RebalanceTimeout, index.DefaultKafkaRebalanceTimeout)
+	opts.GroupLagInterval = positiveOr(opts.GroupLagInterval, index.DefaultKafkaGroupLagInterval)
+	if opts.HeartbeatInterval >= opts.SessionTimeout {
+		return nil, redstate.Errorf(redstate.EINVALID, "kafka source: heartbeat interval %s must be below the session timeout %s", opts.HeartbeatInterval, opts.SessionTimeout)
+	}
 	if opts.ErrorDelay <= 0 {
 		opts.ErrorDelay = time.Second
 	}
@@ -145,10 +171,29 @@ func New(ix *index.Indexer, opts Options) (*Source, error) {
 		log: opts.Logger.With("source", "kafka", "group", opts.Group)}, nil
 }
 
+// positiveOr is d, or def when d is not positive.
+func positiveOr(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
 // Lag returns, for each partition this instance owns and has read from, how many records
 // follow the last one applied (the partition's high watermark at the last fetch minus the
 // next offset to apply).
 func (s *Source) Lag() map[TopicPartition]int64 { return s.lag.snapshot() }
+
+// GroupTiming is the consumer-group timing a Source runs with (Options, defaults applied).
+type GroupTiming struct {
+	SessionTimeout, HeartbeatInterval, RebalanceTimeout, GroupLagInterval time.Duration
+}
+
+// GroupTiming returns the source's consumer-group timing.
+func (s *Source) GroupTiming() GroupTiming {
+	return GroupTiming{SessionTimeout: s.opts.SessionTimeout, HeartbeatInterval: s.opts.HeartbeatInterval,
+		RebalanceTimeout: s.opts.RebalanceTimeout, GroupLagInterval: s.opts.GroupLagInterval}
+}
 
 // Failure describes the last poll's failure (a fetch error, or the store refusing its
 // changes), or is "" when the last poll with records was applied cleanly.
@@ -160,13 +205,19 @@ func (s *Source) Failure() string {
 }
 
 // Run consumes until ctx ends, then commits what was applied, leaves the group and returns
-// nil. Errors: EINVALID (the client options are refused).
+// nil; meanwhile it reads the group's lag (GroupLag). Errors: EINVALID (the client options are
+// refused).
 func (s *Source) Run(ctx context.Context) error {
 	cl, err := kgo.NewClient(s.clientOptions()...)
 	if err != nil {
 		return redstate.Errorf(redstate.EINVALID, "kafka source: %v", err)
 	}
 	defer s.close(cl)
+	lagCtx, stopLag := context.WithCancel(ctx)
+	var lagDone sync.WaitGroup
+	lagDone.Go(func() { s.runGroupLag(lagCtx, cl) })
+	defer lagDone.Wait()
+	defer stopLag()
 	s.log.Info("CDC index consuming Kafka", "brokers", s.opts.Brokers, "topics", s.opts.Topics, "format", s.opts.Format)
 	for ctx.Err() == nil {
 		fetches := cl.PollRecords(ctx, s.opts.MaxPollRecords)
@@ -176,7 +227,7 @@ func (s *Source) Run(ctx context.Context) error {
 		var failure string
 		fetches.EachError(func(topic string, partition int32, err error) {
 			if ctx.Err() == nil {
-				failure = fmt.Sprintf("fetch %s/%d: %v", topic, partition, err)
+				failure = fetchFailure(topic, partition, err)
 				s.log.Warn("kafka fetch failed", "topic", topic, "partition", partition, "err", err)
 			}
 		})
@@ -200,6 +251,18 @@ func (s *Source) Run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// fetchFailure describes a poll's error: a partition's fetch, or (no topic) the group
+// membership, naming the setting to check when the broker refuses the session timeout.
+func fetchFailure(topic string, partition int32, err error) string {
+	if topic != "" {
+		return fmt.Sprintf("fetch %s/%d: %v", topic, partition, err)
+	}
+	if errors.Is(err, kerr.InvalidSessionTimeout) {
+		return fmt.Sprintf("consumer group: %v (index.kafka.session-timeout must be within the broker's group.min.session.timeout.ms and group.max.session.timeout.ms)", err)
+	}
+	return fmt.Sprintf("consumer group: %v", err)
 }
 
 // close commits the applied offsets and leaves the group (its revoke commits them again,
