@@ -138,6 +138,9 @@ type Status struct {
 	// ResultText describes the result: for status 5 the seed's "报告生成失败,请联系客服",
 	// otherwise StatusText.
 	ResultText string `json:"resultText"`
+	// LastError is why the report failed (the last attempt's error, or the reason an external
+	// generator reported); present only in status 5.
+	LastError string `json:"lastError,omitempty"`
 	// Result is the generated report; present only in status 4.
 	Result json.RawMessage `json:"result,omitempty"`
 	// UpdatedAt is the time of the record's last write.
@@ -154,7 +157,7 @@ func StatusOf(r *Record) Status {
 		UpdatedAt:  r.UpdatedAt,
 	}
 	if r.Status == StatusFailed {
-		st.ResultText = FailedResultText
+		st.ResultText, st.LastError = FailedResultText, r.Error
 	}
 	if r.Status == StatusDone {
 		st.Result = r.Result

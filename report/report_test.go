@@ -160,13 +160,13 @@ func TestStatus_TextsAndUnknown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Status != 5 || st.StatusText != "生成失败" || st.ResultText != "报告生成失败,请联系客服" || st.Result != nil {
+	if st.Status != 5 || st.StatusText != "生成失败" || st.ResultText != "报告生成失败,请联系客服" || st.LastError != "boom" || st.Result != nil {
 		t.Errorf("failed: %+v", st)
 	}
 	b, _ := json.Marshal(st)
 	var m map[string]any
 	_ = json.Unmarshal(b, &m)
-	for _, k := range []string{"id", "status", "statusText", "resultText", "updatedAt"} {
+	for _, k := range []string{"id", "status", "statusText", "resultText", "lastError", "updatedAt"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("status JSON lacks %s: %s", k, b)
 		}

@@ -66,6 +66,7 @@ func schemas() obj {
 			req("status", integer("1..5 (3 生成中, 4 已完成, 5 生成失败).")),
 			req("statusText", str("The seed's name of status.")),
 			req("resultText", str("For status 5 the seed's failure text, else statusText.")),
+			opt("lastError", str("Why the report failed (the last attempt's error, or the reason the external generator reported); present only in status 5.")),
 			opt("result", anyJSON("The generated report; present only in status 4.")),
 			req("updatedAt", dateTime("Time of the record's last write.")),
 		),
