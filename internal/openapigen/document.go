@@ -102,7 +102,7 @@ func document() obj {
 				"for an unknown route, 405 method_not_allowed (with Allow) for a known path with another method, and 301/307/308 redirect " +
 				"(with Location) for a path that is not canonical. GET operations also answer HEAD unless HEAD is listed. Operations under /v1/ and /api/ " +
 				"answer 400 invalid for a query parameter they do not list (naming the ones they take). See docs/openapi.md.",
-			"license": obj{"name": "See the repository's LICENSE"},
+			"license": obj{"name": "Apache License 2.0", "identifier": "Apache-2.0"},
 		},
 		"servers":  []any{obj{"url": "/"}},
 		"security": []any{obj{"bearer": []any{}}},

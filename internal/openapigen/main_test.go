@@ -36,3 +36,19 @@ func TestOperationIDsAreUnique(t *testing.T) {
 		seen[op.id] = op.method + " " + op.path
 	}
 }
+
+// TestLicense_IsTheRepositorysLicense: the document names the repository's license by its SPDX
+// identifier, and LICENSE is that license's text.
+func TestLicense_IsTheRepositorysLicense(t *testing.T) {
+	info := document()["info"].(obj)
+	if l := info["license"].(obj); l["identifier"] != "Apache-2.0" {
+		t.Fatalf("info.license = %v, want the SPDX identifier Apache-2.0", l)
+	}
+	text, err := os.ReadFile("../../LICENSE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(text, []byte("Apache License")) || !bytes.Contains(text, []byte("Version 2.0, January 2004")) {
+		t.Fatal("LICENSE is not the Apache License 2.0")
+	}
+}
