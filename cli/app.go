@@ -32,6 +32,9 @@ type app struct {
 	cache *redisconn.Cache
 	// probe caches Redis reachability for the components' Health.
 	probe *redisProbe
+	// createsSQL is true for serve, which creates the embedded SQLite database when it does not
+	// exist; every other command refuses to open one that does not (openSQL).
+	createsSQL bool
 	// sqlOnce opens db on first need.
 	sqlOnce sync.Once
 	db      *sqldb.DB
@@ -76,7 +79,7 @@ func (a *app) keyPrefix(blockPrefix string) string { return a.cfg.Namespace + bl
 // sql returns the process's SQL pool (database.url, or the embedded SQLite database), opening
 // it on first call.
 func (a *app) sql(ctx context.Context) (*sqldb.DB, error) {
-	a.sqlOnce.Do(func() { a.db, a.sqlErr = openSQL(ctx, a.cfg, a.log) })
+	a.sqlOnce.Do(func() { a.db, a.sqlErr = openSQL(ctx, a.cfg, a.createsSQL, a.log) })
 	return a.db, a.sqlErr
 }
 

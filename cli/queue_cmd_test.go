@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -86,5 +87,30 @@ func TestQueueRegenerate_ReadsRecordsFromSQL(t *testing.T) {
 	}
 	if n := srv.Client(t).LLen(t.Context(), "report:queue").Val(); n != 1 {
 		t.Fatalf("report:queue holds %d jobs after regenerate, want 1", n)
+	}
+}
+
+// TestSQLCommands_RefuseAMissingDatabase: run from a directory where serve never ran, the
+// commands that read the SQL truth refuse with the absolute path they looked at and the flags
+// that point elsewhere, instead of creating an empty database and reporting on nothing (issue
+// 32 item 7: "verified 0 users", a skipped regenerate, counts of 0); nothing is created.
+func TestSQLCommands_RefuseAMissingDatabase(t *testing.T) {
+	srv := redistest.StartStandalone(t)
+	elsewhere := t.TempDir()
+	t.Chdir(elsewhere)
+	want := filepath.Join(elsewhere, "redstate-data", "redstate.db")
+	for _, args := range [][]string{
+		{"queue", "regenerate", "777"},
+		{"feed", "verify"},
+		{"feed", "counts", "--user", "3"},
+		{"feed", "rebuild", "--yes"},
+	} {
+		_, err := run(t, append(args, "--redis", srv.URL)...)
+		if err == nil || !strings.Contains(err.Error(), "no SQL database at "+want) || !strings.Contains(err.Error(), "--data-dir") {
+			t.Errorf("%v from another directory: %v; want an error naming %s and --data-dir", args, err, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(elsewhere, "redstate-data")); !os.IsNotExist(err) {
+		t.Errorf("a command created %s: %v", filepath.Join(elsewhere, "redstate-data"), err)
 	}
 }

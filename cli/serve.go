@@ -92,6 +92,7 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 	if err != nil {
 		return err
 	}
+	a.createsSQL = true
 	// Everything the root opened is closed on every return, in reverse start order, within
 	// server.shutdown-timeout (running jobs and stages get that long to finish) plus a margin.
 	defer a.closeWithin(cfg.Server.ShutdownTimeout + closeMargin)
