@@ -3,10 +3,12 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -68,8 +70,18 @@ func TestServe_InvalidConfigIsAnError(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	out, err := run(t, "version")
-	if err != nil || !strings.HasPrefix(out, "redstate ") {
+	if err != nil || !strings.HasPrefix(out, "redstate ") || !strings.Contains(out, runtime.Version()) {
 		t.Fatalf("version = %q, %v", out, err)
+	}
+	out, err = run(t, "version", "--json")
+	var info map[string]any
+	if err != nil || json.Unmarshal([]byte(out), &info) != nil {
+		t.Fatalf("version --json = %q, %v", out, err)
+	}
+	for _, k := range []string{"version", "revision", "dirty", "buildTime", "goVersion", "platform"} {
+		if _, ok := info[k]; !ok {
+			t.Errorf("version --json lacks %s: %s", k, out)
+		}
 	}
 }
 
@@ -78,10 +90,13 @@ func TestRoot_ListsSubcommands(t *testing.T) {
 	for _, c := range NewRootCommand().Commands() {
 		names[c.Name()] = true
 	}
-	for _, want := range []string{"serve", "bench", "config", "version"} {
+	for _, want := range []string{"serve", "config", "version", "builds", "queue", "executor", "index", "feed"} {
 		if !names[want] {
 			t.Errorf("subcommand %q missing", want)
 		}
+	}
+	if names["bench"] {
+		t.Error("the server binary has a bench command: benchmarks are redstate-bench's")
 	}
 }
 

@@ -48,14 +48,6 @@ var commandFlagGroups = map[string][]config.FlagGroup{
 	"feed rebuild": {config.FlagsRedis, config.FlagsNamespace, config.FlagsData},
 	"feed verify":  {config.FlagsRedis, config.FlagsNamespace, config.FlagsData},
 	"feed counts":  {config.FlagsRedis, config.FlagsNamespace, config.FlagsData},
-
-	// Benchmarks run under their own unique namespaces.
-	"bench buildstatus": {config.FlagsRedis},
-	"bench queue":       {config.FlagsRedis},
-	"bench lock":        {config.FlagsRedis},
-	"bench checkpoint":  {config.FlagsRedis},
-	"bench index":       {config.FlagsRedis},
-	"bench feed":        {config.FlagsRedis},
 }
 
 // walk calls f for every runnable command under c, with its path below the root.

@@ -8,6 +8,7 @@ import (
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/executor/redisstate"
 	"github.com/redstate/redstate/httpapi"
+	"github.com/redstate/redstate/internal/buildinfo"
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/redisconn"
 )
@@ -16,7 +17,8 @@ import (
 // (pinged now) and each block's backend and status, in start order; Degraded lists what makes
 // the process unready.
 func (a *app) overview(ctx context.Context) httpapi.Overview {
-	o := httpapi.Overview{Version: version(), Redis: a.redisOverview(ctx)}
+	build := buildinfo.Read()
+	o := httpapi.Overview{Version: build.Version, Build: build, Redis: a.redisOverview(ctx)}
 	for _, st := range a.health(ctx) {
 		o.Blocks = append(o.Blocks, httpapi.BlockOverview{Name: st.Name, Backend: st.Backend, Status: string(st.State), Detail: st.Detail})
 		if st.Unready != "" {

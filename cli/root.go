@@ -1,5 +1,7 @@
-// Package cli is redstate's command line: `redstate serve`, `redstate bench`,
-// `redstate config print` and `redstate version`. cmd/redstate only calls Execute.
+// Package cli is redstate's command line: `redstate serve`, the admin commands (builds, queue,
+// executor, index, feed), `redstate config print` and `redstate version`. cmd/redstate only
+// calls Execute. The benchmarks are a binary of their own (cmd/redstate-bench, package
+// bench/benchcmd), so the server links none of the peers they measure against.
 package cli
 
 import (
@@ -32,8 +34,8 @@ one binary (redstate serve) and usable as Go packages:
 serve also serves a web dashboard at /ui/ and the OpenAPI 3.1 document at /openapi.json.
 
 Admin commands (builds, queue, executor, index, feed) work on the same Redis data as serve:
-tables for people, --json for scripts, --yes for destructive actions. bench compares each
-block with a baseline on a real Redis.
+tables for people, --json for scripts, --yes for destructive actions. The separate
+redstate-bench binary compares each block with its peer on a real Redis.
 
 Without Redis configured, serve runs on embedded in-memory backends (and SQLite in
 --data-dir for SQL-backed state). Every command reads the same configuration: --config FILE
@@ -43,7 +45,7 @@ Without Redis configured, serve runs on embedded in-memory backends (and SQLite 
 		SilenceUsage:  true,
 	}
 	root.SetFlagErrorFunc(suggestFlag)
-	root.AddCommand(newServeCommand(), NewBenchCommand(), newBuildsCommand(), newQueueCommand(), newIndexCommand(), newFeedCommand(), newExecutorCommand(), newConfigCommand(), newVersionCommand())
+	root.AddCommand(newServeCommand(), newBuildsCommand(), newQueueCommand(), newIndexCommand(), newFeedCommand(), newExecutorCommand(), newConfigCommand(), NewVersionCommand("redstate"))
 	return root
 }
 

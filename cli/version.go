@@ -2,36 +2,30 @@ package cli
 
 import (
 	"fmt"
-	"runtime"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/redstate/redstate/internal/buildinfo"
 )
 
-// Version is redstate's version, set at build time with
-// -ldflags "-X github.com/redstate/redstate/cli.Version=v1.2.3". When it is not set, the module
-// version from the build info is used ("(devel)" for a source build).
-var Version = ""
-
-// version returns the effective version string.
-func version() string {
-	if Version != "" {
-		return Version
-	}
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
-		return info.Main.Version
-	}
-	return "(devel)"
-}
-
-func newVersionCommand() *cobra.Command {
-	return &cobra.Command{
+// NewVersionCommand returns `NAME version [--json]`: what the binary was built from (module
+// version, VCS revision, dirty flag, the commit's time, Go version and platform; see package
+// buildinfo).
+func NewVersionCommand(name string) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "version",
-		Short: "Print the redstate version",
+		Short: "Print the version, VCS revision, build time and Go version (--json for scripts)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintf(cmd.OutOrStdout(), "redstate %s (%s %s/%s)\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			info := buildinfo.Read()
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), info)
+			}
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", name, info.Short())
 			return err
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document {version, revision, dirty, buildTime, goVersion, platform}")
+	return cmd
 }

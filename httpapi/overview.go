@@ -7,13 +7,16 @@ import (
 	"time"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/buildinfo"
 	"github.com/redstate/redstate/queue"
 )
 
 // Overview is the dashboard's first page: what runs, on what, and whether it is healthy.
 type Overview struct {
-	// Version is the server's version.
+	// Version is the server's version (Build.Version).
 	Version string `json:"version"`
+	// Build is what the server was built from.
+	Build buildinfo.Info `json:"build"`
 	// Redis is the configured Redis and whether it answers.
 	Redis RedisOverview `json:"redis"`
 	// Blocks are the blocks, each with its backend and status.

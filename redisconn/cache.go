@@ -28,7 +28,7 @@ import (
 // Guarantees:
 //   - a cached value is dropped when Redis reports the key changed; the report is
 //     asynchronous, so another process's write becomes visible here after the invalidation
-//     delay (measured by `redstate bench buildstatus --mode staleness`);
+//     delay (measured by `redstate-bench buildstatus --mode staleness`);
 //   - a key this process wrote (Wrote) is read from Redis for OwnWriteWindow afterwards, so
 //     the process reads its own acknowledged writes;
 //   - when the connection that receives invalidations drops, its whole cache is dropped with

@@ -12,7 +12,7 @@ import (
 // A batch answered from memory is CPU work only (about a microsecond per key). With more
 // concurrent batch readers than CPUs, Go's scheduler shares the CPUs unevenly (a goroutine
 // just woken may run before older runnable ones, a running one keeps its CPU for up to 10 ms),
-// and some batches waited ten times as long as the mean: `redstate bench buildstatus`
+// and some batches waited ten times as long as the mean: `redstate-bench buildstatus`
 // batch_get_cached, 16 callers of 1,000 cached ids on 2 CPUs, p99 187 ms against a mean of
 // 11 ms; with turns, 19 ms and the same throughput. So while batches are mostly hits (a moving
 // average of at least 90 %), at most GOMAXPROCS batches run at once and the others wait in arrival order (a channel

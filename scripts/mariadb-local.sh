@@ -6,7 +6,7 @@
 #
 #   scripts/mariadb-local.sh start DIR [PORT]   initialise DIR (first time), start the server
 #                                               on 127.0.0.1:PORT (default 3307) and print its
-#                                               URL, for `redstate bench index --source mysql`
+#                                               URL, for `redstate-bench index --source mysql`
 #   scripts/mariadb-local.sh stop DIR           stop it (DIR is kept; start again reuses it)
 #
 # Run as root, the server runs as user mysql (mariadbd refuses root), which must own DIR.

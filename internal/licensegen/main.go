@@ -18,8 +18,9 @@ import (
 	"os"
 )
 
-// binaries are the commands redstate ships; their dependencies are the ones distributed.
-var binaries = []string{"./cmd/redstate"}
+// binaries are the commands redstate ships (the server, and the benchmarks for those who
+// measure it); their dependencies are the ones distributed.
+var binaries = []string{"./cmd/redstate", "./cmd/redstate-bench"}
 
 func main() {
 	root := flag.String("root", ".", "the repository's root")

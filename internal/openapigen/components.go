@@ -90,7 +90,15 @@ func schemas() obj {
 
 		// dashboard (httpapi/overview.go, index_status.go, ui_session.go)
 		"Overview": object("Answer of GET /v1/overview (httpapi.Overview).",
-			req("version", str("")),
+			req("version", str("The server's version (build.version).")),
+			req("build", object("What the server was built from (buildinfo.Info).",
+				req("version", str("The module version: a release tag, a pseudo-version, or (devel).")),
+				req("revision", str("The VCS revision; empty when the build carries none.")),
+				req("dirty", boolean("Whether the tree had uncommitted changes.")),
+				req("buildTime", dateTime("The commit's time (release builds are reproducible and carry no clock time); 0001-01-01T00:00:00Z when unknown.")),
+				req("goVersion", str("The Go toolchain.")),
+				req("platform", str("GOOS/GOARCH.")),
+			)),
 			req("redis", object("The configured Redis (httpapi.RedisOverview).",
 				req("mode", enum(str(""), "memory", "standalone", "cluster", "sentinel")),
 				opt("describe", str("The servers, passwords removed.")),

@@ -1,4 +1,4 @@
-package cli
+package benchcmd
 
 import (
 	"github.com/spf13/pflag"

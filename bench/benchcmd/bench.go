@@ -1,50 +1,90 @@
-package cli
+package benchcmd
 
 import (
 	"context"
 	"errors"
-	"log/slog"
+	"fmt"
 	"os"
 	"runtime/pprof"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/bench/buildstatusbench"
+	"github.com/redstate/redstate/cli"
 	"github.com/redstate/redstate/config"
+	"github.com/redstate/redstate/redisconn"
 )
 
-// NewBenchCommand returns `redstate bench`, whose subcommands benchmark a block's Redis store
-// against raw go-redis commands on the same client. Only `bench buildstatus` exists so far.
-func NewBenchCommand() *cobra.Command {
+// NewRootCommand returns `redstate-bench`, whose subcommands benchmark a block's Redis store
+// against the named peer or raw go-redis commands on the same client. It is a binary of its own
+// so that the server (cmd/redstate) links none of the peers (asynq, redislock, kfake).
+func NewRootCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "bench",
-		Short: "Benchmark a block's Redis store against raw Redis commands",
+		Use:   "redstate-bench",
+		Short: "Benchmark redstate's blocks against their peers and raw Redis on the same server",
+		Long: `redstate-bench runs one block's store and the peer a team would otherwise pick (or the raw
+Redis commands that are the physical limit) side by side on the same Redis, alternating so both
+see the same conditions, and prints a table and one RESULT line per measurement with the ratio
+(ours / baseline). It finds Redis the way redstate does: --redis URL, --redis-cluster,
+--redis-sentinel with --redis-sentinel-master, --config FILE, or REDSTATE_REDIS_* variables.
+Every bench works under a unique key namespace and removes its keys at the end. See
+docs/benchmarks.md for the figures and how to read them.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
 	}
 	cmd.AddCommand(newBenchBuildStatusCommand())
 	cmd.AddCommand(newBenchQueueCommand())
 	cmd.AddCommand(newBenchExecutorCommands()...)
 	cmd.AddCommand(newBenchIndexCommand())
 	cmd.AddCommand(newBenchFeedCommand())
+	cmd.AddCommand(cli.NewVersionCommand("redstate-bench"))
 	return cmd
+}
+
+// Execute runs the root command on os.Args and returns the process exit code: 0 on success, 1
+// on any error, which is printed to stderr.
+func Execute() int {
+	if err := NewRootCommand().ExecuteContext(context.Background()); err != nil {
+		fmt.Fprintf(os.Stderr, "redstate-bench: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// conn is a bench run's connection: the Redis client of the configuration and, when
+// redis.client-cache is on, the client-side cache on the same servers.
+type conn struct {
+	cfg    config.Config
+	client redis.UniversalClient
+	cache  *redisconn.Cache
+}
+
+// close closes the cache and the client.
+func (c *conn) close() {
+	if c.cache != nil {
+		c.cache.Close()
+	}
+	_ = c.client.Close()
 }
 
 // benchConn registers the flags every bench shares (the Redis connection flags of the shared
 // configuration, --client-cache and --cpuprofile) and returns a setup function for RunE: it
-// loads the configuration (--config, REDSTATE_* and flags, as every command does), builds the
-// root on its Redis (standalone, Cluster or Sentinel; the client-side cache on unless
+// loads the configuration (--config, REDSTATE_* and flags, as every redstate command does),
+// connects to its Redis (standalone, Cluster or Sentinel; the client-side cache on unless
 // --client-cache=false) and starts the CPU profile; done closes both.
-func benchConn(cmd *cobra.Command) (setup func() (a *app, done func(), err error)) {
+func benchConn(cmd *cobra.Command) (setup func() (c *conn, done func(), err error)) {
 	var profile string
 	clientCache := true
 	f := cmd.Flags()
 	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	f.BoolVar(&clientCache, "client-cache", true, "also measure the reads served by the client-side cache (turns redis.client-cache.enabled on for the run)")
 	config.BindFlags(f, config.FlagsRedis)
-	return func() (*app, func(), error) {
-		cfg, err := loadConfig(f)
+	return func() (*conn, func(), error) {
+		cfg, err := config.Load(config.ConfigPath(f, os.LookupEnv), f)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -57,28 +97,32 @@ func benchConn(cmd *cobra.Command) (setup func() (a *app, done func(), err error
 		if !cfg.Redis.Configured() {
 			return nil, nil, errors.New("no Redis configured: a benchmark needs a real server; pass --redis URL, --redis-cluster host:port,... or --redis-sentinel with --redis-sentinel-master (or set them with --config FILE or REDSTATE_REDIS_*)")
 		}
-		a, err := newApp(cfg, nil, slog.New(slog.DiscardHandler))
+		client, err := redisconn.New(cfg.Redis)
 		if err != nil {
 			return nil, nil, err
 		}
-		closeApp := func() { a.closeWithin(closeMargin) }
+		c := &conn{cfg: cfg, client: client}
+		if c.cache, err = redisconn.NewCache(cfg.Redis); err != nil {
+			_ = client.Close()
+			return nil, nil, err
+		}
 		if profile == "" {
-			return a, closeApp, nil
+			return c, c.close, nil
 		}
 		pf, err := os.Create(profile)
 		if err != nil {
-			closeApp()
+			c.close()
 			return nil, nil, err
 		}
 		if err := pprof.StartCPUProfile(pf); err != nil {
 			_ = pf.Close()
-			closeApp()
+			c.close()
 			return nil, nil, err
 		}
-		return a, func() {
+		return c, func() {
 			pprof.StopCPUProfile()
 			_ = pf.Close()
-			closeApp()
+			c.close()
 		}, nil
 	}
 }
@@ -91,14 +135,14 @@ func benchCommand(cmd *cobra.Command, target *bench.Target, run func(ctx context
 	cmd.Args = cobra.NoArgs
 	setup := benchConn(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		a, done, err := setup()
+		c, done, err := setup()
 		if err != nil {
 			return err
 		}
 		defer done()
-		target.Client, target.Progress = a.redis, cmd.ErrOrStderr()
-		if a.cache != nil {
-			target.Cache, target.Redis = a.cache, a.cfg.Redis
+		target.Client, target.Progress = c.client, cmd.ErrOrStderr()
+		if c.cache != nil {
+			target.Cache, target.Redis = c.cache, c.cfg.Redis
 		}
 		measured, runErr := run(cmd.Context())
 		if measured != nil {

@@ -1,7 +1,11 @@
-package cli
+package benchcmd
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,8 +36,33 @@ func commandsProcessed(t *testing.T, c redis.Cmdable) int64 {
 	return 0
 }
 
-// benchLock is a short `bench lock` run.
-var benchLock = []string{"bench", "lock", "--clients", "1", "--duration", "50ms"}
+// TestMain stops the database servers sqltest may have started.
+func TestMain(m *testing.M) { sqltest.Main(m) }
+
+// run runs redstate-bench with args and returns its stdout.
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	root := NewRootCommand()
+	root.SetArgs(args)
+	root.SetOut(&out)
+	root.SetErr(io.Discard)
+	err := root.Execute()
+	return out.String(), err
+}
+
+// writeConfig writes a configuration file and returns its path.
+func writeConfig(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "redstate.yaml")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// benchLock is a short `redstate-bench lock` run.
+var benchLock = []string{"lock", "--clients", "1", "--duration", "50ms"}
 
 // TestBench_ReadsTheSharedConfiguration: bench finds its Redis the way every command does:
 // REDSTATE_REDIS_URL, a --config file (here a Cluster), or the Sentinel flags; the server
@@ -97,7 +126,7 @@ func TestBench_InvalidConfigurationIsAnError(t *testing.T) {
 func TestBench_IndexSourceMySQL(t *testing.T) {
 	srv := sqltest.MariaDBTestServer(t)
 	redisSrv := redistest.StartStandalone(t)
-	out, err := run(t, "bench", "index", "--source", "mysql", "--mysql-url", srv.DSN(""), "--redis", redisSrv.URL,
+	out, err := run(t, "index", "--source", "mysql", "--mysql-url", srv.DSN(""), "--redis", redisSrv.URL,
 		"--rows", "2000", "--batch", "200", "--rate", "500", "--duration", "1s")
 	if err != nil {
 		t.Fatalf("bench index --source mysql: %v\n%s", err, out)
@@ -141,7 +170,7 @@ func TestBench_IndexSourceMySQL(t *testing.T) {
 // prints a RESULT index.kafka line with positive throughputs and ratio, and leaves no key.
 func TestBenchIndex_KafkaSourcePrintsItsResult(t *testing.T) {
 	srv := redistest.StartStandalone(t)
-	out, err := run(t, "bench", "index", "--source", "kafka", "--redis", srv.URL,
+	out, err := run(t, "index", "--source", "kafka", "--redis", srv.URL,
 		"--events", "400", "--partitions", "2", "--rows-per-message", "3", "--probes", "3")
 	if err != nil {
 		t.Fatalf("bench index --source kafka: %v\n%s", err, out)
@@ -175,7 +204,7 @@ func TestBenchIndex_KafkaSourcePrintsItsResult(t *testing.T) {
 // TestBenchIndex_UnknownSourceIsAnError: an unknown --source is refused, naming the known ones.
 func TestBenchIndex_UnknownSourceIsAnError(t *testing.T) {
 	srv := redistest.StartStandalone(t)
-	_, err := run(t, "bench", "index", "--source", "mongo", "--redis", srv.URL)
+	_, err := run(t, "index", "--source", "mongo", "--redis", srv.URL)
 	if err == nil || !strings.Contains(err.Error(), "generated, mysql or kafka") {
 		t.Fatalf("bench index --source mongo = %v", err)
 	}
