@@ -131,16 +131,22 @@ func ParseEventList(format string, raw []json.RawMessage, first uint64) (Parsed,
 	var p Parsed
 	for i, ev := range raw {
 		changes, skipped, err := ParseEvent(format, ev, first+uint64(i))
-		switch {
-		case err != nil:
-			p.Errors = append(p.Errors, fmt.Sprintf("event %d: %s", i, redstate.ErrorMessage(err)))
-		case skipped:
-			p.Skipped++
-		default:
-			p.Changes = append(p.Changes, changes...)
-		}
+		p.Add(i, changes, skipped, err)
 	}
 	return p, nil
+}
+
+// Add records what ParseEvent gave for the event at index i of a list: its changes, a skip, or
+// err (the message naming the event's index).
+func (p *Parsed) Add(i int, changes []Change, skipped bool, err error) {
+	switch {
+	case err != nil:
+		p.Errors = append(p.Errors, fmt.Sprintf("event %d: %s", i, redstate.ErrorMessage(err)))
+	case skipped:
+		p.Skipped++
+	default:
+		p.Changes = append(p.Changes, changes...)
+	}
 }
 
 // ParseEvent reads one event in format delivered at position: its place in the stream it came
