@@ -75,6 +75,11 @@ func convert(c Column, v *string) (any, error) {
 		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 			return nil, bad("is not a finite number")
 		}
+		if base == TypeFloat {
+			// A float32 written with the fewest digits that read back to it: MySQL's FLOAT 0.1
+			// stays 0.1, not the double 0.10000000149011612 that the same bits are.
+			return float32(f), nil
+		}
 		return f, nil
 	case TypeBool:
 		switch strings.ToLower(strings.TrimSpace(s)) {
@@ -166,6 +171,10 @@ func rowJSON(cols []Column, row map[string]*string) ([]byte, error) {
 			out = strconv.AppendInt(out, int64(v), 10)
 		case bool:
 			out = strconv.AppendBool(out, v)
+		case float32:
+			out = appendJSONFloat(out, float64(v), 32)
+		case float64:
+			out = appendJSONFloat(out, v, 64)
 		default:
 			b, err := json.Marshal(v)
 			if err != nil {
@@ -189,4 +198,20 @@ func appendJSONString(out []byte, s string) []byte {
 	out = append(out, '"')
 	out = append(out, s...)
 	return append(out, '"')
+}
+
+// appendJSONFloat appends the finite f as json.Marshal writes a float of bits (32 or 64): the
+// shortest decimal that reads back to it, in exponent form below 1e-6 and from 1e21.
+func appendJSONFloat(out []byte, f float64, bits int) []byte {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (bits == 64 && (abs < 1e-6 || abs >= 1e21) ||
+		bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21)) {
+		format = 'e'
+	}
+	out = strconv.AppendFloat(out, f, format, -1, bits)
+	if n := len(out); format == 'e' && n >= 4 && out[n-4] == 'e' && out[n-3] == '-' && out[n-2] == '0' {
+		out[n-2] = out[n-1] // e-07 → e-7, as json.Marshal
+		out = out[:n-1]
+	}
+	return out
 }
