@@ -109,4 +109,3 @@ func TestCanalFixture_FloatKeepsItsDecimal(t *testing.T) {
 		t.Errorf("106: %v", d)
 	}
 }
-
