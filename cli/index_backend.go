@@ -201,7 +201,8 @@ func mysqlProgress(src *mysqlsource.Source) metrics.SourceProgress {
 // indexOptions are the index's options from cfg.Index, under the namespace (the key rule).
 func (a *app) indexOptions() index.Options {
 	ix := a.cfg.Index
-	return index.Options{Namespace: a.cfg.Namespace, Prefix: ix.Prefix, VersionTTL: ix.VersionTTL, DeadLetterMax: ix.DeadLetterMax}
+	return index.Options{Namespace: a.cfg.Namespace, Prefix: ix.Prefix, VersionTTL: ix.VersionTTL, DeadLetterMax: ix.DeadLetterMax,
+		Debezium: ix.Debezium}
 }
 
 // mysqlLeaseDetail says whether this instance reads the binlog.

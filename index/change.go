@@ -90,6 +90,9 @@ type Change struct {
 	// Time is when the change happened at the source (the seed's 数据变更时间); zero when the
 	// source gives none, and the change is then stamped with the time it is applied.
 	Time time.Time
+	// Encoding says how Row's values are written (EncodingText unless the change comes from a
+	// Debezium event without a schema).
+	Encoding Encoding
 	// Source says where the change was read (e.g. "kafka:orders/3@1234": topic, partition,
 	// offset), recorded with the change when it is dead-lettered; empty when the caller gives
 	// none.

@@ -55,6 +55,9 @@ type Config struct {
 	// Kafka feeds the index from Kafka topics: Canal flat messages, Debezium envelopes
 	// (index/kafkasource).
 	Kafka KafkaConfig `koanf:"kafka"`
+	// Debezium says how the Debezium connector feeding the index writes values without a
+	// schema, whichever source delivers its events (HTTP, Redis Streams, Kafka, replay).
+	Debezium DebeziumSettings `koanf:"debezium"`
 }
 
 // MySQL flavors of MySQLConfig.Flavor.
@@ -134,6 +137,7 @@ func DefaultConfig() Config {
 		Postgres:      PostgresConfig{Slot: DefaultSlot, Plugin: PluginPgoutput, Tables: []string{}},
 		MySQL:         MySQLConfig{Tables: []string{}, Flavor: FlavorAuto, LeaseTTL: DefaultLeaseTTL},
 		Kafka:         DefaultKafkaConfig(),
+		Debezium:      DefaultDebeziumSettings(),
 	}
 }
 
@@ -221,5 +225,15 @@ func (c Config) Validate() error {
 		}
 	}
 	c.Kafka.validate(len(c.Tables) > 0, add)
+	switch c.Debezium.TimePrecisionMode {
+	case TimeAdaptive, TimeAdaptiveMicroseconds, TimeConnect, TimeIsoString, TimeMicroseconds, TimeNanoseconds:
+	default:
+		add("index.debezium.time-precision-mode", "must be adaptive, adaptive_time_microseconds, connect, isostring, microseconds or nanoseconds (the connector's time.precision.mode), got %q", c.Debezium.TimePrecisionMode)
+	}
+	switch c.Debezium.DecimalHandlingMode {
+	case DecimalPrecise, DecimalDouble, DecimalString:
+	default:
+		add("index.debezium.decimal-handling-mode", "must be precise, double or string (the connector's decimal.handling.mode), got %q", c.Debezium.DecimalHandlingMode)
+	}
 	return errors.Join(errs...)
 }

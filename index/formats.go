@@ -361,17 +361,19 @@ type debeziumEvent struct {
 // delete's row is its before image (only the key is needed).
 func parseDebezium(raw json.RawMessage, position uint64) ([]Change, bool, error) {
 	var wrapped struct {
+		Schema  json.RawMessage `json:"schema"`
 		Payload json.RawMessage `json:"payload"`
 	}
+	var schema json.RawMessage
 	if err := json.Unmarshal(raw, &wrapped); err == nil && len(wrapped.Payload) > 0 && string(wrapped.Payload) != "null" {
-		raw = wrapped.Payload
+		raw, schema = wrapped.Payload, wrapped.Schema
 	}
 	var ev debeziumEvent
 	if err := json.Unmarshal(raw, &ev); err != nil {
 		return nil, false, redstate.Errorf(redstate.EINVALID, "not a Debezium change event: %v", err)
 	}
-	if ev.Op == "" {
-		return nil, true, nil // schema change or heartbeat
+	if ev.Op == "" || ev.Op == "m" {
+		return nil, true, nil // schema change, heartbeat, transaction boundary, logical decoding message
 	}
 	op, err := opOf(ev.Op)
 	if err != nil {
@@ -384,7 +386,7 @@ func parseDebezium(raw json.RawMessage, position uint64) ([]Change, bool, error)
 	if image == nil {
 		return nil, false, redstate.Errorf(redstate.EINVALID, "Debezium %q event has no %s image", ev.Op, map[bool]string{true: "before", false: "after"}[op == OpDelete])
 	}
-	row, err := textRow(image)
+	row, enc, err := debeziumRow(image, schema, op == OpDelete)
 	if err != nil {
 		return nil, false, err
 	}
@@ -428,5 +430,37 @@ func parseDebezium(raw json.RawMessage, position uint64) ([]Change, bool, error)
 	if ts > 0 {
 		at = time.UnixMilli(ts).UTC()
 	}
-	return []Change{{DB: src.DB, Table: src.Table, Op: op, Row: row, Version: v, Time: at}}, false, nil
+	return []Change{{DB: src.DB, Table: src.Table, Op: op, Row: row, Version: v, Time: at, Encoding: enc}}, false, nil
+}
+
+// debeziumRow reads an image of an envelope whose schema (JSON null or absent: none) is
+// schema: with a schema every value is decoded by its field's type into the index's text
+// (EncodingText); without one the values are kept as the converter wrote them, to be read by
+// the index's DebeziumSettings (EncodingDebezium). before selects the before image's schema.
+func debeziumRow(image map[string]json.RawMessage, schema json.RawMessage, before bool) (map[string]*string, Encoding, error) {
+	row, err := textRow(image)
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(schema) == 0 || string(schema) == "null" {
+		return row, EncodingDebezium, nil
+	}
+	imgs, err := parseDebeziumSchema(schema)
+	if err != nil {
+		return nil, 0, err
+	}
+	fields := imgs.after
+	if before {
+		fields = imgs.before
+	}
+	for col, f := range fields {
+		if v := row[col]; v != nil {
+			d, err := f.decode(col, *v)
+			if err != nil {
+				return nil, 0, err
+			}
+			row[col] = &d
+		}
+	}
+	return row, EncodingText, nil
 }

@@ -31,6 +31,9 @@ type Options struct {
 	// Cluster says the store is a Redis Cluster: every table must then set HashTag, the only
 	// layout in which a row's change is atomic there.
 	Cluster bool
+	// Debezium says how the Debezium connector feeding the index writes values, for its events
+	// without a schema (default DefaultDebeziumSettings).
+	Debezium DebeziumSettings
 }
 
 // table is a declared table, compiled.
@@ -40,6 +43,10 @@ type table struct {
 	// bySignature maps a combination's code set to its index in spec.Dimensions.
 	bySignature map[string]int
 	stats       *TableStats
+	// codec converts the declared columns; dims gives, per dimension and part, the index of the
+	// part's column among them (-1: not declared, its text is used as it is).
+	codec rowCodec
+	dims  [][]int
 }
 
 // TableStats count a table's changes on this instance since it started.
@@ -93,6 +100,10 @@ func New(store Store, specs []TableSpec, opts Options) (*Indexer, error) {
 	if opts.DeadLetterMax == 0 {
 		opts.DeadLetterMax = DefaultDeadLetterMax
 	}
+	opts.Debezium = opts.Debezium.withDefaults()
+	if err := opts.Debezium.Validate(); err != nil {
+		return nil, err
+	}
 	if err := ValidatePrefix(opts.Prefix); err != nil {
 		return nil, err
 	}
@@ -112,9 +123,15 @@ func New(store Store, specs []TableSpec, opts Options) (*Indexer, error) {
 			return nil, redstate.Errorf(redstate.EINVALID,
 				"index table %s: on Redis Cluster set hash-tag: true (a row's fil-, kid- and index keys must share a slot for its change to be atomic; see docs/index.md)", name)
 		}
-		t := &table{spec: s, keys: NewKeysUnder(opts.Namespace, opts.Prefix, s.DB, s.Table, s.HashTag), bySignature: map[string]int{}, stats: &TableStats{}}
+		t := &table{spec: s, keys: NewKeysUnder(opts.Namespace, opts.Prefix, s.DB, s.Table, s.HashTag), bySignature: map[string]int{},
+			stats: &TableStats{}, codec: newRowCodec(s.Columns)}
 		for i, d := range s.Dimensions {
 			t.bySignature[signature(d)] = i
+			idx := make([]int, len(d))
+			for j, p := range d {
+				idx[j] = slices.IndexFunc(s.Columns, func(c Column) bool { return c.Name == p.Column })
+			}
+			t.dims = append(t.dims, idx)
 		}
 		ix.tables[name] = t
 		ix.order = append(ix.order, name)
@@ -288,15 +305,26 @@ func (ix *Indexer) write(t *table, ch Change) (RowWrite, error) {
 	if ch.Op != OpUpsert {
 		return RowWrite{}, redstate.Errorf(redstate.EINVALID, "unknown change op %q", ch.Op)
 	}
-	row, err := rowJSON(t.spec.Columns, ch.Row)
+	var dbz *DebeziumSettings
+	if ch.Encoding == EncodingDebezium {
+		dbz = &ix.opts.Debezium
+	}
+	vals, err := t.codec.convert(ch.Row, dbz)
 	if err != nil {
 		return RowWrite{}, err
 	}
-	w.Row = row
-	for _, d := range t.spec.Dimensions {
+	if w.Row, err = t.codec.json(vals); err != nil {
+		return RowWrite{}, err
+	}
+	for i, d := range t.spec.Dimensions {
 		values := make([]*string, len(d))
-		for i, p := range d {
-			values[i] = ch.Row[p.Column]
+		for j, p := range d {
+			raw := ch.Row[p.Column]
+			if c := t.dims[i][j]; c >= 0 && raw != nil {
+				// The key holds the value as the row does: one normalisation for both.
+				raw = segment(vals[c], raw)
+			}
+			values[j] = raw
 		}
 		w.Keys = append(w.Keys, t.keys.Index(d, values))
 	}
@@ -401,6 +429,17 @@ func (ix *Indexer) QueryKey(db, tbl string, conds map[string]string) (string, er
 	for j, p := range d {
 		v := conds[p.Code]
 		values[j] = &v
+		if c := t.dims[i][j]; c >= 0 {
+			// The condition read as the column's values are, so that it names their key.
+			col := &t.codec.cols[c]
+			n, err := convert(col, &v, nil)
+			if err != nil {
+				return "", redstate.Errorf(redstate.EINVALID, "condition %s: %s", p.Code, redstate.ErrorMessage(err))
+			}
+			if n != nil {
+				values[j] = segment(n, &v)
+			}
+		}
 	}
 	return t.keys.Index(d, values), nil
 }

@@ -23,7 +23,8 @@ func TestRowJSON_BytesOfJSONMarshal(t *testing.T) {
 		}
 		m := map[string]any{}
 		for _, c := range cols {
-			v, err := convert(c, row[c.Name])
+			col := compileColumn(c)
+			v, err := convert(&col, row[c.Name], nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,4 +57,14 @@ func TestRowJSON_FloatsAsJSONMarshal(t *testing.T) {
 	if got, _ := rowJSON(cols[:1], map[string]*string{"f": Str("0.1")}); string(got) != `{"f":0.1}` {
 		t.Errorf("FLOAT 0.1 stored as %s", got)
 	}
+}
+
+// rowJSON is the stored row of row in a table of cols (text values).
+func rowJSON(cols []Column, row map[string]*string) ([]byte, error) {
+	rc := newRowCodec(cols)
+	vals, err := rc.convert(row, nil)
+	if err != nil {
+		return nil, err
+	}
+	return rc.json(vals)
 }
