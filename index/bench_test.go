@@ -34,12 +34,35 @@ func benchDebezium(i int) json.RawMessage {
 		i, 870+i%8, 154+i))
 }
 
+// benchDebeziumSchema is a Debezium MySQL envelope of one row with its schema (the JSON
+// converter's schemas.enable=true): a precise Decimal, a Timestamp, the float as a double.
+func benchDebeziumSchema(i int) json.RawMessage {
+	field := func(typ, name, col string) string {
+		if name != "" {
+			name = `,"name":"` + name + `"`
+		}
+		return `{"type":"` + typ + `","optional":true` + name + `,"field":"` + col + `"}`
+	}
+	image := `{"type":"struct","fields":[` + field("int64", "", "id") + `,` + field("int32", "", "provinceId") + `,` + field("int32", "", "cityId") + `,` +
+		field("int32", "", "lastAddrId") + `,` + field("int32", "", "categoryId") + `,` + field("int32", "", "brandId") + `,` +
+		`{"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","version":1,"parameters":{"scale":"2","connect.decimal.precision":"10"},"field":"price"},` +
+		field("double", "", "weight") + `,` + field("string", "", "name") + `,` + field("int64", "io.debezium.time.Timestamp", "updated") + `,` + field("int32", "", "yn") +
+		`],"optional":true,"name":"dbserver1.db1.table1.Value","field":"%s"}`
+	source := `{"type":"struct","fields":[` + field("string", "", "version") + `,` + field("string", "", "connector") + `,` + field("int64", "", "ts_ms") + `,` +
+		field("string", "", "db") + `,` + field("string", "", "table") + `,` + field("string", "", "file") + `,` + field("int64", "", "pos") + `,` + field("int32", "", "row") +
+		`],"optional":false,"name":"io.debezium.connector.mysql.Source","field":"source"}`
+	schema := `{"type":"struct","fields":[` + fmt.Sprintf(image, "before") + `,` + fmt.Sprintf(image, "after") + `,` + source + `,` + field("string", "", "op") + `,` +
+		field("int64", "", "ts_ms") + `],"optional":false,"name":"dbserver1.db1.table1.Envelope"}`
+	return json.RawMessage(fmt.Sprintf(`{"schema":%s,"payload":{"before":null,"after":{"id":%d,"provinceId":1,"cityId":72,"lastAddrId":72,"categoryId":%d,"brandId":3987,"price":"BOI=","weight":0.10000000149011612,"name":"jacket","updated":1700000000000,"yn":1},"source":{"version":"2.7.0.Final","connector":"mysql","ts_ms":1700000000000,"db":"db1","table":"table1","file":"mysql-bin.000003","pos":%d,"row":0},"op":"c","ts_ms":1700000000100}}`,
+		schema, i, 870+i%8, 154+i))
+}
+
 // BenchmarkParseEvent reads one event of each format a source delivers.
 func BenchmarkParseEvent(b *testing.B) {
 	for _, f := range []struct {
 		name, format string
 		event        func(int) json.RawMessage
-	}{{"canal", index.FormatCanal, benchCanal}, {"debezium", index.FormatDebezium, benchDebezium}} {
+	}{{"canal", index.FormatCanal, benchCanal}, {"debezium", index.FormatDebezium, benchDebezium}, {"debezium-schema", index.FormatDebezium, benchDebeziumSchema}} {
 		b.Run(f.name, func(b *testing.B) {
 			events := make([]json.RawMessage, 256)
 			for i := range events {
@@ -61,7 +84,7 @@ func BenchmarkApply(b *testing.B) {
 	for _, f := range []struct {
 		name, format string
 		event        func(int) json.RawMessage
-	}{{"canal", index.FormatCanal, benchCanal}, {"debezium", index.FormatDebezium, benchDebezium}} {
+	}{{"canal", index.FormatCanal, benchCanal}, {"debezium", index.FormatDebezium, benchDebezium}, {"debezium-schema", index.FormatDebezium, benchDebeziumSchema}} {
 		b.Run(f.name, func(b *testing.B) {
 			ix, err := index.New(memindex.New(), []index.TableSpec{benchTable()}, index.Options{})
 			if err != nil {

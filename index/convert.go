@@ -91,40 +91,26 @@ func convert(c *column, v *string, dbz *DebeziumSettings) (any, error) {
 		return nil, nil
 	}
 	s := *v
-	bad := func(why string) error {
-		shown := s
-		if len(shown) > 64 {
-			shown = shown[:64] + "…"
-		}
-		return redstate.Errorf(redstate.EINVALID, "column %s (%s): %q %s", c.Name, c.Type, shown, why)
-	}
-	integer := func(bits int) (any, error) {
-		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, bits)
-		if err != nil {
-			return nil, bad("is not a " + strconv.Itoa(bits) + "-bit integer")
-		}
-		return n, nil
-	}
 	switch c.base {
 	case TypeString:
 		if !utf8.ValidString(s) {
-			return nil, bad("is not UTF-8")
+			return nil, c.bad(s, "is not UTF-8")
 		}
 		return s, nil
 	case TypeChar:
 		r, _ := utf8.DecodeRuneInString(s)
 		if s == "" || r == utf8.RuneError {
-			return nil, bad("has no first character")
+			return nil, c.bad(s, "has no first character")
 		}
 		return string(r), nil
 	case TypeByte:
-		return integer(8)
+		return c.integer(s, 8)
 	case TypeShort:
-		return integer(16)
+		return c.integer(s, 16)
 	case TypeInt:
-		return integer(32)
+		return c.integer(s, 32)
 	case TypeLong:
-		return integer(64)
+		return c.integer(s, 64)
 	case TypeFloat, TypeDouble:
 		bits := 64
 		if c.base == TypeFloat {
@@ -132,7 +118,7 @@ func convert(c *column, v *string, dbz *DebeziumSettings) (any, error) {
 		}
 		f, err := strconv.ParseFloat(strings.TrimSpace(s), bits)
 		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-			return nil, bad("is not a finite number")
+			return nil, c.bad(s, "is not a finite number")
 		}
 		if c.base == TypeFloat {
 			// A float32 written with the fewest digits that read back to it: MySQL's FLOAT 0.1
@@ -147,23 +133,40 @@ func convert(c *column, v *string, dbz *DebeziumSettings) (any, error) {
 		case "0", "f", "false", "n", "no":
 			return false, nil
 		}
-		return nil, bad("is not a boolean")
+		return nil, c.bad(s, "is not a boolean")
 	case TypeDecimal:
-		return c.decimal(strings.TrimSpace(s), dbz, bad)
+		return c.decimal(strings.TrimSpace(s), dbz)
 	case TypeDateTime:
-		return c.dateTime(strings.TrimSpace(s), dbz, bad)
+		return c.dateTime(strings.TrimSpace(s), dbz)
 	case TypeDate:
-		return c.date(strings.TrimSpace(s), dbz, bad)
+		return c.date(strings.TrimSpace(s), dbz)
 	case TypeTime:
-		return c.timeOfDay(strings.TrimSpace(s), dbz, bad)
+		return c.timeOfDay(strings.TrimSpace(s), dbz)
 	}
-	return nil, bad("has an unsupported type")
+	return nil, c.bad(s, "has an unsupported type")
+}
+
+// bad is the error of a value s of c that the column cannot read, why saying what is wrong.
+func (c *column) bad(s, why string) error {
+	if len(s) > 64 {
+		s = s[:64] + "…"
+	}
+	return redstate.Errorf(redstate.EINVALID, "column %s (%s): %q %s", c.Name, c.Type, s, why)
+}
+
+// integer reads a signed integer of bits.
+func (c *column) integer(s string, bits int) (any, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, bits)
+	if err != nil {
+		return nil, c.bad(s, "is not a "+strconv.Itoa(bits)+"-bit integer")
+	}
+	return n, nil
 }
 
 // decimal reads a decimal column's value, kept as its exact text. From a Debezium event
 // without a schema it may be a variable-scale decimal object, or (decimal.handling.mode
 // precise, a declared scale) the base64 of its unscaled integer.
-func (c *column) decimal(s string, dbz *DebeziumSettings, bad func(string) error) (any, error) {
+func (c *column) decimal(s string, dbz *DebeziumSettings) (any, error) {
 	if dbz != nil {
 		if d, ok := variableScaleDecimal(s); ok {
 			return d, nil
@@ -171,18 +174,30 @@ func (c *column) decimal(s string, dbz *DebeziumSettings, bad func(string) error
 		if dbz.DecimalHandlingMode == DecimalPrecise && c.scale >= 0 {
 			d, ok := decodeDecimal(s, c.scale)
 			if !ok {
-				return nil, bad("is not the base64 of a decimal (Debezium decimal.handling.mode precise)")
+				return nil, c.bad(s, "is not the base64 of a decimal (Debezium decimal.handling.mode precise)")
 			}
 			return d, nil
 		}
 	}
-	if _, ok := new(big.Rat).SetString(s); !ok {
+	if !plainDecimal(s) && !isRat(s) {
 		if dbz != nil && dbz.DecimalHandlingMode == DecimalPrecise {
-			return nil, bad("is not a decimal number: with Debezium's decimal.handling.mode precise and no schema, declare the column's scale, decimal(p,s)")
+			return nil, c.bad(s, "is not a decimal number: with Debezium's decimal.handling.mode precise and no schema, declare the column's scale, decimal(p,s)")
 		}
-		return nil, bad("is not a decimal number")
+		return nil, c.bad(s, "is not a decimal number")
 	}
 	return s, nil
+}
+
+// plainDecimal reports whether s is [-]digits[.digits], the form databases write decimals in.
+func plainDecimal(s string) bool {
+	whole, frac, dot := strings.Cut(strings.TrimPrefix(s, "-"), ".")
+	return allDigits(whole) && (!dot || allDigits(frac))
+}
+
+// isRat reports whether big.Rat reads s (exponents, fractions, a leading +).
+func isRat(s string) bool {
+	_, ok := new(big.Rat).SetString(s)
+	return ok
 }
 
 // dateTimeLayouts are the forms databases and CDC tools write date-times in; zoned ones first.
@@ -202,13 +217,13 @@ var dateTimeLayouts = []struct {
 // zone as local ISO text without one (the database's own time, kept as is). A number is epoch
 // milliseconds in UTC; from a Debezium event without a schema it is the connector's local
 // date-time in the unit its time.precision.mode and the column's precision give.
-func (c *column) dateTime(s string, dbz *DebeziumSettings, bad func(string) error) (any, error) {
+func (c *column) dateTime(s string, dbz *DebeziumSettings) (any, error) {
 	if t, ok := parseDateTime(s); ok {
 		return t, nil
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return nil, bad("is not a date-time (ISO-8601, \"2006-01-02 15:04:05\" or epoch ms)")
+		return nil, c.bad(s, "is not a date-time (ISO-8601, \"2006-01-02 15:04:05\" or epoch ms)")
 	}
 	if dbz == nil {
 		return time.UnixMilli(n).UTC().Format(time.RFC3339Nano), nil
@@ -216,7 +231,7 @@ func (c *column) dateTime(s string, dbz *DebeziumSettings, bad func(string) erro
 	unit, name := c.epochUnit(dbz)
 	t, ok := epochLocal(n, unit)
 	if !ok {
-		return nil, bad("is out of the years 1..9999 as epoch " + name + " (Debezium time.precision.mode " + dbz.TimePrecisionMode +
+		return nil, c.bad(s, "is out of the years 1..9999 as epoch "+name+" (Debezium time.precision.mode "+dbz.TimePrecisionMode+
 			"): declare the column's precision, datetime(6) for microseconds, datetime(9) for nanoseconds")
 	}
 	return t, nil
@@ -224,7 +239,11 @@ func (c *column) dateTime(s string, dbz *DebeziumSettings, bad func(string) erro
 
 // parseDateTime is dateTime's reading of text.
 func parseDateTime(s string) (string, bool) {
+	zoned := hasZone(s)
 	for _, l := range dateTimeLayouts {
+		if l.zoned != zoned {
+			continue // a layout that cannot match: skip its parse error
+		}
 		if v, err := time.Parse(l.layout, s); err == nil {
 			if l.zoned {
 				return v.UTC().Format(time.RFC3339Nano), true
@@ -233,6 +252,17 @@ func parseDateTime(s string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// hasZone reports whether the date-time text s ends in a zone: Z, or an offset after the time.
+func hasZone(s string) bool {
+	if strings.HasSuffix(s, "Z") {
+		return true
+	}
+	if len(s) <= len("2006-01-02T15") {
+		return false
+	}
+	return strings.ContainsAny(s[len("2006-01-02T15"):], "+-")
 }
 
 // epochUnit is the unit of a Debezium number in a datetime column, and its name.
@@ -256,7 +286,7 @@ func (c *column) epochUnit(dbz *DebeziumSettings) (int64, string) {
 // date normalises a date to 2006-01-02. A date-time at midnight is its date, and a trailing Z
 // (Debezium's isostring) is dropped; from a Debezium event without a schema a number is days
 // since the epoch.
-func (c *column) date(s string, dbz *DebeziumSettings, bad func(string) error) (any, error) {
+func (c *column) date(s string, dbz *DebeziumSettings) (any, error) {
 	if d, err := time.Parse("2006-01-02", strings.TrimSuffix(s, "Z")); err == nil {
 		return d.Format("2006-01-02"), nil
 	}
@@ -265,17 +295,17 @@ func (c *column) date(s string, dbz *DebeziumSettings, bad func(string) error) (
 		if strings.TrimSuffix(clock, "Z") == "00:00:00" {
 			return day, nil
 		}
-		return nil, bad("has a time of day: declare the column datetime")
+		return nil, c.bad(s, "has a time of day: declare the column datetime")
 	}
 	if dbz != nil {
 		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 			if d, ok := epochDate(n); ok {
 				return d, nil
 			}
-			return nil, bad("is out of the years 1..9999 as days since the epoch")
+			return nil, c.bad(s, "is out of the years 1..9999 as days since the epoch")
 		}
 	}
-	return nil, bad("is not a date (2006-01-02)")
+	return nil, c.bad(s, "is not a date (2006-01-02)")
 }
 
 // maxTimeHours bounds a time column's hours: MySQL's TIME reaches 838:59:59.
@@ -284,7 +314,7 @@ const maxTimeHours = 838
 // timeOfDay normalises a time to [-]HH:MM:SS[.fraction] (trailing zeros of the fraction
 // dropped), keeping a zone suffix (Z, +hh:mm); from a Debezium event without a schema a number
 // is a count of the unit its time.precision.mode and the column's precision give.
-func (c *column) timeOfDay(s string, dbz *DebeziumSettings, bad func(string) error) (any, error) {
+func (c *column) timeOfDay(s string, dbz *DebeziumSettings) (any, error) {
 	if t, ok := parseTimeOfDay(s); ok {
 		return t, nil
 	}
@@ -292,13 +322,13 @@ func (c *column) timeOfDay(s string, dbz *DebeziumSettings, bad func(string) err
 		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 			unit, name := c.timeUnit(dbz)
 			if h := n / (int64(time.Hour) / unit); h > maxTimeHours || h < -maxTimeHours {
-				return nil, bad("is out of range as " + name + " of the day (Debezium time.precision.mode " + dbz.TimePrecisionMode +
+				return nil, c.bad(s, "is out of range as "+name+" of the day (Debezium time.precision.mode "+dbz.TimePrecisionMode+
 					"): declare the column's precision, time(3) for milliseconds, time(6) for microseconds")
 			}
 			return timeOfDay(n, unit), nil
 		}
 	}
-	return nil, bad("is not a time of day (15:04:05)")
+	return nil, c.bad(s, "is not a time of day (15:04:05)")
 }
 
 // timeUnit is the unit of a Debezium number in a time column, and its name.
@@ -374,7 +404,6 @@ func allDigits(s string) bool {
 // it (a number's JSON literal, a boolean's true/false). raw is the value's text before
 // conversion, returned as it is when it is already that text.
 func segment(v any, raw *string) *string {
-	var s string
 	switch x := v.(type) {
 	case nil:
 		return nil
@@ -382,20 +411,20 @@ func segment(v any, raw *string) *string {
 		if raw != nil && *raw == x {
 			return raw
 		}
-		s = x
+		return Str(x)
 	case int64:
 		if raw != nil && canonicalInt(*raw) {
 			return raw
 		}
-		s = strconv.FormatInt(x, 10)
+		return Str(strconv.FormatInt(x, 10))
 	case bool:
-		s = strconv.FormatBool(x)
+		return Str(strconv.FormatBool(x))
 	case float32:
-		s = string(appendJSONFloat(nil, float64(x), 32))
+		return Str(string(appendJSONFloat(nil, float64(x), 32)))
 	case float64:
-		s = string(appendJSONFloat(nil, x, 64))
+		return Str(string(appendJSONFloat(nil, x, 64)))
 	}
-	return &s
+	return raw
 }
 
 // canonicalInt reports whether s is an integer as strconv.FormatInt writes it.

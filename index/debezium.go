@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redstate/redstate"
@@ -230,6 +231,38 @@ type dbzField struct {
 // bytes); the others are read as they are.
 type dbzImages struct {
 	before, after map[string]dbzField
+}
+
+// schemaCacheMax bounds the schemas kept parsed: a few per table (one per table version).
+const schemaCacheMax = 512
+
+// schemaCache keeps envelope schemas parsed, by their text: every event of a table repeats its
+// schema, which is larger than the row and costs more to parse. The parsed images are never
+// modified, so they are shared.
+var schemaCache = struct {
+	sync.RWMutex
+	m map[string]dbzImages
+}{m: map[string]dbzImages{}}
+
+// debeziumSchema is parseDebeziumSchema through schemaCache.
+func debeziumSchema(raw json.RawMessage) (dbzImages, error) {
+	schemaCache.RLock()
+	imgs, ok := schemaCache.m[string(raw)]
+	schemaCache.RUnlock()
+	if ok {
+		return imgs, nil
+	}
+	imgs, err := parseDebeziumSchema(raw)
+	if err != nil {
+		return imgs, err
+	}
+	schemaCache.Lock()
+	if len(schemaCache.m) >= schemaCacheMax {
+		clear(schemaCache.m) // schemas changed many times: start over
+	}
+	schemaCache.m[string(raw)] = imgs
+	schemaCache.Unlock()
+	return imgs, nil
 }
 
 // parseDebeziumSchema reads the envelope schema of {"schema","payload"}. A schema that does not

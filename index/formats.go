@@ -445,7 +445,7 @@ func debeziumRow(image map[string]json.RawMessage, schema json.RawMessage, befor
 	if len(schema) == 0 || string(schema) == "null" {
 		return row, EncodingDebezium, nil
 	}
-	imgs, err := parseDebeziumSchema(schema)
+	imgs, err := debeziumSchema(schema)
 	if err != nil {
 		return nil, 0, err
 	}
