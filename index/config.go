@@ -17,6 +17,9 @@ const (
 	// DefaultClaimIdle is how long a stream entry stays pending at a dead consumer before it is
 	// claimed.
 	DefaultClaimIdle = 30 * time.Second
+	// DefaultStreamNullValue is the value Debezium Server's Redis sink writes for a tombstone
+	// (its debezium.sink.redis.null.value's default).
+	DefaultStreamNullValue = "default"
 	// DefaultSlot is the replication slot of the PostgreSQL source.
 	DefaultSlot = "redstate_index"
 	// DefaultLeaseTTL is the MySQL source's binlog lease TTL: another instance takes over
@@ -123,6 +126,10 @@ type StreamsConfig struct {
 	// ClaimIdle is how long an entry stays pending at a dead consumer before it is claimed
 	// (default DefaultClaimIdle).
 	ClaimIdle time.Duration `koanf:"claim-idle"`
+	// NullValue is the value the sink writes for a tombstone, its
+	// debezium.sink.redis.null.value (default DefaultStreamNullValue): such entries are
+	// acknowledged and counted, not applied.
+	NullValue string `koanf:"null-value"`
 }
 
 // DefaultConfig returns the index's defaults: the seed's prefix and version TTL, no tables,
@@ -133,7 +140,7 @@ func DefaultConfig() Config {
 		VersionTTL:    DefaultVersionTTL,
 		DeadLetterMax: DefaultDeadLetterMax,
 		Tables:        []TableSpec{},
-		Streams:       StreamsConfig{Keys: []string{}, Group: DefaultStreamGroup, Format: FormatDebezium, ClaimIdle: DefaultClaimIdle},
+		Streams:       StreamsConfig{Keys: []string{}, Group: DefaultStreamGroup, Format: FormatDebezium, ClaimIdle: DefaultClaimIdle, NullValue: DefaultStreamNullValue},
 		Postgres:      PostgresConfig{Slot: DefaultSlot, Plugin: PluginPgoutput, Tables: []string{}},
 		MySQL:         MySQLConfig{Tables: []string{}, Flavor: FlavorAuto, LeaseTTL: DefaultLeaseTTL},
 		Kafka:         DefaultKafkaConfig(),
@@ -164,6 +171,9 @@ func (c Config) Validate() error {
 	}
 	if c.Streams.ClaimIdle <= 0 {
 		add("index.streams.claim-idle", "must be positive, got %s", c.Streams.ClaimIdle)
+	}
+	if c.Streams.NullValue == "" {
+		add("index.streams.null-value", "must not be empty (the sink's null.value, %q by default)", DefaultStreamNullValue)
 	}
 	if len(c.Streams.Keys) > 0 && len(c.Tables) == 0 {
 		add("index.streams.keys", "are set but no index.tables are declared")
