@@ -12,10 +12,13 @@ import (
 // Op is what a change did to a row.
 type Op string
 
-// Change operations. A snapshot row (backfill, Debezium "r") is an OpUpsert.
+// Change operations. A snapshot row (backfill, Debezium "r") is an OpUpsert. OpTruncate
+// empties the table: every row whose version is older than the truncate's leaves the index, and
+// no change older than it applies afterwards (its Row is unused).
 const (
-	OpUpsert Op = "upsert"
-	OpDelete Op = "delete"
+	OpUpsert   Op = "upsert"
+	OpDelete   Op = "delete"
+	OpTruncate Op = "truncate"
 )
 
 // Version orders the changes of one row totally. It is an opaque string whose byte order is

@@ -155,3 +155,23 @@ func TestDebeziumFixture_SchemaTypes(t *testing.T) {
 		t.Errorf("delete_film_actor.json: %+v", ch)
 	}
 }
+
+// TestParseEvent_Truncates: Debezium's documented truncate events ("op":"t", MySQL and
+// PostgreSQL) and a Canal TRUNCATE (a DDL to Canal: isDdl true, type TRUNCATE, no data) are
+// truncates of their table at their place in the source, not unknown operations.
+func TestParseEvent_Truncates(t *testing.T) {
+	ch := parseOne(t, fixtureEvent(t, "debezium", "mysql-truncate.json"))
+	if ch.Op != index.OpTruncate || ch.DB != "inventory" || ch.Table != "customers" || ch.Version != index.BinlogVersion(3, 484, 0) {
+		t.Errorf("mysql truncate: %+v", ch)
+	}
+	ch = parseOne(t, fixtureEvent(t, "debezium", "postgresql-truncate.json"))
+	if ch.Op != index.OpTruncate || ch.DB != "postgres" || ch.Table != "customers" || ch.Version != index.PostgresVersion(46523128, 46523128) {
+		t.Errorf("postgresql truncate: %+v", ch)
+	}
+	canal := `{"data":null,"database":"inventory","es":1589373566000,"id":13,"isDdl":true,"mysqlType":null,"old":null,"pkNames":null,"sql":"TRUNCATE TABLE products2","sqlType":null,"table":"products2","ts":1589373566001,"type":"TRUNCATE"}`
+	changes, skipped, err := index.ParseEvent(index.FormatCanal, json.RawMessage(canal), 7)
+	if err != nil || skipped || len(changes) != 1 || changes[0].Op != index.OpTruncate || changes[0].Table != "products2" ||
+		changes[0].Version != index.TimeVersion(1589373566000, 13, 7, 0) {
+		t.Errorf("canal truncate: %+v %v %v", changes, skipped, err)
+	}
+}

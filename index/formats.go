@@ -192,6 +192,8 @@ func opOf(s string) (Op, error) {
 		return OpUpsert, nil
 	case "delete", "d":
 		return OpDelete, nil
+	case "truncate", "t":
+		return OpTruncate, nil
 	}
 	return "", redstate.Errorf(redstate.EINVALID, "unknown change op %q", s)
 }
@@ -310,22 +312,29 @@ func parseCanal(raw json.RawMessage, position uint64) ([]Change, bool, error) {
 	return text.changes(position)
 }
 
-// changes are the changes of m delivered at position; skipped for DDL and other statements.
+// changes are the changes of m delivered at position; skipped for DDL and other statements but
+// TRUNCATE (a DDL to Canal), which empties the table.
 func (m canalText) changes(position uint64) ([]Change, bool, error) {
-	if m.IsDdl {
+	typ := strings.ToUpper(m.Type)
+	if m.IsDdl && typ != "TRUNCATE" {
 		return nil, true, nil
 	}
 	var op Op
-	switch strings.ToUpper(m.Type) {
+	switch typ {
 	case "INSERT", "UPDATE":
 		op = OpUpsert
 	case "DELETE":
 		op = OpDelete
+	case "TRUNCATE":
+		op = OpTruncate
 	default:
 		return nil, true, nil // QUERY, CREATE, ALTER, …: not row changes
 	}
 	if m.Es <= 0 {
 		return nil, false, redstate.Errorf(redstate.EINVALID, "Canal message has no es (event time)")
+	}
+	if op == OpTruncate {
+		return []Change{{DB: m.Database, Table: m.Table, Op: op, Version: TimeVersion(m.Es, m.ID, position, 0), Time: time.UnixMilli(m.Es).UTC()}}, false, nil
 	}
 	changes := make([]Change, 0, len(m.Data))
 	for i, row := range m.Data {
@@ -379,16 +388,19 @@ func parseDebezium(raw json.RawMessage, position uint64) ([]Change, bool, error)
 	if err != nil {
 		return nil, false, err
 	}
-	image := ev.After
-	if op == OpDelete {
-		image = ev.Before
-	}
-	if image == nil {
-		return nil, false, redstate.Errorf(redstate.EINVALID, "Debezium %q event has no %s image", ev.Op, map[bool]string{true: "before", false: "after"}[op == OpDelete])
-	}
-	row, enc, err := debeziumRow(image, schema, op == OpDelete)
-	if err != nil {
-		return nil, false, err
+	var row map[string]*string
+	var enc Encoding
+	if op != OpTruncate { // a truncate names the table alone
+		image := ev.After
+		if op == OpDelete {
+			image = ev.Before
+		}
+		if image == nil {
+			return nil, false, redstate.Errorf(redstate.EINVALID, "Debezium %q event has no %s image", ev.Op, map[bool]string{true: "before", false: "after"}[op == OpDelete])
+		}
+		if row, enc, err = debeziumRow(image, schema, op == OpDelete); err != nil {
+			return nil, false, err
+		}
 	}
 	ts := ev.Source.TsMs
 	if ts == 0 {

@@ -161,9 +161,11 @@ func readFixture(t *testing.T, path string) string {
 
 // TestSource_DebeziumServerEntries: entries as Debezium Server's Redis sink writes them
 // (RedisStreamChangeConsumer): compact ({record key: value}) and extended (key, value and the
-// headers upper-cased), Debezium's documented create, update and delete of a customer, and the
-// tombstone after the delete, whose null value the sink writes as its null.value, "default".
-// The tombstones are acknowledged and counted, never dead-lettered; the row ends deleted.
+// headers upper-cased), Debezium's documented create, truncate (no record key: the sink's
+// null.key, "default"), update, delete of a customer, and the tombstone after the delete, whose
+// null value the sink writes as its null.value, "default". The truncate removes the customer
+// and the update older than it is stale; the tombstones are acknowledged and counted, never
+// dead-lettered.
 func TestSource_DebeziumServerEntries(t *testing.T) {
 	client := redistest.SharedStandalone(t).Client(t)
 	ctx := context.Background()
@@ -183,7 +185,6 @@ func TestSource_DebeziumServerEntries(t *testing.T) {
 		}
 	}
 	add(debeziumKey, readFixture(t, "debezium/mysql-create.json"))
-	add("key", debeziumKey, "value", readFixture(t, "debezium/mysql-update.json"), "HEADERKEY", "headerValue")
 	src, err := streamsource.New(ix, streamsource.Options{Client: client, Streams: []string{stream}, Consumer: "live", Block: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -209,9 +210,12 @@ func TestSource_DebeziumServerEntries(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	awaitRows("create, update", func(rows map[string]json.RawMessage) bool {
-		return strings.Contains(string(rows["1004"]), `"first_name":"Anne Marie"`)
+	awaitRows("create", func(rows map[string]json.RawMessage) bool {
+		return strings.Contains(string(rows["1004"]), `"first_name":"Anne"`)
 	})
+	add("default", readFixture(t, "debezium/mysql-truncate.json"))
+	awaitRows("truncate", func(rows map[string]json.RawMessage) bool { return len(rows) == 0 })
+	add("key", debeziumKey, "value", readFixture(t, "debezium/mysql-update.json"), "HEADERKEY", "headerValue")
 	add(debeziumKey, readFixture(t, "debezium/mysql-delete.json"))
 	add(debeziumKey, "default")
 	add("key", debeziumKey, "value", "default", "HEADERKEY", "headerValue")
@@ -222,6 +226,9 @@ func TestSource_DebeziumServerEntries(t *testing.T) {
 			t.Fatalf("tombstones %d, pending %+v", src.Tombstones.Load(), client.XPending(ctx, stream, index.DefaultStreamGroup).Val())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	if st := ix.Stats("inventory", "customers"); st.Applied.Load() != 3 || st.Stale.Load() != 1 {
+		t.Errorf("applied %d (create, truncate, delete), stale %d (the update older than the truncate)", st.Applied.Load(), st.Stale.Load())
 	}
 	if n := client.LLen(ctx, ix.DeadLetterKey()).Val(); n != 0 || ix.Unreadable() != 0 {
 		t.Errorf("dead letters %d (%v), unreadable %d", n, client.LRange(ctx, ix.DeadLetterKey(), 0, -1).Val(), ix.Unreadable())
