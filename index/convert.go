@@ -70,10 +70,13 @@ func (rc rowCodec) convert(row map[string]*string, dbz *DebeziumSettings) ([]any
 
 // convert turns a column's text value into its JSON value by the column's type, as the seed's
 // setFieldFromString does. A NULL of a nullable type, or of string/decimal/datetime/date/time,
-// is JSON null; a NULL of a non-nullable primitive is its zero value (the seed leaves the Java
+// is JSON null (MySQL's zero date is a NULL); a NULL of a non-nullable primitive is its zero value (the seed leaves the Java
 // field at its default). dbz, when set, says how a Debezium event without a schema wrote the
 // value (see DebeziumSettings). Errors: EINVALID naming the column and the value.
 func convert(c *column, v *string, dbz *DebeziumSettings) (any, error) {
+	if v != nil && (c.base == TypeDateTime || c.base == TypeDate) && zeroDate(*v) {
+		v = nil // MySQL's zero date, as Canal writes it: no date (Debezium writes it as NULL too)
+	}
 	if v == nil {
 		if c.nullable {
 			return nil, nil
@@ -252,6 +255,13 @@ func parseDateTime(s string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// zeroDate reports whether s is MySQL's zero date or date-time (0000-00-00, 0000-00-00
+// 00:00:00[.000000]), which names no day.
+func zeroDate(s string) bool {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(s), "0000-00-00")
+	return ok && strings.Trim(rest, " :.0T") == ""
 }
 
 // hasZone reports whether the date-time text s ends in a zone: Z, or an offset after the time.
