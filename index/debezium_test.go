@@ -156,3 +156,29 @@ func TestColumnType_Precision(t *testing.T) {
 		}
 	}
 }
+
+// TestDebeziumSettings_DecimalModes: without a schema, decimal.handling.mode says what a
+// decimal column's string is: under precise the base64 of the unscaled integer at the declared
+// scale ("JxA=" 100.00), under string and double the number itself ("1250" stays 1250, which
+// precise would read as base64).
+func TestDebeziumSettings_DecimalModes(t *testing.T) {
+	col := compileColumn(Column{Name: "price", Type: "decimal(10,2)"})
+	for _, c := range []struct{ mode, in, want string }{
+		{DecimalPrecise, "JxA=", "100.00"},
+		{DecimalPrecise, `{"scale":1,"value":"AQ=="}`, "0.1"},
+		{DecimalString, "1250", "1250"},
+		{DecimalString, "12.50", "12.50"},
+		{DecimalDouble, "12.5", "12.5"},
+		{DecimalDouble, "-1.5E-7", "-1.5E-7"},
+	} {
+		dbz := DebeziumSettings{DecimalHandlingMode: c.mode}.withDefaults()
+		got, err := convert(&col, Str(c.in), &dbz)
+		if err != nil || got != c.want {
+			t.Errorf("%s %s: %v, %v; want %s", c.mode, c.in, got, err, c.want)
+		}
+	}
+	dbz := DefaultDebeziumSettings()
+	if got, err := convert(&col, Str("12.50"), &dbz); err == nil {
+		t.Errorf("precise read 12.50 as base64: %v", got)
+	}
+}
