@@ -235,15 +235,8 @@ func (c Config) Validate() error {
 		}
 	}
 	c.Kafka.validate(len(c.Tables) > 0, add)
-	switch c.Debezium.TimePrecisionMode {
-	case TimeAdaptive, TimeAdaptiveMicroseconds, TimeConnect, TimeIsoString, TimeMicroseconds, TimeNanoseconds:
-	default:
-		add("index.debezium.time-precision-mode", "must be adaptive, adaptive_time_microseconds, connect, isostring, microseconds or nanoseconds (the connector's time.precision.mode), got %q", c.Debezium.TimePrecisionMode)
-	}
-	switch c.Debezium.DecimalHandlingMode {
-	case DecimalPrecise, DecimalDouble, DecimalString:
-	default:
-		add("index.debezium.decimal-handling-mode", "must be precise, double or string (the connector's decimal.handling.mode), got %q", c.Debezium.DecimalHandlingMode)
+	if err := c.Debezium.Validate(); err != nil {
+		add("index.debezium", "%s", redstate.ErrorMessage(err))
 	}
 	return errors.Join(errs...)
 }

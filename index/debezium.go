@@ -69,18 +69,19 @@ func (d DebeziumSettings) withDefaults() DebeziumSettings {
 	return d
 }
 
-// Validate reports an unknown mode. Errors: EINVALID.
+// Validate reports an unknown mode (an empty one is its default), naming its key. Errors:
+// EINVALID.
 func (d DebeziumSettings) Validate() error {
 	d = d.withDefaults()
 	switch d.TimePrecisionMode {
 	case TimeAdaptive, TimeAdaptiveMicroseconds, TimeConnect, TimeIsoString, TimeMicroseconds, TimeNanoseconds:
 	default:
-		return redstate.Errorf(redstate.EINVALID, "Debezium time precision mode %q: use adaptive, adaptive_time_microseconds, connect, isostring, microseconds or nanoseconds", d.TimePrecisionMode)
+		return redstate.Errorf(redstate.EINVALID, "time-precision-mode %q: use adaptive, adaptive_time_microseconds, connect, isostring, microseconds or nanoseconds (the connector's time.precision.mode)", d.TimePrecisionMode)
 	}
 	switch d.DecimalHandlingMode {
 	case DecimalPrecise, DecimalDouble, DecimalString:
 	default:
-		return redstate.Errorf(redstate.EINVALID, "Debezium decimal handling mode %q: use precise, double or string", d.DecimalHandlingMode)
+		return redstate.Errorf(redstate.EINVALID, "decimal-handling-mode %q: use precise, double or string (the connector's decimal.handling.mode)", d.DecimalHandlingMode)
 	}
 	return nil
 }

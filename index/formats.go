@@ -363,7 +363,9 @@ type debeziumEvent struct {
 	TsMs int64  `json:"ts_ms"`
 }
 
-// parseDebezium reads an envelope (bare, or the payload of {"schema","payload"}). Versions:
+// parseDebezium reads an envelope (bare, or the payload of {"schema","payload"}, then read by
+// its schema: see debeziumRow); "op":"t" is a truncate of the table, "m" (a logical decoding
+// message) and events without op are skipped. Versions:
 // PostgreSQL from source.sequence ["<last commit LSN>","<LSN>"] (else the LSN alone), MySQL
 // from source file/pos/row; a connector that gives neither (SQL Server, Oracle, MongoDB, …) is
 // ordered like Canal by its change time (source.ts_ms, else ts_ms) and the delivery position. A
