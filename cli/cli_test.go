@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -144,7 +145,7 @@ func TestConfigPrint_SpellsOutQueueDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatalf("config print: %v\n%s", err, out)
 	}
-	if strings.Contains(out, "null") || !strings.Contains(out, "prefetch: 4") || !strings.Contains(out, "prefetch: 0") {
+	if regexp.MustCompile(`(?m):\s*null$`).MatchString(out) || !strings.Contains(out, "prefetch: 4") || !strings.Contains(out, "prefetch: 0") {
 		t.Errorf("queue defaults not spelled out:\n%s", out)
 	}
 }

@@ -127,11 +127,12 @@ func (a *app) index(ctx context.Context) (*indexBackend, error) {
 	metrics.RegisterIndex(m, ix)
 	if st := cfg.Index.Streams; len(st.Keys) > 0 {
 		src, err := streamsource.New(ix, streamsource.Options{Client: client, Streams: st.Keys, Group: st.Group,
-			Consumer: st.Consumer, Format: st.Format, ClaimIdle: st.ClaimIdle, Logger: log})
+			Consumer: st.Consumer, Format: st.Format, ClaimIdle: st.ClaimIdle, NullValue: st.NullValue, Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("index streams: %w", err)
 		}
 		ib.streams = src
+		metrics.RegisterIndexStreams(m, src)
 		log.Info("CDC index consuming Redis Streams", "streams", len(st.Keys), "group", st.Group, "format", st.Format)
 	}
 	if pg := cfg.Index.Postgres; pg.URL != "" {
@@ -201,7 +202,8 @@ func mysqlProgress(src *mysqlsource.Source) metrics.SourceProgress {
 // indexOptions are the index's options from cfg.Index, under the namespace (the key rule).
 func (a *app) indexOptions() index.Options {
 	ix := a.cfg.Index
-	return index.Options{Namespace: a.cfg.Namespace, Prefix: ix.Prefix, VersionTTL: ix.VersionTTL, DeadLetterMax: ix.DeadLetterMax}
+	return index.Options{Namespace: a.cfg.Namespace, Prefix: ix.Prefix, VersionTTL: ix.VersionTTL, DeadLetterMax: ix.DeadLetterMax,
+		Debezium: ix.Debezium}
 }
 
 // mysqlLeaseDetail says whether this instance reads the binlog.

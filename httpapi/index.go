@@ -38,20 +38,30 @@ type eventsRequest struct {
 
 // indexEvents applies a batch of change events: POST /v1/index/events {"format","events"}
 // [write] → 200 {"applied","stale","skipped","failed","errors"}. Events that cannot be read or
-// converted are counted as failed (and dead-lettered when converted), never failing the batch;
-// DDL and undeclared tables are skipped. 503 when the store is unavailable: nothing is lost by
-// resending the whole batch (versions make it idempotent).
+// converted are counted as failed (and dead-lettered when converted), never failing the batch:
+// an event that names a member twice is one of them, refused alone, while the request's own
+// members are checked as strictly as every body's. DDL and undeclared tables are skipped. 503
+// when the store is unavailable: nothing is lost by resending the whole batch (versions make it
+// idempotent).
 func (s *server) indexEvents(w http.ResponseWriter, r *http.Request) error {
 	if s.index == nil {
 		return errNoIndex()
 	}
 	var req eventsRequest
-	if err := s.decodeBody(w, r, &req); err != nil {
+	if err := s.decodeBodyExcept(w, r, &req, "events"); err != nil {
 		return err
 	}
-	parsed, err := index.ParseEventList(req.Format, req.Events, req.Offset)
-	if err != nil {
+	if err := index.CheckFormat(req.Format); err != nil {
 		return err
+	}
+	var parsed index.Parsed
+	for i, ev := range req.Events {
+		if err := checkJSONShape(ev, s.maxDepth); err != nil {
+			parsed.Add(i, nil, false, redstate.Errorf(redstate.EINVALID, "%s", err.Error()))
+			continue
+		}
+		changes, skipped, err := index.ParseEvent(req.Format, ev, req.Offset+uint64(i))
+		parsed.Add(i, changes, skipped, err)
 	}
 	res, err := s.index.Apply(r.Context(), parsed.Changes)
 	if err != nil {

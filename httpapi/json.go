@@ -41,6 +41,12 @@ func writeRawJSON(w http.ResponseWriter, status int, body []byte) {
 // any parser recurses into the body. Errors:
 // EUNSUPPORTEDMEDIA, ETOOLARGE, EINVALID, each with a message naming the problem.
 func (s *server) decodeBody(w http.ResponseWriter, r *http.Request, dst any) error {
+	return s.decodeBodyExcept(w, r, dst, "")
+}
+
+// decodeBodyExcept is decodeBody leaving duplicate members inside the elements of the
+// top-level array member items to the caller (see checkJSONShapeExcept).
+func (s *server) decodeBodyExcept(w http.ResponseWriter, r *http.Request, dst any, items string) error {
 	if err := checkContentType(r); err != nil {
 		return err
 	}
@@ -58,7 +64,7 @@ func (s *server) decodeBody(w http.ResponseWriter, r *http.Request, dst any) err
 	if trimmed[0] != '{' {
 		return redstate.Errorf(redstate.EINVALID, "request body must be a JSON object")
 	}
-	if err := checkJSONShape(trimmed, s.maxDepth); err != nil {
+	if err := checkJSONShapeExcept(trimmed, s.maxDepth, items); err != nil {
 		return redstate.Errorf(redstate.EINVALID, "%s", err.Error())
 	}
 	if err := checkMemberCase(trimmed, reflect.TypeOf(dst), "$"); err != nil {

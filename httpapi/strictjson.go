@@ -61,6 +61,13 @@ func jsonPath(stack []jsonFrame) string {
 // Time and memory are linear in the size of raw. A syntax error ends the check without an
 // error: the decoder that runs next reports it precisely.
 func checkJSONShape(raw []byte, maxDepth int) error {
+	return checkJSONShapeExcept(raw, maxDepth, "")
+}
+
+// checkJSONShapeExcept is checkJSONShape leaving duplicate members inside the elements of the
+// top-level array member items ("events") to the caller, which checks each element on its own
+// so that one bad element fails alone. The depth bound holds everywhere.
+func checkJSONShapeExcept(raw []byte, maxDepth int, items string) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var stack []jsonFrame
@@ -85,7 +92,7 @@ func checkJSONShape(raw []byte, maxDepth int) error {
 				continue
 			}
 			key, _ := tok.(string)
-			if _, dup := top.keys[key]; dup {
+			if _, dup := top.keys[key]; dup && !inItem(stack, items) {
 				return fmt.Errorf("duplicate member %q in the object at %s; each name may occur only once",
 					truncate(key), jsonPath(stack[:len(stack)-1]))
 			}
@@ -153,6 +160,12 @@ func jsonPathAt(raw []byte, offset int64) string {
 			}
 		}
 	}
+}
+
+// inItem reports whether the innermost object of stack lies inside an element of the top-level
+// array member items (never when items is empty).
+func inItem(stack []jsonFrame, items string) bool {
+	return items != "" && len(stack) >= 3 && stack[0].object && stack[0].key == items && !stack[1].object
 }
 
 var jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()

@@ -12,10 +12,13 @@ import (
 // Op is what a change did to a row.
 type Op string
 
-// Change operations. A snapshot row (backfill, Debezium "r") is an OpUpsert.
+// Change operations. A snapshot row (backfill, Debezium "r") is an OpUpsert. OpTruncate
+// empties the table: every row whose version is older than the truncate's leaves the index, and
+// no change older than it applies afterwards (its Row is unused).
 const (
-	OpUpsert Op = "upsert"
-	OpDelete Op = "delete"
+	OpUpsert   Op = "upsert"
+	OpDelete   Op = "delete"
+	OpTruncate Op = "truncate"
 )
 
 // Version orders the changes of one row totally. It is an opaque string whose byte order is
@@ -90,6 +93,9 @@ type Change struct {
 	// Time is when the change happened at the source (the seed's 数据变更时间); zero when the
 	// source gives none, and the change is then stamped with the time it is applied.
 	Time time.Time
+	// Encoding says how Row's values are written (EncodingText unless the change comes from a
+	// Debezium event without a schema).
+	Encoding Encoding
 	// Source says where the change was read (e.g. "kafka:orders/3@1234": topic, partition,
 	// offset), recorded with the change when it is dead-lettered; empty when the caller gives
 	// none.

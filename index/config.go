@@ -17,6 +17,9 @@ const (
 	// DefaultClaimIdle is how long a stream entry stays pending at a dead consumer before it is
 	// claimed.
 	DefaultClaimIdle = 30 * time.Second
+	// DefaultStreamNullValue is the value Debezium Server's Redis sink writes for a tombstone
+	// (its debezium.sink.redis.null.value's default).
+	DefaultStreamNullValue = "default"
 	// DefaultSlot is the replication slot of the PostgreSQL source.
 	DefaultSlot = "redstate_index"
 	// DefaultLeaseTTL is the MySQL source's binlog lease TTL: another instance takes over
@@ -55,6 +58,9 @@ type Config struct {
 	// Kafka feeds the index from Kafka topics: Canal flat messages, Debezium envelopes
 	// (index/kafkasource).
 	Kafka KafkaConfig `koanf:"kafka"`
+	// Debezium says how the Debezium connector feeding the index writes values without a
+	// schema, whichever source delivers its events (HTTP, Redis Streams, Kafka, replay).
+	Debezium DebeziumSettings `koanf:"debezium"`
 }
 
 // MySQL flavors of MySQLConfig.Flavor.
@@ -120,6 +126,10 @@ type StreamsConfig struct {
 	// ClaimIdle is how long an entry stays pending at a dead consumer before it is claimed
 	// (default DefaultClaimIdle).
 	ClaimIdle time.Duration `koanf:"claim-idle"`
+	// NullValue is the value the sink writes for a tombstone, its
+	// debezium.sink.redis.null.value (default DefaultStreamNullValue): such entries are
+	// acknowledged and counted, not applied.
+	NullValue string `koanf:"null-value"`
 }
 
 // DefaultConfig returns the index's defaults: the seed's prefix and version TTL, no tables,
@@ -130,10 +140,11 @@ func DefaultConfig() Config {
 		VersionTTL:    DefaultVersionTTL,
 		DeadLetterMax: DefaultDeadLetterMax,
 		Tables:        []TableSpec{},
-		Streams:       StreamsConfig{Keys: []string{}, Group: DefaultStreamGroup, Format: FormatDebezium, ClaimIdle: DefaultClaimIdle},
+		Streams:       StreamsConfig{Keys: []string{}, Group: DefaultStreamGroup, Format: FormatDebezium, ClaimIdle: DefaultClaimIdle, NullValue: DefaultStreamNullValue},
 		Postgres:      PostgresConfig{Slot: DefaultSlot, Plugin: PluginPgoutput, Tables: []string{}},
 		MySQL:         MySQLConfig{Tables: []string{}, Flavor: FlavorAuto, LeaseTTL: DefaultLeaseTTL},
 		Kafka:         DefaultKafkaConfig(),
+		Debezium:      DefaultDebeziumSettings(),
 	}
 }
 
@@ -160,6 +171,9 @@ func (c Config) Validate() error {
 	}
 	if c.Streams.ClaimIdle <= 0 {
 		add("index.streams.claim-idle", "must be positive, got %s", c.Streams.ClaimIdle)
+	}
+	if c.Streams.NullValue == "" {
+		add("index.streams.null-value", "must not be empty (the sink's null.value, %q by default)", DefaultStreamNullValue)
 	}
 	if len(c.Streams.Keys) > 0 && len(c.Tables) == 0 {
 		add("index.streams.keys", "are set but no index.tables are declared")
@@ -221,5 +235,8 @@ func (c Config) Validate() error {
 		}
 	}
 	c.Kafka.validate(len(c.Tables) > 0, add)
+	if err := c.Debezium.Validate(); err != nil {
+		add("index.debezium", "%s", redstate.ErrorMessage(err))
+	}
 	return errors.Join(errs...)
 }

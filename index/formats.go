@@ -131,16 +131,22 @@ func ParseEventList(format string, raw []json.RawMessage, first uint64) (Parsed,
 	var p Parsed
 	for i, ev := range raw {
 		changes, skipped, err := ParseEvent(format, ev, first+uint64(i))
-		switch {
-		case err != nil:
-			p.Errors = append(p.Errors, fmt.Sprintf("event %d: %s", i, redstate.ErrorMessage(err)))
-		case skipped:
-			p.Skipped++
-		default:
-			p.Changes = append(p.Changes, changes...)
-		}
+		p.Add(i, changes, skipped, err)
 	}
 	return p, nil
+}
+
+// Add records what ParseEvent gave for the event at index i of a list: its changes, a skip, or
+// err (the message naming the event's index).
+func (p *Parsed) Add(i int, changes []Change, skipped bool, err error) {
+	switch {
+	case err != nil:
+		p.Errors = append(p.Errors, fmt.Sprintf("event %d: %s", i, redstate.ErrorMessage(err)))
+	case skipped:
+		p.Skipped++
+	default:
+		p.Changes = append(p.Changes, changes...)
+	}
 }
 
 // ParseEvent reads one event in format delivered at position: its place in the stream it came
@@ -186,6 +192,8 @@ func opOf(s string) (Op, error) {
 		return OpUpsert, nil
 	case "delete", "d":
 		return OpDelete, nil
+	case "truncate", "t":
+		return OpTruncate, nil
 	}
 	return "", redstate.Errorf(redstate.EINVALID, "unknown change op %q", s)
 }
@@ -304,22 +312,29 @@ func parseCanal(raw json.RawMessage, position uint64) ([]Change, bool, error) {
 	return text.changes(position)
 }
 
-// changes are the changes of m delivered at position; skipped for DDL and other statements.
+// changes are the changes of m delivered at position; skipped for DDL and other statements but
+// TRUNCATE (a DDL to Canal), which empties the table.
 func (m canalText) changes(position uint64) ([]Change, bool, error) {
-	if m.IsDdl {
+	typ := strings.ToUpper(m.Type)
+	if m.IsDdl && typ != "TRUNCATE" {
 		return nil, true, nil
 	}
 	var op Op
-	switch strings.ToUpper(m.Type) {
+	switch typ {
 	case "INSERT", "UPDATE":
 		op = OpUpsert
 	case "DELETE":
 		op = OpDelete
+	case "TRUNCATE":
+		op = OpTruncate
 	default:
 		return nil, true, nil // QUERY, CREATE, ALTER, …: not row changes
 	}
 	if m.Es <= 0 {
 		return nil, false, redstate.Errorf(redstate.EINVALID, "Canal message has no es (event time)")
+	}
+	if op == OpTruncate {
+		return []Change{{DB: m.Database, Table: m.Table, Op: op, Version: TimeVersion(m.Es, m.ID, position, 0), Time: time.UnixMilli(m.Es).UTC()}}, false, nil
 	}
 	changes := make([]Change, 0, len(m.Data))
 	for i, row := range m.Data {
@@ -348,39 +363,46 @@ type debeziumEvent struct {
 	TsMs int64  `json:"ts_ms"`
 }
 
-// parseDebezium reads an envelope (bare, or the payload of {"schema","payload"}). Versions:
+// parseDebezium reads an envelope (bare, or the payload of {"schema","payload"}, then read by
+// its schema: see debeziumRow); "op":"t" is a truncate of the table, "m" (a logical decoding
+// message) and events without op are skipped. Versions:
 // PostgreSQL from source.sequence ["<last commit LSN>","<LSN>"] (else the LSN alone), MySQL
 // from source file/pos/row; a connector that gives neither (SQL Server, Oracle, MongoDB, …) is
 // ordered like Canal by its change time (source.ts_ms, else ts_ms) and the delivery position. A
 // delete's row is its before image (only the key is needed).
 func parseDebezium(raw json.RawMessage, position uint64) ([]Change, bool, error) {
 	var wrapped struct {
+		Schema  json.RawMessage `json:"schema"`
 		Payload json.RawMessage `json:"payload"`
 	}
+	var schema json.RawMessage
 	if err := json.Unmarshal(raw, &wrapped); err == nil && len(wrapped.Payload) > 0 && string(wrapped.Payload) != "null" {
-		raw = wrapped.Payload
+		raw, schema = wrapped.Payload, wrapped.Schema
 	}
 	var ev debeziumEvent
 	if err := json.Unmarshal(raw, &ev); err != nil {
 		return nil, false, redstate.Errorf(redstate.EINVALID, "not a Debezium change event: %v", err)
 	}
-	if ev.Op == "" {
-		return nil, true, nil // schema change or heartbeat
+	if ev.Op == "" || ev.Op == "m" {
+		return nil, true, nil // schema change, heartbeat, transaction boundary, logical decoding message
 	}
 	op, err := opOf(ev.Op)
 	if err != nil {
 		return nil, false, err
 	}
-	image := ev.After
-	if op == OpDelete {
-		image = ev.Before
-	}
-	if image == nil {
-		return nil, false, redstate.Errorf(redstate.EINVALID, "Debezium %q event has no %s image", ev.Op, map[bool]string{true: "before", false: "after"}[op == OpDelete])
-	}
-	row, err := textRow(image)
-	if err != nil {
-		return nil, false, err
+	var row map[string]*string
+	var enc Encoding
+	if op != OpTruncate { // a truncate names the table alone
+		image := ev.After
+		if op == OpDelete {
+			image = ev.Before
+		}
+		if image == nil {
+			return nil, false, redstate.Errorf(redstate.EINVALID, "Debezium %q event has no %s image", ev.Op, map[bool]string{true: "before", false: "after"}[op == OpDelete])
+		}
+		if row, enc, err = debeziumRow(image, schema, op == OpDelete); err != nil {
+			return nil, false, err
+		}
 	}
 	ts := ev.Source.TsMs
 	if ts == 0 {
@@ -422,5 +444,37 @@ func parseDebezium(raw json.RawMessage, position uint64) ([]Change, bool, error)
 	if ts > 0 {
 		at = time.UnixMilli(ts).UTC()
 	}
-	return []Change{{DB: src.DB, Table: src.Table, Op: op, Row: row, Version: v, Time: at}}, false, nil
+	return []Change{{DB: src.DB, Table: src.Table, Op: op, Row: row, Version: v, Time: at, Encoding: enc}}, false, nil
+}
+
+// debeziumRow reads an image of an envelope whose schema (JSON null or absent: none) is
+// schema: with a schema every value is decoded by its field's type into the index's text
+// (EncodingText); without one the values are kept as the converter wrote them, to be read by
+// the index's DebeziumSettings (EncodingDebezium). before selects the before image's schema.
+func debeziumRow(image map[string]json.RawMessage, schema json.RawMessage, before bool) (map[string]*string, Encoding, error) {
+	row, err := textRow(image)
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(schema) == 0 || string(schema) == "null" {
+		return row, EncodingDebezium, nil
+	}
+	imgs, err := debeziumSchema(schema)
+	if err != nil {
+		return nil, 0, err
+	}
+	fields := imgs.after
+	if before {
+		fields = imgs.before
+	}
+	for col, f := range fields {
+		if v := row[col]; v != nil {
+			d, err := f.decode(col, *v)
+			if err != nil {
+				return nil, 0, err
+			}
+			row[col] = &d
+		}
+	}
+	return row, EncodingText, nil
 }

@@ -22,7 +22,8 @@ func TestConvert_SeedTypes(t *testing.T) {
 		{TypeInt, nil, `0`}, {"int?", nil, `null`}, {TypeString, nil, `null`}, {TypeBool, nil, `false`},
 	}
 	for _, c := range cases {
-		v, err := convert(Column{Name: "c", Type: c.typ}, c.in)
+		col := compileColumn(Column{Name: "c", Type: c.typ})
+		v, err := convert(&col, c.in, nil)
 		if c.want == "error" {
 			if err == nil || !strings.Contains(err.Error(), "column c") {
 				t.Errorf("%s %v: %v, %v; want an error naming the column", c.typ, *c.in, v, err)

@@ -31,6 +31,9 @@ type Options struct {
 	// Cluster says the store is a Redis Cluster: every table must then set HashTag, the only
 	// layout in which a row's change is atomic there.
 	Cluster bool
+	// Debezium says how the Debezium connector feeding the index writes values, for its events
+	// without a schema (default DefaultDebeziumSettings).
+	Debezium DebeziumSettings
 }
 
 // table is a declared table, compiled.
@@ -40,6 +43,12 @@ type table struct {
 	// bySignature maps a combination's code set to its index in spec.Dimensions.
 	bySignature map[string]int
 	stats       *TableStats
+	// codec converts the declared columns; dims gives, per dimension and part, the index of the
+	// part's column among them (-1: not declared, its text is used as it is).
+	codec rowCodec
+	dims  [][]int
+	// floorKey is keys.Truncated().
+	floorKey string
 }
 
 // TableStats count a table's changes on this instance since it started.
@@ -93,6 +102,10 @@ func New(store Store, specs []TableSpec, opts Options) (*Indexer, error) {
 	if opts.DeadLetterMax == 0 {
 		opts.DeadLetterMax = DefaultDeadLetterMax
 	}
+	opts.Debezium = opts.Debezium.withDefaults()
+	if err := opts.Debezium.Validate(); err != nil {
+		return nil, err
+	}
 	if err := ValidatePrefix(opts.Prefix); err != nil {
 		return nil, err
 	}
@@ -112,9 +125,16 @@ func New(store Store, specs []TableSpec, opts Options) (*Indexer, error) {
 			return nil, redstate.Errorf(redstate.EINVALID,
 				"index table %s: on Redis Cluster set hash-tag: true (a row's fil-, kid- and index keys must share a slot for its change to be atomic; see docs/index.md)", name)
 		}
-		t := &table{spec: s, keys: NewKeysUnder(opts.Namespace, opts.Prefix, s.DB, s.Table, s.HashTag), bySignature: map[string]int{}, stats: &TableStats{}}
+		t := &table{spec: s, keys: NewKeysUnder(opts.Namespace, opts.Prefix, s.DB, s.Table, s.HashTag), bySignature: map[string]int{},
+			stats: &TableStats{}, codec: newRowCodec(s.Columns)}
+		t.floorKey = t.keys.Truncated()
 		for i, d := range s.Dimensions {
 			t.bySignature[signature(d)] = i
+			idx := make([]int, len(d))
+			for j, p := range d {
+				idx[j] = slices.IndexFunc(s.Columns, func(c Column) bool { return c.Name == p.Column })
+			}
+			t.dims = append(t.dims, idx)
 		}
 		ix.tables[name] = t
 		ix.order = append(ix.order, name)
@@ -183,6 +203,9 @@ type Result struct {
 	Failed  int `json:"failed"`
 	// Errors describe the failed changes (at most 20).
 	Errors []string `json:"errors,omitempty"`
+	// Truncated counts the row versions truncates set (OpTruncate): rows removed, and tombstones
+	// of rows deleted before the truncate renewed at its version.
+	Truncated int `json:"truncated,omitempty"`
 }
 
 // Apply applies changes, in order, by the seed's steps 1-7 with the version compare-and-set.
@@ -209,6 +232,27 @@ func (ix *Indexer) Apply(ctx context.Context, changes []Change) (Result, error) 
 	}
 	writes := make([]RowWrite, 0, len(changes))
 	tables := make([]*table, 0, len(changes))
+	// flush applies the writes gathered so far, in order.
+	flush := func() error {
+		if len(writes) == 0 {
+			return nil
+		}
+		outcomes, err := ix.store.Apply(ctx, writes)
+		if err != nil {
+			return err
+		}
+		for i, o := range outcomes {
+			if o == Applied {
+				res.Applied++
+				count(tables[i], 1, 0, 0)
+			} else {
+				res.Stale++
+				count(tables[i], 0, 1, 0)
+			}
+		}
+		writes, tables = writes[:0], tables[:0]
+		return nil
+	}
 	// last is the newest write of each row in this call, to catch two different changes that
 	// claim one version (the store would keep the first and call the second stale).
 	last := make(map[string]RowWrite, len(changes))
@@ -217,6 +261,37 @@ func (ix *Indexer) Apply(ctx context.Context, changes []Change) (Result, error) 
 		if t == nil {
 			res.Skipped++
 			delta.Skipped++
+			continue
+		}
+		if ch.Op == OpTruncate {
+			// Every change before the truncate is applied before it, every one after it after.
+			if err := flush(); err != nil {
+				return res, err
+			}
+			applied, swept, err := ix.truncate(ctx, t, ch)
+			if redstate.IsCode(err, redstate.EINVALID) {
+				res.Failed++
+				count(t, 0, 0, 1)
+				msg := fmt.Sprintf("%s.%s: %s", ch.DB, ch.Table, redstate.ErrorMessage(err))
+				if len(res.Errors) < 20 {
+					res.Errors = append(res.Errors, msg)
+				}
+				if derr := ix.deadLetter(ctx, ch, msg); derr != nil {
+					return res, derr
+				}
+				continue
+			}
+			if err != nil {
+				return res, err
+			}
+			res.Truncated += swept
+			if applied {
+				res.Applied++
+				count(t, 1, 0, 0)
+			} else {
+				res.Stale++
+				count(t, 0, 1, 0)
+			}
 			continue
 		}
 		w, err := ix.write(t, ch)
@@ -243,23 +318,64 @@ func (ix *Indexer) Apply(ctx context.Context, changes []Change) (Result, error) 
 		writes = append(writes, w)
 		tables = append(tables, t)
 	}
-	if len(writes) == 0 {
-		return res, nil
+	return res, flush()
+}
+
+// truncateBatch is how many version keys a truncate reads and rewrites per round trip.
+const truncateBatch = 500
+
+// truncate applies a truncate of t: it raises the table's truncate key to the truncate's
+// version, so that no older change applies from then on, then rewrites every row's version key
+// at that version as a delete (each a compare-and-set: a row changed after the truncate keeps
+// its newer state). A truncate delivered again (or one older than the stored one) is stale but
+// still sweeps, finishing what a crash may have left undone. swept counts the version keys set.
+// Errors: EINVALID (no version), EUNAVAILABLE.
+func (ix *Indexer) truncate(ctx context.Context, t *table, ch Change) (applied bool, swept int, err error) {
+	if ch.Version == "" {
+		return false, 0, redstate.Errorf(redstate.EINVALID, "change has no version")
 	}
-	outcomes, err := ix.store.Apply(ctx, writes)
+	stamp := changeStamp(ch.Time)
+	out, err := ix.store.RaiseFloor(ctx, FloorWrite{Key: t.floorKey, Version: ch.Version, Stamp: stamp, TTL: ix.opts.VersionTTL})
 	if err != nil {
-		return res, err
+		return false, 0, err
 	}
-	for i, o := range outcomes {
-		if o == Applied {
-			res.Applied++
-			count(tables[i], 1, 0, 0)
-		} else {
-			res.Stale++
-			count(tables[i], 0, 1, 0)
+	for cursor := ""; ; {
+		keys, next, err := ix.store.ScanKeys(ctx, t.keys.VersionPattern(), cursor, truncateBatch)
+		if err != nil {
+			return false, swept, err
 		}
+		writes := make([]RowWrite, 0, len(keys))
+		for _, k := range keys {
+			if id, ok := t.keys.VersionID(k); ok {
+				writes = append(writes, RowWrite{VersionKey: k, RelationKey: t.keys.Relation(id), FloorKey: t.floorKey, ID: id,
+					Version: ch.Version, Stamp: stamp, TTL: ix.opts.VersionTTL, Delete: true})
+			}
+		}
+		if len(writes) > 0 {
+			outcomes, err := ix.store.Apply(ctx, writes)
+			if err != nil {
+				return false, swept, err
+			}
+			for _, o := range outcomes {
+				if o == Applied {
+					swept++
+				}
+			}
+		}
+		if next == "" || next == "0" {
+			return out == Applied, swept, nil
+		}
+		cursor = next
 	}
-	return res, nil
+}
+
+// changeStamp is the seed's fil- value for a change of time at: the data change time, or, when
+// the source gives none (a native event without "time"), the time it is applied.
+func changeStamp(at time.Time) string {
+	if at.IsZero() {
+		at = time.Now()
+	}
+	return at.UTC().Format(time.RFC3339Nano)
 }
 
 // write computes the store write of ch: steps 3-5 (logical delete, convert, index keys).
@@ -272,15 +388,8 @@ func (ix *Indexer) write(t *table, ch Change) (RowWrite, error) {
 		return RowWrite{}, redstate.Errorf(redstate.EINVALID, "change has no value for the key column %s", t.spec.Key)
 	}
 	id := *idp
-	// The seed's fil- value is the data change time; a change whose source gives none (a native
-	// event without "time") is stamped with the time it was applied.
-	at := ch.Time
-	if at.IsZero() {
-		at = time.Now()
-	}
-	stamp := at.UTC().Format(time.RFC3339Nano)
-	w := RowWrite{VersionKey: t.keys.Version(id), RelationKey: t.keys.Relation(id), ID: id,
-		Version: ch.Version, Stamp: stamp, TTL: ix.opts.VersionTTL}
+	w := RowWrite{VersionKey: t.keys.Version(id), RelationKey: t.keys.Relation(id), FloorKey: t.floorKey, ID: id,
+		Version: ch.Version, Stamp: changeStamp(ch.Time), TTL: ix.opts.VersionTTL}
 	if ch.Op == OpDelete || t.logicallyDeleted(ch.Row) {
 		w.Delete = true
 		return w, nil
@@ -288,15 +397,26 @@ func (ix *Indexer) write(t *table, ch Change) (RowWrite, error) {
 	if ch.Op != OpUpsert {
 		return RowWrite{}, redstate.Errorf(redstate.EINVALID, "unknown change op %q", ch.Op)
 	}
-	row, err := rowJSON(t.spec.Columns, ch.Row)
+	var dbz *DebeziumSettings
+	if ch.Encoding == EncodingDebezium {
+		dbz = &ix.opts.Debezium
+	}
+	vals, err := t.codec.convert(ch.Row, dbz)
 	if err != nil {
 		return RowWrite{}, err
 	}
-	w.Row = row
-	for _, d := range t.spec.Dimensions {
+	if w.Row, err = t.codec.json(vals); err != nil {
+		return RowWrite{}, err
+	}
+	for i, d := range t.spec.Dimensions {
 		values := make([]*string, len(d))
-		for i, p := range d {
-			values[i] = ch.Row[p.Column]
+		for j, p := range d {
+			raw := ch.Row[p.Column]
+			if c := t.dims[i][j]; c >= 0 && raw != nil {
+				// The key holds the value as the row does: one normalisation for both.
+				raw = segment(vals[c], raw)
+			}
+			values[j] = raw
 		}
 		w.Keys = append(w.Keys, t.keys.Index(d, values))
 	}
@@ -401,6 +521,17 @@ func (ix *Indexer) QueryKey(db, tbl string, conds map[string]string) (string, er
 	for j, p := range d {
 		v := conds[p.Code]
 		values[j] = &v
+		if c := t.dims[i][j]; c >= 0 {
+			// The condition read as the column's values are, so that it names their key.
+			col := &t.codec.cols[c]
+			n, err := convert(col, &v, nil)
+			if err != nil {
+				return "", redstate.Errorf(redstate.EINVALID, "condition %s: %s", p.Code, redstate.ErrorMessage(err))
+			}
+			if n != nil {
+				values[j] = segment(n, &v)
+			}
+		}
 	}
 	return t.keys.Index(d, values), nil
 }

@@ -83,3 +83,20 @@ func (k Keys) Index(parts []Part, values []*string) string {
 
 // Pattern returns the SCAN pattern matching every key of the table.
 func (k Keys) Pattern() string { return k.base + ":*" }
+
+// Truncated returns the table's truncate key: the version of its newest truncate, below which
+// no change of the table applies ("<version>|<stamp>", like a version key). It has no '-', so no
+// index key (code-value) can be it.
+func (k Keys) Truncated() string { return k.base + ":truncated" }
+
+// VersionPattern returns the SCAN pattern matching the version keys of the table's rows.
+func (k Keys) VersionPattern() string { return k.base + ":fil-*" }
+
+// VersionID returns the row id of a version key of the table; ok is false for another key.
+func (k Keys) VersionID(key string) (id string, ok bool) {
+	escaped, ok := strings.CutPrefix(key, k.base+":fil-")
+	if !ok {
+		return "", false
+	}
+	return keyspace.UnescapeSegment(escaped)
+}

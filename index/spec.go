@@ -3,15 +3,21 @@ package index
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/redstate/redstate"
 )
 
 // ColumnType is the declared type of a kept column: the seed's setFieldFromString types, their
-// nullable forms (suffix "?", e.g. "int?"), plus bool, decimal (kept as its exact text) and
-// datetime (normalised to ISO-8601).
+// nullable forms (suffix "?", e.g. "int?"), plus bool, decimal (kept as its exact text),
+// datetime (normalised to ISO-8601), date and time. datetime and time may give the column's
+// fractional-second precision, "datetime(6)", and decimal its precision and scale,
+// "decimal(10,2)", as the database declares them: they say how to read the numbers Debezium
+// writes without a schema (epoch milliseconds or microseconds; a decimal's unscaled integer),
+// see DebeziumSettings.
 type ColumnType string
 
 // Column types.
@@ -27,17 +33,66 @@ const (
 	TypeBool     ColumnType = "bool"
 	TypeDecimal  ColumnType = "decimal"
 	TypeDateTime ColumnType = "datetime"
+	TypeDate     ColumnType = "date"
+	TypeTime     ColumnType = "time"
 )
 
 // baseTypes are the types a column may declare (each also with a "?" suffix).
-var baseTypes = []ColumnType{TypeString, TypeByte, TypeChar, TypeShort, TypeInt, TypeLong, TypeFloat, TypeDouble, TypeBool, TypeDecimal, TypeDateTime}
+var baseTypes = []ColumnType{TypeString, TypeByte, TypeChar, TypeShort, TypeInt, TypeLong, TypeFloat, TypeDouble, TypeBool, TypeDecimal, TypeDateTime, TypeDate, TypeTime}
 
-// Base returns the type without its nullable mark, and whether it was nullable.
+// Base returns the type without its nullable mark and its precision, and whether it was
+// nullable.
 func (t ColumnType) Base() (ColumnType, bool) {
-	if s, ok := strings.CutSuffix(string(t), "?"); ok {
-		return ColumnType(s), true
+	s, nullable := strings.CutSuffix(string(t), "?")
+	if i := strings.IndexByte(s, '('); i >= 0 {
+		s = s[:i]
 	}
-	return t, false
+	return ColumnType(s), nullable
+}
+
+// columnType is a parsed ColumnType.
+type columnType struct {
+	base     ColumnType
+	nullable bool
+	// precision is the declared precision (datetime and time: fractional-second digits 0..9;
+	// decimal: total digits), -1 when none is declared; scale is a decimal's (0 with a precision
+	// alone), -1 when none is declared.
+	precision, scale int
+}
+
+// parse reads t; ok is false for a type that is not declared right (unknown, or a precision
+// where the type takes none or out of its range).
+func (t ColumnType) parse() (ct columnType, ok bool) {
+	s, nullable := strings.CutSuffix(string(t), "?")
+	ct = columnType{nullable: nullable, precision: -1, scale: -1}
+	name, params, hasParams := strings.Cut(s, "(")
+	ct.base = ColumnType(name)
+	if !slices.Contains(baseTypes, ct.base) {
+		return ct, false
+	}
+	if !hasParams {
+		return ct, true
+	}
+	params, closed := strings.CutSuffix(params, ")")
+	p, sc, twoParams := strings.Cut(params, ",")
+	var err1, err2 error
+	ct.precision, err1 = strconv.Atoi(strings.TrimSpace(p))
+	if twoParams {
+		ct.scale, err2 = strconv.Atoi(strings.TrimSpace(sc))
+	}
+	if !closed || err1 != nil || err2 != nil {
+		return ct, false
+	}
+	switch ct.base {
+	case TypeDateTime, TypeTime:
+		return ct, !twoParams && ct.precision >= 0 && ct.precision <= 9
+	case TypeDecimal:
+		if !twoParams {
+			ct.scale = 0
+		}
+		return ct, ct.precision >= 1 && ct.precision <= 1000 && ct.scale >= 0 && ct.scale <= ct.precision
+	}
+	return ct, false
 }
 
 // Column is one kept column.
@@ -112,13 +167,8 @@ func (s TableSpec) Validate() error {
 			add("columns[%d]: field %q is used twice", i, f)
 		}
 		fields[f] = true
-		base, _ := c.Type.Base()
-		known := false
-		for _, t := range baseTypes {
-			known = known || base == t
-		}
-		if !known {
-			add("columns[%d] (%s): unsupported type %q; use one of string, byte, char, short, int, long, float, double, bool, decimal, datetime (suffix ? for nullable)", i, c.Name, c.Type)
+		if _, ok := c.Type.parse(); !ok {
+			add("columns[%d] (%s): unsupported type %q; use one of string, byte, char, short, int, long, float, double, bool, decimal, datetime, date, time (suffix ? for nullable; datetime(0..9), time(0..9) and decimal(p,s) give the precision)", i, c.Name, c.Type)
 		}
 	}
 	if len(s.Dimensions) == 0 {

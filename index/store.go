@@ -20,6 +20,9 @@ const MinVersionTTL = time.Second
 type RowWrite struct {
 	// VersionKey and RelationKey are the row's fil- and kid- keys.
 	VersionKey, RelationKey string
+	// FloorKey is the table's truncate key (Keys.Truncated): a write whose version is older
+	// than the version stored there is stale.
+	FloorKey string
 	// ID is the row's field in the index hashes (its business key).
 	ID string
 	// Version is the change's version; the write happens only if it is newer than the stored one.
@@ -48,6 +51,19 @@ const (
 	Stale
 )
 
+// FloorWrite raises a table's truncate key (Keys.Truncated) to a truncate's version.
+type FloorWrite struct {
+	// Key is the truncate key.
+	Key string
+	// Version is the truncate's version: written only if newer than the stored one.
+	Version Version
+	// Stamp is stored after the version ("<version>|<stamp>"): the truncate's time.
+	Stamp string
+	// TTL is the key's time to live (the version TTL: a truncate is remembered as long as a
+	// tombstone).
+	TTL time.Duration
+}
+
 // Page is a page of an index hash.
 type Page struct {
 	// Rows maps business id to row JSON.
@@ -66,6 +82,15 @@ type Store interface {
 	// new index key at once), in order, and returns each one's Outcome. Writes to the same row
 	// in one call are applied one after the other.
 	Apply(ctx context.Context, writes []RowWrite) ([]Outcome, error)
+
+	// RaiseFloor writes f if its version is newer than the stored one (Applied) and leaves it
+	// otherwise (Stale), atomically.
+	RaiseFloor(ctx context.Context, f FloorWrite) (Outcome, error)
+
+	// ScanKeys returns a page of about count keys matching pattern (a Keys.VersionPattern) from
+	// cursor ("" or "0" to start) and the cursor to continue from ("0" when done). Every key
+	// present from the first call to the last is returned at least once.
+	ScanKeys(ctx context.Context, pattern, cursor string, count int) (keys []string, next string, err error)
 
 	// Rows returns every row of index key (HGETALL); an absent key is an empty map. It may be
 	// answered from a client-side cache that Redis invalidates (bounded staleness) unless ctx
@@ -108,6 +133,13 @@ func VersionValue(v Version, stamp string) string { return string(v) + "|" + sta
 func Newer(v Version, stored string) bool {
 	cur, _, _ := strings.Cut(stored, "|")
 	return string(v) > cur
+}
+
+// Older reports whether v is older than the version in stored (a VersionValue): a change
+// older than a table's truncate (its truncate key) does not apply.
+func Older(v Version, stored string) bool {
+	cur, _, _ := strings.Cut(stored, "|")
+	return string(v) < cur
 }
 
 // CanonicalHash is Store.Dump's text of a hash: "hash:" then "field=value" lines sorted.

@@ -144,9 +144,11 @@ func (ix *Indexer) Verify(ctx context.Context, db, tbl string, source RowSource,
 			fix[e.id] = true // not in the source: deleted (a tombstone at the repair version)
 		}
 	}
+	// A rewrite must also be newer than the table's last truncate, below which nothing applies.
+	floor, _, _ := strings.Cut(strings.TrimPrefix(dump[t.floorKey], "string:"), "|")
 	for id := range fix {
 		seen, _, _ := strings.Cut(strings.TrimPrefix(dump[t.keys.Version(id)], "string:"), "|")
-		applied, err := ix.repairRow(ctx, t, db, tbl, id, rowsByID[id], seen)
+		applied, err := ix.repairRow(ctx, t, db, tbl, id, rowsByID[id], max(seen, floor))
 		if err != nil {
 			return rep, err
 		}
@@ -176,9 +178,9 @@ func (ix *Indexer) Verify(ctx context.Context, db, tbl string, source RowSource,
 }
 
 // repairRow rewrites row id (nil row: deletes it) with a version just above seen, the version
-// the index held when Verify read it: seen plus "r" sorts after it and before every later real
-// version (versions of one kind have a fixed width). Without one it writes "0", below every
-// real version, so any later change wins. The store applies it only if nothing newer was
+// the index held when Verify read it (or the table's truncate, if newer): seen plus "r" sorts
+// after it and before every later real version (versions of one kind have a fixed width).
+// Without one it writes "0", below every real version, so any later change wins. The store applies it only if nothing newer was
 // applied since; applied reports whether it did.
 func (ix *Indexer) repairRow(ctx context.Context, t *table, db, tbl, id string, row map[string]*string, seen string) (applied bool, err error) {
 	version := Version("0")

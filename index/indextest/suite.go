@@ -85,6 +85,11 @@ func del(v uint64, id int) index.Change {
 		Time: time.Unix(int64(v), 0)}
 }
 
+// truncate builds a truncate of the seed table at version v.
+func truncate(v uint64) index.Change {
+	return index.Change{DB: "db1", Table: "table1", Op: index.OpTruncate, Version: index.PostgresVersion(v, v), Time: time.Unix(int64(v), 0)}
+}
+
 // apply applies changes and fails the test on an error.
 func apply(t *testing.T, ix *index.Indexer, changes ...index.Change) index.Result {
 	t.Helper()
@@ -367,6 +372,74 @@ func RunStoreSuite(t *testing.T, newStore NewStore, f Features) {
 			res, err := ix.QueryBatch(ctx, "db1", "table1", []map[string]string{lcb(5, 5, 0), lcb(5, 5, 1), lc(5, 5), lc(6, 6)})
 			if err != nil || len(res) != 4 || len(res[0]) != 125 || len(res[1]) != 125 || len(res[2]) != 250 || len(res[3]) != 0 {
 				t.Fatalf("QueryBatch = %d results, %v", len(res), err)
+			}
+		},
+		"TruncateRemovesOlderRowsKeepsNewerBlocksLateOnes": func(t *testing.T) {
+			store := newStore(t)
+			ix := newIndexer(t, store, f)
+			apply(t, ix, upsert(1, row(1, 1, 1, 1, "old")), upsert(2, row(2, 1, 1, 1, "old")), upsert(10, row(3, 1, 1, 1, "newer")),
+				upsert(3, row(4, 1, 1, 1, "deleted")), del(4, 4))
+			res := apply(t, ix, truncate(5))
+			if res.Applied != 1 || res.Truncated != 3 { // rows 1, 2 and the tombstone of 4; row 3 is newer
+				t.Fatalf("truncate: %+v", res)
+			}
+			if rows := query(t, ix, lc(1, 1)); len(rows) != 1 || rows["3"] == nil {
+				t.Fatalf("after the truncate: %v, want only the newer row 3", keysOf(rows))
+			}
+			// A change from before the truncate, delivered after it, is stale: also for a row the
+			// truncate never saw (no version key to tombstone).
+			if res := apply(t, ix, upsert(4, row(5, 1, 1, 1, "late")), upsert(3, row(1, 1, 1, 1, "late"))); res.Stale != 2 {
+				t.Fatalf("late changes: %+v", res)
+			}
+			// Delivered again, the truncate is stale and changes nothing; a newer change applies.
+			if res := apply(t, ix, truncate(5), upsert(6, row(1, 2, 2, 2, "back"))); res.Stale != 1 || res.Applied != 1 || res.Truncated != 0 {
+				t.Fatalf("redelivered truncate, newer change: %+v", res)
+			}
+			if rows := query(t, ix, lc(2, 2)); rows["1"] == nil {
+				t.Fatalf("a change newer than the truncate did not apply: %v", keysOf(rows))
+			}
+			// In one call, the changes before a truncate are applied before it, those after it after.
+			apply(t, ix, upsert(7, row(7, 3, 3, 3, "before")), truncate(8), upsert(9, row(8, 3, 3, 3, "after")))
+			if rows := query(t, ix, lc(3, 3)); len(rows) != 1 || rows["8"] == nil {
+				t.Fatalf("before/truncate/after in one call: %v", keysOf(rows))
+			}
+			keys, _ := ix.Keys("db1", "table1")
+			dump, err := store.Dump(ctx, keys.Pattern())
+			if err != nil || !strings.HasPrefix(dump[keys.Truncated()], "string:"+string(index.PostgresVersion(8, 8))+"|") {
+				t.Fatalf("truncate key = %q, %v", dump[keys.Truncated()], err)
+			}
+		},
+		"TruncateOfManyRows": func(t *testing.T) {
+			ix := newIndexer(t, newStore(t), f)
+			var changes []index.Change
+			for i := 1; i <= 1234; i++ {
+				changes = append(changes, upsert(uint64(i), row(i, i%3, 1, 1, "r")))
+			}
+			apply(t, ix, changes...)
+			if res := apply(t, ix, truncate(5000)); res.Truncated != 1234 {
+				t.Fatalf("truncate: %+v", res)
+			}
+			for las := range 3 {
+				if rows := query(t, ix, lc(las, 1)); len(rows) != 0 {
+					t.Fatalf("las %d after the truncate: %d rows", las, len(rows))
+				}
+			}
+		},
+		"RepairAfterTruncate": func(t *testing.T) {
+			ix := newIndexer(t, newStore(t), f)
+			apply(t, ix, upsert(1, row(1, 1, 1, 1, "a")), truncate(5))
+			// The table holds a row the stream never delivered: the repair writes it above the
+			// truncate (below which nothing applies), and a later real change still wins.
+			rows := func(f func(map[string]*string) bool) error { f(row(2, 1, 1, 1, "b")); return nil }
+			if rep, err := ix.Verify(ctx, "db1", "table1", rows, true, nil); err != nil || rep.Repaired != 1 {
+				t.Fatalf("repair: %+v %v", rep, err)
+			}
+			if got := query(t, ix, lc(1, 1)); len(got) != 1 || got["2"] == nil {
+				t.Fatalf("after the repair: %v", keysOf(got))
+			}
+			apply(t, ix, upsert(6, row(2, 2, 2, 2, "real")))
+			if len(query(t, ix, lc(2, 2))) != 1 {
+				t.Fatal("a change after the repair lost to the repair's version")
 			}
 		},
 		"VerifyAndRepair": func(t *testing.T) {

@@ -61,6 +61,10 @@ func (s *Store) Apply(_ context.Context, writes []index.RowWrite) ([]index.Outco
 			out[i] = index.Stale
 			continue
 		}
+		if floor, ok := s.get(w.FloorKey); ok && index.Older(w.Version, floor) {
+			out[i] = index.Stale
+			continue
+		}
 		var old []string
 		if raw, ok := s.get(w.RelationKey); ok {
 			_ = json.Unmarshal([]byte(raw), &old)
@@ -155,19 +159,18 @@ func (s *Store) Dump(_ context.Context, pattern string) (map[string]string, erro
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	out := map[string]string{}
-	match := func(k string) bool { ok, _ := path.Match(globToPath(pattern), globToPath(k)); return ok }
 	for k := range s.strings {
-		if v, ok := s.get(k); ok && match(k) {
+		if v, ok := s.get(k); ok && match(pattern, k) {
 			out[k] = "string:" + v
 		}
 	}
 	for k, h := range s.hashes {
-		if match(k) {
+		if match(pattern, k) {
 			out[k] = index.CanonicalHash(h)
 		}
 	}
 	for k, l := range s.lists {
-		if match(k) && len(l) > 0 {
+		if match(pattern, k) && len(l) > 0 {
 			out[k] = "list:" + strconv.Itoa(len(l))
 		}
 	}
@@ -194,6 +197,58 @@ func (s *Store) DeadLetters(key string) [][]byte {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return slices.Clone(s.lists[key])
+}
+
+// RaiseFloor implements index.Store.
+func (s *Store) RaiseFloor(_ context.Context, f index.FloorWrite) (index.Outcome, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cur, ok := s.get(f.Key); ok && !index.Newer(f.Version, cur) {
+		return index.Stale, nil
+	}
+	s.strings[f.Key] = stringValue{value: index.VersionValue(f.Version, f.Stamp), expires: s.now().Add(f.TTL)}
+	return index.Applied, nil
+}
+
+// ScanKeys implements index.Store: the cursor is an offset into the matching string keys in
+// sorted order, read afresh on each call (a key added meanwhile may shift the page, so keys
+// may come twice, never be skipped if present throughout).
+func (s *Store) ScanKeys(_ context.Context, pattern, cursor string, count int) ([]string, string, error) {
+	if count <= 0 {
+		count = 100
+	}
+	start := 0
+	if cursor != "" && cursor != "0" {
+		n, err := strconv.Atoi(cursor)
+		if err != nil || n < 0 {
+			return nil, "", redstate.Errorf(redstate.EINVALID, "cursor %q is not a cursor this store returned", cursor)
+		}
+		start = n
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var keys []string
+	for k := range s.strings {
+		if _, ok := s.get(k); ok && match(pattern, k) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	if start >= len(keys) {
+		return nil, "0", nil
+	}
+	end := min(start+count, len(keys))
+	next := "0"
+	if end < len(keys) {
+		next = strconv.Itoa(end)
+	}
+	return keys[start:end], next, nil
+}
+
+// match reports whether key matches the Redis glob pattern.
+func match(pattern, key string) bool {
+	ok, _ := path.Match(globToPath(pattern), globToPath(key))
+	return ok
 }
 
 // Remove implements index.Store.

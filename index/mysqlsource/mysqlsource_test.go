@@ -334,3 +334,33 @@ func TestSource_RedisOutagePauses(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSource_TruncateAndFloat: a FLOAT column is stored with the float's own digits from the
+// snapshot and from the binary log (0.1, 5.17), and TRUNCATE TABLE empties the table's index:
+// the rows before it leave, those written after it stay, Verify finds the index equal to the
+// table.
+func TestSource_TruncateAndFloat(t *testing.T) {
+	f := setup(t, 300)
+	f.exec(t, "ALTER TABLE items ADD COLUMN w FLOAT NULL", "UPDATE items SET w = 0.1")
+	spec := itemsSpec(f.name)
+	spec.Columns = append(spec.Columns, index.Column{Name: "w", Type: "float?"})
+	ix, err := index.New(redisindex.New(f.client), []index.TableSpec{spec}, index.Options{Prefix: f.prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.ix = ix
+	src := f.source(t)
+	stop := run(src)
+	defer stop()
+	f.exec(t, "UPDATE items SET w = 5.17 WHERE id = 7")
+	f.caughtUp(t, src)
+	rows, err := f.ix.Query(context.Background(), f.name, "items", map[string]string{"las": "0", "cat": "2"}) // id 7: las 0, cat 2
+	if err != nil || !strings.Contains(string(rows["7"]), `"w":5.17`) || !strings.Contains(string(rows["42"]), `"w":0.1`) {
+		t.Fatalf("rows 7 and 42: %s %s %v", rows["7"], rows["42"], err)
+	}
+	f.exec(t, "TRUNCATE TABLE items", "INSERT INTO items (id, las, cat, name, w) VALUES (1, 1, 1, 'after', 5.17)")
+	f.caughtUp(t, src)
+	if rep := f.verify(t); rep.Rows != 1 {
+		t.Fatalf("verify: %+v", rep)
+	}
+}

@@ -79,6 +79,14 @@ func (s *Source) handle(ctx context.Context, ev *replication.BinlogEvent, b *bat
 			// changed, so its schema is read again at its next row event.
 			clear(s.schemas)
 		}
+		if db, name, ok := truncatedTable(q, string(e.Schema)); ok && s.followed[db+"."+name] {
+			v, err := version(b.file, h.LogPos, 0)
+			if err != nil {
+				return err
+			}
+			b.changes = append(b.changes, index.Change{DB: db, Table: name, Op: index.OpTruncate, Version: v, Time: b.last})
+			s.progress.pending.Add(1)
+		}
 		b.committed = Position{File: b.file, Pos: h.LogPos}
 	case *replication.RowsEvent:
 		return s.rows(ctx, ev, e, b)

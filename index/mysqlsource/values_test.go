@@ -125,3 +125,23 @@ func TestSQLURL_AddsADatabaseWhenNone(t *testing.T) {
 		}
 	}
 }
+
+// TestTruncatedTable: the TRUNCATE statements the binary log holds name their table, qualified
+// or in the statement's database; other statements are none.
+func TestTruncatedTable(t *testing.T) {
+	for q, want := range map[string][2]string{
+		"TRUNCATE items":                          {"shop", "items"},
+		"truncate table `items`":                  {"shop", "items"},
+		"TRUNCATE TABLE `other`.`it``ems`;":       {"other", "it`ems"},
+		"/* app */ TRUNCATE other.items":          {"other", "items"},
+		"TRUNCATE\n  TABLE items ;":               {"shop", "items"},
+		"ALTER TABLE items TRUNCATE PARTITION p0": {"", ""},
+		"TRUNCATE TABLE items, other":             {"", ""},
+		"BEGIN":                                   {"", ""},
+	} {
+		db, name, ok := truncatedTable(q, "shop")
+		if ok != (want[1] != "") || db != want[0] || name != want[1] {
+			t.Errorf("%q: %q %q %v, want %v", q, db, name, ok, want)
+		}
+	}
+}

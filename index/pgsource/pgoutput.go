@@ -55,8 +55,6 @@ type decoded struct {
 	committed uint64
 	// commitTime is that transaction's commit time.
 	commitTime time.Time
-	// truncated names a table a TRUNCATE emptied (not applied to the index).
-	truncated string
 }
 
 // lostChange is a change that cannot be applied.
@@ -98,13 +96,31 @@ func (d *decoder) decode(data []byte) (decoded, error) {
 	case *pglogrepl.DeleteMessage:
 		err = d.change(&out, m.RelationID, "delete", m.OldTuple, nil)
 	case *pglogrepl.TruncateMessage:
-		for _, id := range m.RelationIDs {
-			if r := d.relations[id]; r != nil && r.spec != nil {
-				out.truncated = r.ident
-			}
-		}
+		err = d.truncate(&out, m.RelationIDs)
 	}
 	return out, err
+}
+
+// truncate turns a TRUNCATE of relations into one index truncate per followed table, at its
+// place in the transaction: the table's rows older than it leave the index.
+func (d *decoder) truncate(out *decoded, relIDs []uint32) error {
+	for _, id := range relIDs {
+		r := d.relations[id]
+		if r == nil {
+			return redstate.Errorf(redstate.EINVALID, "pgoutput: truncate of relation %d before its Relation message", id)
+		}
+		if !d.open {
+			return redstate.Errorf(redstate.EINVALID, "pgoutput: truncate of %s outside a transaction", r.ident)
+		}
+		if r.spec == nil {
+			out.skipped++
+			continue
+		}
+		d.position++
+		out.changes = append(out.changes, index.Change{DB: d.db, Table: r.spec.Table, Op: index.OpTruncate,
+			Version: index.PostgresVersion(d.commit, d.position), Time: d.at})
+	}
+	return nil
 }
 
 // change turns one row change into index changes: an upsert, a delete, or for an update that

@@ -291,3 +291,26 @@ func TestPgoutput_UnchangedToastDeadLettered(t *testing.T) {
 	f.exec(t, "ALTER TABLE items REPLICA IDENTITY FULL", "UPDATE items SET cat = 43 WHERE id = 1")
 	f.waitEqual(t)
 }
+
+// TestSource_TruncateApplied: a TRUNCATE of the followed table (alone, then between changes
+// of one transaction) empties its index: the rows before it leave, the rows written after it
+// stay, Verify finds the index equal to the table. With both plugins.
+func TestSource_TruncateApplied(t *testing.T) {
+	for _, plugin := range plugins {
+		t.Run(plugin, func(t *testing.T) {
+			f := setup(t, 500, plugin)
+			stop := f.run(t)
+			defer stop()
+			f.waitEqual(t)
+			f.exec(t, "TRUNCATE items")
+			f.waitEqual(t)
+			f.exec(t, "INSERT INTO items (id, las, cat, bra, name) SELECT g, 1, 1, 1, 'again' FROM generate_series(1, 50) g")
+			f.waitEqual(t)
+			f.exec(t, "BEGIN; INSERT INTO items (id, las, cat, name) VALUES (900, 2, 2, 'gone'); TRUNCATE items; INSERT INTO items (id, las, cat, name) VALUES (901, 3, 3, 'kept'); COMMIT")
+			f.waitEqual(t)
+			if rep := f.verify(t); rep.Rows != 1 || !rep.Clean() {
+				t.Fatalf("verify: %+v", rep)
+			}
+		})
+	}
+}

@@ -157,9 +157,6 @@ func (st *streamState) copyData(ctx context.Context, data []byte) error {
 		if out.skipped > 0 {
 			st.src.ix.CountSkipped(out.skipped)
 		}
-		if out.truncated != "" {
-			st.src.log.Warn("TRUNCATE is not applied to the index: run redstate index verify --repair", "table", out.truncated)
-		}
 		st.add(out)
 		st.setLag(uint64(xld.ServerWALEnd))
 		if len(st.pending) >= st.src.opts.BatchChanges {

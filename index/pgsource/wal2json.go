@@ -78,10 +78,13 @@ func (s *Source) StreamOnce(ctx context.Context) (int, error) {
 		switch a.Action {
 		case "B":
 			tx = tx[:0]
-		case "I", "U", "D":
+		case "I", "U", "D", "T":
 			ch := index.Change{DB: s.opts.Database, Table: a.Table, Op: index.OpUpsert, Row: columnsRow(a.Columns), Version: index.Version(fmt.Sprintf("%016x", lsn))}
-			if a.Action == "D" {
+			switch a.Action {
+			case "D":
 				ch.Op, ch.Row = index.OpDelete, columnsRow(a.Identity)
+			case "T":
+				ch.Op, ch.Row = index.OpTruncate, nil
 			}
 			tx = append(tx, ch)
 		case "C":

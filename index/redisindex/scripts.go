@@ -11,7 +11,11 @@ import "github.com/redis/go-redis/v9"
 // saves a round trip per batch and needs no compare-and-set on the relation. A relation that
 // did not change (an update that leaves the row in its keys) is not written again.
 //
-// KEYS[1] version key, KEYS[2] relation key, KEYS[3..] the row's index keys after the change.
+// A change older than the table's truncate key (the version of its newest truncate) is stale
+// too, so a change from before a truncate, delivered after it, cannot bring a row back.
+//
+// KEYS[1] version key, KEYS[2] relation key, KEYS[3] the table's truncate key, KEYS[4..] the
+// row's index keys after the change.
 // ARGV[1] id, ARGV[2] version, ARGV[3] version value ("<version>|<stamp>"), ARGV[4] "1" for a
 // delete, ARGV[5] row JSON, ARGV[6] version TTL ms, ARGV[7] new relation JSON.
 // Returns 1 applied, 0 stale.
@@ -22,11 +26,17 @@ if cur then
   if sep then cur = string.sub(cur, 1, sep - 1) end
   if not (ARGV[2] > cur) then return 0 end
 end
+local floor = redis.call('GET', KEYS[3])
+if floor then
+  local sep = string.find(floor, '|', 1, true)
+  if sep then floor = string.sub(floor, 1, sep - 1) end
+  if ARGV[2] < floor then return 0 end
+end
 local rel = redis.call('GET', KEYS[2])
 if rel then
   local isNew = {}
   if ARGV[4] ~= '1' then
-    for i = 3, #KEYS do isNew[KEYS[i]] = true end
+    for i = 4, #KEYS do isNew[KEYS[i]] = true end
   end
   for _, k in ipairs(cjson.decode(rel)) do
     if not isNew[k] then redis.call('HDEL', k, ARGV[1]) end
@@ -35,7 +45,7 @@ end
 if ARGV[4] == '1' then
   redis.call('DEL', KEYS[2])
 else
-  for i = 3, #KEYS do redis.call('HSET', KEYS[i], ARGV[1], ARGV[5]) end
+  for i = 4, #KEYS do redis.call('HSET', KEYS[i], ARGV[1], ARGV[5]) end
   if rel ~= ARGV[7] then redis.call('SET', KEYS[2], ARGV[7]) end
 end
 redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[6])
@@ -46,7 +56,8 @@ return 1
 // applyScript would (the same steps, the same result).
 //
 // For each row in turn: ARGV holds its number of keys n, then applyScript's seven ARGV; KEYS
-// holds its n keys (version key, relation key, index keys), in the same order as ARGV.
+// holds its n keys (version key, relation key, truncate key, index keys), in the same order as
+// ARGV.
 // Returns one result per row: 1 applied, 0 stale.
 var applyManyScript = redis.NewScript(`
 local function apply(k, n, a)
@@ -57,11 +68,17 @@ local function apply(k, n, a)
     if sep then cur = string.sub(cur, 1, sep - 1) end
     if not (ver > cur) then return 0 end
   end
+  local floor = redis.call('GET', KEYS[k + 2])
+  if floor then
+    local sep = string.find(floor, '|', 1, true)
+    if sep then floor = string.sub(floor, 1, sep - 1) end
+    if ver < floor then return 0 end
+  end
   local rel = redis.call('GET', rkey)
   if rel then
     local isNew = {}
     if del ~= '1' then
-      for i = k + 2, k + n - 1 do isNew[KEYS[i]] = true end
+      for i = k + 3, k + n - 1 do isNew[KEYS[i]] = true end
     end
     for _, key in ipairs(cjson.decode(rel)) do
       if not isNew[key] then redis.call('HDEL', key, id) end
@@ -71,7 +88,7 @@ local function apply(k, n, a)
     redis.call('DEL', rkey)
   else
     local row = ARGV[a + 5]
-    for i = k + 2, k + n - 1 do redis.call('HSET', KEYS[i], id, row) end
+    for i = k + 3, k + n - 1 do redis.call('HSET', KEYS[i], id, row) end
     if rel ~= ARGV[a + 7] then redis.call('SET', rkey, ARGV[a + 7]) end
   end
   redis.call('SET', vkey, ARGV[a + 3], 'PX', ARGV[a + 6])
@@ -84,6 +101,20 @@ while a <= #ARGV do
   k, a = k + n, a + 8
 end
 return out
+`)
+
+// raiseFloorScript writes a table's truncate key if the truncate is newer than the stored one.
+// KEYS[1] truncate key; ARGV[1] version, ARGV[2] value ("<version>|<stamp>"), ARGV[3] TTL ms.
+// Returns 1 written, 0 stale.
+var raiseFloorScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local sep = string.find(cur, '|', 1, true)
+  if sep then cur = string.sub(cur, 1, sep - 1) end
+  if not (ARGV[1] > cur) then return 0 end
+end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1
 `)
 
 // deadLetterScript pushes ARGV[1] onto the list KEYS[1] and keeps the newest ARGV[2] entries.

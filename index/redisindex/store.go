@@ -10,6 +10,7 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/redis/go-redis/v9"
@@ -140,8 +141,8 @@ func (s *Store) applyMany(ctx context.Context, writes []index.RowWrite) ([]index
 
 // scriptArgs builds applyScript's KEYS and ARGV for w.
 func scriptArgs(w index.RowWrite) ([]string, []any) {
-	keys := make([]string, 0, 2+len(w.Keys))
-	keys = append(keys, w.VersionKey, w.RelationKey)
+	keys := make([]string, 0, 3+len(w.Keys))
+	keys = append(keys, w.VersionKey, w.RelationKey, w.FloorKey)
 	keys = append(keys, w.Keys...)
 	del, newRel := "0", []byte("[]")
 	if w.Delete {
@@ -149,12 +150,51 @@ func scriptArgs(w index.RowWrite) ([]string, []any) {
 	} else {
 		newRel, _ = json.Marshal(w.Keys)
 	}
-	ttl := w.TTL.Milliseconds()
-	if ttl < 1 {
-		ttl = 1
-	}
 	return keys, []any{w.ID, string(w.Version), index.VersionValue(w.Version, w.Stamp), del, string(w.Row),
-		strconv.FormatInt(ttl, 10), string(newRel)}
+		ttlMillis(w.TTL), string(newRel)}
+}
+
+// ttlMillis is a TTL in whole milliseconds, at least 1, as text.
+func ttlMillis(ttl time.Duration) string {
+	return strconv.FormatInt(max(ttl.Milliseconds(), 1), 10)
+}
+
+// RaiseFloor implements index.Store: one script.
+func (s *Store) RaiseFloor(ctx context.Context, f index.FloorWrite) (index.Outcome, error) {
+	n, err := raiseFloorScript.Run(ctx, s.client, []string{f.Key}, string(f.Version), index.VersionValue(f.Version, f.Stamp), ttlMillis(f.TTL)).Int64()
+	if err != nil {
+		return 0, rediserr.Map(err, "index truncate")
+	}
+	if n == 1 {
+		return index.Applied, nil
+	}
+	return index.Stale, nil
+}
+
+// ScanKeys implements index.Store with SCAN MATCH. On Cluster the pattern's keys share a hash
+// tag (a tagged table's), so the scan runs on the master of that slot.
+func (s *Store) ScanKeys(ctx context.Context, pattern, cursor string, count int) ([]string, string, error) {
+	var cur uint64
+	if cursor != "" {
+		c, err := strconv.ParseUint(cursor, 10, 64)
+		if err != nil {
+			return nil, "", redstate.Errorf(redstate.EINVALID, "cursor %q is not a cursor this store returned", cursor)
+		}
+		cur = c
+	}
+	var client redis.Cmdable = s.client
+	if cc, ok := s.client.(*redis.ClusterClient); ok {
+		master, err := cc.MasterForKey(ctx, pattern)
+		if err != nil {
+			return nil, "", rediserr.Map(err, "index scan")
+		}
+		client = master
+	}
+	keys, next, err := client.Scan(ctx, cur, pattern, int64(count)).Result()
+	if err != nil {
+		return nil, "", rediserr.Map(err, "index scan")
+	}
+	return keys, strconv.FormatUint(next, 10), nil
 }
 
 // Rows implements index.Store: one HGETALL, or the cached hash (NewCached).

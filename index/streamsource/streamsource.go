@@ -5,7 +5,9 @@
 // acknowledged only after their changes were applied (or dead-lettered), so a consumer that
 // dies leaves them pending; every consumer claims entries idle for longer than ClaimIdle from
 // dead ones (XAUTOCLAIM). Delivery is at least once; the index's version check makes it
-// effectively once.
+// effectively once. A tombstone (a record without a value, which the sink writes as its
+// null.value, "default") is acknowledged and counted: the delete event before it carries the
+// delete.
 package streamsource
 
 import (
@@ -18,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -49,6 +52,9 @@ type Options struct {
 	ClaimIdle time.Duration
 	// ErrorDelay is the wait after a failure before reading again (default 1s).
 	ErrorDelay time.Duration
+	// NullValue is the value the sink writes for a record without one, a tombstone: the sink's
+	// debezium.sink.redis.null.value (default index.DefaultStreamNullValue, the sink's default).
+	NullValue string
 	// Logger receives failures. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -58,6 +64,9 @@ type Source struct {
 	ix   *index.Indexer
 	opts Options
 	log  *slog.Logger
+	// Tombstones counts the entries holding Options.NullValue (tombstones), acknowledged
+	// without a change.
+	Tombstones atomic.Int64
 }
 
 // New returns a Source. Errors: EINVALID (no client, no streams, unknown format).
@@ -89,6 +98,9 @@ func New(ix *index.Indexer, opts Options) (*Source, error) {
 	}
 	if opts.ErrorDelay <= 0 {
 		opts.ErrorDelay = time.Second
+	}
+	if opts.NullValue == "" {
+		opts.NullValue = index.DefaultStreamNullValue
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -208,6 +220,12 @@ func (s *Source) process(ctx context.Context, stream string, msgs []redis.XMessa
 			if err := s.ix.DeadLetterEvent(ctx, stream+"/"+m.ID, []byte(fmt.Sprint(m.Values)), "entry has no event value"); err != nil {
 				return err
 			}
+			continue
+		}
+		if raw == s.opts.NullValue {
+			// A tombstone, for Kafka's log compaction: the delete event before it has the
+			// delete and its version; the tombstone has no version to apply it by.
+			s.Tombstones.Add(1)
 			continue
 		}
 		parsed, skipped, err := index.ParseEvent(s.opts.Format, json.RawMessage(raw), EntryPosition(m.ID))

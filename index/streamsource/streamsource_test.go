@@ -2,7 +2,11 @@ package streamsource_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -139,4 +143,94 @@ func TestSource_RecreatesALostGroup(t *testing.T) {
 	}
 	add(2, 102)
 	waitApplied(2)
+}
+
+// debeziumKey is the record key Debezium writes for customers 1004 (its documentation's key
+// example, with the JSON converter's schema).
+const debeziumKey = `{"schema":{"type":"struct","name":"mysql-server-1.inventory.customers.Key","optional":false,"fields":[{"field":"id","type":"int32","optional":false}]},"payload":{"id":1004}}`
+
+// readFixture reads an event of index/testdata (see its SOURCE.md).
+func readFixture(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "testdata", path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// TestSource_DebeziumServerEntries: entries as Debezium Server's Redis sink writes them
+// (RedisStreamChangeConsumer): compact ({record key: value}) and extended (key, value and the
+// headers upper-cased), Debezium's documented create, truncate (no record key: the sink's
+// null.key, "default"), update, delete of a customer, and the tombstone after the delete, whose
+// null value the sink writes as its null.value, "default". The truncate removes the customer
+// and the update older than it is stale; the tombstones are acknowledged and counted, never
+// dead-lettered.
+func TestSource_DebeziumServerEntries(t *testing.T) {
+	client := redistest.SharedStandalone(t).Client(t)
+	ctx := context.Background()
+	prefix := indextest.UniquePrefix()
+	spec := index.TableSpec{DB: "inventory", Table: "customers", Key: "id",
+		Columns:    []index.Column{{Name: "id", Type: index.TypeLong}, {Name: "first_name", Type: index.TypeString}, {Name: "last_name", Type: index.TypeString}},
+		Dimensions: [][]index.Part{{{Code: "ln", Column: "last_name"}}}}
+	ix, err := index.New(redisindex.New(client), []index.TableSpec{spec}, index.Options{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := prefix + ".inventory.customers"
+	add := func(values ...string) {
+		t.Helper()
+		if err := client.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: values}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(debeziumKey, readFixture(t, "debezium/mysql-create.json"))
+	src, err := streamsource.New(ix, streamsource.Options{Client: client, Streams: []string{stream}, Consumer: "live", Block: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = src.Run(runCtx); close(done) }()
+	defer func() { cancel(); <-done }()
+	awaitRows := func(what string, cond func(map[string]json.RawMessage) bool) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			rows, err := ix.Query(ctx, "inventory", "customers", map[string]string{"ln": "Kretchmar"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cond(rows) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: rows %s", what, rows)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	awaitRows("create", func(rows map[string]json.RawMessage) bool {
+		return strings.Contains(string(rows["1004"]), `"first_name":"Anne"`)
+	})
+	add("default", readFixture(t, "debezium/mysql-truncate.json"))
+	awaitRows("truncate", func(rows map[string]json.RawMessage) bool { return len(rows) == 0 })
+	add("key", debeziumKey, "value", readFixture(t, "debezium/mysql-update.json"), "HEADERKEY", "headerValue")
+	add(debeziumKey, readFixture(t, "debezium/mysql-delete.json"))
+	add(debeziumKey, "default")
+	add("key", debeziumKey, "value", "default", "HEADERKEY", "headerValue")
+	awaitRows("delete", func(rows map[string]json.RawMessage) bool { return len(rows) == 0 })
+	deadline := time.Now().Add(20 * time.Second)
+	for src.Tombstones.Load() != 2 || client.XPending(ctx, stream, index.DefaultStreamGroup).Val().Count != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("tombstones %d, pending %+v", src.Tombstones.Load(), client.XPending(ctx, stream, index.DefaultStreamGroup).Val())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st := ix.Stats("inventory", "customers"); st.Applied.Load() != 3 || st.Stale.Load() != 1 {
+		t.Errorf("applied %d (create, truncate, delete), stale %d (the update older than the truncate)", st.Applied.Load(), st.Stale.Load())
+	}
+	if n := client.LLen(ctx, ix.DeadLetterKey()).Val(); n != 0 || ix.Unreadable() != 0 {
+		t.Errorf("dead letters %d (%v), unreadable %d", n, client.LRange(ctx, ix.DeadLetterKey(), 0, -1).Val(), ix.Unreadable())
+	}
 }
