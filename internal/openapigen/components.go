@@ -346,6 +346,7 @@ func schemas() obj {
 			req("stale", integer("Changes older than the stored version.")),
 			req("skipped", integer("DDL and undeclared tables.")),
 			req("failed", integer("Events that could not be read or converted (dead-lettered).")),
+			opt("truncated", integer("Row versions the batch's truncates set: rows removed, and tombstones renewed (absent when none).")),
 			opt("errors", array(str(""), "The failures, at most 20.")),
 		),
 		"IndexRows": object("Answer of GET /v1/index/{db}/{table} (httpapi.indexQueryResponse).",
