@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -270,6 +271,9 @@ index:
 	}
 	if view := text("#view"); !strings.Contains(view, "standalone") || !strings.Contains(view, "reachable") || !strings.Contains(view, "executor") {
 		t.Fatalf("overview:\n%s", view)
+	}
+	if server := text("#server-card"); !strings.Contains(server, "version ") || !strings.Contains(server, runtime.Version()) {
+		t.Fatalf("the overview does not say what the server was built from:\n%s", server)
 	}
 	screenshot("overview")
 

@@ -151,10 +151,20 @@ async function overviewPage(view) {
         r.describe ? el('p', { class: 'mono', text: r.describe }) : '',
         r.reachable ? el('p', { text: 'ping ' + r.latencyMs.toFixed(2) + ' ms' }) : '',
         r.error ? el('p', { class: 'error', text: r.error }) : ''),
-      el('div', { class: 'card' }, el('h2', { text: 'Server' }), el('p', { text: 'version ' + o.version }),
+      el('div', { class: 'card', id: 'server-card' }, el('h2', { text: 'Server' }), el('p', { text: 'version ' + o.version }),
+        el('p', { class: 'mono', text: buildLine(o.build) }),
         o.degraded.length ? el('p', { class: 'error', text: 'degraded: ' + o.degraded.join('; ') }) : el('p', { text: 'nothing degraded' }))),
     el('h2', { text: 'Blocks' }),
     table(['block', 'status', 'backend', 'detail'], o.blocks.map((b) => [b.name, badge(b.status), b.backend, b.detail || ''])));
+}
+
+// buildLine says what the server was built from: revision (dirty), commit time, Go and platform.
+function buildLine(b) {
+  const parts = [];
+  if (b.revision) parts.push(b.revision.slice(0, 12) + (b.dirty ? ' (dirty)' : ''));
+  if (b.buildTime && !b.buildTime.startsWith('0001-')) parts.push('built from ' + fmtTime(b.buildTime));
+  parts.push(b.goVersion + ' ' + b.platform);
+  return parts.join(' · ');
 }
 
 function platformRows(b) {

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/buildinfo"
 )
 
 // Breaker states as exported by redstate_breaker_state.
@@ -92,6 +93,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.opDuration, m.opErrors, m.breaker, m.transitions, m.pending, m.writeBack,
+		buildInfo(buildinfo.Read()),
 	)
 	return m
 }

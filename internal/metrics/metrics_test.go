@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/buildinfo"
 )
 
 func TestObserveOp_NotFoundIsNotAnError(t *testing.T) {
@@ -67,4 +68,29 @@ func TestNilMetricsIsNoOp(t *testing.T) {
 	m.BreakerTransition("b", BreakerOpen)
 	m.SetPending("b", 1)
 	m.AddWriteBack("b", WriteBackFailed, 1)
+}
+
+// TestBuildInfo_ExportedWithTheBuildsLabels: the registry exports redstate_build_info 1 with the
+// version, revision and Go version of buildinfo.Read.
+func TestBuildInfo_ExportedWithTheBuildsLabels(t *testing.T) {
+	m := New()
+	families, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := buildinfo.Read()
+	for _, f := range families {
+		if f.GetName() != "redstate_build_info" {
+			continue
+		}
+		got := map[string]string{}
+		for _, l := range f.GetMetric()[0].GetLabel() {
+			got[l.GetName()] = l.GetValue()
+		}
+		if f.GetMetric()[0].GetGauge().GetValue() != 1 || got["version"] != info.Version || got["revision"] != info.Revision || got["goversion"] != info.GoVersion {
+			t.Fatalf("redstate_build_info %v = %v, want the labels of %+v and 1", got, f.GetMetric()[0].GetGauge().GetValue(), info)
+		}
+		return
+	}
+	t.Fatal("redstate_build_info is not exported")
 }
