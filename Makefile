@@ -4,7 +4,7 @@
 
 GO ?= go
 
-.PHONY: test test-short lint bench soak chaos build
+.PHONY: test test-short lint bench soak chaos build release release-check
 
 ## test: full suite with the race detector against real Redis, PostgreSQL, MariaDB and chromium (fails if one is missing)
 test:
@@ -47,6 +47,18 @@ chaos:
 	$(GO) vet -tags chaos ./redistest ./chaos
 	REDSTATE_REQUIRE_REDIS=1 $(GO) test -race -tags chaos -timeout 60m -count=1 -v -run 'TestFailover|HA_' ./redistest ./chaos
 
-## build: the redstate binary
+## build: the redstate binary (and redstate-bench, the benchmarks)
 build:
 	$(GO) build -o bin/redstate ./cmd/redstate
+	$(GO) build -o bin/redstate-bench ./cmd/redstate-bench
+
+## release: reproducible static binaries for linux/amd64, linux/arm64, darwin/arm64 and
+## windows/amd64 in dist/, with SHA256SUMS and a CycloneDX SBOM (VERSION=v1.2.3 for an untagged
+## commit; see scripts/release.sh)
+release:
+	scripts/release.sh
+
+## release-check: build the release twice from two clones of HEAD with empty build caches and
+## fail unless the bytes are identical, the binaries static and the SBOM well formed (minutes)
+release-check:
+	scripts/release-check.sh
