@@ -5,8 +5,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/internal/redisscript"
 	"github.com/redstate/redstate/queue"
@@ -26,13 +24,20 @@ func (b *Broker) Heartbeat(ctx context.Context, name, consumerID string, lease t
 	return mapErr(err, "heartbeat")
 }
 
-// Ack implements queue.Broker: one LREM processing:<consumer> -1 raw (scanning from the
-// oldest in-flight entry, the one most likely to finish first).
+// Ack implements queue.Broker: one ackScript call, LREM processing:<consumer> -1 raw
+// (scanning from the oldest in-flight entry, the one most likely to finish first), once per
+// call: a copy go-redis sends again answers as the first did instead of "not in flight".
 func (b *Broker) Ack(ctx context.Context, d *queue.Delivery) error {
 	if err := queue.CheckDelivery(d); err != nil {
 		return err
 	}
-	n, err := b.client.LRem(ctx, b.keys(d.Queue).Processing(d.ConsumerID), -1, d.Raw).Result()
+	m := b.marker(d.Queue)
+	n, err := ackScript.Run(ctx, b.client, m.Keys(b.keys(d.Queue).Processing(d.ConsumerID)), m.Args(d.Raw)...).Int()
+	return ackResult(d, n, err)
+}
+
+// ackResult turns ackScript's reply for d into Ack's error.
+func ackResult(d *queue.Delivery, n int, err error) error {
 	if err != nil {
 		return mapErr(err, "ack")
 	}
@@ -42,34 +47,29 @@ func (b *Broker) Ack(ctx context.Context, d *queue.Delivery) error {
 	return nil
 }
 
-// AckBatch implements queue.Broker: one pipeline of LREM processing:<consumer> -1 raw, one
-// per delivery (a single Ack when there is one).
+// AckBatch implements queue.Broker: one pipeline of ackScript calls, one per delivery (a
+// single Ack when there is one).
 func (b *Broker) AckBatch(ctx context.Context, ds []*queue.Delivery) []error {
 	errs := make([]error, len(ds))
 	if len(ds) == 1 {
 		errs[0] = b.Ack(ctx, ds[0])
 		return errs
 	}
-	cmds := make([]*redis.IntCmd, len(ds))
-	pipe := b.client.Pipeline()
+	var calls []redisscript.Call
+	var acked []int // the index in ds of each call
 	for i, d := range ds {
 		if errs[i] = queue.CheckDelivery(d); errs[i] == nil {
-			cmds[i] = pipe.LRem(ctx, b.keys(d.Queue).Processing(d.ConsumerID), -1, d.Raw)
+			m := b.marker(d.Queue)
+			calls = append(calls, redisscript.Call{Keys: m.Keys(b.keys(d.Queue).Processing(d.ConsumerID)), Args: m.Args(d.Raw)})
+			acked = append(acked, i)
 		}
 	}
-	if pipe.Len() > 0 {
-		_, _ = pipe.Exec(ctx)
+	if len(calls) == 0 {
+		return errs
 	}
-	for i, cmd := range cmds {
-		if cmd == nil {
-			continue
-		}
-		switch n, err := cmd.Result(); {
-		case err != nil:
-			errs[i] = mapErr(err, "ack")
-		case n == 0:
-			errs[i] = notInFlight(ds[i])
-		}
+	for j, cmd := range redisscript.RunPipelined(ctx, b.client, ackScript, calls) {
+		n, err := cmd.Int()
+		errs[acked[j]] = ackResult(ds[acked[j]], n, err)
 	}
 	return errs
 }
@@ -87,7 +87,8 @@ func (b *Broker) Release(ctx context.Context, ds []*queue.Delivery) (int, error)
 	for i, d := range ds {
 		args[i] = d.Raw
 	}
-	n, err := releaseScript.Run(ctx, b.client, []string{k.Processing(ds[0].ConsumerID), k.Pending}, args...).Int()
+	m := b.marker(ds[0].Queue)
+	n, err := releaseScript.Run(ctx, b.client, m.Keys(k.Processing(ds[0].ConsumerID), k.Pending), m.Args(args...)...).Int()
 	if err != nil {
 		return 0, mapErr(err, "release")
 	}
@@ -117,7 +118,8 @@ func (b *Broker) RecoverExpired(ctx context.Context, name string) (int, error) {
 	sort.Sort(sort.Reverse(sort.StringSlice(ids)))
 	calls := make([]redisscript.Call, len(ids))
 	for i, id := range ids {
-		calls[i] = redisscript.Call{Keys: []string{k.Consumers, k.Pending, k.Processing(id)}, Args: []any{id, now}}
+		m := b.marker(name)
+		calls[i] = redisscript.Call{Keys: m.Keys(k.Consumers, k.Pending, k.Processing(id)), Args: m.Args(id, now)}
 	}
 	total := 0
 	var firstErr error
