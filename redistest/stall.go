@@ -2,84 +2,187 @@ package redistest
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
-	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate/redisconn"
 )
 
-// WithDebugCommand enables the DEBUG command for connections from loopback
-// ("enable-debug-command local"), which Stall needs.
-func WithDebugCommand() Option { return WithConfig("enable-debug-command", "local") }
+// ResendReadTimeout is the read timeout of ResendClient: how long a command sent to a stalled
+// server waits before go-redis gives up on it and sends it again.
+const ResendReadTimeout = time.Second
 
-// Stall makes the server stop serving for d: it sends DEBUG SLEEP on a connection of its own
-// and returns at once, while the server sleeps. Commands that other connections send meanwhile
-// wait in their sockets and run, in arrival order, when it wakes; a connection that a client
-// closed in between still gets its commands run. The returned function waits until the server
-// answered the DEBUG SLEEP (it is awake again). The server must run WithDebugCommand.
-func (s *Server) Stall(t testing.TB, d time.Duration) (awake func()) {
+// resendPool is how many idle connections ResendClient opens: a re-sent command then finds
+// one at once instead of dialing.
+const resendPool = 4
+
+// ResendClient returns the product client (redisconn.New, redis.max-retries 1) of the server
+// with ResendReadTimeout and resendPool idle connections, closed in t.Cleanup. RunStalled stalls
+// the server when this client sends the command it waits for.
+func (s *Server) ResendClient(t testing.TB) *redis.Client {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", s.Addr, probeTimeout)
+	o := redisconn.DefaultOptions()
+	o.URL = s.URL
+	o.ReadTimeout = ResendReadTimeout
+	o.MaxRetries = 1
+	uc, err := redisconn.New(o)
 	if err != nil {
-		t.Fatalf("redistest: stall %s: %v", s.Addr, err)
+		t.Fatalf("redistest: client of %s: %v", s.Addr, err)
 	}
-	r := bufio.NewReader(conn)
-	// A PING answered first proves the server accepted the connection: the DEBUG SLEEP written
-	// next is then read in the server's next event-loop turn, ahead of any command written
-	// after it, rather than one turn later (accept, then read) behind them.
-	_ = conn.SetDeadline(time.Now().Add(probeTimeout))
-	if _, err := io.WriteString(conn, "*1\r\n$4\r\nPING\r\n"); err != nil {
+	c := uc.(*redis.Client)
+	t.Cleanup(func() { _ = c.Close() })
+	conns := make([]*redis.Conn, resendPool)
+	deadline := time.Now().Add(readyTimeout)
+	for i := range conns {
+		// A loaded machine may answer a fresh connection later than the short read timeout:
+		// try again on another one.
+		for {
+			conns[i] = c.Conn()
+			err := conns[i].Ping(context.Background()).Err()
+			if err == nil {
+				break
+			}
+			_ = conns[i].Close()
+			if time.Now().After(deadline) {
+				t.Fatalf("redistest: client of %s: %v", s.Addr, err)
+			}
+		}
+	}
+	for _, conn := range conns {
 		_ = conn.Close()
-		t.Fatalf("redistest: stall %s: %v", s.Addr, err)
 	}
-	if v, err := readReply(r); err != nil || v != "PONG" {
-		_ = conn.Close()
-		t.Fatalf("redistest: stall %s: PING answered %v, %v", s.Addr, v, err)
+	c.AddHook(stallHook{s})
+	return c
+}
+
+// Named returns the RunStalled trigger matching the commands named name (lower case, e.g.
+// "evalsha", "lpush").
+func Named(name string) func(redis.Cmder) bool {
+	return func(c redis.Cmder) bool { return c.Name() == name }
+}
+
+// stall is one RunStalled in progress.
+type stall struct {
+	trigger func(redis.Cmder) bool
+	fired   atomic.Bool
+	paused  chan struct{} // closed once the server is stopped (or stopping it failed)
+	// Set before paused is closed: the connections that held input before the command was
+	// sent, and why the server could not be stopped.
+	before int
+	err    error
+}
+
+// stallHook stops the server (SIGSTOP) before a ResendClient sends the command an armed
+// RunStalled waits for. Hooks run around go-redis's retry loop, so it fires once per call.
+type stallHook struct{ s *Server }
+
+func (h stallHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h stallHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.s.maybeStall(cmd)
+		return next(ctx, cmd)
 	}
-	secs := strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
-	req := fmt.Sprintf("*3\r\n$5\r\nDEBUG\r\n$5\r\nSLEEP\r\n$%d\r\n%s\r\n", len(secs), secs)
-	if _, err := io.WriteString(conn, req); err != nil {
-		_ = conn.Close()
-		t.Fatalf("redistest: stall %s: %v", s.Addr, err)
+}
+
+func (h stallHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			h.s.maybeStall(cmd)
+		}
+		return next(ctx, cmds)
 	}
-	return func() {
-		t.Helper()
-		defer conn.Close()
-		_ = conn.SetDeadline(time.Now().Add(d + readyTimeout))
-		if v, err := readReply(r); err != nil || v != "OK" {
-			t.Fatalf("redistest: DEBUG SLEEP on %s answered %v, %v (is the server started WithDebugCommand?)", s.Addr, v, err)
+}
+
+// maybeStall stops the server if cmd is the first command the armed RunStalled waits for.
+func (s *Server) maybeStall(cmd redis.Cmder) {
+	st := s.stall.Load()
+	if st == nil || !st.trigger(cmd) || !st.fired.CompareAndSwap(false, true) {
+		return
+	}
+	st.before = pendingInputs(s.port)
+	if st.err = s.sendRunning(syscall.SIGSTOP); st.err == nil {
+		st.err = waitStopped(s.pid())
+	}
+	close(st.paused)
+}
+
+// RunStalled runs op, stopping the server (SIGSTOP: it keeps its connections and their input
+// but runs nothing) just before a ResendClient of it sends the first command trigger matches,
+// and continuing it (SIGCONT) once two connections hold input for it: the command and the copy
+// go-redis sends on another connection after ResendReadTimeout. Both run when the server
+// continues, in that order, and the copy is answered in time. If op returns first (a command
+// that go-redis does not re-send, such as MULTI … EXEC), the server continues then.
+//
+// It returns how many commands named in cmds (any case) clients sent the server during op, as
+// MONITOR shows them (commands that scripts call are not counted): 2 where op sends one
+// command that was re-sent. Tests assert that count, which proves the re-send happened,
+// beside the exactly-once effect they check. op runs on the calling goroutine. Nothing else may
+// send cmds to the server meanwhile.
+func (s *Server) RunStalled(t testing.TB, trigger func(redis.Cmder) bool, op func(), cmds ...string) int {
+	t.Helper()
+	mon := s.monitor(t)
+	defer mon.conn.Close()
+	st := &stall{trigger: trigger, paused: make(chan struct{})}
+	s.stall.Store(st)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-st.paused:
+		case <-done:
+			return
+		}
+		s.awaitCopies(st.before+2, done)
+		_ = s.sendRunning(syscall.SIGCONT)
+	}()
+	op()
+	close(done)
+	wg.Wait()
+	s.stall.Store(nil)
+	if !st.fired.Load() {
+		t.Fatalf("redistest: op sent no command the stall was waiting for")
+	}
+	if st.err != nil {
+		t.Fatalf("redistest: stalling %s: %v", s.Addr, st.err)
+	}
+	return mon.count(t, cmds)
+}
+
+// awaitCopies returns once n connections hold input for the server (a command and its copy
+// beside those that held some before), or done is closed.
+func (s *Server) awaitCopies(n int, done <-chan struct{}) {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for pendingInputs(s.port) < n {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
 		}
 	}
 }
 
-// ResendStall is how long RunStalled makes the server sleep: longer than ResendReadTimeout,
-// so that a command sent at its start times out and is re-sent, and shorter than twice it, so
-// that the re-sent copy, sent about one read timeout later, is answered in time.
-const ResendStall = 300 * time.Millisecond
-
-// ResendReadTimeout is the client read timeout that RunStalled's stall provokes a re-send
-// with (redis.read-timeout in the client under test, with redis.max-retries 1).
-const ResendReadTimeout = 200 * time.Millisecond
-
-// RunStalled runs op while the server stalls for ResendStall, and returns how many commands
-// named in cmds (any case: "evalsha", "LPUSH", …) clients sent meanwhile, as MONITOR shows them:
-// commands that scripts call are not counted. With op's client at ResendReadTimeout and one
-// retry, the first copy of op's command times out and go-redis sends it again on another
-// connection: both run when the server wakes, so the count is 2 where op sends one command.
-// Tests assert that count, which proves the re-send happened, beside the exactly-once effect
-// they check. op runs on the calling goroutine; RunStalled returns once op returned and the
-// server is awake. Nothing else may send cmds to the server meanwhile.
-func (s *Server) RunStalled(t testing.TB, op func(), cmds ...string) int {
-	t.Helper()
-	mon := s.monitor(t)
-	defer mon.conn.Close()
-	awake := s.Stall(t, ResendStall)
-	op()
-	awake()
-	return mon.count(t, cmds)
+// pid returns the server's process id, 0 when it is not running.
+func (s *Server) pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc == nil {
+		return 0
+	}
+	return s.proc.cmd.Process.Pid
 }
 
 // monitor is a MONITOR connection.
@@ -97,7 +200,7 @@ func (s *Server) monitor(t testing.TB) *monitor {
 		t.Fatalf("redistest: monitor %s: %v", s.Addr, err)
 	}
 	m := &monitor{s: s, conn: conn, r: bufio.NewReader(conn)}
-	_ = conn.SetDeadline(time.Now().Add(probeTimeout))
+	_ = conn.SetDeadline(time.Now().Add(readyTimeout))
 	if _, err := io.WriteString(conn, "*1\r\n$7\r\nMONITOR\r\n"); err != nil {
 		_ = conn.Close()
 		t.Fatalf("redistest: monitor %s: %v", s.Addr, err)
@@ -114,7 +217,7 @@ func (s *Server) monitor(t testing.TB) *monitor {
 func (m *monitor) count(t testing.TB, cmds []string) int {
 	t.Helper()
 	end := fmt.Sprintf("redistest-monitor-end-%d", time.Now().UnixNano())
-	if _, err := command(m.s.Addr, probeTimeout, "ECHO", end); err != nil {
+	if _, err := command(m.s.Addr, readyTimeout, "ECHO", end); err != nil {
 		t.Fatalf("redistest: monitor end mark on %s: %v", m.s.Addr, err)
 	}
 	_ = m.conn.SetDeadline(time.Now().Add(readyTimeout))

@@ -5,13 +5,17 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/queue/redisqueue"
-	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/redistest"
 	"github.com/redstate/redstate/report"
 	"github.com/redstate/redstate/report/memrecords"
 )
+
+// isEnqueue is the stall's trigger: the enqueue (a script now, a plain LPUSH before).
+func isEnqueue(c redis.Cmder) bool { return c.Name() == "evalsha" || c.Name() == "lpush" }
 
 // TestSubmit_StalledRedisEnqueuesOnce is issue 31's reproduction: Redis stalls longer than
 // redis.read-timeout while a report is submitted; go-redis sends the enqueue again and both
@@ -19,15 +23,8 @@ import (
 // generated twice at once. The same for a regeneration. Each now leaves one job, in the seed's
 // message format, which a legacy consumer BRPOPs as before.
 func TestSubmit_StalledRedisEnqueuesOnce(t *testing.T) {
-	srv := redistest.StartStandalone(t, redistest.WithDebugCommand())
-	o := redisconn.DefaultOptions()
-	o.URL = srv.URL
-	o.ReadTimeout = redistest.ResendReadTimeout
-	client, err := redisconn.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Close() })
+	srv := redistest.StartStandalone(t)
+	client := srv.ResendClient(t)
 	b, err := redisqueue.New(client, redisqueue.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +43,7 @@ func TestSubmit_StalledRedisEnqueuesOnce(t *testing.T) {
 	if _, err := svc.Submit(ctx, 1, answers); err != nil { // loads the enqueue script
 		t.Fatal(err)
 	}
-	runs := srv.RunStalled(t, func() {
+	runs := srv.RunStalled(t, isEnqueue, func() {
 		if _, err := svc.Submit(ctx, 2, answers); err != nil {
 			t.Errorf("Submit: %v", err)
 		}
@@ -77,7 +74,7 @@ func TestSubmit_StalledRedisEnqueuesOnce(t *testing.T) {
 	if runs != 2 {
 		t.Fatalf("clients sent %d enqueues during the stall, want 2 (the submit's and the client's copy)", runs)
 	}
-	runs = srv.RunStalled(t, func() {
+	runs = srv.RunStalled(t, isEnqueue, func() {
 		if err := admin.Regenerate(ctx, 2); err != nil {
 			t.Errorf("Regenerate: %v", err)
 		}

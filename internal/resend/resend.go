@@ -68,30 +68,12 @@ func Token() string {
 	return hex.EncodeToString(b[:])
 }
 
-// MarkerKey returns the marker key of the call token of a write on key: key's name followed by
-// ":once:" and token, in key's Cluster slot (when key carries no hash tag, the marker gets one
-// for key's slot). key must not contain a '{' that opens no hash tag.
-func MarkerKey(key, token string) string {
-	if hasTag(key) {
-		return key + ":once:" + token
-	}
-	return key + ":once:{" + keyspace.SlotTag(keyspace.Slot(key)) + "}:" + token
-}
-
-// hasTag tells whether key has a Redis Cluster hash tag: a '{' followed later by a '}' with at
-// least one byte between them.
-func hasTag(key string) bool {
-	for i := 0; i < len(key); i++ {
-		if key[i] == '{' {
-			for j := i + 1; j < len(key); j++ {
-				if key[j] == '}' {
-					return j > i+1
-				}
-			}
-			return false
-		}
-	}
-	return false
+// MarkerKey returns the marker key of the call token of a write on key: prefix, then a hash tag
+// for key's Cluster slot, then token ("<prefix>{<tag>}:<token>"), so that a script may touch
+// both on Cluster. prefix puts the marker in the block's key space (ACL patterns) and outside
+// the patterns the block SCANs (e.g. "<namespace>:once:").
+func MarkerKey(prefix, key, token string) string {
+	return prefix + "{" + keyspace.SlotTag(keyspace.Slot(key)) + "}:" + token
 }
 
 // Once returns a script running the Lua body at most once per marker: the script's last KEY is
@@ -120,10 +102,10 @@ type Marker struct {
 	Window time.Duration
 }
 
-// NewMarker returns the marker of a new call (a fresh Token) of a write on key, living for
-// window.
-func NewMarker(key string, window time.Duration) Marker {
-	return Marker{Key: MarkerKey(key, Token()), Window: window}
+// NewMarker returns the marker of a new call (a fresh Token) of a write on key, under prefix
+// (MarkerKey), living for window.
+func NewMarker(prefix, key string, window time.Duration) Marker {
+	return Marker{Key: MarkerKey(prefix, key, Token()), Window: window}
 }
 
 // Keys returns a Once script's KEYS: keys, then the marker key.

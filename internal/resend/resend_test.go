@@ -10,7 +10,6 @@ import (
 
 	"github.com/redstate/redstate/internal/keyspace"
 	"github.com/redstate/redstate/internal/resend"
-	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/redistest"
 )
 
@@ -33,7 +32,7 @@ func TestOnce_SecondRunReturnsTheFirstReply(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			m := resend.NewMarker("counter", time.Minute)
+			m := resend.NewMarker("once:", "counter", time.Minute)
 			first, err := counterScript.Run(ctx, c, m.Keys("counter"), m.Args(5, "bin\x00ary\xff")...).Result()
 			if err != nil {
 				t.Fatal(err)
@@ -48,7 +47,7 @@ func TestOnce_SecondRunReturnsTheFirstReply(t *testing.T) {
 			if n, _ := c.Get(ctx, "counter").Int(); n != 5 {
 				t.Fatalf("counter %d after two runs of one call, want 5", n)
 			}
-			other := resend.NewMarker("counter", time.Minute)
+			other := resend.NewMarker("once:", "counter", time.Minute)
 			if err := counterScript.Run(ctx, c, other.Keys("counter"), other.Args(1, "nil")...).Err(); err != redis.Nil {
 				t.Fatalf("nil reply: %v", err)
 			}
@@ -68,13 +67,13 @@ func TestOnce_SecondRunReturnsTheFirstReply(t *testing.T) {
 // TestOnce_StalledServerRunsTheCallOnce: the re-send go-redis makes after a read timeout (the
 // server stalled) finds the first copy's marker.
 func TestOnce_StalledServerRunsTheCallOnce(t *testing.T) {
-	srv := redistest.StartStandalone(t, redistest.WithDebugCommand())
-	c := resendClient(t, srv)
+	srv := redistest.StartStandalone(t)
+	c := srv.ResendClient(t)
 	ctx := context.Background()
-	m := resend.NewMarker("counter", resend.Window(c))
+	m := resend.NewMarker("once:", "counter", resend.Window(c))
 	_ = counterScript.Load(ctx, c)
 	var err error
-	runs := srv.RunStalled(t, func() { err = counterScript.Run(ctx, c, m.Keys("counter"), m.Args(1, "x")...).Err() }, "evalsha")
+	runs := srv.RunStalled(t, redistest.Named("evalsha"), func() { err = counterScript.Run(ctx, c, m.Keys("counter"), m.Args(1, "x")...).Err() }, "evalsha")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,25 +85,10 @@ func TestOnce_StalledServerRunsTheCallOnce(t *testing.T) {
 	}
 }
 
-// resendClient returns a product client of srv (redisconn.New) that times out and re-sends
-// within redistest.RunStalled's stall.
-func resendClient(t *testing.T, srv *redistest.Server) redis.UniversalClient {
-	t.Helper()
-	o := redisconn.DefaultOptions()
-	o.URL = srv.URL
-	o.ReadTimeout = redistest.ResendReadTimeout
-	c, err := redisconn.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
-// TestMarkerKey_SameSlot: a marker key is in its key's slot, with or without a hash tag.
+// TestMarkerKey_SameSlot: a marker key is in its key's slot, whatever the key's braces.
 func TestMarkerKey_SameSlot(t *testing.T) {
-	for _, key := range []string{"plain", "ns:control:runner-1", "{q}:processing:c1", "pre-{tag}-post"} {
-		m := resend.MarkerKey(key, resend.Token())
+	for _, key := range []string{"plain", "ns:control:runner-1", "{q}:processing:c1", "pre-{tag}-post", "a{}b", "a{b"} {
+		m := resend.MarkerKey("ns:once:", key, resend.Token())
 		if keyspace.Slot(m) != keyspace.Slot(key) {
 			t.Errorf("MarkerKey(%q) = %q: slot %d, want %d", key, m, keyspace.Slot(m), keyspace.Slot(key))
 		}

@@ -2,6 +2,7 @@ package redisqueue_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -9,13 +10,12 @@ import (
 
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/queue/redisqueue"
-	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/redistest"
 )
 
-// The tests of this file stall Redis (DEBUG SLEEP) longer than the client's read timeout while
-// one write is on its way: go-redis times out, sends the command again on another connection,
-// and both copies run when Redis wakes (redistest.RunStalled). Each test asserts that the
+// The tests of this file stall Redis longer than the client's read timeout while one write is
+// on its way: go-redis times out, sends the command again on another connection, and both
+// copies run when Redis continues (redistest.RunStalled). Each test asserts that the
 // server ran the command twice, which proves the re-send happened, and that the write took
 // effect once and answered as the first copy would have.
 
@@ -30,16 +30,9 @@ type stalled struct {
 
 func newStalled(t *testing.T) *stalled {
 	t.Helper()
-	srv := redistest.StartStandalone(t, redistest.WithDebugCommand())
-	o := redisconn.DefaultOptions()
-	o.URL = srv.URL
-	o.ReadTimeout = redistest.ResendReadTimeout
-	client, err := redisconn.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Close() })
-	s := &stalled{srv: srv, client: client.(*redis.Client), b: mustBroker(t, client, redisqueue.Options{}), q: "jobs", c: "w1"}
+	srv := redistest.StartStandalone(t)
+	client := srv.ResendClient(t)
+	s := &stalled{srv: srv, client: client, b: mustBroker(t, client, redisqueue.Options{}), q: "jobs", c: "w1"}
 	if err := s.b.Heartbeat(context.Background(), s.q, s.c, time.Hour); err != nil {
 		t.Fatal(err)
 	}
@@ -51,11 +44,17 @@ func newStalled(t *testing.T) *stalled {
 // on the old code too).
 var writeCommands = []string{"evalsha", "lpush", "lrem", "hincrby"}
 
-// run runs op while the server stalls and returns how many write commands clients sent the
-// server meanwhile: the calls and the client's copies.
+// isWrite is the stall's trigger: the first write command of the call (MULTI for a
+// transaction).
+func isWrite(c redis.Cmder) bool {
+	return c.Name() == "multi" || slices.Contains(writeCommands, c.Name())
+}
+
+// run runs op while the server stalls from op's first write on, and returns how many write
+// commands clients sent the server meanwhile: the calls and the client's copies.
 func (s *stalled) run(t *testing.T, op func()) int {
 	t.Helper()
-	return s.srv.RunStalled(t, op, writeCommands...)
+	return s.srv.RunStalled(t, isWrite, op, writeCommands...)
 }
 
 // wantResent fails the test unless the stall made the client send its calls' copies: runs is

@@ -3,10 +3,13 @@ package redisqueue_test
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/redstate/redstate/queue"
 )
@@ -59,7 +62,7 @@ func TestResend_WorkerAckIsNotReportedLost(t *testing.T) {
 		started <- struct{}{}
 		<-release
 		return nil
-	}, queue.Config{Queue: s.q, ConsumerID: "w2", NoPrefetch: true, Lease: time.Minute, BlockTimeout: time.Second,
+	}, queue.Config{Queue: s.q, ConsumerID: "w2", NoPrefetch: true, Lease: time.Minute, BlockTimeout: 10 * time.Second,
 		ErrorDelay: 50 * time.Millisecond, Logger: slog.New(logs), Observer: seen})
 	if err != nil {
 		t.Fatal(err)
@@ -70,20 +73,29 @@ func TestResend_WorkerAckIsNotReportedLost(t *testing.T) {
 		cancel()
 		<-done
 	})
-	s.enqueue(t, 1)
+	job := s.enqueue(t, 1)[0]
+	raw, _ := queue.EncodeMessage(job)
 	<-started
+	// The stall starts with the ack: the first write that carries the job.
+	isAck := func(c redis.Cmder) bool { return isWrite(c) && slices.Contains(c.Args(), any(string(raw))) }
 	var outcome string
-	s.srv.RunStalled(t, func() {
-		close(release) // the handler returns: the worker acks while Redis sleeps
+	runs := s.srv.RunStalled(t, isAck, func() {
+		close(release) // the handler returns and the worker acks: Redis stalls
 		outcome = <-seen
-	})
+	}, writeCommands...)
 	if outcome != queue.OutcomeAcked {
 		t.Fatalf("outcome %q, want %q", outcome, queue.OutcomeAcked)
 	}
 	if logs.contains("no longer in flight") {
 		t.Fatalf("the worker reported an acked job lost: %q", logs.msgs)
 	}
+	if len(logs.msgs) > 0 {
+		t.Fatalf("the worker logged %q for an ack that Redis answered late", logs.msgs)
+	}
 	if st := s.stats(t); st != (queue.Stats{}) {
 		t.Fatalf("stats %+v, want the job gone", st)
+	}
+	if runs < 2 {
+		t.Fatalf("clients sent %d write commands during the stall, want the ack and its copy", runs)
 	}
 }

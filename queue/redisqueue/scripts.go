@@ -77,25 +77,51 @@ return deadline
 // one LMOVE each, without blocking: DequeueBatch's fast path (prefetch: one Lua call and one
 // lease check for up to max jobs) and its lease check before every blocking BLMOVE.
 //
+// It marks its call like a resend.Once script, but the marker holds only what the reply needs
+// to be rebuilt: "C" (no live lease) or the number n of jobs moved. A copy of the call returns
+// the n jobs at the left end of the in-flight list, which are the ones the first run moved:
+// only this consumer's dequeues push there, and its one dispatcher is still waiting for this
+// call. (Settling removes the oldest equal entry, so never one of these undelivered jobs
+// while an older copy of it is in flight; if the lease expired meanwhile and they were
+// recovered, the copy returns what is left and the others are pending again.) Storing n rather
+// than the jobs keeps the marker small on the hot path.
+//
 //	KEYS[1]  consumers ZSET
 //	KEYS[2]  pending LIST
 //	KEYS[3]  the consumer's processing LIST (Keys.Processing)
+//	KEYS[4]  the call's marker (Keys.Once)
 //	ARGV[1]  consumer id
 //	ARGV[2]  now in Unix ms, or "" for the server clock
 //	ARGV[3]  max (>= 1)
+//	ARGV[4]  the marker's lifetime in ms
 //
 // Returns {"CONFLICT"} (no live lease: nothing moved) or {"OK", leaseLeftMs, raw...} with the
 // moved jobs in pending order (none when the pending list is empty).
-var dequeueScript = resend.Once(luaNow + `
+var dequeueScript = redis.NewScript(luaNow + `
 local t = now(2)
+local done = redis.call('GET', KEYS[4])
+if done == 'C' then return {'CONFLICT'} end
 local deadline = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not deadline or tonumber(deadline) <= t then return {'CONFLICT'} end
+if done then
+  local out = {'OK', math.max((tonumber(deadline) or t) - t, 0)}
+  local n = tonumber(done)
+  if n > 0 then
+    local raws = redis.call('LRANGE', KEYS[3], 0, n - 1)
+    for i = #raws, 1, -1 do out[#out + 1] = raws[i] end
+  end
+  return out
+end
+if not deadline or tonumber(deadline) <= t then
+  redis.call('SET', KEYS[4], 'C', 'PX', ARGV[4])
+  return {'CONFLICT'}
+end
 local out = {'OK', tonumber(deadline) - t}
 for _ = 1, tonumber(ARGV[3]) do
   local raw = redis.call('LMOVE', KEYS[2], KEYS[3], 'RIGHT', 'LEFT')
   if not raw then break end
   out[#out + 1] = raw
 end
+redis.call('SET', KEYS[4], #out - 2, 'PX', ARGV[4])
 return out
 `)
 
