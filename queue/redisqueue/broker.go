@@ -19,9 +19,9 @@
 // marks its call (internal/resend), so that a command go-redis sends twice takes effect once;
 // see scripts.go and docs/resilience.md.
 //
-// Round trips: Enqueue, EnqueueRaw, Ack, AckBatch (a pipeline), Release, Retry, Bury,
-// Heartbeat, PromoteDue, DeadLetters, RequeueDead, RequeueAllDead and PurgeDead are one round
-// trip each; Dequeue and DequeueBatch are one when a job is waiting (DequeueBatch: up to max
+// Round trips: Enqueue, EnqueueRaw, Ack, AckBatch (one script per consumer, pipelined),
+// Release, Retry, Bury, Heartbeat, PromoteDue, DeadLetters, RequeueDead, RequeueAllDead and
+// PurgeDead are one round trip each; Dequeue and DequeueBatch are one when a job is waiting (DequeueBatch: up to max
 // jobs in one script call) and otherwise add one CLIENT ID round trip and one blocking BLMOVE
 // per wait (see dequeue.go);
 // RecoverExpired is two (list the expired consumers, then one pipeline of one script per

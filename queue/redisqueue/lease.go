@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/groups"
 	"github.com/redstate/redstate/internal/redisscript"
 	"github.com/redstate/redstate/queue"
 )
@@ -24,52 +25,52 @@ func (b *Broker) Heartbeat(ctx context.Context, name, consumerID string, lease t
 	return mapErr(err, "heartbeat")
 }
 
-// Ack implements queue.Broker: one ackScript call, LREM processing:<consumer> -1 raw
-// (scanning from the oldest in-flight entry, the one most likely to finish first), once per
+// Ack implements queue.Broker: one ackScript call (LREM processing:<consumer> -1 raw,
+// scanning from the oldest in-flight entry, the one most likely to finish first), once per
 // call: a copy go-redis sends again answers as the first did instead of "not in flight".
 func (b *Broker) Ack(ctx context.Context, d *queue.Delivery) error {
-	if err := queue.CheckDelivery(d); err != nil {
-		return err
-	}
-	m := b.marker(d.Queue)
-	n, err := ackScript.Run(ctx, b.client, m.Keys(b.keys(d.Queue).Processing(d.ConsumerID)), m.Args(d.Raw)...).Int()
-	return ackResult(d, n, err)
+	return b.AckBatch(ctx, []*queue.Delivery{d})[0]
 }
 
-// ackResult turns ackScript's reply for d into Ack's error.
-func ackResult(d *queue.Delivery, n int, err error) error {
-	if err != nil {
-		return mapErr(err, "ack")
-	}
-	if n == 0 {
-		return notInFlight(d)
-	}
-	return nil
-}
-
-// AckBatch implements queue.Broker: one pipeline of ackScript calls, one per delivery (a
-// single Ack when there is one).
+// AckBatch implements queue.Broker: one ackScript call per consumer (the deliveries of one
+// consumer of one queue share its processing list), the calls pipelined (a single call when
+// all share one consumer).
 func (b *Broker) AckBatch(ctx context.Context, ds []*queue.Delivery) []error {
 	errs := make([]error, len(ds))
-	if len(ds) == 1 {
-		errs[0] = b.Ack(ctx, ds[0])
-		return errs
-	}
-	var calls []redisscript.Call
-	var acked []int // the index in ds of each call
+	var valid []int
 	for i, d := range ds {
 		if errs[i] = queue.CheckDelivery(d); errs[i] == nil {
-			m := b.marker(d.Queue)
-			calls = append(calls, redisscript.Call{Keys: m.Keys(b.keys(d.Queue).Processing(d.ConsumerID)), Args: m.Args(d.Raw)})
-			acked = append(acked, i)
+			valid = append(valid, i)
 		}
 	}
-	if len(calls) == 0 {
+	if len(valid) == 0 {
 		return errs
 	}
-	for j, cmd := range redisscript.RunPipelined(ctx, b.client, ackScript, calls) {
-		n, err := cmd.Int()
-		errs[acked[j]] = ackResult(ds[acked[j]], n, err)
+	type consumer struct{ queue, id string }
+	groups := groups.By(valid, func(i int) consumer { return consumer{ds[i].Queue, ds[i].ConsumerID} })
+	calls := make([]redisscript.Call, len(groups))
+	for g, idx := range groups {
+		d := ds[idx[0]]
+		raws := make([]any, len(idx))
+		for j, i := range idx {
+			raws[j] = ds[i].Raw
+		}
+		m := b.marker(d.Queue)
+		calls[g] = redisscript.Call{Keys: m.Keys(b.keys(d.Queue).Processing(d.ConsumerID)), Args: m.Args(raws...)}
+	}
+	for g, cmd := range redisscript.RunPipelined(ctx, b.client, ackScript, calls) {
+		ns, err := cmd.Int64Slice()
+		if err == nil && len(ns) != len(groups[g]) {
+			err = redstate.Errorf(redstate.EINTERNAL, "redisqueue: ack answered %d results for %d jobs", len(ns), len(groups[g]))
+		}
+		for j, i := range groups[g] {
+			switch {
+			case err != nil:
+				errs[i] = mapErr(err, "ack")
+			case ns[j] == 0:
+				errs[i] = notInFlight(ds[i])
+			}
+		}
 	}
 	return errs
 }

@@ -47,15 +47,17 @@ redis.call('LPUSH', KEYS[1], ARGV[1])
 return 1
 `)
 
-// ackScript removes one in-flight entry (the oldest equal to raw: LREM scans from the right).
-// Once per call.
+// ackScript removes in-flight entries of one consumer, each the oldest equal to its raw
+// (LREM scans from the right). Once per call.
 //
 //	KEYS[1]  the consumer's processing LIST
-//	ARGV[1]  the delivered raw string
+//	ARGV     the delivered raw strings
 //
-// Returns 1, or 0 when raw was not in the processing list.
+// Returns, per raw, 1, or 0 when it was not in the processing list.
 var ackScript = resend.Once(`
-return redis.call('LREM', KEYS[1], -1, ARGV[1])
+local out = {}
+for i = 1, #ARGV do out[i] = redis.call('LREM', KEYS[1], -1, ARGV[i]) end
+return out
 `)
 
 // heartbeatScript sets a consumer's lease deadline.
