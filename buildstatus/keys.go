@@ -19,6 +19,7 @@ const DefaultKeyPrefix = "ingenio:publish:"
 //	P + "project:{" + tag + "}:" + esc(projectId)  Sorted set, one project-index shard per slot (Cluster)
 //	P + "project:" + esc(projectId) + ":shards"    Set of slot numbers that hold shards (Cluster)
 //	P + "events:build:" + buildId                  Pub/Sub channel of the build's changes
+//	P + "once:{" + tag + "}:" + token              String, a delete's call marker (internal/resend), short TTL
 //
 // esc is keyspace.EscapeSegment: project ids are free text and never reach a key or pattern
 // unescaped. buildId is validated as a canonical UUID before it reaches any key.
@@ -35,6 +36,10 @@ func NewKeys(namespace, keyPrefix string) Keys {
 	}
 	return Keys{Prefix: namespace + keyPrefix}
 }
+
+// CallMarkers returns the prefix of the call markers of writes (internal/resend.MarkerKey),
+// outside the patterns the store SCANs.
+func (k Keys) CallMarkers() string { return k.Prefix + "once:" }
 
 // Build returns the key of a build document: "ingenio:publish:build:{buildId}" in the seed.
 func (k Keys) Build(buildID string) string { return k.Prefix + "build:" + buildID }

@@ -25,7 +25,12 @@ import (
 // therefore always in exactly one place, and is lost only if explicitly acked or purged.
 type Broker interface {
 	// Enqueue encodes msg (EncodeMessage) and appends it to the tail of queue's pending list in
-	// one round trip (Redis: LPUSH). Jobs are dequeued in enqueue order (FIFO).
+	// one round trip (Redis: a script that LPUSHes the encoded message). Jobs are dequeued in
+	// enqueue order (FIFO). A message whose JobID was enqueued on queue less than DedupWindow
+	// ago is a copy of that job: Enqueue returns nil and appends nothing. So an Enqueue that
+	// failed with EUNAVAILABLE (applied or not) may be repeated with the same message, and a
+	// command the Redis client re-sends lands once. Messages without a JobID are never
+	// deduplicated.
 	// Errors: EINVALID (bad queue name, msg.Validate fails), EUNAVAILABLE.
 	Enqueue(ctx context.Context, queue string, msg Message) error
 
@@ -143,6 +148,12 @@ type Broker interface {
 	// Errors: EINVALID (bad queue, nil want), EUNAVAILABLE.
 	HasJob(ctx context.Context, queue string, want func(Message) bool) (bool, error)
 }
+
+// DedupWindow is how long an Enqueue of a job id makes later Enqueues of that job id on the
+// same queue copies that append nothing (Broker.Enqueue). The Redis backend keeps its markers
+// at least this long, and longer when its client may re-send a command later than that
+// (internal/resend.Window).
+const DedupWindow = 30 * time.Second
 
 // MaxListCount is the largest page DeadLetters returns.
 const MaxListCount = 1000

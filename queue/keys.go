@@ -49,6 +49,10 @@ type Keys struct {
 	processingPrefix string
 	// statsPrefix + Unix minute is the HASH of that minute's job counts (outcome → jobs).
 	statsPrefix string
+	// enqueuedPrefix + job id is the STRING marking a job id enqueued moments ago.
+	enqueuedPrefix string
+	// oncePrefix + call token is the STRING holding the reply of one call of a write.
+	oncePrefix string
 }
 
 // NewKeys returns the keys of queue (which must pass ValidateQueueName).
@@ -64,6 +68,8 @@ func NewKeys(queue string, cluster bool) Keys {
 		Consumers:        base + ":consumers",
 		processingPrefix: base + ":processing:",
 		statsPrefix:      base + ":stats:",
+		enqueuedPrefix:   base + ":enqueued:",
+		oncePrefix:       base + ":once:",
 	}
 }
 
@@ -71,6 +77,14 @@ func NewKeys(queue string, cluster bool) Keys {
 func (k Keys) Throughput(minute int64) string {
 	return k.statsPrefix + strconv.FormatInt(minute, 10)
 }
+
+// Enqueued returns the STRING that marks id (a job id in key-safe form) as enqueued: while
+// it exists, an Enqueue of that job id is a copy of one already made (queue.DedupWindow).
+func (k Keys) Enqueued(id string) string { return k.enqueuedPrefix + id }
+
+// Once returns the STRING that holds the reply of the call token of a write (a marker of
+// internal/resend): a copy of that call the client sends again finds it and changes nothing.
+func (k Keys) Once(token string) string { return k.oncePrefix + token }
 
 // Processing returns the in-flight LIST of consumerID (which must pass ValidateConsumerID).
 func (k Keys) Processing(consumerID string) string { return k.processingPrefix + consumerID }
@@ -88,12 +102,15 @@ func NewNamespacedKeys(namespace, queue string, cluster bool) Keys {
 		Consumers:        namespace + k.Consumers,
 		processingPrefix: namespace + k.processingPrefix,
 		statsPrefix:      namespace + k.statsPrefix,
+		enqueuedPrefix:   namespace + k.enqueuedPrefix,
+		oncePrefix:       namespace + k.oncePrefix,
 	}
 }
 
 // NamesCollide tells whether two queues' keys would overlap: the same name, or one name
 // extending the other with a suffix that one of the other's own keys uses (":dead", ":retry",
-// ":consumers", ":processing" and its consumer lists, ":stats" and its minutes). Such a pair must not be configured
+// ":consumers", ":processing" and its consumer lists, ":stats" and its minutes, ":enqueued"
+// and ":once" and their markers). Such a pair must not be configured
 // together: with "jobs" and "jobs:dead", the second queue's workers would
 // consume the first one's dead letters.
 func NamesCollide(a, b string) bool {
@@ -111,5 +128,10 @@ func NamesCollide(a, b string) bool {
 	case "dead", "retry", "consumers", "processing":
 		return true
 	}
-	return strings.HasPrefix(rest, "processing:") || rest == "stats" || strings.HasPrefix(rest, "stats:")
+	for _, place := range []string{"processing", "stats", "enqueued", "once"} {
+		if rest == place || strings.HasPrefix(rest, place+":") {
+			return true
+		}
+	}
+	return false
 }

@@ -29,9 +29,15 @@ func ValidateThroughputRange(from, to int64) error {
 // that every instance's dashboard shows the same figures. *redisqueue.Broker and
 // *memqueue.Broker implement it.
 type ThroughputStore interface {
-	// AddThroughput adds counts (outcome → jobs) to queue's minute (Unix time / 60).
-	// Errors: EINVALID (queue name), EUNAVAILABLE.
+	// AddThroughput adds counts (outcome → jobs) to queue's minute (Unix time / 60): it is
+	// AddThroughputBatch with a batch id of its own. Errors: EINVALID (queue name),
+	// EUNAVAILABLE.
 	AddThroughput(ctx context.Context, queue string, minute int64, counts map[string]int64) error
+	// AddThroughputBatch adds counts to queue's minute once per batch id (ValidateBatchID):
+	// a batch whose id was added to queue less than DedupWindow ago is not added again, so a
+	// batch whose add failed with EUNAVAILABLE (applied or not) is repeated with its id.
+	// Errors: EINVALID (queue name, batch id), EUNAVAILABLE.
+	AddThroughputBatch(ctx context.Context, queue string, minute int64, batch string, counts map[string]int64) error
 	// Throughput returns queue's counts of the minutes from..to (inclusive, at most
 	// MaxThroughputMinutes): minute → outcome → jobs; minutes without jobs are absent.
 	// Errors: EINVALID, EUNAVAILABLE.
@@ -41,20 +47,49 @@ type ThroughputStore interface {
 // ThroughputCounter is an Observer that counts outcomes per queue and minute in memory and
 // flushes them to a ThroughputStore every FlushEvery (Run), so counting never adds a round
 // trip to a job. Counts of a process that dies are lost since its last flush (at most
-// FlushEvery's worth); a failed flush keeps them for the next one.
+// FlushEvery's worth). A batch whose add failed is added again by the next flush, unchanged
+// and under the same batch id, so that it counts once even when the failed add was applied
+// (the store answered too late): see AddThroughputBatch.
 type ThroughputCounter struct {
 	store ThroughputStore
 	every time.Duration
 	now   func() time.Time
 	log   *slog.Logger
 
-	mu      sync.Mutex
-	pending map[throughputKey]int64
+	mu        sync.Mutex
+	pending   map[throughputKey]int64
+	unsettled []throughputBatch // batches whose add failed, in order
 }
 
 type throughputKey struct {
 	queue, outcome string
 	minute         int64
+}
+
+// throughputBatch is one AddThroughputBatch call of a flush.
+type throughputBatch struct {
+	queue  string
+	minute int64
+	id     string
+	counts map[string]int64
+}
+
+// maxBatchIDLen bounds a throughput batch id.
+const maxBatchIDLen = 64
+
+// ValidateBatchID checks a throughput batch id: 1..64 letters, digits, '-' and '_' (NewJobID's
+// ids qualify). Errors: EINVALID.
+func ValidateBatchID(id string) error {
+	if id == "" || len(id) > maxBatchIDLen {
+		return redstate.Errorf(redstate.EINVALID, "throughput batch id must be 1..%d characters", maxBatchIDLen)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return redstate.Errorf(redstate.EINVALID, "throughput batch id %q: only letters, digits, '-' and '_' are allowed", id)
+		}
+	}
+	return nil
 }
 
 // NewThroughputCounter returns a counter flushing to store every every (default 5 s).
@@ -76,10 +111,13 @@ func (r *ThroughputCounter) ObserveJob(queue, outcome string, _ time.Duration) {
 	r.mu.Unlock()
 }
 
-// Flush writes the pending counts; what fails stays pending.
+// Flush adds the batches of earlier flushes that failed, then the pending counts, one batch
+// per queue and minute; a batch that fails is kept, with its id, for the next flush.
 func (r *ThroughputCounter) Flush(ctx context.Context) error {
 	r.mu.Lock()
-	batch := r.pending
+	batches := r.unsettled
+	r.unsettled = nil
+	pending := r.pending
 	r.pending = map[throughputKey]int64{}
 	r.mu.Unlock()
 	type qm struct {
@@ -87,23 +125,26 @@ func (r *ThroughputCounter) Flush(ctx context.Context) error {
 		minute int64
 	}
 	grouped := map[qm]map[string]int64{}
-	for k, n := range batch {
+	var order []qm
+	for k, n := range pending {
 		g := qm{k.queue, k.minute}
 		if grouped[g] == nil {
 			grouped[g] = map[string]int64{}
+			order = append(order, g)
 		}
 		grouped[g][k.outcome] += n
 	}
+	for _, g := range order {
+		batches = append(batches, throughputBatch{queue: g.queue, minute: g.minute, id: NewJobID(), counts: grouped[g]})
+	}
 	var first error
-	for g, counts := range grouped {
-		if err := r.store.AddThroughput(ctx, g.queue, g.minute, counts); err != nil {
+	for _, bt := range batches {
+		if err := r.store.AddThroughputBatch(ctx, bt.queue, bt.minute, bt.id, bt.counts); err != nil {
 			if first == nil {
 				first = err
 			}
 			r.mu.Lock()
-			for outcome, n := range counts {
-				r.pending[throughputKey{queue: g.queue, outcome: outcome, minute: g.minute}] += n
-			}
+			r.unsettled = append(r.unsettled, bt)
 			r.mu.Unlock()
 		}
 	}

@@ -10,31 +10,45 @@ import (
 	"github.com/redstate/redstate/queue/memqueue"
 )
 
-// failingOnce fails its first AddThroughput, then passes calls to a memory broker.
+// failingOnce fails its first AddThroughputBatch, having applied it when applied is set (its
+// answer was lost), then passes calls to a memory broker.
 type failingOnce struct {
-	failed bool
+	failed, applied bool
 	*memqueue.Broker
 }
 
-func (f *failingOnce) AddThroughput(ctx context.Context, q string, m int64, c map[string]int64) error {
+func (f *failingOnce) AddThroughputBatch(ctx context.Context, q string, m int64, id string, c map[string]int64) error {
 	if !f.failed {
 		f.failed = true
-		return errors.New("redis down")
+		if f.applied {
+			if err := f.Broker.AddThroughputBatch(ctx, q, m, id, c); err != nil {
+				return err
+			}
+		}
+		return errors.New("redis: i/o timeout")
 	}
-	return f.Broker.AddThroughput(ctx, q, m, c)
+	return f.Broker.AddThroughputBatch(ctx, q, m, id, c)
 }
 
 // TestThroughputCounter_FailedFlushKeepsCounts: counts of a failed flush are written by the
-// next one, not lost.
+// next one, not lost, and not counted twice when the failed flush was applied all the same
+// (its answer was lost): the next flush repeats the batch under its id.
 func TestThroughputCounter_FailedFlushKeepsCounts(t *testing.T) {
+	for name, applied := range map[string]bool{"NotApplied": false, "AppliedAnswerLost": true} {
+		t.Run(name, func(t *testing.T) { testFailedFlush(t, applied) })
+	}
+}
+
+func testFailedFlush(t *testing.T, applied bool) {
 	ctx := context.Background()
-	store := &failingOnce{Broker: memqueue.NewBroker(memqueue.Options{})}
+	store := &failingOnce{applied: applied, Broker: memqueue.NewBroker(memqueue.Options{})}
 	r := queue.NewThroughputCounter(store, time.Hour, nil)
 	r.ObserveJob("q", queue.OutcomeAcked, 0)
 	r.ObserveJob("q", queue.OutcomeAcked, 0)
 	if err := r.Flush(ctx); err == nil {
 		t.Fatal("first flush did not fail")
 	}
+	r.ObserveJob("q", queue.OutcomeAcked, 0)
 	if err := r.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +61,7 @@ func TestThroughputCounter_FailedFlushKeepsCounts(t *testing.T) {
 	for _, c := range got {
 		n += c[queue.OutcomeAcked]
 	}
-	if n != 2 {
-		t.Fatalf("acked = %d after a failed and a good flush, want 2 (%v)", n, got)
+	if n != 3 {
+		t.Fatalf("acked = %d after a failed and a good flush, want 3 (%v)", n, got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -87,6 +88,8 @@ type Server struct {
 
 	mu   sync.Mutex
 	proc *process // nil when not running
+
+	stall atomic.Pointer[stall] // the RunStalled in progress, if any
 }
 
 // process is one started redis-server process.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
+	"github.com/redstate/redstate/internal/resend"
 )
 
 // Delete implements buildstatus.Store. Lua cannot build the index key, so Delete first GETs
@@ -31,9 +32,10 @@ func (s *Store) Delete(ctx context.Context, buildID, ifMatch string) error {
 			return redstate.Wrap(redstate.EINTERNAL, err, "the stored value of build "+buildID+" is not a valid document")
 		}
 		s.wrote(s.keys.Build(buildID))
+		m := resend.NewMarker(s.keys.CallMarkers(), s.keys.Build(buildID), s.window)
 		reply, err := deleteScript.Run(ctx, s.client,
-			[]string{s.keys.Build(buildID), s.indexKey(projectID, buildID)},
-			cur.ETag(), buildID, s.keys.Events(buildID),
+			m.Keys(s.keys.Build(buildID), s.indexKey(projectID, buildID)),
+			m.Args(cur.ETag(), buildID, s.keys.Events(buildID))...,
 		).Slice()
 		s.wrote(s.keys.Build(buildID))
 		if err != nil {

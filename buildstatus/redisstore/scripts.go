@@ -1,6 +1,10 @@
 package redisstore
 
-import "github.com/redis/go-redis/v9"
+import (
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate/internal/resend"
+)
 
 // Script results. Every script returns an array whose first element is one of these.
 const (
@@ -38,6 +42,14 @@ const (
 //	a+8  events channel (keys.Events; a channel, not a key)
 //	a+9  "1" to return the current value with a PRECONDITION result (CAS retries)
 //
+// A conditional save whose condition fails (IfMatch, IfNoneMatch) while the stored document is
+// byte for byte the one it saves answers {"OK"} and writes nothing: that is its own write, made
+// by a first copy of the command that go-redis sent again (internal/resend), which must not
+// turn into a 412 for a write that took effect. (A different writer saving the very same bytes
+// gets OK as well: the build is what it asked for.) Only the failing path reads the whole value.
+// An unconditional save sent twice writes the same document twice and publishes it twice: a
+// watcher gets the same document (the same ETag) again.
+//
 // Returns one reply per save, in order: {"OK"}; {"NOTFOUND"} (IfMatch on a missing build);
 // {"PRECONDITION"} or {"PRECONDITION", current} (ETag mismatch); {"EXISTS"} (IfNoneMatch on an
 // existing build, also with IfMatch); {"CONFLICT"} (the current value belongs to another project
@@ -64,8 +76,12 @@ local function save(bk, ik, a)
   if ARGV[a + 2] ~= '' then
     local cur = redis.call('GET', bk)
     if not cur then return {'NOTFOUND'} end
-    if ARGV[a + 3] == '1' then return {'EXISTS'} end
+    if ARGV[a + 3] == '1' then
+      if cur == doc then return {'OK'} end
+      return {'EXISTS'}
+    end
     if redis.sha1hex(cur) ~= ARGV[a + 2] then
+      if cur == doc then return {'OK'} end
       if ARGV[a + 9] == '1' then return {'PRECONDITION', cur} end
       return {'PRECONDITION'}
     end
@@ -78,10 +94,14 @@ local function save(bk, ik, a)
     if head ~= prefix or prefix == '' then
       local cur = redis.call('GET', bk)
       if cur then
-        if ARGV[a + 3] == '1' then return {'EXISTS'} end
+        if ARGV[a + 3] == '1' then
+          if cur == doc then return {'OK'} end
+          return {'EXISTS'}
+        end
         if not sameProject(cur, a) then return {'CONFLICT'} end
       end
     elseif ARGV[a + 3] == '1' then
+      if redis.call('GET', bk) == doc then return {'OK'} end
       return {'EXISTS'}
     end
   end
@@ -121,8 +141,11 @@ const saveArgs = 9
 //	ARGV[2] build id (index member)
 //	ARGV[3] events channel
 //
-// Returns {"OK"}, {"NOTFOUND"} or {"PRECONDITION"}. The event payload is "deleted".
-var deleteScript = redis.NewScript(`
+// Returns {"OK"}, {"NOTFOUND"} or {"PRECONDITION"}. The event payload is "deleted". Once per
+// call (resend.Once, the marker last in KEYS and its lifetime last in ARGV): the copy of a
+// delete that go-redis sends again answers OK, not NOTFOUND (a 404 for a delete that took
+// effect), and publishes nothing.
+var deleteScript = resend.Once(`
 local cur = redis.call('GET', KEYS[1])
 if not cur then return {'NOTFOUND'} end
 if redis.sha1hex(cur) ~= ARGV[1] then return {'PRECONDITION'} end

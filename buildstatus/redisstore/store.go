@@ -29,6 +29,7 @@ import (
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/internal/coalesce"
+	"github.com/redstate/redstate/internal/resend"
 )
 
 var _ buildstatus.Store = (*Store)(nil)
@@ -86,6 +87,8 @@ type Store struct {
 	directories sync.Map
 	// updates make this process's updates of one build take turns (UpdatePlatform).
 	updates *updateQueues
+	// window is the lifetime of a delete's call marker (resend.Window).
+	window time.Duration
 }
 
 // New returns a Store on client (call Close when done with it), which may be a *redis.Client (standalone or Sentinel
@@ -118,6 +121,7 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 		hub:     newHub(client),
 		cache:   opts.Cache,
 		updates: newUpdateQueues(),
+		window:  resend.Window(client),
 	}
 	if c, ok := client.(*redis.ClusterClient); ok {
 		s.cluster = c

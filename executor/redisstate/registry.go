@@ -13,6 +13,7 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/executor"
+	"github.com/redstate/redstate/internal/resend"
 )
 
 var _ executor.TaskRegistry = (*Registry)(nil)
@@ -20,7 +21,10 @@ var _ executor.TaskRegistry = (*Registry)(nil)
 // Registry is the Redis executor.TaskRegistry: task specs as JSON Strings at Keys.Spec(id)
 // (TTL default executor.DefaultProjectionTTL) and the running set Keys.Running() (a Set; one
 // key, so it works on Cluster).
-type Registry struct{ base }
+type Registry struct {
+	base
+	window time.Duration // lifetime of the control inbox's call markers (resend.Window)
+}
 
 // NewRegistry returns the registry on client. Errors: EINVALID.
 func NewRegistry(client redis.UniversalClient, opts Options) (*Registry, error) {
@@ -28,7 +32,7 @@ func NewRegistry(client redis.UniversalClient, opts Options) (*Registry, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &Registry{b}, nil
+	return &Registry{base: b, window: resend.Window(client)}, nil
 }
 
 // PutSpec implements executor.TaskRegistry.
@@ -209,8 +213,10 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `)
 
-// ClaimIDs implements executor.TaskRegistry: one pipelined SET NX PX per id (the ids live in
-// different slots on Cluster, so no single script can hold them), then, if any id was taken,
+// ClaimIDs implements executor.TaskRegistry: one pipelined SET NX PX GET per id (the ids live
+// in different slots on Cluster, so no single script can hold them): a key that already holds
+// this call's token was set by a first copy of the pipeline that go-redis sent again, and is
+// this call's own. Then, if any id was taken,
 // a rollback of the ones this call took (token-checked). All or none persists; a concurrent
 // claimer may see a rolled-back id as taken for that instant and get ECONFLICT too.
 func (r *Registry) ClaimIDs(ctx context.Context, planID string, taskIDs []string) error {
@@ -230,24 +236,28 @@ func (r *Registry) ClaimIDs(ctx context.Context, planID string, taskIDs []string
 		keys, kinds, ids = append(keys, r.keys.ClaimTask(id)), append(kinds, "task"), append(ids, id)
 	}
 	token := uuid.NewString()
-	cmds := make([]*redis.BoolCmd, len(keys))
-	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+	cmds := make([]*redis.StatusCmd, len(keys))
+	// Each command carries its own outcome (the pipeline's error is the first of them, and a
+	// SET … GET that set a new key answers nil).
+	_, _ = r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
-			cmds[i] = p.SetNX(ctx, k, token, r.ttl)
+			cmds[i] = p.SetArgs(ctx, k, token, redis.SetArgs{Mode: "NX", Get: true, TTL: r.ttl})
 		}
 		return nil
 	})
+	var err error
 	conflict := -1
 	var taken []string
 	for i, c := range cmds {
-		ok, cerr := c.Result()
+		old, cerr := c.Result()
 		switch {
+		case cerr == redis.Nil || cerr == nil && old == token:
+			// Set now, or by a first copy of this pipeline that go-redis sent again.
+			taken = append(taken, keys[i])
 		case cerr != nil:
 			if err == nil {
 				err = cerr
 			}
-		case ok:
-			taken = append(taken, keys[i])
 		case conflict < 0:
 			conflict = i
 		}
@@ -265,7 +275,8 @@ func (r *Registry) ClaimIDs(ctx context.Context, planID string, taskIDs []string
 	return mapErr(err, "claim plan and task ids")
 }
 
-// SendControl implements executor.TaskRegistry: RPUSH and PEXPIRE on Keys.Control (one key).
+// SendControl implements executor.TaskRegistry: sendControlScript (RPUSH and PEXPIRE on
+// Keys.Control), once per call.
 func (r *Registry) SendControl(ctx context.Context, instance string, cmd executor.ControlCommand) error {
 	if err := executor.ValidateControl(instance, cmd); err != nil {
 		return err
@@ -275,31 +286,25 @@ func (r *Registry) SendControl(ctx context.Context, instance string, cmd executo
 		return redstate.Wrap(redstate.EINTERNAL, err, "encode control command")
 	}
 	key := r.keys.Control(instance)
-	_, err = r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.RPush(ctx, key, b)
-		p.PExpire(ctx, key, executor.ControlTTL)
-		return nil
-	})
+	m := resend.NewMarker(r.keys.Namespace()+":once:", key, r.window)
+	err = sendControlScript.Run(ctx, r.client, m.Keys(key), m.Args(string(b), executor.ControlTTL.Milliseconds())...).Err()
 	return mapErr(err, "send control command")
 }
 
-// TakeControls implements executor.TaskRegistry: LRANGE and DEL in one MULTI on Keys.Control.
+// TakeControls implements executor.TaskRegistry: takeControlsScript (LRANGE and DEL on
+// Keys.Control), once per call, so that a copy go-redis sends again returns the commands.
 func (r *Registry) TakeControls(ctx context.Context, instance string) ([]executor.ControlCommand, error) {
 	if err := executor.ValidateID("instance", instance); err != nil {
 		return nil, err
 	}
 	key := r.keys.Control(instance)
-	var lr *redis.StringSliceCmd
-	_, err := r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		lr = p.LRange(ctx, key, 0, -1)
-		p.Del(ctx, key)
-		return nil
-	})
+	m := resend.NewMarker(r.keys.Namespace()+":once:", key, r.window)
+	raws, err := takeControlsScript.Run(ctx, r.client, m.Keys(key), m.Args()...).StringSlice()
 	if err != nil {
 		return nil, mapErr(err, "take control commands")
 	}
 	var out []executor.ControlCommand
-	for _, raw := range lr.Val() {
+	for _, raw := range raws {
 		var cmd executor.ControlCommand
 		if json.Unmarshal([]byte(raw), &cmd) == nil {
 			out = append(out, cmd)

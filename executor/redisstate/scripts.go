@@ -1,6 +1,10 @@
 package redisstate
 
-import "github.com/redis/go-redis/v9"
+import (
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate/internal/resend"
+)
 
 // putCheckpointScript is the checkpoint compare-and-set. It reads only the stored value's
 // first bytes (GETRANGE 0..95: `{"version":N,"lastCompletedStageIndex":I,`), never the whole
@@ -11,6 +15,11 @@ import "github.com/redis/go-redis/v9"
 //	ARGV[2]  new lastCompletedStageIndex, decimal
 //	ARGV[3]  the new JSON after its version field (executor.EncodeCheckpointBody)
 //	ARGV[4]  TTL in milliseconds
+//
+// A stored checkpoint that is byte for byte the one this call writes (its body carries the
+// call's savedAt, stamped per Put) is this call's own, written by a first copy of the command
+// that go-redis sent again (internal/resend): the call answers OK with its version instead of
+// PRECONDITION. The whole value is read only then, never on the common path.
 //
 // Returns {"OK", newVersion}; {"PRECONDITION", storedVersion} ("0" when missing);
 // {"CONFLICT", storedIndex} (the index would go backwards); {"CORRUPT"} (the stored value is
@@ -28,7 +37,10 @@ if head == '' then
 else
   local v, i = string.match(head, '^{"version":(%d+),"lastCompletedStageIndex":(%-?%d+)')
   if not v then return {'CORRUPT'} end
-  if v ~= ARGV[1] then return {'PRECONDITION', v} end
+  if v ~= ARGV[1] then
+    if redis.call('GET', KEYS[1]) == '{"version":' .. v .. ',' .. ARGV[3] then return {'OK', v} end
+    return {'PRECONDITION', v}
+  end
   if tonumber(ARGV[2]) < tonumber(i) then return {'CONFLICT', i} end
   nv = string.format('%.0f', tonumber(v) + 1)
 end
@@ -142,7 +154,10 @@ return 0
 //	ARGV[2]  lease TTL in milliseconds
 //	ARGV[3]  fence counter TTL in milliseconds (executor.FenceTTL(lease)), refreshed per acquire
 //
-// Returns the new fence (a positive integer) or 0 if the lock is held. The fence is the larger
+// Returns the new fence (a positive integer) or 0 if the lock is held. A lock held with this
+// very token (unique per acquisition) was taken by a first copy of this call that go-redis sent
+// again (internal/resend): the call answers with the fence that copy issued, from the counter,
+// rather than 0 for a lock it holds. The fence is the larger
 // of the counter plus one and the server clock in microseconds (TIME), stored back into the
 // counter (one SET ... GET writes the clock and returns the counter; a second SET corrects it
 // in the rare case the counter was ahead). A fence issued at server time T is at most T (one acquisition takes longer than
@@ -155,7 +170,10 @@ return 0
 // last acquisition, which bounds the fence keys to the tenants locked recently; expiry is as
 // safe as any other loss.
 var acquireScript = redis.NewScript(`
-if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 0 end
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  if redis.call('GET', KEYS[1]) == ARGV[1] then return tonumber(redis.call('GET', KEYS[2])) or 0 end
+  return 0
+end
 local t = redis.call('TIME')
 local f = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local c = tonumber(redis.call('SET', KEYS[2], string.format('%.0f', f), 'PX', ARGV[3], 'GET'))
@@ -164,4 +182,31 @@ if c and c >= f then
   redis.call('SET', KEYS[2], string.format('%.0f', f), 'PX', ARGV[3])
 end
 return f
+`)
+
+// takeControlsScript reads and deletes an instance's control inbox, once per call
+// (resend.Once): a copy that go-redis sends again returns the commands the first run took,
+// which would otherwise be deleted and never applied.
+//
+//	KEYS[1]  the control inbox LIST (Keys.Control)
+//
+// Returns the inbox's entries, oldest first.
+var takeControlsScript = resend.Once(`
+local cmds = redis.call('LRANGE', KEYS[1], 0, -1)
+redis.call('DEL', KEYS[1])
+return cmds
+`)
+
+// sendControlScript appends one command to an instance's control inbox and sets the inbox's
+// TTL, once per call (resend.Once): a copy that go-redis sends again appends nothing.
+//
+//	KEYS[1]  the control inbox LIST (Keys.Control)
+//	ARGV[1]  the command, JSON
+//	ARGV[2]  the inbox's TTL in ms
+//
+// Returns 1.
+var sendControlScript = resend.Once(`
+redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
 `)

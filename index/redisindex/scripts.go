@@ -1,6 +1,10 @@
 package redisindex
 
-import "github.com/redis/go-redis/v9"
+import (
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate/internal/resend"
+)
 
 // applyScript is one row change (index.RowWrite), atomically: the version compare-and-set, then
 // the seed's steps 5-7. It reads the row's relation key itself and removes the row from the
@@ -117,9 +121,17 @@ redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 return 1
 `)
 
-// deadLetterScript pushes ARGV[1] onto the list KEYS[1] and keeps the newest ARGV[2] entries.
-var deadLetterScript = redis.NewScript(`
+// deadLetterScript pushes ARGV[1] onto the list KEYS[1] and keeps the newest ARGV[2] entries,
+// once per call (resend.Once: the call's marker last in KEYS, its lifetime last in ARGV).
+var deadLetterScript = resend.Once(`
 redis.call('LPUSH', KEYS[1], ARGV[1])
 redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[2]) - 1)
+return 1
+`)
+
+// countersScript adds to the counters hash KEYS[1]: ARGV holds field, increment pairs. Once per
+// call (resend.Once: the call's marker last in KEYS, its lifetime last in ARGV).
+var countersScript = resend.Once(`
+for i = 1, #ARGV, 2 do redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1]) end
 return 1
 `)

@@ -19,13 +19,15 @@ import (
 	"github.com/redstate/redstate/index"
 	"github.com/redstate/redstate/internal/rediserr"
 	"github.com/redstate/redstate/internal/redisscript"
+	"github.com/redstate/redstate/internal/resend"
 )
 
 // Store is the Redis index.Store. It is safe for concurrent use.
 type Store struct {
 	client  redis.UniversalClient
 	cluster bool
-	cache   Cache // nil: queries read Redis
+	cache   Cache         // nil: queries read Redis
+	window  time.Duration // lifetime of the call markers of counters and dead letters
 }
 
 var _ index.Store = (*Store)(nil)
@@ -43,7 +45,7 @@ type Cache interface {
 
 // New returns a Store on client.
 func New(client redis.UniversalClient) *Store {
-	return &Store{client: client, cluster: IsCluster(client)}
+	return &Store{client: client, cluster: IsCluster(client), window: resend.Window(client)}
 }
 
 // NewCached returns a Store on client whose Rows and RowsBatch (the queries) read through
@@ -360,9 +362,11 @@ func (s *Store) dumpChunk(ctx context.Context, keys []string, out map[string]str
 	return nil
 }
 
-// DeadLetter implements index.Store.
+// DeadLetter implements index.Store: deadLetterScript, once per call (a copy go-redis sends
+// again pushes nothing).
 func (s *Store) DeadLetter(ctx context.Context, key string, entry []byte, max int) error {
-	return rediserr.Map(deadLetterScript.Run(ctx, s.client, []string{key}, string(entry), max).Err(), "index dead letter")
+	m := resend.NewMarker(key+":once:", key, s.window)
+	return rediserr.Map(deadLetterScript.Run(ctx, s.client, m.Keys(key), m.Args(string(entry), max)...).Err(), "index dead letter")
 }
 
 // rawRows converts a reply without copying the values: each json.RawMessage shares the
@@ -387,19 +391,21 @@ func (s *Store) Remove(ctx context.Context, key, id string) error {
 	return nil
 }
 
-// AddCounters implements index.Store: HINCRBY per field in one MULTI/EXEC.
+// AddCounters implements index.Store: countersScript (HINCRBY per field), once per call. A
+// MULTI, as it was, is not re-sent by go-redis, but it fails when Redis answers too late even
+// though it was applied, and the caller adds the counts again with its next flush; the script
+// is re-sent and its copy answers as the first run did.
 func (s *Store) AddCounters(ctx context.Context, key string, c index.CounterSet) error {
 	fields := index.CounterFields(c)
 	if len(fields) == 0 {
 		return nil
 	}
-	_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		for f, n := range fields {
-			p.HIncrBy(ctx, key, f, n)
-		}
-		return nil
-	})
-	return rediserr.Map(err, "index counters")
+	args := make([]any, 0, 2*len(fields))
+	for f, n := range fields {
+		args = append(args, f, n)
+	}
+	m := resend.NewMarker(key+":once:", key, s.window)
+	return rediserr.Map(countersScript.Run(ctx, s.client, m.Keys(key), m.Args(args...)...).Err(), "index counters")
 }
 
 // Counters implements index.Store: one HGETALL.

@@ -42,6 +42,39 @@ type state struct {
 	retry    map[string]time.Time // encoded message → due time (a sorted set's semantics)
 	dead     []string             // dead[0] is the newest dead letter
 	notify   chan struct{}        // closed and replaced whenever pending grows
+	enqueued recent               // job ids enqueued less than queue.DedupWindow ago
+	batches  recent               // throughput batch ids added less than queue.DedupWindow ago
+}
+
+// recent is a set of ids marked less than queue.DedupWindow ago.
+type recent struct {
+	until   map[string]time.Time // id → end of its window
+	pruneAt int                  // size of until that triggers the next sweep of ended windows
+}
+
+// minPruneAt is the smallest size of recent.until that triggers a sweep.
+const minPruneAt = 1024
+
+// mark records id as marked at now and returns true, or returns false when it was marked less
+// than queue.DedupWindow before now. Windows that ended are swept once the set has doubled
+// since the last sweep.
+func (r *recent) mark(id string, now time.Time) bool {
+	if end, ok := r.until[id]; ok && now.Before(end) {
+		return false
+	}
+	if r.until == nil {
+		r.until, r.pruneAt = map[string]time.Time{}, minPruneAt
+	}
+	r.until[id] = now.Add(queue.DedupWindow)
+	if len(r.until) >= r.pruneAt {
+		for k, end := range r.until {
+			if !now.Before(end) {
+				delete(r.until, k)
+			}
+		}
+		r.pruneAt = max(2*len(r.until), minPruneAt)
+	}
+	return true
 }
 
 // NewBroker returns an empty Broker.
@@ -90,8 +123,9 @@ func (s *state) wake() {
 	s.notify = make(chan struct{})
 }
 
-// Enqueue implements queue.Broker.
-func (b *Broker) Enqueue(ctx context.Context, name string, msg queue.Message) error {
+// Enqueue implements queue.Broker. A job id enqueued on the queue less than
+// queue.DedupWindow ago (by Options.Now) is not appended again.
+func (b *Broker) Enqueue(_ context.Context, name string, msg queue.Message) error {
 	if err := queue.ValidateQueueName(name); err != nil {
 		return err
 	}
@@ -99,7 +133,14 @@ func (b *Broker) Enqueue(ctx context.Context, name string, msg queue.Message) er
 	if err != nil {
 		return err
 	}
-	return b.EnqueueRaw(ctx, name, string(raw))
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.q(name)
+	if msg.JobID != "" && !s.enqueued.mark(msg.JobID, b.now()) {
+		return nil
+	}
+	s.push(string(raw))
+	return nil
 }
 
 // EnqueueRaw implements queue.Broker.

@@ -63,3 +63,42 @@ func TestLease_ExpiresOnInjectedClock(t *testing.T) {
 func TestThroughputSuite(t *testing.T) {
 	queuetest.RunThroughputSuite(t, func(*testing.T) queue.ThroughputStore { return memqueue.NewBroker(memqueue.Options{}) })
 }
+
+// TestEnqueue_JobIDWindowEnds: a job id is a copy for queue.DedupWindow after its enqueue (by
+// Options.Now), and a new job afterwards; the ids of ended windows are swept.
+func TestEnqueue_JobIDWindowEnds(t *testing.T) {
+	clk := &clock{now: time.Unix(1_700_000_000, 0)}
+	b := memqueue.NewBroker(memqueue.Options{Now: clk.Now})
+	ctx := context.Background()
+	m := queue.NewMessage(clk.Now(), nil)
+	enqueue := func() {
+		t.Helper()
+		if err := b.Enqueue(ctx, "q", m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enqueue()
+	clk.Add(queue.DedupWindow - time.Nanosecond)
+	enqueue()
+	if st, _ := b.Stats(ctx, "q"); st.Pending != 1 {
+		t.Fatalf("pending %d within the window, want 1", st.Pending)
+	}
+	clk.Add(time.Nanosecond)
+	enqueue()
+	if st, _ := b.Stats(ctx, "q"); st.Pending != 2 {
+		t.Fatalf("pending %d after the window, want 2", st.Pending)
+	}
+	// Many ids later, the first window has ended and been swept: the id is enqueued once more,
+	// and once only.
+	clk.Add(queue.DedupWindow)
+	for range 3000 {
+		if err := b.Enqueue(ctx, "q", queue.NewMessage(clk.Now(), nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enqueue()
+	enqueue()
+	if st, _ := b.Stats(ctx, "q"); st.Pending != 3003 {
+		t.Fatalf("pending %d, want 3003", st.Pending)
+	}
+}

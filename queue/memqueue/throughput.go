@@ -8,14 +8,26 @@ import (
 
 var _ queue.ThroughputStore = (*Broker)(nil)
 
-// AddThroughput implements queue.ThroughputStore. Minutes older than queue.ThroughputTTL
+// AddThroughput implements queue.ThroughputStore: AddThroughputBatch with a batch id of its
+// own.
+func (b *Broker) AddThroughput(ctx context.Context, name string, minute int64, counts map[string]int64) error {
+	return b.AddThroughputBatch(ctx, name, minute, queue.NewJobID(), counts)
+}
+
+// AddThroughputBatch implements queue.ThroughputStore. Minutes older than queue.ThroughputTTL
 // before the newest one added are dropped.
-func (b *Broker) AddThroughput(_ context.Context, name string, minute int64, counts map[string]int64) error {
+func (b *Broker) AddThroughputBatch(_ context.Context, name string, minute int64, batch string, counts map[string]int64) error {
 	if err := queue.ValidateQueueName(name); err != nil {
+		return err
+	}
+	if err := queue.ValidateBatchID(batch); err != nil {
 		return err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if !b.q(name).batches.mark(batch, b.now()) {
+		return nil
+	}
 	if b.throughput == nil {
 		b.throughput = map[string]map[int64]map[string]int64{}
 	}

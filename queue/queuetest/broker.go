@@ -44,6 +44,50 @@ func (s brokerSuite) setup(t *testing.T) (queue.Broker, string, string) {
 
 func (s brokerSuite) enqueueTests() []NamedTest {
 	return []NamedTest{
+		{"SameJobIDIsACopy", func(t *testing.T) {
+			// An Enqueue of a job id enqueued moments ago (a repeated call after an unknown
+			// outcome, or the Redis client's own re-send) appends nothing and succeeds; the
+			// job runs once. Other ids, jobs without an id and raw strings are not affected.
+			b, q, c := s.setup(t)
+			ctx := context.Background()
+			m := mustEnqueue(t, b, q, NewIDs(1)[0])
+			if err := b.Enqueue(ctx, q, m); err != nil {
+				t.Fatalf("Enqueue of the same job again: %v", err)
+			}
+			again := m
+			again.RetryCount = 2 // the job id alone decides
+			if err := b.Enqueue(ctx, q, again); err != nil {
+				t.Fatalf("Enqueue of the same job id again: %v", err)
+			}
+			wantStats(t, b, q, queue.Stats{Pending: 1})
+			d := mustDequeue(t, b, q, c)
+			if d.Message.JobID != m.JobID || d.Message.RetryCount != 0 {
+				t.Fatalf("delivered %+v, want the first enqueue of job %s", d.Message, m.JobID)
+			}
+			if err := b.Ack(ctx, d); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Enqueue(ctx, q, m); err != nil {
+				t.Fatalf("Enqueue of a job just run: %v", err)
+			}
+			wantStats(t, b, q, queue.Stats{})
+			other := q + ":other"
+			if err := b.Enqueue(ctx, other, m); err != nil {
+				t.Fatal(err)
+			}
+			wantStats(t, b, other, queue.Stats{Pending: 1})
+			anon := Message(NewIDs(1)[0])
+			anon.JobID = ""
+			for range 2 {
+				if err := b.Enqueue(ctx, q, anon); err != nil {
+					t.Fatal(err)
+				}
+				if err := b.EnqueueRaw(ctx, q, ForeignMessage); err != nil {
+					t.Fatal(err)
+				}
+			}
+			wantStats(t, b, q, queue.Stats{Pending: 4})
+		}},
 		{"FIFO", func(t *testing.T) {
 			b, q, c := s.setup(t)
 			ids := NewIDs(5)

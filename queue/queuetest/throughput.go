@@ -16,6 +16,33 @@ import (
 // apart, ranges are inclusive and bounded, and bad names are refused.
 func RunThroughputSuite(t *testing.T, newStore func(t *testing.T) queue.ThroughputStore) {
 	ctx := context.Background()
+	t.Run("BatchCountsOnce", func(t *testing.T) {
+		// A batch repeated under its id (its first add failed without an answer, or the
+		// Redis client re-sent it) counts once; another id counts again; bad ids are refused.
+		s := newStore(t)
+		q := NewQueueName()
+		id := queue.NewJobID()
+		for range 2 {
+			if err := s.AddThroughputBatch(ctx, q, 100, id, map[string]int64{queue.OutcomeAcked: 3}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.AddThroughputBatch(ctx, q, 100, queue.NewJobID(), map[string]int64{queue.OutcomeAcked: 1}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Throughput(ctx, q, 100, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := got[100][queue.OutcomeAcked]; n != 4 {
+			t.Fatalf("acked = %d, want 4 (a batch of 3 added twice under one id, and 1)", n)
+		}
+		for _, bad := range []string{"", "a{b}", string(make([]byte, 65))} {
+			if err := s.AddThroughputBatch(ctx, q, 100, bad, map[string]int64{queue.OutcomeAcked: 1}); !redstate.IsCode(err, redstate.EINVALID) {
+				t.Errorf("batch id %q: %v, want EINVALID", bad, err)
+			}
+		}
+	})
 	t.Run("AddsUpPerMinuteAndOutcome", func(t *testing.T) {
 		s := newStore(t)
 		q, other := NewQueueName(), NewQueueName()

@@ -15,9 +15,13 @@
 //
 // A producer outside redstate that runs `LPUSH <q> '{"RetryCount":0,…}'` is served as is.
 //
-// Round trips: Enqueue, EnqueueRaw, Ack, AckBatch (a pipeline), Release, Retry, Bury,
-// Heartbeat, PromoteDue, DeadLetters, RequeueDead, RequeueAllDead and PurgeDead are one round
-// trip each; Dequeue and DequeueBatch are one when a job is waiting (DequeueBatch: up to max
+// Enqueue and EnqueueRaw mark what they push, and every script that moves, pushes or counts
+// marks its call (internal/resend), so that a command go-redis sends twice takes effect once;
+// see scripts.go and docs/resilience.md.
+//
+// Round trips: Enqueue, EnqueueRaw, Ack, AckBatch (one script per consumer, pipelined),
+// Release, Retry, Bury, Heartbeat, PromoteDue, DeadLetters, RequeueDead, RequeueAllDead and
+// PurgeDead are one round trip each; Dequeue and DequeueBatch are one when a job is waiting (DequeueBatch: up to max
 // jobs in one script call) and otherwise add one CLIENT ID round trip and one blocking BLMOVE
 // per wait (see dequeue.go);
 // RecoverExpired is two (list the expired consumers, then one pipeline of one script per
@@ -34,6 +38,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/resend"
 	"github.com/redstate/redstate/queue"
 )
 
@@ -58,6 +63,7 @@ type Broker struct {
 	cluster *redis.ClusterClient // nil unless Cluster
 	ns      string
 	now     func() time.Time // nil: server clock
+	window  time.Duration    // lifetime of enqueue and call markers
 }
 
 // New returns a Broker on client, which may be a *redis.Client (standalone or Sentinel
@@ -65,7 +71,7 @@ type Broker struct {
 // names). Other clients, such as *redis.Ring, are rejected: a Ring spreads keys without slots,
 // so the scripts' multi-key atomicity could not hold. Errors: EINVALID.
 func New(client redis.UniversalClient, opts Options) (*Broker, error) {
-	b := &Broker{client: client, now: opts.Now}
+	b := &Broker{client: client, now: opts.Now, window: max(resend.Window(client), queue.DedupWindow)}
 	switch c := client.(type) {
 	case *redis.Client:
 		b.single = c
@@ -101,6 +107,11 @@ func ValidateNamespace(ns string) error {
 // keys returns the keys of queue name (already validated).
 func (b *Broker) keys(name string) queue.Keys {
 	return queue.NewNamespacedKeys(b.ns, name, b.cluster != nil)
+}
+
+// marker returns the marker of a new call of a Once script on queue name.
+func (b *Broker) marker(name string) resend.Marker {
+	return resend.Marker{Key: b.keys(name).Once(resend.Token()), Window: b.window}
 }
 
 // nowArg is the "now" ARGV of the lease scripts: Options.Now in Unix ms, or "" for the

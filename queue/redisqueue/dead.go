@@ -18,7 +18,8 @@ func (b *Broker) Bury(ctx context.Context, d *queue.Delivery, msg queue.Message)
 		return err
 	}
 	k := b.keys(d.Queue)
-	n, err := buryScript.Run(ctx, b.client, []string{k.Processing(d.ConsumerID), k.Dead}, d.Raw, string(raw)).Int()
+	m := b.marker(d.Queue)
+	n, err := buryScript.Run(ctx, b.client, m.Keys(k.Processing(d.ConsumerID), k.Dead), m.Args(d.Raw, string(raw))...).Int()
 	if err != nil {
 		return mapErr(err, "bury")
 	}
@@ -56,7 +57,8 @@ func (b *Broker) RequeueDead(ctx context.Context, name, raw string) error {
 		return redstate.Errorf(redstate.EINVALID, "empty message")
 	}
 	k := b.keys(name)
-	n, err := requeueDeadScript.Run(ctx, b.client, []string{k.Dead, k.Pending}, raw).Int()
+	m := b.marker(name)
+	n, err := requeueDeadScript.Run(ctx, b.client, m.Keys(k.Dead, k.Pending), m.Args(raw)...).Int()
 	if err != nil {
 		return mapErr(err, "requeue dead letter")
 	}
@@ -73,7 +75,8 @@ func (b *Broker) RequeueAllDead(ctx context.Context, name string) (int, error) {
 		return 0, err
 	}
 	k := b.keys(name)
-	n, err := requeueAllDeadScript.Run(ctx, b.client, []string{k.Dead, k.Pending}).Int()
+	m := b.marker(name)
+	n, err := requeueAllDeadScript.Run(ctx, b.client, m.Keys(k.Dead, k.Pending), m.Args()...).Int()
 	if err != nil {
 		return 0, mapErr(err, "requeue dead letters")
 	}
@@ -85,7 +88,8 @@ func (b *Broker) PurgeDead(ctx context.Context, name string) (int, error) {
 	if err := queue.ValidateQueueName(name); err != nil {
 		return 0, err
 	}
-	n, err := purgeDeadScript.Run(ctx, b.client, []string{b.keys(name).Dead}).Int()
+	m := b.marker(name)
+	n, err := purgeDeadScript.Run(ctx, b.client, m.Keys(b.keys(name).Dead), m.Args()...).Int()
 	if err != nil {
 		return 0, mapErr(err, "purge dead letters")
 	}

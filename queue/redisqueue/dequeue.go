@@ -72,7 +72,7 @@ func (b *Broker) DequeueBatch(ctx context.Context, name, consumerID string, maxJ
 		}
 	}()
 	for {
-		res, err := b.tryDequeue(ctx, conn, &connID, keys, args)
+		res, err := b.tryDequeue(ctx, conn, &connID, name, keys, args)
 		if err != nil {
 			b.reloadOnMoved(ctx, err)
 			return nil, ctxOrMapErr(ctx, err, "dequeue")
@@ -124,9 +124,12 @@ type dequeueResult struct {
 	raws      []string      // the moved jobs, in pending order
 }
 
-// tryDequeue runs dequeueScript: on the shared client when conn is nil, else on conn; when
-// *connID < 0 it fetches conn's CLIENT ID in the same round trip and stores it.
-func (b *Broker) tryDequeue(ctx context.Context, conn *redis.Conn, connID *int64, keys []string, args []any) (dequeueResult, error) {
+// tryDequeue runs dequeueScript on queue name, marking the call: on the shared client when
+// conn is nil, else on conn; when *connID < 0 it fetches conn's CLIENT ID in the same round
+// trip and stores it.
+func (b *Broker) tryDequeue(ctx context.Context, conn *redis.Conn, connID *int64, name string, keys []string, args []any) (dequeueResult, error) {
+	m := b.marker(name)
+	keys, args = m.Keys(keys...), m.Args(args...)
 	var cmd *redis.Cmd
 	switch {
 	case conn == nil:

@@ -5,9 +5,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/groups"
 	"github.com/redstate/redstate/internal/redisscript"
 	"github.com/redstate/redstate/queue"
 )
@@ -26,49 +25,51 @@ func (b *Broker) Heartbeat(ctx context.Context, name, consumerID string, lease t
 	return mapErr(err, "heartbeat")
 }
 
-// Ack implements queue.Broker: one LREM processing:<consumer> -1 raw (scanning from the
-// oldest in-flight entry, the one most likely to finish first).
+// Ack implements queue.Broker: one ackScript call (LREM processing:<consumer> -1 raw,
+// scanning from the oldest in-flight entry, the one most likely to finish first), once per
+// call: a copy go-redis sends again answers as the first did instead of "not in flight".
 func (b *Broker) Ack(ctx context.Context, d *queue.Delivery) error {
-	if err := queue.CheckDelivery(d); err != nil {
-		return err
-	}
-	n, err := b.client.LRem(ctx, b.keys(d.Queue).Processing(d.ConsumerID), -1, d.Raw).Result()
-	if err != nil {
-		return mapErr(err, "ack")
-	}
-	if n == 0 {
-		return notInFlight(d)
-	}
-	return nil
+	return b.AckBatch(ctx, []*queue.Delivery{d})[0]
 }
 
-// AckBatch implements queue.Broker: one pipeline of LREM processing:<consumer> -1 raw, one
-// per delivery (a single Ack when there is one).
+// AckBatch implements queue.Broker: one ackScript call per consumer (the deliveries of one
+// consumer of one queue share its processing list), the calls pipelined (a single call when
+// all share one consumer).
 func (b *Broker) AckBatch(ctx context.Context, ds []*queue.Delivery) []error {
 	errs := make([]error, len(ds))
-	if len(ds) == 1 {
-		errs[0] = b.Ack(ctx, ds[0])
-		return errs
-	}
-	cmds := make([]*redis.IntCmd, len(ds))
-	pipe := b.client.Pipeline()
+	var valid []int
 	for i, d := range ds {
 		if errs[i] = queue.CheckDelivery(d); errs[i] == nil {
-			cmds[i] = pipe.LRem(ctx, b.keys(d.Queue).Processing(d.ConsumerID), -1, d.Raw)
+			valid = append(valid, i)
 		}
 	}
-	if pipe.Len() > 0 {
-		_, _ = pipe.Exec(ctx)
+	if len(valid) == 0 {
+		return errs
 	}
-	for i, cmd := range cmds {
-		if cmd == nil {
-			continue
+	type consumer struct{ queue, id string }
+	groups := groups.By(valid, func(i int) consumer { return consumer{ds[i].Queue, ds[i].ConsumerID} })
+	calls := make([]redisscript.Call, len(groups))
+	for g, idx := range groups {
+		d := ds[idx[0]]
+		raws := make([]any, len(idx))
+		for j, i := range idx {
+			raws[j] = ds[i].Raw
 		}
-		switch n, err := cmd.Result(); {
-		case err != nil:
-			errs[i] = mapErr(err, "ack")
-		case n == 0:
-			errs[i] = notInFlight(ds[i])
+		m := b.marker(d.Queue)
+		calls[g] = redisscript.Call{Keys: m.Keys(b.keys(d.Queue).Processing(d.ConsumerID)), Args: m.Args(raws...)}
+	}
+	for g, cmd := range redisscript.RunPipelined(ctx, b.client, ackScript, calls) {
+		ns, err := cmd.Int64Slice()
+		if err == nil && len(ns) != len(groups[g]) {
+			err = redstate.Errorf(redstate.EINTERNAL, "redisqueue: ack answered %d results for %d jobs", len(ns), len(groups[g]))
+		}
+		for j, i := range groups[g] {
+			switch {
+			case err != nil:
+				errs[i] = mapErr(err, "ack")
+			case ns[j] == 0:
+				errs[i] = notInFlight(ds[i])
+			}
 		}
 	}
 	return errs
@@ -87,7 +88,8 @@ func (b *Broker) Release(ctx context.Context, ds []*queue.Delivery) (int, error)
 	for i, d := range ds {
 		args[i] = d.Raw
 	}
-	n, err := releaseScript.Run(ctx, b.client, []string{k.Processing(ds[0].ConsumerID), k.Pending}, args...).Int()
+	m := b.marker(ds[0].Queue)
+	n, err := releaseScript.Run(ctx, b.client, m.Keys(k.Processing(ds[0].ConsumerID), k.Pending), m.Args(args...)...).Int()
 	if err != nil {
 		return 0, mapErr(err, "release")
 	}
@@ -117,7 +119,8 @@ func (b *Broker) RecoverExpired(ctx context.Context, name string) (int, error) {
 	sort.Sort(sort.Reverse(sort.StringSlice(ids)))
 	calls := make([]redisscript.Call, len(ids))
 	for i, id := range ids {
-		calls[i] = redisscript.Call{Keys: []string{k.Consumers, k.Pending, k.Processing(id)}, Args: []any{id, now}}
+		m := b.marker(name)
+		calls[i] = redisscript.Call{Keys: m.Keys(k.Consumers, k.Pending, k.Processing(id)), Args: m.Args(id, now)}
 	}
 	total := 0
 	var firstErr error

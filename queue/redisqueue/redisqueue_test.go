@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/resend"
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/queue/queuetest"
 	"github.com/redstate/redstate/queue/redisqueue"
@@ -121,12 +123,26 @@ func TestKeys_NamesOnStandalone(t *testing.T) {
 		"jobs:consumers":     "zset",
 		"jobs:processing:w1": "list",
 	}
-	keys, err := c.Keys(ctx, "*").Result()
+	all, err := c.Keys(ctx, "*").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(keys) != len(want) {
-		t.Fatalf("keys = %v, want %v", keys, want)
+	// Beside them, short-lived markers: one per enqueued job id and one per marked call
+	// (dequeue, ack, retry, bury, …), strings that expire.
+	var keys []string
+	markers := 0
+	for _, k := range all {
+		if !strings.HasPrefix(k, "jobs:enqueued:") && !strings.HasPrefix(k, "jobs:once:") {
+			keys = append(keys, k)
+			continue
+		}
+		markers++
+		if typ, ttl := c.Type(ctx, k).Val(), c.PTTL(ctx, k).Val(); typ != "string" || ttl <= 0 || ttl > resend.Window(c) {
+			t.Fatalf("marker %s: TYPE %s, PTTL %s; want a string expiring within %s", k, typ, ttl, resend.Window(c))
+		}
+	}
+	if len(keys) != len(want) || markers == 0 {
+		t.Fatalf("keys = %v (and %d markers), want %v and markers", keys, markers, want)
 	}
 	for k, typ := range want {
 		if got := c.Type(ctx, k).Val(); got != typ {
@@ -145,7 +161,8 @@ func TestKeys_OneSlotOnCluster(t *testing.T) {
 		if k.Pending != ns+"{jobs}" || k.Dead != ns+"{jobs}:dead" {
 			t.Fatalf("cluster keys = %+v", k)
 		}
-		keys := []string{k.Pending, k.Dead, k.Retry, k.Consumers, k.Processing("w1"), k.Processing("host-1-abc")}
+		keys := []string{k.Pending, k.Dead, k.Retry, k.Consumers, k.Processing("w1"), k.Processing("host-1-abc"),
+			k.Throughput(29000000), k.Enqueued("0123abcd"), k.Once("4567ef")}
 		slot := c.ClusterKeySlot(ctx, keys[0]).Val()
 		for _, key := range keys[1:] {
 			if got := c.ClusterKeySlot(ctx, key).Val(); got != slot {

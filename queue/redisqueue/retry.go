@@ -19,7 +19,8 @@ func (b *Broker) Retry(ctx context.Context, d *queue.Delivery, next queue.Messag
 		return err
 	}
 	k := b.keys(d.Queue)
-	n, err := retryScript.Run(ctx, b.client, []string{k.Processing(d.ConsumerID), k.Retry}, d.Raw, due.UnixMilli(), string(raw)).Int()
+	m := b.marker(d.Queue)
+	n, err := retryScript.Run(ctx, b.client, m.Keys(k.Processing(d.ConsumerID), k.Retry), m.Args(d.Raw, due.UnixMilli(), string(raw))...).Int()
 	if err != nil {
 		return mapErr(err, "retry")
 	}
@@ -39,7 +40,8 @@ func (b *Broker) PromoteDue(ctx context.Context, name string, now time.Time, lim
 		return 0, redstate.Errorf(redstate.EINVALID, "limit must be > 0")
 	}
 	k := b.keys(name)
-	n, err := promoteScript.Run(ctx, b.client, []string{k.Retry, k.Pending}, now.UnixMilli(), limit).Int()
+	m := b.marker(name)
+	n, err := promoteScript.Run(ctx, b.client, m.Keys(k.Retry, k.Pending), m.Args(now.UnixMilli(), limit)...).Int()
 	if err != nil {
 		return 0, mapErr(err, "promote due")
 	}

@@ -1,12 +1,24 @@
 package redisqueue
 
-import "github.com/redis/go-redis/v9"
+import (
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate/internal/resend"
+)
 
 // Every atomic step is one of these scripts. All keys a script touches are passed in KEYS (no
 // key is ever built inside Lua) and share one hash tag on Cluster (queue.Keys). Scripts that need "now" for a lease take it in an ARGV slot: a Unix-ms
 // number from Options.Now, or "" to read the Redis server clock with TIME, so that every host
 // agrees on lease expiry (the default). Redis 7 replicates script effects, so TIME before a
 // write is allowed.
+//
+// go-redis sends a command again when its first attempt got no answer, and the first copy may
+// have run (see internal/resend). Every script that would do something else the second time
+// (move, push or count again, or answer "not in flight" for the job it has just settled) is a
+// resend.Once script: its last KEY is a call marker (Keys.Once of a fresh token) and its last
+// ARGV the marker's lifetime, which the KEYS/ARGV lists below leave out. A copy of the call finds
+// the marker and returns the first run's reply. The enqueue script marks the job id instead.
+// Heartbeat and the lease listing are idempotent as they are.
 
 // luaNow is the prelude defining now(i): ARGV[i] as a number, or the server clock in Unix ms
 // when ARGV[i] is "".
@@ -17,6 +29,36 @@ local function now(i)
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 `
+
+// enqueueScript pushes a job onto the tail (left end) of the pending list unless its marker
+// exists, and sets the marker: a copy of the same Enqueue (go-redis re-sending it, or the caller
+// enqueueing the same job id again within the marker's lifetime) pushes nothing. The list gets
+// exactly the bytes a plain LPUSH would have pushed.
+//
+//	KEYS[1]  pending LIST
+//	KEYS[2]  the marker: Keys.Enqueued(job id), or Keys.Once(token) for a job without an id
+//	ARGV[1]  the encoded message (or the raw string of EnqueueRaw)
+//	ARGV[2]  the marker's lifetime in ms
+//
+// Returns 1 (pushed) or 0 (a copy: nothing pushed).
+var enqueueScript = redis.NewScript(`
+if not redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[2]) then return 0 end
+redis.call('LPUSH', KEYS[1], ARGV[1])
+return 1
+`)
+
+// ackScript removes in-flight entries of one consumer, each the oldest equal to its raw
+// (LREM scans from the right). Once per call.
+//
+//	KEYS[1]  the consumer's processing LIST
+//	ARGV     the delivered raw strings
+//
+// Returns, per raw, 1, or 0 when it was not in the processing list.
+var ackScript = resend.Once(`
+local out = {}
+for i = 1, #ARGV do out[i] = redis.call('LREM', KEYS[1], -1, ARGV[i]) end
+return out
+`)
 
 // heartbeatScript sets a consumer's lease deadline.
 //
@@ -37,25 +79,51 @@ return deadline
 // one LMOVE each, without blocking: DequeueBatch's fast path (prefetch: one Lua call and one
 // lease check for up to max jobs) and its lease check before every blocking BLMOVE.
 //
+// It marks its call like a resend.Once script, but the marker holds only what the reply needs
+// to be rebuilt: "C" (no live lease) or the number n of jobs moved. A copy of the call returns
+// the n jobs at the left end of the in-flight list, which are the ones the first run moved:
+// only this consumer's dequeues push there, and its one dispatcher is still waiting for this
+// call. (Settling removes the oldest equal entry, so never one of these undelivered jobs
+// while an older copy of it is in flight; if the lease expired meanwhile and they were
+// recovered, the copy returns what is left and the others are pending again.) Storing n rather
+// than the jobs keeps the marker small on the hot path.
+//
 //	KEYS[1]  consumers ZSET
 //	KEYS[2]  pending LIST
 //	KEYS[3]  the consumer's processing LIST (Keys.Processing)
+//	KEYS[4]  the call's marker (Keys.Once)
 //	ARGV[1]  consumer id
 //	ARGV[2]  now in Unix ms, or "" for the server clock
 //	ARGV[3]  max (>= 1)
+//	ARGV[4]  the marker's lifetime in ms
 //
 // Returns {"CONFLICT"} (no live lease: nothing moved) or {"OK", leaseLeftMs, raw...} with the
 // moved jobs in pending order (none when the pending list is empty).
 var dequeueScript = redis.NewScript(luaNow + `
 local t = now(2)
+local done = redis.call('GET', KEYS[4])
+if done == 'C' then return {'CONFLICT'} end
 local deadline = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not deadline or tonumber(deadline) <= t then return {'CONFLICT'} end
+if done then
+  local out = {'OK', math.max((tonumber(deadline) or t) - t, 0)}
+  local n = tonumber(done)
+  if n > 0 then
+    local raws = redis.call('LRANGE', KEYS[3], 0, n - 1)
+    for i = #raws, 1, -1 do out[#out + 1] = raws[i] end
+  end
+  return out
+end
+if not deadline or tonumber(deadline) <= t then
+  redis.call('SET', KEYS[4], 'C', 'PX', ARGV[4])
+  return {'CONFLICT'}
+end
 local out = {'OK', tonumber(deadline) - t}
 for _ = 1, tonumber(ARGV[3]) do
   local raw = redis.call('LMOVE', KEYS[2], KEYS[3], 'RIGHT', 'LEFT')
   if not raw then break end
   out[#out + 1] = raw
 end
+redis.call('SET', KEYS[4], #out - 2, 'PX', ARGV[4])
 return out
 `)
 
@@ -69,7 +137,7 @@ return out
 //	ARGV     the raws, in delivery order
 //
 // Returns the number moved.
-var releaseScript = redis.NewScript(`
+var releaseScript = resend.Once(`
 local n = 0
 for i = #ARGV, 1, -1 do
   if redis.call('LREM', KEYS[1], -1, ARGV[i]) == 1 then
@@ -103,7 +171,7 @@ return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now(1))
 //	ARGV[2]  now in Unix ms, or "" for the server clock
 //
 // Returns the number of jobs moved.
-var recoverScript = redis.NewScript(luaNow + `
+var recoverScript = resend.Once(luaNow + `
 local deadline = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not deadline or tonumber(deadline) > now(2) then return 0 end
 local n = 0
@@ -121,7 +189,7 @@ return n
 //	ARGV[3]  the next message, encoded (member)
 //
 // Returns 1, or 0 when raw was not in the processing list (nothing changed).
-var retryScript = redis.NewScript(`
+var retryScript = resend.Once(`
 if redis.call('LREM', KEYS[1], -1, ARGV[1]) == 0 then return 0 end
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
 return 1
@@ -136,7 +204,7 @@ return 1
 //	ARGV[2]  the dead letter, encoded
 //
 // Returns 1, or 0 when raw was not in the processing list (nothing changed).
-var buryScript = redis.NewScript(`
+var buryScript = resend.Once(`
 if redis.call('LREM', KEYS[1], -1, ARGV[1]) == 0 then return 0 end
 redis.call('LPUSH', KEYS[2], ARGV[2])
 return 1
@@ -151,7 +219,7 @@ return 1
 //	ARGV[2]  limit (>= 1)
 //
 // Returns the number moved.
-var promoteScript = redis.NewScript(`
+var promoteScript = resend.Once(`
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
 for _, m in ipairs(due) do
   redis.call('LPUSH', KEYS[2], m)
@@ -168,7 +236,7 @@ return #due
 //	ARGV[1]  raw
 //
 // Returns 1, or 0 when no dead letter equals raw.
-var requeueDeadScript = redis.NewScript(`
+var requeueDeadScript = resend.Once(`
 if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 then return 0 end
 redis.call('LPUSH', KEYS[2], ARGV[1])
 return 1
@@ -181,7 +249,7 @@ return 1
 //	KEYS[2]  pending LIST
 //
 // Returns the number moved.
-var requeueAllDeadScript = redis.NewScript(`
+var requeueAllDeadScript = resend.Once(`
 local n = 0
 while redis.call('LMOVE', KEYS[1], KEYS[2], 'RIGHT', 'LEFT') do n = n + 1 end
 return n
@@ -192,8 +260,21 @@ return n
 //	KEYS[1]  dead LIST
 //
 // Returns the number of dead letters deleted.
-var purgeDeadScript = redis.NewScript(`
+var purgeDeadScript = resend.Once(`
 local n = redis.call('LLEN', KEYS[1])
 redis.call('DEL', KEYS[1])
 return n
+`)
+
+// throughputScript adds job counts to one minute's hash and sets its TTL.
+//
+//	KEYS[1]  the minute's HASH (Keys.Throughput)
+//	ARGV[1]  TTL in seconds
+//	ARGV     then outcome, count pairs
+//
+// Returns 1.
+var throughputScript = resend.Once(`
+for i = 2, #ARGV, 2 do redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+return 1
 `)

@@ -3,31 +3,44 @@ package redisqueue
 import (
 	"context"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redstate/redstate/internal/resend"
 	"github.com/redstate/redstate/queue"
 )
 
 var _ queue.ThroughputStore = (*Broker)(nil)
 
-// AddThroughput implements queue.ThroughputStore: HINCRBY per outcome on the minute's hash and
-// its TTL, in one pipeline (MULTI, so a reader never sees a minute without its TTL set).
+// AddThroughput implements queue.ThroughputStore: AddThroughputBatch with a batch id of its
+// own.
 func (b *Broker) AddThroughput(ctx context.Context, name string, minute int64, counts map[string]int64) error {
+	return b.AddThroughputBatch(ctx, name, minute, queue.NewJobID(), counts)
+}
+
+// AddThroughputBatch implements queue.ThroughputStore: one throughputScript call (HINCRBY per
+// outcome on the minute's hash and its TTL, atomically, so a reader never sees a minute
+// without its TTL set), once per batch id: the call's marker is the batch's, so neither a copy
+// go-redis sends again nor the caller's repeat of a batch that failed counts twice.
+func (b *Broker) AddThroughputBatch(ctx context.Context, name string, minute int64, batch string, counts map[string]int64) error {
 	if err := queue.ValidateQueueName(name); err != nil {
+		return err
+	}
+	if err := queue.ValidateBatchID(batch); err != nil {
 		return err
 	}
 	if len(counts) == 0 {
 		return nil
 	}
-	key := b.keys(name).Throughput(minute)
-	_, err := b.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		for outcome, n := range counts {
-			p.HIncrBy(ctx, key, outcome, n)
-		}
-		p.Expire(ctx, key, queue.ThroughputTTL)
-		return nil
-	})
+	args := make([]any, 0, 1+2*len(counts))
+	args = append(args, int64(queue.ThroughputTTL/time.Second))
+	for outcome, n := range counts {
+		args = append(args, outcome, n)
+	}
+	k := b.keys(name)
+	m := resend.Marker{Key: k.Once("batch-" + batch), Window: b.window}
+	err := throughputScript.Run(ctx, b.client, m.Keys(k.Throughput(minute)), m.Args(args...)...).Err()
 	return mapErr(err, "add throughput")
 }
 

@@ -20,12 +20,26 @@ import "github.com/redis/go-redis/v9"
 //	ARGV[7]  retention in ms (PEXPIRE)
 //
 // Returns "OK", "EXISTS" (create on an existing record) or "STATUS:<n>" (submit on a record
-// in status n, not 1 or 2); nothing changes on the last two.
+// in status n, not 1 or 2); nothing changes on the last two. A record that holds this call's
+// status and updatedAt (nanoseconds: one per call) was written by a first copy of the call
+// that go-redis sent again (internal/resend): the copy answers "OK", not "EXISTS" or
+// "STATUS:3" for a create or submit that took effect. recordUpdateScript needs no such check:
+// its copy sets the same fields again.
 var recordPutScript = redis.NewScript(`
-if ARGV[2] == 'create' and redis.call('EXISTS', KEYS[1]) == 1 then return 'EXISTS' end
+local function own()
+  local f = redis.call('HMGET', KEYS[1], 'status', 'updatedAt')
+  return f[1] == ARGV[3] and f[2] == ARGV[5]
+end
+if ARGV[2] == 'create' and redis.call('EXISTS', KEYS[1]) == 1 then
+  if own() then return 'OK' end
+  return 'EXISTS'
+end
 if ARGV[2] == 'submit' then
   local cur = redis.call('HGET', KEYS[1], 'status')
-  if cur and cur ~= '1' and cur ~= '2' then return 'STATUS:' .. cur end
+  if cur and cur ~= '1' and cur ~= '2' then
+    if own() then return 'OK' end
+    return 'STATUS:' .. cur
+  end
 end
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'status', ARGV[3], 'updatedAt', ARGV[5])
