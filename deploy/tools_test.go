@@ -11,11 +11,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/redstate/redstate/sqldb/sqltest"
 )
 
 // TestMain removes the server binary the tests built.
 func TestMain(m *testing.M) {
 	code := m.Run()
+	sqltest.Stop()
 	if binDir != "" {
 		_ = os.RemoveAll(binDir)
 	}
