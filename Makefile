@@ -1,17 +1,21 @@
-# Build and test targets. `make test` needs redis-server, PostgreSQL 15 and MariaDB (installed on
-# demand by scripts/ensure-redis.sh, ensure-postgres.sh, ensure-mariadb.sh and ensure-chromium.sh);
-# `make test-short` needs nothing but Go.
+# Build and test targets. `make test` needs redis-server, PostgreSQL 15, MariaDB, chromium,
+# promtool and systemd-analyze (installed on demand by scripts/ensure-redis.sh,
+# ensure-postgres.sh, ensure-mariadb.sh, ensure-chromium.sh, ensure-promtool.sh and
+# ensure-systemd-analyze.sh); `make test-short` needs nothing but Go.
 
 GO ?= go
 
-.PHONY: test test-short lint bench soak chaos build release release-check
+.PHONY: test test-short lint bench soak chaos build release release-check deploy-check
 
-## test: full suite with the race detector against real Redis, PostgreSQL, MariaDB and chromium (fails if one is missing)
+## test: full suite with the race detector against real Redis, PostgreSQL, MariaDB, chromium,
+## promtool and systemd-analyze (fails if one is missing)
 test:
 	scripts/ensure-redis.sh
 	scripts/ensure-postgres.sh
 	scripts/ensure-mariadb.sh
 	scripts/ensure-chromium.sh
+	scripts/ensure-promtool.sh
+	scripts/ensure-systemd-analyze.sh
 	$(GO) vet ./...
 	REDSTATE_REQUIRE_REDIS=1 $(GO) test -race -timeout 25m ./...
 
@@ -62,3 +66,17 @@ release:
 ## fail unless the bytes are identical, the binaries static and the SBOM well formed (minutes)
 release-check:
 	scripts/release-check.sh
+
+## deploy-check: the deployment and monitoring kits (docs/deploy.md), slow checks included:
+## helm lint --strict and helm template of deploy/helm/redstate (build tag deploycheck; helm
+## v3.22.0 is built from its module into the user cache on first use, which takes minutes), the
+## compose file, the systemd unit (systemd-analyze), the Prometheus rules (promtool) and the
+## metrics the rules and the dashboard name against a running server
+deploy-check:
+	scripts/ensure-redis.sh
+	scripts/ensure-postgres.sh
+	scripts/ensure-mariadb.sh
+	scripts/ensure-promtool.sh
+	scripts/ensure-systemd-analyze.sh
+	$(GO) vet -tags deploycheck ./deploy/...
+	REDSTATE_REQUIRE_REDIS=1 $(GO) test -race -tags deploycheck -count=1 -timeout 30m ./deploy/...

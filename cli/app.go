@@ -69,6 +69,9 @@ func newApp(cfg config.Config, m *metrics.Metrics, log *slog.Logger) (*app, erro
 		}
 	}
 	a.probe = &redisProbe{client: a.redis}
+	if a.redis != nil {
+		metrics.RegisterRedisProbe(m, a.probe.check)
+	}
 	return a, nil
 }
 

@@ -47,6 +47,8 @@ type queueBackend struct {
 	// instance, for the dashboard); observer is what workers report to (metrics and it).
 	throughput *queue.ThroughputCounter
 	observer   queue.Observer
+	// depths reports the depth of every queue with an admin (redstate_queue_depth).
+	depths *metrics.QueueMetrics
 	// recordStore is queue.record-store, for the overview.
 	recordStore string
 	// probe says whether Redis answers (nil client without Redis).
@@ -122,7 +124,7 @@ func (a *app) openQueues(ctx context.Context) (*queueBackend, error) {
 	}
 
 	qm := metrics.NewQueueMetrics(m)
-	qb.observer = qm
+	qb.observer, qb.depths = qm, qm
 	if ts, ok := qb.broker.(queue.ThroughputStore); ok {
 		qb.throughput = queue.NewThroughputCounter(ts, 5*time.Second, log)
 		qb.observer = queue.MultiObserver{qm, qb.throughput}
@@ -213,7 +215,7 @@ func (qb *queueBackend) names() []string {
 }
 
 // addAdmin gives a queue another block works (the feed's fan-out queue) an admin, so that
-// the API and the dashboard show it. Errors: EINVALID.
+// the API, the dashboard and redstate_queue_depth show it. Errors: EINVALID.
 func (qb *queueBackend) addAdmin(name string) error {
 	if _, ok := qb.admins[name]; ok {
 		return nil
@@ -223,6 +225,7 @@ func (qb *queueBackend) addAdmin(name string) error {
 		return err
 	}
 	qb.admins[name] = a
+	qb.depths.WatchDepth(name, a.Stats)
 	return nil
 }
 

@@ -18,9 +18,10 @@ const routeGuarded = "guarded"
 
 // httpMetrics are the API's Prometheus metrics. A nil *httpMetrics records nothing.
 type httpMetrics struct {
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
-	streams  prometheus.Gauge
+	requests     *prometheus.CounterVec
+	duration     *prometheus.HistogramVec
+	streams      prometheus.Gauge
+	streamsLimit prometheus.Gauge
 }
 
 // newHTTPMetrics registers the metrics with reg (nil: no metrics). Registering twice with the
@@ -42,6 +43,10 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 		Name: "redstate_http_event_streams",
 		Help: "Event streams (SSE) open now.",
 	})
+	streamsLimit := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "redstate_http_event_streams_limit",
+		Help: "Event streams (SSE) this process accepts at once (server.max-event-streams); past it a new stream is 429.",
+	})
 	var err error
 	if requests, err = register(reg, requests); err != nil {
 		return nil, err
@@ -52,7 +57,10 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 	if duration, err = register(reg, duration); err != nil {
 		return nil, err
 	}
-	return &httpMetrics{requests: requests, duration: duration, streams: streams}, nil
+	if streamsLimit, err = register(reg, streamsLimit); err != nil {
+		return nil, err
+	}
+	return &httpMetrics{requests: requests, duration: duration, streams: streams, streamsLimit: streamsLimit}, nil
 }
 
 // register registers c, or returns the equal collector already registered.
@@ -74,6 +82,14 @@ func (m *httpMetrics) streamGauge() prometheus.Gauge {
 		return nil
 	}
 	return m.streams
+}
+
+// setStreamLimit exports the bound of open event streams, so that alerts compare the open
+// streams with it.
+func (m *httpMetrics) setStreamLimit(n int) {
+	if m != nil {
+		m.streamsLimit.Set(float64(n))
+	}
 }
 
 // observe records one finished request.

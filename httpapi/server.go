@@ -232,6 +232,7 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("httpapi: registering metrics: %w", err)
 	}
+	metrics.setStreamLimit(cfg.MaxEventStreams)
 	s := &server{
 		mux:          http.NewServeMux(),
 		builds:       deps.Builds,

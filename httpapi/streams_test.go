@@ -38,18 +38,22 @@ func TestEvents_StreamsBoundedGloballyAndPerToken(t *testing.T) {
 		}
 		c.MaxEventStreams, c.MaxEventStreamsPerClient = 3, 2
 	})
-	gauge := func() float64 {
+	gaugeNamed := func(name string) float64 {
 		mfs, err := a.reg.Gather()
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, mf := range mfs {
-			if mf.GetName() == "redstate_http_event_streams" {
+			if mf.GetName() == name {
 				return mf.GetMetric()[0].GetGauge().GetValue()
 			}
 		}
-		t.Fatal("no redstate_http_event_streams gauge")
+		t.Fatalf("no %s gauge", name)
 		return 0
+	}
+	gauge := func() float64 { return gaugeNamed("redstate_http_event_streams") }
+	if limit := gaugeNamed("redstate_http_event_streams_limit"); limit != 3 {
+		t.Errorf("redstate_http_event_streams_limit = %v, want server.max-event-streams 3", limit)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
