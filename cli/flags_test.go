@@ -19,6 +19,7 @@ var commandFlagGroups = map[string][]config.FlagGroup{
 	"serve":        config.AllFlagGroups,
 	"config print": config.AllFlagGroups,
 	"version":      nil,
+	"health":       nil,
 
 	"builds get":    {config.FlagsRedis, config.FlagsNamespace},
 	"builds delete": {config.FlagsRedis, config.FlagsNamespace},

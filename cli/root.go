@@ -45,7 +45,7 @@ Without Redis configured, serve runs on embedded in-memory backends (and SQLite 
 		SilenceUsage:  true,
 	}
 	root.SetFlagErrorFunc(suggestFlag)
-	root.AddCommand(newServeCommand(), newBuildsCommand(), newQueueCommand(), newIndexCommand(), newFeedCommand(), newExecutorCommand(), newConfigCommand(), NewVersionCommand("redstate"))
+	root.AddCommand(newServeCommand(), newHealthCommand(), newBuildsCommand(), newQueueCommand(), newIndexCommand(), newFeedCommand(), newExecutorCommand(), newConfigCommand(), NewVersionCommand("redstate"))
 	return root
 }
 
