@@ -1,14 +1,14 @@
 # Build and test targets. `make test` needs redis-server, PostgreSQL 15, MariaDB, chromium,
-# promtool and systemd-analyze (installed on demand by scripts/ensure-redis.sh,
-# ensure-postgres.sh, ensure-mariadb.sh, ensure-chromium.sh, ensure-promtool.sh and
-# ensure-systemd-analyze.sh); `make test-short` needs nothing but Go.
+# promtool, systemd-analyze and podman (installed on demand by scripts/ensure-redis.sh,
+# ensure-postgres.sh, ensure-mariadb.sh, ensure-chromium.sh, ensure-promtool.sh,
+# ensure-systemd-analyze.sh and ensure-podman.sh); `make test-short` needs nothing but Go.
 
 GO ?= go
 
-.PHONY: test test-short lint bench soak chaos build release release-check deploy-check
+.PHONY: test test-short lint bench soak chaos build release release-check image deploy-check
 
 ## test: full suite with the race detector against real Redis, PostgreSQL, MariaDB, chromium,
-## promtool and systemd-analyze (fails if one is missing)
+## promtool, systemd-analyze and podman (fails if one is missing)
 test:
 	scripts/ensure-redis.sh
 	scripts/ensure-postgres.sh
@@ -16,6 +16,7 @@ test:
 	scripts/ensure-chromium.sh
 	scripts/ensure-promtool.sh
 	scripts/ensure-systemd-analyze.sh
+	scripts/ensure-podman.sh
 	$(GO) vet ./...
 	REDSTATE_REQUIRE_REDIS=1 $(GO) test -race -timeout 25m ./...
 
@@ -61,6 +62,12 @@ build:
 ## commit; see scripts/release.sh)
 release:
 	scripts/release.sh
+
+## image: the container image localhost/redstate:latest and :VERSION, FROM scratch with podman
+## (deploy/image/Containerfile; nothing is pulled); Dockerfile builds the same image from source
+image:
+	scripts/ensure-podman.sh
+	scripts/image.sh
 
 ## release-check: build the release twice from two clones of HEAD with empty build caches and
 ## fail unless the bytes are identical, the binaries static and the SBOM well formed (minutes)
