@@ -17,10 +17,10 @@ import (
 // trip per node) and Saves as one saveScript call per slot. Each save stays atomic on its own;
 // a lone call still costs one round trip. Options.DirectCalls turns this off.
 
-// saveReq is one save: its two keys and its saveArgs script values.
+// saveReq is one save: its three keys and its saveArgs script values.
 type saveReq struct {
-	buildKey, indexKey string
-	args               []any
+	buildKey, indexKey, markerKey string
+	args                          []any
 }
 
 // saveRes is one save's script reply: the result code and, for a PRECONDITION asked to,
@@ -114,11 +114,11 @@ func (s *Store) execSaves(ctx context.Context, reqs []saveReq) []coalesce.Outcom
 	calls := make([]redisscript.Call, len(bySlot))
 	ttl := s.ttl.Milliseconds()
 	for g, members := range bySlot {
-		keys := make([]string, 0, 2*len(members))
-		args := make([]any, 0, 1+saveArgs*len(members))
-		args = append(args, ttl)
+		keys := make([]string, 0, 3*len(members))
+		args := make([]any, 0, 2+saveArgs*len(members))
+		args = append(args, ttl, s.window.Milliseconds())
 		for _, i := range members {
-			keys = append(keys, reqs[i].buildKey, reqs[i].indexKey)
+			keys = append(keys, reqs[i].buildKey, reqs[i].indexKey, reqs[i].markerKey)
 			args = append(args, reqs[i].args...)
 		}
 		calls[g] = redisscript.Call{Keys: keys, Args: args}

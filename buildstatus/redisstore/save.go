@@ -7,6 +7,7 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
+	"github.com/redstate/redstate/internal/resend"
 )
 
 // directorySlack is added to the TTL of a project's shard directory on Cluster. The
@@ -82,9 +83,11 @@ func (s *Store) write(ctx context.Context, doc *buildstatus.PublishResponse, ifM
 		return nil, "", nil, redstate.Wrap(redstate.EINTERNAL, err, "encoding build "+doc.BuildID)
 	}
 	id := doc.BuildID
+	buildKey := s.keys.Build(id)
 	reply, err := s.runSave(ctx, saveReq{
-		buildKey: s.keys.Build(id),
-		indexKey: s.indexKey(doc.ProjectID, id),
+		buildKey:  buildKey,
+		indexKey:  s.indexKey(doc.ProjectID, id),
+		markerKey: s.markerKey(buildKey, ifMatch != "" || ifNoneMatch),
 		args: []any{
 			encoded,
 			ifMatch,
@@ -105,6 +108,16 @@ func (s *Store) write(ctx context.Context, doc *buildstatus.PublishResponse, ifM
 	}
 	res = reply.code
 	return buildstatus.NewDecodedBuild(doc, encoded), res, nil, nil
+}
+
+// markerKey returns the call marker of a save on buildKey: a fresh one (resend.MarkerKey) for a
+// conditional save, which sets it when it writes; for an unconditional save, which never reads
+// or writes it, a fixed key of the same slot, so that no token is drawn on the hot path.
+func (s *Store) markerKey(buildKey string, conditional bool) string {
+	if conditional {
+		return resend.MarkerKey(s.keys.CallMarkers(), buildKey, resend.Token())
+	}
+	return resend.MarkerKey(s.keys.CallMarkers(), buildKey, "unconditional")
 }
 
 // parseResult reads a script's {code [, value]} reply.

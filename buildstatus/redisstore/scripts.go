@@ -24,11 +24,14 @@ const (
 // save is atomic on its own and independent of the others in the call.
 //
 //	ARGV[1]  TTL in milliseconds, for every save of the call
-//	then, for save i (1-based), KEYS[2i-1], KEYS[2i] and the saveArgs values from ARGV[a+1],
-//	a = 1 + saveArgs*(i-1):
-//	KEYS[2i-1]  build key (keys.Build)
-//	KEYS[2i]    project index: keys.ProjectIndex on standalone, keys.ProjectShard (same slot as
+//	ARGV[2]  lifetime of a call marker in milliseconds (resend.Window)
+//	then, for save i (1-based), KEYS[3i-2..3i] and the saveArgs values from ARGV[a+1],
+//	a = 2 + saveArgs*(i-1):
+//	KEYS[3i-2]  build key (keys.Build)
+//	KEYS[3i-1]  project index: keys.ProjectIndex on standalone, keys.ProjectShard (same slot as
 //	            the build key) on Cluster
+//	KEYS[3i]    the save's call marker (resend.MarkerKey under keys.CallMarkers, same slot as
+//	            the build key); used by conditional saves only
 //	a+1  new JSON document
 //	a+2  IfMatch ETag, "" for none
 //	a+3  "1" for IfNoneMatch, else "0"
@@ -42,13 +45,14 @@ const (
 //	a+8  events channel (keys.Events; a channel, not a key)
 //	a+9  "1" to return the current value with a PRECONDITION result (CAS retries)
 //
-// A conditional save whose condition fails (IfMatch, IfNoneMatch) while the stored document is
-// byte for byte the one it saves answers {"OK"} and writes nothing: that is its own write, made
-// by a first copy of the command that go-redis sent again (internal/resend), which must not
-// turn into a 412 for a write that took effect. (A different writer saving the very same bytes
-// gets OK as well: the build is what it asked for.) Only the failing path reads the whole value.
-// An unconditional save sent twice writes the same document twice and publishes it twice: a
-// watcher gets the same document (the same ETag) again.
+// A conditional save (IfMatch, IfNoneMatch) that writes sets its call marker; a save finding
+// its marker already set is a copy of that same call which go-redis sent again
+// (internal/resend) after the first copy wrote: it answers {"OK"} and changes nothing, where
+// its condition would now fail and turn a write that took effect into a 412. Only that call's
+// copy finds the marker: another caller saving the same bytes with a stale condition still gets
+// its 412. An unconditional save sent twice writes the same document twice and publishes it
+// twice (no marker is read or written: the hot path stays as it was): a watcher gets the same
+// document (the same ETag) again.
 //
 // Returns one reply per save, in order: {"OK"}; {"NOTFOUND"} (IfMatch on a missing build);
 // {"PRECONDITION"} or {"PRECONDITION", current} (ETag mismatch); {"EXISTS"} (IfNoneMatch on an
@@ -70,18 +74,16 @@ local function sameProject(cur, a)
   local ok, old = pcall(cjson.decode, cur)
   return ok and type(old) == 'table' and old['projectId'] == ARGV[a + 4]
 end
-local function save(bk, ik, a)
+local function save(bk, ik, mk, a)
   local doc = ARGV[a + 1]
   local prefix = ARGV[a + 5]
+  local conditional = ARGV[a + 2] ~= '' or ARGV[a + 3] == '1'
+  if conditional and redis.call('EXISTS', mk) == 1 then return {'OK'} end
   if ARGV[a + 2] ~= '' then
     local cur = redis.call('GET', bk)
     if not cur then return {'NOTFOUND'} end
-    if ARGV[a + 3] == '1' then
-      if cur == doc then return {'OK'} end
-      return {'EXISTS'}
-    end
+    if ARGV[a + 3] == '1' then return {'EXISTS'} end
     if redis.sha1hex(cur) ~= ARGV[a + 2] then
-      if cur == doc then return {'OK'} end
       if ARGV[a + 9] == '1' then return {'PRECONDITION', cur} end
       return {'PRECONDITION'}
     end
@@ -94,18 +96,15 @@ local function save(bk, ik, a)
     if head ~= prefix or prefix == '' then
       local cur = redis.call('GET', bk)
       if cur then
-        if ARGV[a + 3] == '1' then
-          if cur == doc then return {'OK'} end
-          return {'EXISTS'}
-        end
+        if ARGV[a + 3] == '1' then return {'EXISTS'} end
         if not sameProject(cur, a) then return {'CONFLICT'} end
       end
     elseif ARGV[a + 3] == '1' then
-      if redis.call('GET', bk) == doc then return {'OK'} end
       return {'EXISTS'}
     end
   end
   redis.call('SET', bk, doc, 'PX', ttl)
+  if conditional then redis.call('SET', mk, '1', 'PX', ARGV[2]) end
   local added = redis.call('ZADD', ik, ARGV[a + 6], ARGV[a + 7])
   if not extended[ik] then
     if redis.call('PEXPIRE', ik, ttl, 'GT') == 0 and added == 1 then
@@ -117,8 +116,8 @@ local function save(bk, ik, a)
   return {'OK'}
 end
 local out = {}
-for i = 1, #KEYS / 2 do
-  local ok, res = pcall(save, KEYS[2 * i - 1], KEYS[2 * i], 1 + 9 * (i - 1))
+for i = 1, #KEYS / 3 do
+  local ok, res = pcall(save, KEYS[3 * i - 2], KEYS[3 * i - 1], KEYS[3 * i], 2 + 9 * (i - 1))
   if not ok then
     if type(res) == 'table' then res = res.err end
     res = {'ERROR', tostring(res)}

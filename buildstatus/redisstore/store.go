@@ -87,7 +87,7 @@ type Store struct {
 	directories sync.Map
 	// updates make this process's updates of one build take turns (UpdatePlatform).
 	updates *updateQueues
-	// window is the lifetime of a delete's call marker (resend.Window).
+	// window is the lifetime of the call markers of deletes and conditional saves (resend.Window).
 	window time.Duration
 }
 

@@ -17,6 +17,26 @@ func (s suite) conditionalTests() []namedTest {
 		{"IfMatchAndIfNoneMatchOnExisting", s.testIfMatchAndIfNoneMatch},
 		{"DeleteIfMatch", s.testDeleteIfMatch},
 		{"ProjectIDNeverChanges", s.testProjectIDNeverChanges},
+		{"FailedConditionWithTheStoredBytesStillFails", s.testConditionWithSameBytes},
+	}
+}
+
+// testConditionWithSameBytes: a condition is about the stored value, not about what the save
+// would write: a second create of a build with the very same document, and a save of the very
+// same document with a stale ETag, are both EPRECONDITION (a re-send of one call is told apart
+// by its call marker, not by its bytes; see redisstore's saveScript).
+func (s suite) testConditionWithSameBytes(t *testing.T) {
+	st := s.store(t)
+	id := NewBuildID()
+	doc := SampleDoc(id, "p")
+	if _, err := st.Save(t.Context(), doc, buildstatus.SaveOptions{IfNoneMatch: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Save(t.Context(), doc, buildstatus.SaveOptions{IfNoneMatch: true}); !redstate.IsCode(err, redstate.EPRECONDITION) {
+		t.Fatalf("a second create of the same document: %v, want EPRECONDITION", err)
+	}
+	if _, err := st.Save(t.Context(), doc, buildstatus.SaveOptions{IfMatch: "0000000000000000000000000000000000000000"}); !redstate.IsCode(err, redstate.EPRECONDITION) {
+		t.Fatalf("the same document with a stale ETag: %v, want EPRECONDITION", err)
 	}
 }
 
