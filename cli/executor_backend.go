@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -181,8 +182,18 @@ func (eb *executorBackend) newRunner(cfg config.Config, stores executor.Stores) 
 		}
 		r.Handle(h.Name, executor.WebhookHandler(h.URL, h.Secret, h.Timeout, nil))
 	}
+	if cfg.Demo && !slices.ContainsFunc(ec.Handlers, func(h executor.HandlerConfig) bool { return h.Name == demoStepsHandler }) {
+		r.Handle(demoStepsHandler, executor.StepsHandler(demoStepTime))
+		eb.log.Info("demo: built-in stage handler registered", "handler", demoStepsHandler, "per_stage", demoStepTime.String())
+	}
 	return r, nil
 }
+
+// The built-in stage handler of `serve --demo` (config.Config.Demo): the README's plan names it.
+const (
+	demoStepsHandler = "steps"
+	demoStepTime     = 5 * time.Second
+)
 
 // logReady logs that the executor serves.
 func (eb *executorBackend) logReady(pc executor.PersistenceConfig) {

@@ -82,6 +82,9 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 	if err := checkTokenStrength(cfg, log); err != nil {
 		return err
 	}
+	if cfg.Demo {
+		log.Warn("demo mode: an example index table (db1.table1), the built-in stage handler \"steps\" and a 30 s report generator are added under your configuration; not for production (docs/getting-started.md)")
+	}
 	if cfg.Server.Insecure && len(cfg.Auth.Tokens) == 0 && !isLoopbackAddr(cfg.Server.Addr) {
 		log.Warn("INSECURE: serving a non-loopback address without auth tokens; anyone who can reach it can read and write builds",
 			"addr", cfg.Server.Addr)

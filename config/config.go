@@ -51,6 +51,10 @@ type Config struct {
 	// Database is the SQL database of the blocks whose source of truth is SQL (the report
 	// records, the feed).
 	Database Database `koanf:"database"`
+	// Demo loads the demo layer (demo.yaml: an example index table, a 30 s report generator)
+	// under the file, environment and flags, and makes serve register the built-in stage handler
+	// "steps", so every example of the README works on a bare `serve --demo` (default false).
+	Demo bool `koanf:"demo"`
 }
 
 // Database selects the SQL database (package sqldb).

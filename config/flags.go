@@ -54,6 +54,7 @@ var flagBindings = []flagBinding{
 	{"redis-sentinel", "redis.sentinel.addrs", "Sentinel addresses, comma separated (host:port,host:port)", FlagsRedis},
 	{"addr", "server.addr", "HTTP listen address (host:port; port 0 picks a free port)", FlagsServer},
 	{"insecure", "server.insecure", "allow a non-loopback --addr without auth tokens (anyone who can reach it can write)", FlagsServer},
+	{"demo", "demo", "run the README's examples as they are: an example index table, the built-in stage handler \"steps\", a 30 s report generator", FlagsServer},
 	{"namespace", "namespace", "prefix of every Redis key, e.g. prod-", FlagsNamespace},
 	{"data-dir", "data-dir", "directory of embedded state (the SQLite database), created on start", FlagsData},
 	{"database", "database.url", "SQL database: sqlite:<path>, postgres://user:pw@host:5432/db or mysql://user:pw@host:3306/db (default: SQLite in --data-dir)", FlagsData},
@@ -105,6 +106,8 @@ func BindFlags(fs *pflag.FlagSet, groups ...FlagGroup) {
 			fs.StringSlice(b.Flag, nil, usage)
 		case "server.insecure":
 			fs.Bool(b.Flag, d.Server.Insecure, usage)
+		case "demo":
+			fs.Bool(b.Flag, d.Demo, usage)
 		case "publish.build-status.ttl":
 			fs.Duration(b.Flag, d.Publish.BuildStatus.TTL, usage)
 		case "server.addr":

@@ -1,6 +1,7 @@
 package config
 
 import (
+	_ "embed" // the demo layer
 	"errors"
 	"fmt"
 	"os"
@@ -32,25 +33,27 @@ func Load(path string, flags *pflag.FlagSet) (Config, error) {
 }
 
 func load(path string, flags *pflag.FlagSet, lookupEnv func(string) (string, bool)) (Config, error) {
-	k := koanf.New(".")
+	var file map[string]any
 	if path != "" {
-		raw, err := readFile(path)
-		if err != nil {
+		var err error
+		if file, err = readFile(path); err != nil {
 			return Config{}, err
-		}
-		if err := k.Load(mapProvider(raw), nil); err != nil {
-			return Config{}, fmt.Errorf("config file %s: %w", path, err)
 		}
 	}
 	env, err := readEnv(lookupEnv)
 	if err != nil {
 		return Config{}, err
 	}
-	if err := k.Load(mapProvider(env), nil); err != nil {
-		return Config{}, fmt.Errorf("environment: %w", err)
+	k, err := layers(nil, file, path, env, flags)
+	if err != nil {
+		return Config{}, err
 	}
-	if flags != nil {
-		if err := applyFlags(k, flags); err != nil {
+	if k.Bool("demo") {
+		demo, err := demoLayer()
+		if err != nil {
+			return Config{}, err
+		}
+		if k, err = layers(demo, file, path, env, flags); err != nil {
 			return Config{}, err
 		}
 	}
@@ -68,29 +71,68 @@ func load(path string, flags *pflag.FlagSet, lookupEnv func(string) (string, boo
 	return cfg, nil
 }
 
+// layers merges the configuration layers, each over the one before: base (the demo layer, or
+// nil), the file read from path, the environment, then the flags explicitly set.
+func layers(base, file map[string]any, path string, env map[string]any, flags *pflag.FlagSet) (*koanf.Koanf, error) {
+	k := koanf.New(".")
+	if base != nil {
+		if err := k.Load(mapProvider(base), nil); err != nil {
+			return nil, fmt.Errorf("demo layer: %w", err)
+		}
+	}
+	if file != nil {
+		if err := k.Load(mapProvider(file), nil); err != nil {
+			return nil, fmt.Errorf("config file %s: %w", path, err)
+		}
+	}
+	if err := k.Load(mapProvider(env), nil); err != nil {
+		return nil, fmt.Errorf("environment: %w", err)
+	}
+	if flags != nil {
+		if err := applyFlags(k, flags); err != nil {
+			return nil, err
+		}
+	}
+	return k, nil
+}
+
+// demoYAML is the demo layer (see Config.Demo).
+//
+//go:embed demo.yaml
+var demoYAML []byte
+
+// demoLayer parses demoYAML as a configuration file.
+func demoLayer() (map[string]any, error) { return parseYAML(demoYAML, "the demo layer") }
+
 // readFile parses the YAML file at path and rejects keys that are not configuration keys.
 func readFile(path string) (map[string]any, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("config file: %w", err)
 	}
+	return parseYAML(b, "config file "+path)
+}
+
+// parseYAML parses the configuration file b (named by what in errors) and rejects keys that are
+// not configuration keys.
+func parseYAML(b []byte, what string) (map[string]any, error) {
 	raw, err := yaml.Parser().Unmarshal(b)
 	if err != nil {
-		return nil, fmt.Errorf("config file %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if raw == nil {
 		raw = map[string]any{}
 	}
 	raw, err = normalize(raw)
 	if err != nil {
-		return nil, fmt.Errorf("config file %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if problems := keyProblems(raw, reflect.TypeOf(Config{}), ""); len(problems) > 0 {
 		msgs := make([]string, len(problems))
 		for i, p := range problems {
 			msgs[i] = p.Error()
 		}
-		return nil, fmt.Errorf("config file %s: %w", path, &ValidationError{Problems: msgs})
+		return nil, fmt.Errorf("%s: %w", what, &ValidationError{Problems: msgs})
 	}
 	return raw, nil
 }

@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/redistest"
 )
 
@@ -28,12 +28,13 @@ const streamFor = 3 * time.Second
 
 // TestDocs_CurlExamplesWork runs every curl example of README.md and docs/*.md (see docExample
 // for the markdown conventions: `# expect NNN`, `# untested: REASON`, `<!-- file: NAME -->`)
-// in document order, README first, against one live `redstate serve` with Redis, SQLite, the
-// index table declared in docs/index.md (its block `<!-- file: index-table.yaml -->`), the
-// executor handler "steps" the README's plan names (a stage that runs until the test ends, so
-// the pause and resume examples meet a running task) and a report delay long enough that a
-// submitted report is still in status 3 when the examples regenerate it. Each example must
-// answer 2xx, or the status its `# expect` comment names.
+// in document order, README first, against one live `redstate serve --demo --redis URL`: the
+// start command docs/getting-started.md gives, nothing added but the address. The demo layer
+// holds what the examples need (the index table of docs/index.md, the stage handler "steps" the
+// README's plan names, a report generator slow enough that a submitted report is still in
+// status 3 when the examples regenerate it); TestDocs_DemoTableIsTheDocumentedOne keeps its
+// table the one the docs declare. Each example must answer 2xx, or the status its `# expect`
+// comment names.
 //
 // The examples run with real curl through bash, not as requests rebuilt in Go from curl's
 // arguments: readers paste these lines into a shell, so quoting, `-d @file`, `-I`, `-N`, pipes
@@ -45,13 +46,28 @@ const streamFor = 3 * time.Second
 // 2xx text/event-stream answer. An example whose pipe needs a program that is not installed
 // (exit 127, e.g. jq) is skipped with that reason.
 func TestDocs_CurlExamplesWork(t *testing.T) {
+	rds := redistest.StartStandalone(t)
+	runDocExamples(t, func(docExample) bool { return true }, "--demo", "--redis", rds.URL)
+}
+
+// TestDocs_ReadmeExamplesWorkWithoutRedis runs the README's curl examples against `redstate
+// serve --demo` on the embedded default (no Redis: memory backends, SQLite), as a newcomer's
+// first try does (issue 32: the quick start works with or without --redis).
+func TestDocs_ReadmeExamplesWorkWithoutRedis(t *testing.T) {
+	runDocExamples(t, func(ex docExample) bool { return ex.file == "README.md" }, "--demo")
+}
+
+// runDocExamples runs the examples keep selects, in document order, against one `redstate serve`
+// started with args (plus its address and a data directory).
+func runDocExamples(t *testing.T, keep func(docExample) bool, args ...string) {
 	if testing.Short() {
 		t.Skip("real processes: not under -short")
 	}
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Fatal("the doc examples are curl commands; install curl (apt-get install curl)")
 	}
-	examples, files := docExamples(t)
+	all, files := docExamples(t)
+	examples := slices.DeleteFunc(all, func(ex docExample) bool { return !keep(ex) })
 	if len(examples) == 0 {
 		t.Fatal("no curl example found in README.md and docs/*.md; the parser is broken")
 	}
@@ -61,7 +77,7 @@ func TestDocs_CurlExamplesWork(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := startDocServer(t, files["index-table.yaml"])
+	s := startServer(t, args...)
 	ran, skipped := 0, 0
 	for _, ex := range examples {
 		t.Run(ex.String(), func(t *testing.T) {
@@ -113,33 +129,30 @@ func docExamples(t *testing.T) ([]docExample, map[string]string) {
 	return all, files
 }
 
-// startDocServer starts Redis, the "steps" stage handler and `redstate serve` configured with
-// indexYAML plus what the examples need.
-func startDocServer(t *testing.T, indexYAML string) *server {
-	t.Helper()
-	rds := redistest.StartStandalone(t)
-	stages := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		<-r.Context().Done() // a stage that runs until the executor goes away
-	})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// TestDocs_DemoTableIsTheDocumentedOne: the index table of `serve --demo` is the one docs/index.md
+// declares (its block <!-- file: index-table.yaml -->), so the documented queries meet the table
+// the demo declares.
+func TestDocs_DemoTableIsTheDocumentedOne(t *testing.T) {
+	_, files := docExamples(t)
+	dir := t.TempDir()
+	documented, demo := filepath.Join(dir, "index-table.yaml"), filepath.Join(dir, "demo.yaml")
+	if err := os.WriteFile(documented, []byte(files["index-table.yaml"]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(demo, []byte("demo: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want, err := config.Load(documented, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = stages.Serve(ln) }()
-	t.Cleanup(func() { _ = stages.Close() }) // after the server's kill (cleanups run last first)
-	stageURL := "http://" + ln.Addr().String() + "/stage"
-	cfg := indexYAML + fmt.Sprintf(`
-report:
-  delay: 10m
-executor:
-  handlers:
-    - {name: steps, url: %q, timeout: 10m}
-`, stageURL)
-	path := filepath.Join(t.TempDir(), "redstate.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+	got, err := config.Load(demo, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return startServer(t, "--config", path, "--redis", rds.URL)
+	if !reflect.DeepEqual(got.Index, want.Index) {
+		t.Fatalf("serve --demo declares\n%+v\nbut docs/index.md declares\n%+v", got.Index, want.Index)
+	}
 }
 
 // statusLineRE matches a status line of curl's header dump.
