@@ -79,7 +79,8 @@ func (s *Source) StreamOnce(ctx context.Context) (int, error) {
 		case "B":
 			tx = tx[:0]
 		case "I", "U", "D", "T":
-			ch := index.Change{DB: s.opts.Database, Table: a.Table, Op: index.OpUpsert, Row: columnsRow(a.Columns), Version: index.Version(fmt.Sprintf("%016x", lsn))}
+			ch := index.Change{DB: s.opts.Database, Table: a.Table, Op: index.OpUpsert, Row: columnsRow(a.Columns), Version: index.Version(fmt.Sprintf("%016x", lsn)),
+				Encoding: index.EncodingPostgres}
 			switch a.Action {
 			case "D":
 				ch.Op, ch.Row = index.OpDelete, columnsRow(a.Identity)
