@@ -26,6 +26,10 @@ func (c *column) bytesValue(s string, f *valueForm) (string, error) {
 		b, err = c.fromLatin1(s)
 	case EncodingPostgres:
 		b, err = c.fromBytea(s)
+	case EncodingWal2JSON:
+		if b, err = hex.DecodeString(s); err != nil {
+			err = c.bad(s, "is not hex digits (wal2json's bytea)")
+		}
 	case EncodingDebezium:
 		b, err = c.fromDebezium(s, f.debezium.BinaryHandlingMode, false)
 	case EncodingDebeziumSchema:

@@ -133,8 +133,11 @@ const (
 	// character per byte, U+0000..U+00FF (Canal decodes BINARY, VARBINARY and BLOB as
 	// ISO-8859-1).
 	EncodingCanal
-	// EncodingPostgres is the values of the PostgreSQL sources (pgoutput's text format,
-	// wal2json, row_to_json): a binary value is bytea's text output, "\x" and hex digits
+	// EncodingPostgres is the values of PostgreSQL's text output (pgoutput's text format, the
+	// backfill's and verify's row_to_json): a binary value is bytea's text, "\x" and hex digits
 	// (bytea_output hex, the default) or the escape format.
 	EncodingPostgres
+	// EncodingWal2JSON is the values of the wal2json source: a binary value is hex digits, a
+	// bytea's hex text without its "\x" (wal2json cuts it off; the source reads in hex).
+	EncodingWal2JSON
 )

@@ -95,13 +95,7 @@ func (ix *Indexer) Verify(ctx context.Context, db, tbl string, source RowSource,
 		if !ok {
 			continue
 		}
-		h := map[string]string{}
-		for _, line := range strings.Split(body, "\n") {
-			if id, val, ok := strings.Cut(line, "="); ok {
-				h[id] = val
-			}
-		}
-		have[k] = h
+		have[k] = parseCanonicalHash(body)
 	}
 	note := func(format string, args ...any) {
 		if len(rep.Examples) < 20 {
