@@ -36,76 +36,38 @@ func applyEvent(t *testing.T, ix *index.Indexer, format, event string) index.Res
 	return res
 }
 
-// debeziumBlob is a Debezium MySQL create event of shop.blobs with uid and code as written
-// (JSON strings); fieldType is their type in the event's schema, "" for an event without one.
-// The schema is the shape the connector gives binary columns: type bytes under
-// binary.handling.mode bytes, string under base64, base64-url-safe and hex
-// (CommonConnectorConfig.BinaryHandlingMode; RecordsStreamProducerIT's schemaAndValueForBytea*).
-func debeziumBlob(fieldType, uid, code string) string {
-	payload := `{"before":null,"after":{"uid":"` + uid + `","code":"` + code + `","note":"x"},` +
-		`"source":{"db":"shop","table":"blobs","file":"mysql-bin.000003","pos":154,"row":0},"op":"c","ts_ms":1700000000000}`
-	if fieldType == "" {
-		return payload
-	}
-	image := func(name string) string {
-		return `{"type":"struct","fields":[{"type":"` + fieldType + `","optional":false,"field":"uid"},{"type":"` + fieldType +
-			`","optional":true,"field":"code"},{"type":"string","optional":false,"field":"note"}],"optional":true,"name":"shop.blobs.Value","field":"` + name + `"}`
-	}
-	return `{"schema":{"type":"struct","fields":[` + image("before") + `,` + image("after") +
-		`,{"type":"string","optional":false,"field":"op"}],"optional":false,"name":"shop.blobs.Envelope"},"payload":` + payload + `}`
-}
-
 // TestBytes_EverySourceFormOneRow: the bytes 00 FF 80 (not UTF-8) in a bytes column, and 00 FF
 // 80 00 in a BINARY(4) key, written the way each source writes binary values, end as one stored
-// row (standard base64, "AP+A") under one index key and one id: a native event (base64), a Canal
-// flat message (one ISO-8859-1 character per byte, the BINARY's trailing zero byte dropped as in
-// the binary log), Debezium with a schema (bytes under binary.handling.mode bytes; strings under
-// base64, base64-url-safe, hex) and without one in every mode, the MySQL binary log's bytes, and
-// PostgreSQL's bytea text in its hex and escape formats.
+// row (standard base64, "AP+A") under one index key and one id: every event format's form
+// (indextest.BinaryEvents: native, Canal, Debezium with and without a schema in every
+// binary.handling.mode), the MySQL binary log's bytes (its trailing zero byte dropped),
+// PostgreSQL's bytea text in its hex and escape formats, and wal2json's bare hex.
 func TestBytes_EverySourceFormOneRow(t *testing.T) {
-	text := func(enc index.Encoding, uid, code string) index.Change {
-		return index.Change{DB: "shop", Table: "blobs", Op: index.OpUpsert, Version: index.BinlogVersion(3, 154, 0), Encoding: enc,
-			Row: map[string]*string{"uid": index.Str(uid), "code": index.Str(code), "note": index.Str("x")}}
+	for _, e := range indextest.BinaryEvents("shop") {
+		t.Run(e.Name, func(t *testing.T) {
+			ix := binaryIndex(t, index.DebeziumSettings{BinaryHandlingMode: e.Mode})
+			if res := applyEvent(t, ix, e.Format, e.Event); res.Applied != 1 {
+				t.Fatalf("result %+v", res)
+			}
+			indextest.CheckBinaryRow(t, ix, "shop")
+		})
 	}
 	for _, c := range []struct {
-		name   string
-		mode   string // index.debezium.binary-handling-mode
-		format string
-		event  string
-		change index.Change // when no event
+		name      string
+		enc       index.Encoding
+		uid, code string
 	}{
-		{name: "native", format: index.FormatNative,
-			event: `{"db":"shop","table":"blobs","op":"insert","row":{"uid":"AP+AAA==","code":"AP+A","note":"x"},"version":{"tsMs":1700000000000}}`},
-		{name: "canal", format: index.FormatCanal,
-			event: `{"data":[{"uid":"\u0000ÿ\u0080","code":"\u0000ÿ\u0080","note":"x"}],"database":"shop","table":"blobs","type":"INSERT",` +
-				`"es":1700000000000,"ts":1700000000001,"id":1,"isDdl":false,"mysqlType":{"uid":"binary(4)","code":"varbinary(8)","note":"varchar(8)"},` +
-				`"sqlType":{"uid":2004,"code":2004,"note":12},"pkNames":["uid"],"old":null}`},
-		{name: "debezium schema bytes", mode: index.BinaryBytes, format: index.FormatDebezium, event: debeziumBlob("bytes", "AP+AAA==", "AP+A")},
-		{name: "debezium schema bytes, setting hex", mode: index.BinaryHex, format: index.FormatDebezium, event: debeziumBlob("bytes", "AP+AAA==", "AP+A")},
-		{name: "debezium schema base64", mode: index.BinaryBase64, format: index.FormatDebezium, event: debeziumBlob("string", "AP+AAA==", "AP+A")},
-		{name: "debezium schema base64-url-safe", mode: index.BinaryBase64URLSafe, format: index.FormatDebezium, event: debeziumBlob("string", "AP-AAA==", "AP-A")},
-		{name: "debezium schema hex", mode: index.BinaryHex, format: index.FormatDebezium, event: debeziumBlob("string", "00ff8000", "00ff80")},
-		{name: "debezium bytes", mode: index.BinaryBytes, format: index.FormatDebezium, event: debeziumBlob("", "AP+AAA==", "AP+A")},
-		{name: "debezium base64", mode: index.BinaryBase64, format: index.FormatDebezium, event: debeziumBlob("", "AP+AAA==", "AP+A")},
-		{name: "debezium base64-url-safe", mode: index.BinaryBase64URLSafe, format: index.FormatDebezium, event: debeziumBlob("", "AP-AAA==", "AP-A")},
-		{name: "debezium hex", mode: index.BinaryHex, format: index.FormatDebezium, event: debeziumBlob("", "00ff8000", "00ff80")},
-		{name: "binlog bytes", change: text(index.EncodingText, "\x00\xff\x80", indextest.BinaryCode)},
-		{name: "postgres hex", change: text(index.EncodingPostgres, `\x00ff8000`, `\x00FF80`)},
-		{name: "postgres escape", change: text(index.EncodingPostgres, `\000\377\200\000`, `\000\377\200`)},
+		{"binlog bytes", index.EncodingText, "\x00\xff\x80", indextest.BinaryCode},
+		{"postgres hex", index.EncodingPostgres, `\x00ff8000`, `\x00FF80`},
+		{"postgres escape", index.EncodingPostgres, `\000\377\200\000`, `\000\377\200`},
+		{"wal2json", index.EncodingWal2JSON, "00ff8000", "00ff80"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ix := binaryIndex(t, index.DebeziumSettings{BinaryHandlingMode: c.mode})
-			var res index.Result
-			if c.event != "" {
-				res = applyEvent(t, ix, c.format, c.event)
-			} else {
-				var err error
-				if res, err = ix.Apply(context.Background(), []index.Change{c.change}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if res.Applied != 1 {
-				t.Fatalf("result %+v", res)
+			ix := binaryIndex(t, index.DebeziumSettings{})
+			res, err := ix.Apply(context.Background(), []index.Change{{DB: "shop", Table: "blobs", Op: index.OpUpsert, Version: index.BinlogVersion(3, 154, 0),
+				Encoding: c.enc, Row: map[string]*string{"uid": index.Str(c.uid), "code": index.Str(c.code), "note": index.Str("x")}}})
+			if err != nil || res.Applied != 1 {
+				t.Fatalf("result %+v %v", res, err)
 			}
 			indextest.CheckBinaryRow(t, ix, "shop")
 		})
@@ -125,7 +87,7 @@ func TestBytes_DebeziumUpstreamValues(t *testing.T) {
 	} {
 		for _, schema := range []string{c.fieldType, ""} {
 			ix := binaryIndex(t, index.DebeziumSettings{BinaryHandlingMode: c.mode})
-			if res := applyEvent(t, ix, index.FormatDebezium, debeziumBlob(schema, c.uid, c.value)); res.Applied != 1 {
+			if res := applyEvent(t, ix, index.FormatDebezium, indextest.DebeziumBinaryEvent("shop", schema, c.uid, c.value)); res.Applied != 1 {
 				t.Fatalf("%s %q: %+v", c.mode, schema, res)
 			}
 			rows := rowsOf(t, ix, "shop", "blobs", map[string]string{"code": "AQID"})
@@ -225,7 +187,7 @@ func TestBytes_BadInputNamesTheFix(t *testing.T) {
 			`column uid (bytes(4)): "AP+AAAA=" has 5 bytes, more than the column's 4`},
 		{index.FormatCanal, `{"data":[{"uid":"AAAA","code":"€","note":"x"}],"database":"shop","table":"blobs","type":"INSERT","es":1,"id":1,"isDdl":false}`,
 			`is not Canal's text of a binary value`},
-		{index.FormatDebezium, debeziumBlob("string", "AP+AAA==", "AP+A"),
+		{index.FormatDebezium, indextest.DebeziumBinaryEvent("shop", "string", "AP+AAA==", "AP+A"),
 			"set index.debezium.binary-handling-mode to the connector's mode"},
 	} {
 		p, err := index.ParseEventList(c.format, []json.RawMessage{json.RawMessage(c.event)}, 0)
@@ -272,5 +234,38 @@ func TestBytes_Declared(t *testing.T) {
 	}
 	if err := (index.DebeziumSettings{BinaryHandlingMode: "base64url"}).Validate(); err == nil || !strings.Contains(err.Error(), "binary-handling-mode") {
 		t.Errorf("an unknown mode: %v", err)
+	}
+}
+
+// TestBytes_VerifyAndRepair: verify reads a source's rows in that source's form: PostgreSQL's
+// bytea text finds the index Canal filled equal; a row the source no longer has (a bytes id,
+// "AP+AAA==", holding '=') is found extra and the repair deletes it.
+func TestBytes_VerifyAndRepair(t *testing.T) {
+	ix := binaryIndex(t, index.DebeziumSettings{})
+	canal := `{"data":[{"uid":"\u0000ÿ\u0080","code":"\u0000ÿ\u0080","note":"x"}],"database":"shop","table":"blobs","type":"INSERT","es":1700000000000,"id":1,"isDdl":false}`
+	if res := applyEvent(t, ix, index.FormatCanal, canal); res.Applied != 1 {
+		t.Fatalf("canal: %+v", res)
+	}
+	pgRows := func(rows ...map[string]*string) index.RowSource {
+		return func(yield func(map[string]*string) bool) error {
+			for _, r := range rows {
+				if !yield(r) {
+					return nil
+				}
+			}
+			return nil
+		}
+	}
+	row := map[string]*string{"uid": index.Str(`\x00ff8000`), "code": index.Str(`\x00ff80`), "note": index.Str("x")}
+	rep, err := ix.Verify(context.Background(), "shop", "blobs", pgRows(row), index.EncodingPostgres, false, nil)
+	if err != nil || !rep.Clean() {
+		t.Fatalf("verify: %+v %v", rep, err)
+	}
+	rep, err = ix.Verify(context.Background(), "shop", "blobs", pgRows(), index.EncodingPostgres, true, nil)
+	if err != nil || rep.Extra != 1 || rep.Repaired != 1 {
+		t.Fatalf("repair of a row gone from the source: %+v %v", rep, err)
+	}
+	if rows := rowsOf(t, ix, "shop", "blobs", map[string]string{"code": indextest.BinaryCodeText}); len(rows) != 0 {
+		t.Fatalf("rows left after the repair: %v", rows)
 	}
 }
