@@ -90,7 +90,7 @@ func (rc rowCodec) convert(row map[string]*string, f *valueForm) ([]any, error) 
 }
 
 // convert turns a column's text value into its JSON value by the column's type, as the seed's
-// setFieldFromString does. A NULL of a nullable type, or of string/decimal/datetime/date/time,
+// setFieldFromString does. A NULL of a nullable type, or of string/decimal/datetime/date/time/bytes,
 // is JSON null (MySQL's zero date is a NULL); a NULL of a non-nullable primitive is its zero value (the seed leaves the Java
 // field at its default). f says how the value is written (see Encoding). Errors: EINVALID
 // naming the column and the value.
