@@ -213,7 +213,7 @@ func (l *indexLoad) settle(t *testing.T) {
 	// Before the repair: the index entries (not rows: a row in the wrong index key counts once
 	// missing and once extra) that differ from the table, as `redstate index verify` reports
 	// them.
-	rep, err := l.fx.ix.Verify(ctx, idxDB, l.fx.table, l.fx.sql.rows(ctx), false, nil)
+	rep, err := l.fx.ix.Verify(ctx, idxDB, l.fx.table, l.fx.sql.rows(ctx), index.EncodingText, false, nil)
 	if err != nil {
 		t.Fatalf("index verify: %v", err)
 	}
@@ -226,10 +226,10 @@ func (l *indexLoad) settle(t *testing.T) {
 	}
 	// The documented repair after a failover: once the source has drained the stream,
 	// `redstate index verify --repair` against the source database.
-	if _, err := l.fx.ix.Verify(ctx, idxDB, l.fx.table, l.fx.sql.rows(ctx), true, nil); err != nil {
+	if _, err := l.fx.ix.Verify(ctx, idxDB, l.fx.table, l.fx.sql.rows(ctx), index.EncodingText, true, nil); err != nil {
 		t.Fatalf("index verify --repair: %v", err)
 	}
-	rep, err = l.fx.ix.Verify(ctx, idxDB, l.fx.table, l.fx.sql.rows(ctx), false, nil)
+	rep, err = l.fx.ix.Verify(ctx, idxDB, l.fx.table, l.fx.sql.rows(ctx), index.EncodingText, false, nil)
 	if err != nil {
 		t.Fatalf("index verify after the repair: %v", err)
 	}

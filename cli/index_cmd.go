@@ -229,23 +229,24 @@ func verify(ctx context.Context, a *app, ix *index.Indexer, from verifyFrom, onl
 			continue
 		}
 		var source index.RowSource
+		var enc index.Encoding // how the source writes values (binary ones differ)
 		switch {
 		case snapshot != "":
-			source = snapshotRows(snapshot, t.DB, t.Table)
+			source, enc = snapshotRows(snapshot, t.DB, t.Table), index.EncodingNative
 		case from.source == "mysql":
 			if !slices.Contains(cfg.Index.MySQL.Tables, name) {
 				continue
 			}
-			source = mysqlsource.TableRows(ctx, db, t.DB, t.Table)
+			source, enc = mysqlsource.TableRows(ctx, db, t.DB, t.Table), index.EncodingText
 		default:
 			pgTable, ok := followedTable(cfg, db, t)
 			if !ok {
 				continue
 			}
-			source = postgresRows(ctx, db, pgTable)
+			source, enc = postgresRows(ctx, db, pgTable), index.EncodingPostgres
 		}
 		bar := newProgressBar(progress, -1, "verifying "+name)
-		rep, err := ix.Verify(ctx, t.DB, t.Table, source, repair, func(n int) { _ = bar.Set(n) })
+		rep, err := ix.Verify(ctx, t.DB, t.Table, source, enc, repair, func(n int) { _ = bar.Set(n) })
 		_ = bar.Finish()
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)

@@ -93,9 +93,12 @@ type Change struct {
 	// Time is when the change happened at the source (the seed's 数据变更时间); zero when the
 	// source gives none, and the change is then stamped with the time it is applied.
 	Time time.Time
-	// Encoding says how Row's values are written (EncodingText unless the change comes from a
-	// Debezium event without a schema).
+	// Encoding says how Row's values are written: EncodingText (the zero value) unless the
+	// change was read from an event format or a source that writes some values otherwise.
 	Encoding Encoding
+	// DecodedBytes are, for EncodingDebeziumSchema, the columns whose values the event's schema
+	// typed bytes and that were decoded to their bytes.
+	DecodedBytes []string
 	// Source says where the change was read (e.g. "kafka:orders/3@1234": topic, partition,
 	// offset), recorded with the change when it is dead-lettered; empty when the caller gives
 	// none.
@@ -104,3 +107,37 @@ type Change struct {
 
 // Str returns a pointer to s, for building Change.Row.
 func Str(s string) *string { return &s }
+
+// Encoding says how a Change's values are written. Every source writes most values as text in
+// their usual form; they differ in how they write binary values (a bytes column) and in
+// Debezium's numbers without a schema.
+type Encoding uint8
+
+const (
+	// EncodingText is the values as text in their usual form, a binary value as its bytes (the
+	// MySQL binlog source and its snapshot; changes built by callers).
+	EncodingText Encoding = iota
+	// EncodingDebezium is the values of a Debezium event without a schema, as the JSON
+	// converter wrote them: the index's DebeziumSettings and the declared column types say how
+	// to read them (a binary value: by DebeziumSettings.BinaryHandlingMode).
+	EncodingDebezium
+	// EncodingDebeziumSchema is a Debezium event read by its schema: a value the schema typed
+	// bytes is its bytes (Change.DecodedBytes names them); a string in a bytes column is a
+	// binary value written as DebeziumSettings.BinaryHandlingMode says (the connector's
+	// base64, base64-url-safe and hex modes give binary columns the schema type string).
+	EncodingDebeziumSchema
+	// EncodingNative is the values of a native event (FormatNative) or of a JSONL snapshot: a
+	// binary value is standard base64, the form the index stores it in.
+	EncodingNative
+	// EncodingCanal is the values of a Canal flat message: a binary value is a string of one
+	// character per byte, U+0000..U+00FF (Canal decodes BINARY, VARBINARY and BLOB as
+	// ISO-8859-1).
+	EncodingCanal
+	// EncodingPostgres is the values of PostgreSQL's text output (pgoutput's text format, the
+	// backfill's and verify's row_to_json): a binary value is bytea's text, "\x" and hex digits
+	// (bytea_output hex, the default) or the escape format.
+	EncodingPostgres
+	// EncodingWal2JSON is the values of the wal2json source: a binary value is hex digits, a
+	// bytea's hex text without its "\x" (wal2json cuts it off; the source reads in hex).
+	EncodingWal2JSON
+)

@@ -54,12 +54,33 @@ func newRowCodec(cols []Column) rowCodec {
 	return rc
 }
 
-// convert converts every declared column of row (a missing one is NULL), in declaration order.
-// dbz is nil for EncodingText, else how the Debezium connector wrote the values.
-func (rc rowCodec) convert(row map[string]*string, dbz *DebeziumSettings) ([]any, error) {
+// valueForm is how one change writes its values: its Encoding, the index's Debezium settings
+// and, for EncodingDebeziumSchema, the columns its schema typed bytes (Change.DecodedBytes).
+type valueForm struct {
+	enc      Encoding
+	debezium *DebeziumSettings
+	decoded  []string
+}
+
+// conditionForm is the form of a query's conditions: a native event's (a bytes column's
+// condition is its standard base64, as the row holds it).
+var conditionForm = valueForm{enc: EncodingNative}
+
+// schemaless returns the Debezium settings when the values are those of a Debezium event
+// without a schema (numbers then read by them), else nil.
+func (f *valueForm) schemaless() *DebeziumSettings {
+	if f.enc == EncodingDebezium {
+		return f.debezium
+	}
+	return nil
+}
+
+// convert converts every declared column of row (a missing one is NULL), in declaration order,
+// its values written as f says.
+func (rc rowCodec) convert(row map[string]*string, f *valueForm) ([]any, error) {
 	vals := make([]any, len(rc.cols))
 	for i := range rc.cols {
-		v, err := convert(&rc.cols[i], row[rc.cols[i].Name], dbz)
+		v, err := convert(&rc.cols[i], row[rc.cols[i].Name], f)
 		if err != nil {
 			return nil, err
 		}
@@ -69,11 +90,11 @@ func (rc rowCodec) convert(row map[string]*string, dbz *DebeziumSettings) ([]any
 }
 
 // convert turns a column's text value into its JSON value by the column's type, as the seed's
-// setFieldFromString does. A NULL of a nullable type, or of string/decimal/datetime/date/time,
+// setFieldFromString does. A NULL of a nullable type, or of string/decimal/datetime/date/time/bytes,
 // is JSON null (MySQL's zero date is a NULL); a NULL of a non-nullable primitive is its zero value (the seed leaves the Java
-// field at its default). dbz, when set, says how a Debezium event without a schema wrote the
-// value (see DebeziumSettings). Errors: EINVALID naming the column and the value.
-func convert(c *column, v *string, dbz *DebeziumSettings) (any, error) {
+// field at its default). f says how the value is written (see Encoding). Errors: EINVALID
+// naming the column and the value.
+func convert(c *column, v *string, f *valueForm) (any, error) {
 	if v != nil && (c.base == TypeDateTime || c.base == TypeDate) && zeroDate(*v) {
 		v = nil // MySQL's zero date, as Canal writes it: no date (Debezium writes it as NULL too)
 	}
@@ -97,7 +118,7 @@ func convert(c *column, v *string, dbz *DebeziumSettings) (any, error) {
 	switch c.base {
 	case TypeString:
 		if !utf8.ValidString(s) {
-			return nil, c.bad(s, "is not UTF-8")
+			return nil, c.bad(s, "is not UTF-8: declare a binary column bytes")
 		}
 		return s, nil
 	case TypeChar:
@@ -138,13 +159,15 @@ func convert(c *column, v *string, dbz *DebeziumSettings) (any, error) {
 		}
 		return nil, c.bad(s, "is not a boolean")
 	case TypeDecimal:
-		return c.decimal(strings.TrimSpace(s), dbz)
+		return c.decimal(strings.TrimSpace(s), f.schemaless())
 	case TypeDateTime:
-		return c.dateTime(strings.TrimSpace(s), dbz)
+		return c.dateTime(strings.TrimSpace(s), f.schemaless())
 	case TypeDate:
-		return c.date(strings.TrimSpace(s), dbz)
+		return c.date(strings.TrimSpace(s), f.schemaless())
 	case TypeTime:
-		return c.timeOfDay(strings.TrimSpace(s), dbz)
+		return c.timeOfDay(strings.TrimSpace(s), f.schemaless())
+	case TypeBytes:
+		return c.bytesValue(s, f)
 	}
 	return nil, c.bad(s, "has an unsupported type")
 }

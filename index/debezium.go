@@ -31,11 +31,23 @@ const (
 	DecimalString  = "string"
 )
 
+// Debezium's binary.handling.mode values DebeziumSettings accepts (CommonConnectorConfig's
+// BinaryHandlingMode). With bytes the schema type of a binary column is bytes, which the JSON
+// converter writes as standard base64; with the others it is string, written as the mode says
+// (base64-url-safe padded, as Java's Base64.getUrlEncoder; hex in lower case).
+const (
+	BinaryBytes         = "bytes"
+	BinaryBase64        = "base64"
+	BinaryBase64URLSafe = "base64-url-safe"
+	BinaryHex           = "hex"
+)
+
 // DebeziumSettings say how the Debezium connector feeding the index writes values, for events
 // that carry no schema (the JSON converter's schemas.enable=false, Debezium Server's usual
 // setting). They are named after the connector's own settings and take its values; set them as
 // the connector has them. An event with a schema ({"schema","payload"}) is read by its schema
-// and these settings do not apply to it.
+// and these settings do not apply to it, but for BinaryHandlingMode: its string fields in a
+// bytes column are binary values written as that mode says.
 type DebeziumSettings struct {
 	// TimePrecisionMode is the connector's time.precision.mode (default TimeAdaptive). With
 	// adaptive and adaptive_time_microseconds a number in a datetime column is epoch
@@ -50,11 +62,17 @@ type DebeziumSettings struct {
 	// two's-complement integer (scale s), and an object {"scale","value"} a variable-scale
 	// decimal; with double and string the value is the number.
 	DecimalHandlingMode string `koanf:"decimal-handling-mode" json:"decimalHandlingMode,omitempty"`
+	// BinaryHandlingMode is the connector's binary.handling.mode (default BinaryBytes): how a
+	// string in a bytes column writes the bytes, standard base64 under bytes and base64,
+	// URL-safe base64 under base64-url-safe, hex under hex. With a schema a field the schema
+	// types bytes is read as bytes whatever the mode; a string field is read by the mode, and
+	// refused under bytes (the connector then writes no binary column as a string).
+	BinaryHandlingMode string `koanf:"binary-handling-mode" json:"binaryHandlingMode,omitempty"`
 }
 
 // DefaultDebeziumSettings are the connectors' defaults.
 func DefaultDebeziumSettings() DebeziumSettings {
-	return DebeziumSettings{TimePrecisionMode: TimeAdaptive, DecimalHandlingMode: DecimalPrecise}
+	return DebeziumSettings{TimePrecisionMode: TimeAdaptive, DecimalHandlingMode: DecimalPrecise, BinaryHandlingMode: BinaryBytes}
 }
 
 // withDefaults returns d with its empty settings at their defaults.
@@ -65,6 +83,9 @@ func (d DebeziumSettings) withDefaults() DebeziumSettings {
 	}
 	if d.DecimalHandlingMode == "" {
 		d.DecimalHandlingMode = def.DecimalHandlingMode
+	}
+	if d.BinaryHandlingMode == "" {
+		d.BinaryHandlingMode = def.BinaryHandlingMode
 	}
 	return d
 }
@@ -83,21 +104,13 @@ func (d DebeziumSettings) Validate() error {
 	default:
 		return redstate.Errorf(redstate.EINVALID, "decimal-handling-mode %q: use precise, double or string (the connector's decimal.handling.mode)", d.DecimalHandlingMode)
 	}
+	switch d.BinaryHandlingMode {
+	case BinaryBytes, BinaryBase64, BinaryBase64URLSafe, BinaryHex:
+	default:
+		return redstate.Errorf(redstate.EINVALID, "binary-handling-mode %q: use bytes, base64, base64-url-safe or hex (the connector's binary.handling.mode)", d.BinaryHandlingMode)
+	}
 	return nil
 }
-
-// Encoding says how a Change's values are written.
-type Encoding uint8
-
-const (
-	// EncodingText is the values as text in their usual form (Canal, native events, the
-	// database sources, Debezium events read by their schema).
-	EncodingText Encoding = iota
-	// EncodingDebezium is the values of a Debezium event without a schema, as the JSON
-	// converter wrote them: the index's DebeziumSettings and the declared column types say how
-	// to read them.
-	EncodingDebezium
-)
 
 // Time units of epoch and time-of-day numbers, in nanoseconds.
 const (
@@ -227,11 +240,18 @@ type dbzField struct {
 	Fields     []dbzField        `json:"fields"`
 }
 
-// dbzImages are the fields of an envelope's before and after images by column, as its schema
-// describes them: only the fields whose values need decoding (a semantic type redstate reads, or
-// bytes); the others are read as they are.
+// dbzImages are an envelope's before and after images as its schema describes them.
 type dbzImages struct {
-	before, after map[string]dbzField
+	before, after dbzImage
+}
+
+// dbzImage is one image's fields by column: only the fields whose values need decoding (a
+// semantic type redstate reads, or bytes); the others are read as they are.
+type dbzImage struct {
+	fields map[string]dbzField
+	// bytes are the columns whose values the schema types bytes (no semantic type redstate
+	// reads): decoded to their bytes (Change.DecodedBytes).
+	bytes []string
 }
 
 // schemaCacheMax bounds the schemas kept parsed: a few per table (one per table version).
@@ -276,13 +296,16 @@ func parseDebeziumSchema(raw json.RawMessage) (dbzImages, error) {
 	}
 	var imgs dbzImages
 	for _, f := range env.Fields {
-		var decoded map[string]dbzField
+		var decoded dbzImage
 		for _, c := range f.Fields {
 			if c.decodes() {
-				if decoded == nil {
-					decoded = map[string]dbzField{}
+				if decoded.fields == nil {
+					decoded.fields = map[string]dbzField{}
 				}
-				decoded[c.Field] = c
+				decoded.fields[c.Field] = c
+			}
+			if c.rawBytes() {
+				decoded.bytes = append(decoded.bytes, c.Field)
 			}
 		}
 		switch f.Field {
@@ -304,6 +327,12 @@ func (f dbzField) decodes() bool {
 		return f.Type == "bytes"
 	}
 	return true
+}
+
+// rawBytes reports whether decode turns a value of f into its bytes: the schema type bytes
+// without a semantic type that reads them otherwise (Decimal).
+func (f dbzField) rawBytes() bool {
+	return f.Type == "bytes" && f.Name != "org.apache.kafka.connect.data.Decimal"
 }
 
 // decode turns the text of a value of f (a JSON number's literal, a string's text, an
@@ -386,7 +415,7 @@ func (f dbzField) decode(col, v string) (string, error) {
 		}
 		return s, nil
 	}
-	if f.Type == "bytes" {
+	if f.rawBytes() {
 		b, err := base64.StdEncoding.DecodeString(v)
 		if err != nil {
 			return "", bad("is not base64")

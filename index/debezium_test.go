@@ -60,7 +60,7 @@ func TestDebeziumSchema_EverySemanticType(t *testing.T) {
 		event := `{"schema":{"type":"struct","fields":[{"type":"struct","fields":[{"type":"int32","field":"id"},` + field + `],"field":"after"}]},` +
 			`"payload":{"after":{"id":1,"v":` + c.value + `},"source":{"db":"d","table":"t","file":"b.000001","pos":4,"row":0},"op":"c"}}`
 		changes, _, err := ParseEvent(FormatDebezium, json.RawMessage(event), 0)
-		if err != nil || len(changes) != 1 || changes[0].Row["v"] == nil || changes[0].Encoding != EncodingText {
+		if err != nil || len(changes) != 1 || changes[0].Row["v"] == nil || changes[0].Encoding != EncodingDebeziumSchema {
 			t.Errorf("%s %s: %v, %v", c.name, c.value, changes, err)
 			continue
 		}
@@ -116,7 +116,7 @@ func TestDebeziumSettings_Units(t *testing.T) {
 	for _, c := range cases {
 		dbz := DebeziumSettings{TimePrecisionMode: c.mode}.withDefaults()
 		col := compileColumn(Column{Name: "c", Type: ColumnType(c.typ)})
-		got, err := convert(&col, Str(c.in), &dbz)
+		got, err := convert(&col, Str(c.in), &valueForm{enc: EncodingDebezium, debezium: &dbz})
 		if c.want == "error" {
 			if err == nil || !strings.Contains(err.Error(), "declare the column's precision") {
 				t.Errorf("%s %s %s: %v, %v; want an error naming the fix", c.mode, c.typ, c.in, got, err)
@@ -172,13 +172,13 @@ func TestDebeziumSettings_DecimalModes(t *testing.T) {
 		{DecimalDouble, "-1.5E-7", "-1.5E-7"},
 	} {
 		dbz := DebeziumSettings{DecimalHandlingMode: c.mode}.withDefaults()
-		got, err := convert(&col, Str(c.in), &dbz)
+		got, err := convert(&col, Str(c.in), &valueForm{enc: EncodingDebezium, debezium: &dbz})
 		if err != nil || got != c.want {
 			t.Errorf("%s %s: %v, %v; want %s", c.mode, c.in, got, err, c.want)
 		}
 	}
 	dbz := DefaultDebeziumSettings()
-	if got, err := convert(&col, Str("12.50"), &dbz); err == nil {
+	if got, err := convert(&col, Str("12.50"), &valueForm{enc: EncodingDebezium, debezium: &dbz}); err == nil {
 		t.Errorf("precise read 12.50 as base64: %v", got)
 	}
 }

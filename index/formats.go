@@ -182,7 +182,7 @@ func parseNative(raw json.RawMessage, position uint64) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []Change{{DB: ev.DB, Table: ev.Table, Op: op, Row: row, Version: v, Time: ev.Time}}, nil
+	return []Change{{DB: ev.DB, Table: ev.Table, Op: op, Row: row, Version: v, Time: ev.Time, Encoding: EncodingNative}}, nil
 }
 
 // opOf maps an operation name of any format to an Op.
@@ -339,7 +339,7 @@ func (m canalText) changes(position uint64) ([]Change, bool, error) {
 	changes := make([]Change, 0, len(m.Data))
 	for i, row := range m.Data {
 		changes = append(changes, Change{DB: m.Database, Table: m.Table, Op: op, Row: row,
-			Version: TimeVersion(m.Es, m.ID, position, uint32(i)), Time: time.UnixMilli(m.Es).UTC()})
+			Version: TimeVersion(m.Es, m.ID, position, uint32(i)), Time: time.UnixMilli(m.Es).UTC(), Encoding: EncodingCanal})
 	}
 	return changes, false, nil
 }
@@ -390,8 +390,7 @@ func parseDebezium(raw json.RawMessage, position uint64) ([]Change, bool, error)
 	if err != nil {
 		return nil, false, err
 	}
-	var row map[string]*string
-	var enc Encoding
+	ch := Change{DB: ev.Source.DB, Table: ev.Source.Table, Op: op}
 	if op != OpTruncate { // a truncate names the table alone
 		image := ev.After
 		if op == OpDelete {
@@ -400,7 +399,7 @@ func parseDebezium(raw json.RawMessage, position uint64) ([]Change, bool, error)
 		if image == nil {
 			return nil, false, redstate.Errorf(redstate.EINVALID, "Debezium %q event has no %s image", ev.Op, map[bool]string{true: "before", false: "after"}[op == OpDelete])
 		}
-		if row, enc, err = debeziumRow(image, schema, op == OpDelete); err != nil {
+		if err := debeziumRow(&ch, image, schema, op == OpDelete); err != nil {
 			return nil, false, err
 		}
 	}
@@ -440,41 +439,44 @@ func parseDebezium(raw json.RawMessage, position uint64) ([]Change, bool, error)
 	default:
 		return nil, false, redstate.Errorf(redstate.EINVALID, "Debezium event has no source lsn, sequence, file/pos or ts_ms to order it by")
 	}
-	var at time.Time
 	if ts > 0 {
-		at = time.UnixMilli(ts).UTC()
+		ch.Time = time.UnixMilli(ts).UTC()
 	}
-	return []Change{{DB: src.DB, Table: src.Table, Op: op, Row: row, Version: v, Time: at, Encoding: enc}}, false, nil
+	ch.Version = v
+	return []Change{ch}, false, nil
 }
 
-// debeziumRow reads an image of an envelope whose schema (JSON null or absent: none) is
-// schema: with a schema every value is decoded by its field's type into the index's text
-// (EncodingText); without one the values are kept as the converter wrote them, to be read by
-// the index's DebeziumSettings (EncodingDebezium). before selects the before image's schema.
-func debeziumRow(image map[string]json.RawMessage, schema json.RawMessage, before bool) (map[string]*string, Encoding, error) {
+// debeziumRow sets ch's row from an image of an envelope whose schema (JSON null or absent:
+// none) is schema: with a schema every value is decoded by its field's type into the index's
+// text (EncodingDebeziumSchema, a bytes field into its bytes); without one the values are kept as
+// the converter wrote them, to be read by the index's DebeziumSettings (EncodingDebezium).
+// before selects the before image's schema.
+func debeziumRow(ch *Change, image map[string]json.RawMessage, schema json.RawMessage, before bool) error {
 	row, err := textRow(image)
 	if err != nil {
-		return nil, 0, err
+		return err
 	}
+	ch.Row, ch.Encoding = row, EncodingDebezium
 	if len(schema) == 0 || string(schema) == "null" {
-		return row, EncodingDebezium, nil
+		return nil
 	}
 	imgs, err := debeziumSchema(schema)
 	if err != nil {
-		return nil, 0, err
+		return err
 	}
-	fields := imgs.after
+	img := imgs.after
 	if before {
-		fields = imgs.before
+		img = imgs.before
 	}
-	for col, f := range fields {
+	for col, f := range img.fields {
 		if v := row[col]; v != nil {
 			d, err := f.decode(col, *v)
 			if err != nil {
-				return nil, 0, err
+				return err
 			}
 			row[col] = &d
 		}
 	}
-	return row, EncodingText, nil
+	ch.Encoding, ch.DecodedBytes = EncodingDebeziumSchema, img.bytes
+	return nil
 }

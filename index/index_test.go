@@ -23,7 +23,7 @@ func TestConvert_SeedTypes(t *testing.T) {
 	}
 	for _, c := range cases {
 		col := compileColumn(Column{Name: "c", Type: c.typ})
-		v, err := convert(&col, c.in, nil)
+		v, err := convert(&col, c.in, &valueForm{})
 		if c.want == "error" {
 			if err == nil || !strings.Contains(err.Error(), "column c") {
 				t.Errorf("%s %v: %v, %v; want an error naming the column", c.typ, *c.in, v, err)

@@ -49,6 +49,9 @@ type table struct {
 	dims  [][]int
 	// floorKey is keys.Truncated().
 	floorKey string
+	// keyBytes is the key column when it is declared bytes: its value names the row in the
+	// index's form of binary values, whatever the source wrote (nil: the key's text as it comes).
+	keyBytes *column
 }
 
 // TableStats count a table's changes on this instance since it started.
@@ -128,6 +131,9 @@ func New(store Store, specs []TableSpec, opts Options) (*Indexer, error) {
 		t := &table{spec: s, keys: NewKeysUnder(opts.Namespace, opts.Prefix, s.DB, s.Table, s.HashTag), bySignature: map[string]int{},
 			stats: &TableStats{}, codec: newRowCodec(s.Columns)}
 		t.floorKey = t.keys.Truncated()
+		if i := slices.IndexFunc(s.Columns, func(c Column) bool { return c.Name == s.Key }); i >= 0 && t.codec.cols[i].base == TypeBytes {
+			t.keyBytes = &t.codec.cols[i]
+		}
 		for i, d := range s.Dimensions {
 			t.bySignature[signature(d)] = i
 			idx := make([]int, len(d))
@@ -387,7 +393,14 @@ func (ix *Indexer) write(t *table, ch Change) (RowWrite, error) {
 	if idp == nil || *idp == "" {
 		return RowWrite{}, redstate.Errorf(redstate.EINVALID, "change has no value for the key column %s", t.spec.Key)
 	}
+	form := valueForm{enc: ch.Encoding, debezium: &ix.opts.Debezium, decoded: ch.DecodedBytes}
 	id := *idp
+	if t.keyBytes != nil {
+		var err error
+		if id, err = t.keyBytes.bytesValue(id, &form); err != nil {
+			return RowWrite{}, err
+		}
+	}
 	w := RowWrite{VersionKey: t.keys.Version(id), RelationKey: t.keys.Relation(id), FloorKey: t.floorKey, ID: id,
 		Version: ch.Version, Stamp: changeStamp(ch.Time), TTL: ix.opts.VersionTTL}
 	if ch.Op == OpDelete || t.logicallyDeleted(ch.Row) {
@@ -397,11 +410,7 @@ func (ix *Indexer) write(t *table, ch Change) (RowWrite, error) {
 	if ch.Op != OpUpsert {
 		return RowWrite{}, redstate.Errorf(redstate.EINVALID, "unknown change op %q", ch.Op)
 	}
-	var dbz *DebeziumSettings
-	if ch.Encoding == EncodingDebezium {
-		dbz = &ix.opts.Debezium
-	}
-	vals, err := t.codec.convert(ch.Row, dbz)
+	vals, err := t.codec.convert(ch.Row, &form)
 	if err != nil {
 		return RowWrite{}, err
 	}
@@ -524,7 +533,7 @@ func (ix *Indexer) QueryKey(db, tbl string, conds map[string]string) (string, er
 		if c := t.dims[i][j]; c >= 0 {
 			// The condition read as the column's values are, so that it names their key.
 			col := &t.codec.cols[c]
-			n, err := convert(col, &v, nil)
+			n, err := convert(col, &v, &conditionForm)
 			if err != nil {
 				return "", redstate.Errorf(redstate.EINVALID, "condition %s: %s", p.Code, redstate.ErrorMessage(err))
 			}

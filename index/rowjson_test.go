@@ -24,7 +24,7 @@ func TestRowJSON_BytesOfJSONMarshal(t *testing.T) {
 		m := map[string]any{}
 		for _, c := range cols {
 			col := compileColumn(c)
-			v, err := convert(&col, row[c.Name], nil)
+			v, err := convert(&col, row[c.Name], &valueForm{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,7 +62,7 @@ func TestRowJSON_FloatsAsJSONMarshal(t *testing.T) {
 // rowJSON is the stored row of row in a table of cols (text values).
 func rowJSON(cols []Column, row map[string]*string) ([]byte, error) {
 	rc := newRowCodec(cols)
-	vals, err := rc.convert(row, nil)
+	vals, err := rc.convert(row, &valueForm{})
 	if err != nil {
 		return nil, err
 	}

@@ -13,11 +13,13 @@ import (
 
 // ColumnType is the declared type of a kept column: the seed's setFieldFromString types, their
 // nullable forms (suffix "?", e.g. "int?"), plus bool, decimal (kept as its exact text),
-// datetime (normalised to ISO-8601), date and time. datetime and time may give the column's
+// datetime (normalised to ISO-8601), date, time and bytes (binary values, kept as standard
+// base64: see TypeBytes). datetime and time may give the column's
 // fractional-second precision, "datetime(6)", and decimal its precision and scale,
 // "decimal(10,2)", as the database declares them: they say how to read the numbers Debezium
 // writes without a schema (epoch milliseconds or microseconds; a decimal's unscaled integer),
-// see DebeziumSettings.
+// see DebeziumSettings. bytes may give a fixed width, "bytes(16)" for a BINARY(16), whose
+// trailing zero bytes the MySQL binary log (and so Canal) drops.
 type ColumnType string
 
 // Column types.
@@ -35,10 +37,14 @@ const (
 	TypeDateTime ColumnType = "datetime"
 	TypeDate     ColumnType = "date"
 	TypeTime     ColumnType = "time"
+	// TypeBytes is a binary column (BINARY, VARBINARY, BLOB, bytea): its row value and its key
+	// segment are the bytes in standard base64 (RFC 4648 section 4, padded), whatever form the
+	// source wrote them in (see Encoding).
+	TypeBytes ColumnType = "bytes"
 )
 
 // baseTypes are the types a column may declare (each also with a "?" suffix).
-var baseTypes = []ColumnType{TypeString, TypeByte, TypeChar, TypeShort, TypeInt, TypeLong, TypeFloat, TypeDouble, TypeBool, TypeDecimal, TypeDateTime, TypeDate, TypeTime}
+var baseTypes = []ColumnType{TypeString, TypeByte, TypeChar, TypeShort, TypeInt, TypeLong, TypeFloat, TypeDouble, TypeBool, TypeDecimal, TypeDateTime, TypeDate, TypeTime, TypeBytes}
 
 // Base returns the type without its nullable mark and its precision, and whether it was
 // nullable.
@@ -55,7 +61,7 @@ type columnType struct {
 	base     ColumnType
 	nullable bool
 	// precision is the declared precision (datetime and time: fractional-second digits 0..9;
-	// decimal: total digits), -1 when none is declared; scale is a decimal's (0 with a precision
+	// decimal: total digits; bytes: a BINARY's width in bytes, 1..255), -1 when none is declared; scale is a decimal's (0 with a precision
 	// alone), -1 when none is declared.
 	precision, scale int
 }
@@ -91,6 +97,8 @@ func (t ColumnType) parse() (ct columnType, ok bool) {
 			ct.scale = 0
 		}
 		return ct, ct.precision >= 1 && ct.precision <= 1000 && ct.scale >= 0 && ct.scale <= ct.precision
+	case TypeBytes:
+		return ct, !twoParams && ct.precision >= 1 && ct.precision <= 255
 	}
 	return ct, false
 }
@@ -168,7 +176,7 @@ func (s TableSpec) Validate() error {
 		}
 		fields[f] = true
 		if _, ok := c.Type.parse(); !ok {
-			add("columns[%d] (%s): unsupported type %q; use one of string, byte, char, short, int, long, float, double, bool, decimal, datetime, date, time (suffix ? for nullable; datetime(0..9), time(0..9) and decimal(p,s) give the precision)", i, c.Name, c.Type)
+			add("columns[%d] (%s): unsupported type %q; use one of string, byte, char, short, int, long, float, double, bool, decimal, datetime, date, time, bytes (suffix ? for nullable; datetime(0..9), time(0..9) and decimal(p,s) give the precision, bytes(1..255) a BINARY's width)", i, c.Name, c.Type)
 		}
 	}
 	if len(s.Dimensions) == 0 {

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/redstate/redstate/internal/keyspace"
 )
 
 // DefaultVersionTTL is how long a version key (and so a tombstone) is kept after the row's last
@@ -105,8 +107,8 @@ type Store interface {
 	Scan(ctx context.Context, key, cursor string, count int) (Page, error)
 
 	// Dump returns every key matching pattern (a Keys.Pattern) with a canonical text of its
-	// value, for verification and tests: "string:<value>", "hash:<field>=<value>\n…" sorted,
-	// or "list:<length>".
+	// value, for verification and tests: "string:<value>", "hash:<field>=<value>\n…" sorted
+	// (CanonicalHash), or "list:<length>".
 	// It is O(keys).
 	Dump(ctx context.Context, pattern string) (map[string]string, error)
 
@@ -142,14 +144,31 @@ func Older(v Version, stored string) bool {
 	return string(v) < cur
 }
 
-// CanonicalHash is Store.Dump's text of a hash: "hash:" then "field=value" lines sorted.
+// CanonicalHash is Store.Dump's text of a hash: "hash:" then "field=value" lines sorted, each
+// field escaped by keyspace.EscapeSegment (a row id of digits, letters and ._- as it is), so that
+// no '=' or line break in an id can be taken for the separators (parseCanonicalHash).
 func CanonicalHash(h map[string]json.RawMessage) string {
 	lines := make([]string, 0, len(h))
 	for f, v := range h {
-		lines = append(lines, f+"="+string(v))
+		lines = append(lines, keyspace.EscapeSegment(f)+"="+string(v))
 	}
 	sort.Strings(lines)
 	return "hash:" + strings.Join(lines, "\n")
+}
+
+// parseCanonicalHash reads the body of a CanonicalHash (after "hash:") into field → value.
+func parseCanonicalHash(body string) map[string]string {
+	h := map[string]string{}
+	for _, line := range strings.Split(body, "\n") {
+		f, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		if id, ok := keyspace.UnescapeSegment(f); ok {
+			h[id] = v
+		}
+	}
+	return h
 }
 
 // freshRead marks a context whose reads must not come from a client-side cache.

@@ -31,7 +31,9 @@ func (r VerifyReport) Clean() bool { return r.Missing+r.Stale+r.Extra == 0 }
 // or the rows end.
 type RowSource func(f func(row map[string]*string) bool) error
 
-// Verify compares db.tbl's index with the rows of source: every index entry a row implies
+// Verify compares db.tbl's index with the rows of source, their values written as enc says
+// (EncodingText for the MySQL source's rows, EncodingPostgres for PostgreSQL's row_to_json,
+// EncodingNative for a JSONL snapshot): every index entry a row implies
 // must be there with the row's content, and no other entry may be. With repair, every
 // differing row is rewritten with a version just above the one the index held when Verify
 // read it (so a later real change still wins) and every extra entry removed. progress, if set,
@@ -43,7 +45,7 @@ type RowSource func(f func(row map[string]*string) bool) error
 // row is at least as new as what the index held; and a rewrite is a version compare-and-set
 // against that version, so a change applied since (newer than what the source gave, or on its
 // way to it) is kept, never put back to the source's read.
-func (ix *Indexer) Verify(ctx context.Context, db, tbl string, source RowSource, repair bool, progress func(rows int)) (VerifyReport, error) {
+func (ix *Indexer) Verify(ctx context.Context, db, tbl string, source RowSource, enc Encoding, repair bool, progress func(rows int)) (VerifyReport, error) {
 	t, err := ix.table(db, tbl)
 	if err != nil {
 		return VerifyReport{}, err
@@ -61,7 +63,7 @@ func (ix *Indexer) Verify(ctx context.Context, db, tbl string, source RowSource,
 		if progress != nil && rep.Rows%1000 == 0 {
 			progress(rep.Rows)
 		}
-		w, err := ix.write(t, Change{DB: db, Table: tbl, Op: OpUpsert, Row: row, Version: "v"})
+		w, err := ix.write(t, Change{DB: db, Table: tbl, Op: OpUpsert, Row: row, Version: "v", Encoding: enc})
 		if err != nil {
 			convErr = err
 			return false
@@ -93,13 +95,7 @@ func (ix *Indexer) Verify(ctx context.Context, db, tbl string, source RowSource,
 		if !ok {
 			continue
 		}
-		h := map[string]string{}
-		for _, line := range strings.Split(body, "\n") {
-			if id, val, ok := strings.Cut(line, "="); ok {
-				h[id] = val
-			}
-		}
-		have[k] = h
+		have[k] = parseCanonicalHash(body)
 	}
 	note := func(format string, args ...any) {
 		if len(rep.Examples) < 20 {
@@ -148,7 +144,7 @@ func (ix *Indexer) Verify(ctx context.Context, db, tbl string, source RowSource,
 	floor, _, _ := strings.Cut(strings.TrimPrefix(dump[t.floorKey], "string:"), "|")
 	for id := range fix {
 		seen, _, _ := strings.Cut(strings.TrimPrefix(dump[t.keys.Version(id)], "string:"), "|")
-		applied, err := ix.repairRow(ctx, t, db, tbl, id, rowsByID[id], max(seen, floor))
+		applied, err := ix.repairRow(ctx, t, db, tbl, id, rowsByID[id], enc, max(seen, floor))
 		if err != nil {
 			return rep, err
 		}
@@ -177,19 +173,20 @@ func (ix *Indexer) Verify(ctx context.Context, db, tbl string, source RowSource,
 	return rep, nil
 }
 
-// repairRow rewrites row id (nil row: deletes it) with a version just above seen, the version
-// the index held when Verify read it (or the table's truncate, if newer): seen plus "r" sorts
-// after it and before every later real version (versions of one kind have a fixed width).
-// Without one it writes "0", below every real version, so any later change wins. The store applies it only if nothing newer was
-// applied since; applied reports whether it did.
-func (ix *Indexer) repairRow(ctx context.Context, t *table, db, tbl, id string, row map[string]*string, seen string) (applied bool, err error) {
+// repairRow rewrites row id (nil row: deletes it; its values written as enc says) with a
+// version just above seen, the version the index held when Verify read it (or the table's
+// truncate, if newer): seen plus "r" sorts after it and before every later real version
+// (versions of one kind have a fixed width). Without one it writes "0", below every real
+// version, so any later change wins. The store applies it only if nothing newer was applied
+// since; applied reports whether it did.
+func (ix *Indexer) repairRow(ctx context.Context, t *table, db, tbl, id string, row map[string]*string, enc Encoding, seen string) (applied bool, err error) {
 	version := Version("0")
 	if seen != "" {
 		version = Version(seen + "r")
 	}
-	ch := Change{DB: db, Table: tbl, Op: OpUpsert, Row: row, Version: version, Time: time.Now()}
-	if row == nil {
-		ch.Op, ch.Row = OpDelete, map[string]*string{t.spec.Key: &id}
+	ch := Change{DB: db, Table: tbl, Op: OpUpsert, Row: row, Version: version, Time: time.Now(), Encoding: enc}
+	if row == nil { // id is the index's: a bytes key in its standard base64, a native event's form
+		ch.Op, ch.Row, ch.Encoding = OpDelete, map[string]*string{t.spec.Key: &id}, EncodingNative
 	}
 	w, err := ix.write(t, ch)
 	if err != nil {

@@ -431,7 +431,7 @@ func RunStoreSuite(t *testing.T, newStore NewStore, f Features) {
 			// The table holds a row the stream never delivered: the repair writes it above the
 			// truncate (below which nothing applies), and a later real change still wins.
 			rows := func(f func(map[string]*string) bool) error { f(row(2, 1, 1, 1, "b")); return nil }
-			if rep, err := ix.Verify(ctx, "db1", "table1", rows, true, nil); err != nil || rep.Repaired != 1 {
+			if rep, err := ix.Verify(ctx, "db1", "table1", rows, index.EncodingText, true, nil); err != nil || rep.Repaired != 1 {
 				t.Fatalf("repair: %+v %v", rep, err)
 			}
 			if got := query(t, ix, lc(1, 1)); len(got) != 1 || got["2"] == nil {
@@ -454,14 +454,14 @@ func RunStoreSuite(t *testing.T, newStore NewStore, f Features) {
 				}
 				return nil
 			}
-			rep, err := ix.Verify(ctx, "db1", "table1", rows, false, nil)
+			rep, err := ix.Verify(ctx, "db1", "table1", rows, index.EncodingText, false, nil)
 			if err != nil || rep.Rows != 3 || rep.Missing != 2 || rep.Stale != 2 || rep.Extra != 2 || rep.Clean() {
 				t.Fatalf("Verify = %+v, %v", rep, err)
 			}
-			if rep, err = ix.Verify(ctx, "db1", "table1", rows, true, nil); err != nil || rep.Repaired == 0 {
+			if rep, err = ix.Verify(ctx, "db1", "table1", rows, index.EncodingText, true, nil); err != nil || rep.Repaired == 0 {
 				t.Fatalf("repair = %+v, %v", rep, err)
 			}
-			if rep, err = ix.Verify(ctx, "db1", "table1", rows, false, nil); err != nil || !rep.Clean() {
+			if rep, err = ix.Verify(ctx, "db1", "table1", rows, index.EncodingText, false, nil); err != nil || !rep.Clean() {
 				t.Fatalf("after repair = %+v, %v", rep, err)
 			}
 			// A real change after the repair still wins.
@@ -483,7 +483,7 @@ func RunStoreSuite(t *testing.T, newStore NewStore, f Features) {
 				}
 				return nil
 			}
-			if _, err := ix.Verify(ctx, "db1", "table1", rows, true, nil); err != nil {
+			if _, err := ix.Verify(ctx, "db1", "table1", rows, index.EncodingText, true, nil); err != nil {
 				t.Fatal(err)
 			}
 			if len(query(t, ix, lc(3, 3))) != 1 || len(query(t, ix, lc(2, 2))) != 0 {
@@ -503,7 +503,7 @@ func RunStoreSuite(t *testing.T, newStore NewStore, f Features) {
 				}
 				return nil
 			}
-			if _, err := ix.Verify(ctx, "db1", "table1", rows, true, nil); err != nil {
+			if _, err := ix.Verify(ctx, "db1", "table1", rows, index.EncodingText, true, nil); err != nil {
 				t.Fatal(err)
 			}
 			if len(query(t, ix, lc(1, 1))) != 1 || len(query(t, ix, lcb(1, 1, 1))) != 1 || len(query(t, ix, lc(2, 2))) != 0 {

@@ -163,7 +163,7 @@ func (f *fixture) caughtUp(t *testing.T, src *mysqlsource.Source) {
 // verify checks the index equals the table.
 func (f *fixture) verify(t *testing.T) index.VerifyReport {
 	t.Helper()
-	rep, err := f.ix.Verify(context.Background(), f.name, "items", mysqlsource.TableRows(context.Background(), f.db, f.name, "items"), false, nil)
+	rep, err := f.ix.Verify(context.Background(), f.name, "items", mysqlsource.TableRows(context.Background(), f.db, f.name, "items"), index.EncodingText, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +299,7 @@ func TestSource_PurgedPosition(t *testing.T) {
 	f.caughtUp(t, src)
 	// Rows deleted between the purged position and the new snapshot are in no stream: the
 	// repair the error names removes them.
-	if _, err := f.ix.Verify(context.Background(), f.name, "items", mysqlsource.TableRows(context.Background(), f.db, f.name, "items"), true, nil); err != nil {
+	if _, err := f.ix.Verify(context.Background(), f.name, "items", mysqlsource.TableRows(context.Background(), f.db, f.name, "items"), index.EncodingText, true, nil); err != nil {
 		t.Fatal(err)
 	}
 	f.verify(t)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/redstate/redstate/index"
 	"github.com/redstate/redstate/index/mysqlsource"
 )
 
@@ -35,7 +36,7 @@ func TestSource_RowMetadataMapsOldImages(t *testing.T) {
 				t.Fatal(err)
 			}
 			ctx := context.Background()
-			rep, err := f.ix.Verify(ctx, f.name, "items", mysqlsource.TableRows(ctx, f.db, f.name, "items"), false, nil)
+			rep, err := f.ix.Verify(ctx, f.name, "items", mysqlsource.TableRows(ctx, f.db, f.name, "items"), index.EncodingText, false, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

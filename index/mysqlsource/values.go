@@ -14,7 +14,8 @@ import (
 
 // column is what the text form of a value needs to know about its column: the binary log
 // gives an unsigned column's value as a signed integer of its width, an ENUM as its 1-based
-// index and a SET as its bit mask, where SELECT gives the number and the labels.
+// index, a SET as its bit mask and a BINARY(n) without its trailing zero bytes, where SELECT
+// gives the number, the labels and the n bytes.
 type column struct {
 	Name string
 	// DataType is information_schema's DATA_TYPE (int, varchar, timestamp, …).
@@ -22,12 +23,21 @@ type column struct {
 	Unsigned bool
 	// Labels are the values of an ENUM or SET column, in declaration order.
 	Labels []string
+	// Width is a BINARY(n) column's n (0 for other columns).
+	Width int
 }
 
-// parseColumnType reads the unsigned flag and the ENUM/SET labels from COLUMN_TYPE
-// ("int(10) unsigned", "enum('a','b')", a quote inside a label doubled).
+// parseColumnType reads the unsigned flag, a BINARY's width and the ENUM/SET labels from
+// COLUMN_TYPE ("int(10) unsigned", "binary(16)", "enum('a','b')", a quote inside a label
+// doubled).
 func parseColumnType(dataType, columnType string) column {
 	c := column{DataType: strings.ToLower(dataType), Unsigned: strings.Contains(strings.ToLower(columnType), "unsigned")}
+	if c.DataType == "binary" {
+		if n, ok := strings.CutPrefix(strings.ToLower(columnType), "binary("); ok {
+			c.Width, _ = strconv.Atoi(strings.TrimSuffix(n, ")"))
+		}
+		return c
+	}
 	if c.DataType != "enum" && c.DataType != "set" {
 		return c
 	}
@@ -67,9 +77,9 @@ func text(v any, c column) *string {
 	case nil:
 		return nil
 	case []byte:
-		s = string(x)
+		s = padBinary(string(x), c)
 	case string:
-		s = x
+		s = padBinary(x, c)
 	case time.Time:
 		switch c.DataType {
 		case "timestamp":
@@ -105,6 +115,15 @@ func text(v any, c column) *string {
 		s = fmt.Sprint(x)
 	}
 	return &s
+}
+
+// padBinary gives a BINARY(n) value its n bytes: the binary log drops the trailing zero bytes
+// the column pads values with (as Debezium's MySQL connector, DBZ-254, redstate puts them back).
+func padBinary(s string, c column) string {
+	if len(s) < c.Width {
+		return s + strings.Repeat("\x00", c.Width-len(s))
+	}
+	return s
 }
 
 // signed formats an integer of the binary log: as unsigned (u, the same bits) for an unsigned

@@ -55,10 +55,14 @@ func TestParseColumnType(t *testing.T) {
 	if c := parseColumnType("int", "int(10) unsigned"); !c.Unsigned || c.Labels != nil {
 		t.Errorf("unsigned int = %+v", c)
 	}
+	if c := parseColumnType("binary", "binary(16)"); c.Width != 16 {
+		t.Errorf("binary(16) = %+v", c)
+	}
 }
 
 // TestText_BinlogAndSelectAgree: the binary log's raw values (signed integers of unsigned
-// columns, ENUM indexes, SET masks, times) give the text SELECT gives.
+// columns, ENUM indexes, SET masks, times, a BINARY(n) without its trailing zero bytes) give the
+// text SELECT gives.
 func TestText_BinlogAndSelectAgree(t *testing.T) {
 	at := time.Date(2025, 11, 9, 10, 30, 0, 500000000, time.UTC)
 	local := at.In(time.FixedZone("x", 5*3600+1800))
@@ -78,6 +82,9 @@ func TestText_BinlogAndSelectAgree(t *testing.T) {
 		{int64(5), column{DataType: "set", Labels: []string{"a", "b", "c"}}, "a,c"},
 		{"12.50", column{DataType: "decimal"}, "12.50"},
 		{[]byte("héllo"), column{DataType: "varchar"}, "héllo"},
+		{"\x00\xff\x80", column{DataType: "binary", Width: 4}, "\x00\xff\x80\x00"},
+		{[]byte("\x00\xff\x80\x00"), column{DataType: "binary", Width: 4}, "\x00\xff\x80\x00"},
+		{"\x00\xff\x80", column{DataType: "varbinary"}, "\x00\xff\x80"},
 		{float64(1.5), column{DataType: "double"}, "1.5"},
 		{float32(0.1), column{DataType: "float"}, "0.1"},
 		{local, column{DataType: "timestamp"}, "2025-11-09T10:30:00.5Z"},

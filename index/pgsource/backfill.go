@@ -68,7 +68,8 @@ func (s *Source) backfill(ctx context.Context, table string, snapshot uint64) er
 				rows.Close()
 				return fmt.Errorf("backfill %s: %w", table, err)
 			}
-			changes = append(changes, index.Change{DB: s.opts.Database, Table: name, Op: index.OpUpsert, Row: index.TextRow(cols), Version: version, Time: read})
+			changes = append(changes, index.Change{DB: s.opts.Database, Table: name, Op: index.OpUpsert, Row: index.TextRow(cols), Version: version, Time: read,
+				Encoding: index.EncodingPostgres})
 			last, started = k, true
 		}
 		rows.Close()

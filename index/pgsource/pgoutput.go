@@ -144,7 +144,7 @@ func (d *decoder) change(out *decoded, relID uint32, op string, oldTuple, newTup
 	emit := func(op index.Op, row map[string]*string) {
 		d.position++
 		out.changes = append(out.changes, index.Change{DB: d.db, Table: r.spec.Table, Op: op, Row: row,
-			Version: index.PostgresVersion(d.commit, d.position), Time: d.at})
+			Version: index.PostgresVersion(d.commit, d.position), Time: d.at, Encoding: index.EncodingPostgres})
 	}
 	if newTuple == nil { // delete
 		if old[r.spec.Key] == nil {

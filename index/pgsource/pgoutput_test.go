@@ -41,7 +41,7 @@ func (f *fixture) verify(t *testing.T) index.VerifyReport {
 			}
 		}
 		return rows.Err()
-	}, false, nil)
+	}, index.EncodingPostgres, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

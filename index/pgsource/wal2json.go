@@ -47,7 +47,18 @@ func (s *Source) StreamOnce(ctx context.Context) (int, error) {
 			return 0, err
 		}
 	}
-	rows, err := s.opts.DB.QueryContext(ctx, `SELECT lsn::text, data FROM pg_logical_slot_peek_changes($1, NULL, $2,
+	// wal2json writes a bytea as its text output less the first two characters, the "\x" of
+	// bytea_output hex: under escape (a database's or role's setting) it would cut into the
+	// bytes. The peek's transaction reads in hex whatever the setting.
+	peek, err := s.opts.DB.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return 0, sqldb.Map(err, "peek slot")
+	}
+	defer func() { _ = peek.Rollback() }()
+	if _, err := peek.ExecContext(ctx, "SET LOCAL bytea_output = 'hex'"); err != nil {
+		return 0, sqldb.Map(err, "peek slot")
+	}
+	rows, err := peek.QueryContext(ctx, `SELECT lsn::text, data FROM pg_logical_slot_peek_changes($1, NULL, $2,
 		'format-version', '2', 'include-timestamp', 'true', 'include-types', 'false', 'add-tables', $3)`,
 		s.opts.Slot, s.opts.BatchChanges, s.addTables())
 	if err != nil {
@@ -79,7 +90,8 @@ func (s *Source) StreamOnce(ctx context.Context) (int, error) {
 		case "B":
 			tx = tx[:0]
 		case "I", "U", "D", "T":
-			ch := index.Change{DB: s.opts.Database, Table: a.Table, Op: index.OpUpsert, Row: columnsRow(a.Columns), Version: index.Version(fmt.Sprintf("%016x", lsn))}
+			ch := index.Change{DB: s.opts.Database, Table: a.Table, Op: index.OpUpsert, Row: columnsRow(a.Columns), Version: index.Version(fmt.Sprintf("%016x", lsn)),
+				Encoding: index.EncodingWal2JSON}
 			switch a.Action {
 			case "D":
 				ch.Op, ch.Row = index.OpDelete, columnsRow(a.Identity)
@@ -104,6 +116,7 @@ func (s *Source) StreamOnce(ctx context.Context) (int, error) {
 	if err := rows.Err(); err != nil {
 		return 0, sqldb.Map(err, "peek slot")
 	}
+	_ = peek.Rollback() // read only: nothing to commit; the connection goes back to the pool
 	if lastLSN == 0 {
 		s.LagBytes.Store(0)
 		return 0, nil
