@@ -12,6 +12,7 @@ import (
 	"github.com/redstate/redstate/component"
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/internal/metrics"
+	"github.com/redstate/redstate/internal/resilience"
 	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/sqldb"
 )
@@ -67,6 +68,14 @@ func newApp(cfg config.Config, m *metrics.Metrics, log *slog.Logger) (*app, erro
 	}
 	a.probe = &redisProbe{client: a.redis}
 	return a, nil
+}
+
+// breakerProbe makes a block's circuit breaker ping the root's Redis client while it is open
+// (on Sentinel the master the sentinels name at that moment, on Cluster every master), so the
+// breaker closes as soon as Redis answers again, e.g. once a failover promoted a replica.
+func (a *app) breakerProbe() resilience.BreakerOption {
+	client := a.redis
+	return resilience.WithProbe(func(ctx context.Context) error { return redisconn.Ping(ctx, client) })
 }
 
 // keyPrefix is the one key rule: every Redis key of a block starts with the global namespace

@@ -1,0 +1,101 @@
+package resilience
+
+import (
+	"context"
+	"time"
+
+	"github.com/failsafe-go/failsafe-go/circuitbreaker"
+)
+
+// Probe checks whether Redis answers (nil: it does). serve's probe is redisconn.Ping on the
+// block's client: on Sentinel it dials the master the sentinels name at that moment, on
+// Cluster it pings every master, so it answers as soon as the client can reach the new master
+// of a failover.
+type Probe func(ctx context.Context) error
+
+// probeTimeout bounds one ping of the probe: a dial to a host that does not answer, a stalled
+// server. (On Sentinel a ping stuck on a stalled old master is also cut when the client hears of
+// the new master: go-redis then closes its connections to the old one.)
+const probeTimeout = time.Second
+
+// WithProbe makes the breaker check Redis itself while it is open, instead of only after
+// WaitDurationInOpenState: every ProbeInterval it runs probe, one at a time. Once a ping answers
+// after Redis was seen unreachable (the failure that opened the breaker was a lost connection,
+// a timeout or a topology change such as READONLY or CLUSTERDOWN, or an earlier ping failed),
+// the breaker half-opens and the probe keeps pinging as its trial calls (through Do) until the
+// breaker closes, opens again, or a ping fails. A ping that answers while Redis was never seen
+// unreachable (the calls failed on replies such as NOREPLICAS or a WAIT short of replicas,
+// which a ping does not see) does not shorten the wait.
+//
+// The probe is one goroutine per breaker; it pings only while the breaker is not closed.
+// Close the breaker to stop it.
+func WithProbe(probe Probe) BreakerOption {
+	return func(b *Breaker) { b.probe = probe }
+}
+
+// probeLoop runs the probe after each opening until the breaker closes, until ctx ends.
+func (b *Breaker) probeLoop(ctx context.Context) {
+	defer close(b.stopped)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-b.wake:
+		}
+		b.probeUntilClosed(ctx)
+	}
+}
+
+// probeUntilClosed probes every probeEvery until the breaker is closed or ctx ends.
+func (b *Breaker) probeUntilClosed(ctx context.Context) {
+	t := time.NewTicker(b.probeEvery)
+	defer t.Stop()
+	for b.cb.State() != circuitbreaker.ClosedState {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		b.probeOnce(ctx)
+	}
+}
+
+// probeOnce pings Redis once while the breaker is open and its wait is not over, half-opening
+// it when the ping answers after Redis was seen unreachable; then, half-open (or open with the
+// wait over), it pings as trial calls until the breaker closes, opens again or a ping fails.
+// (failsafe-go has no compare-and-swap: should trial calls of requests close the breaker
+// between the state check and HalfOpen, the trial pings close it again at once.)
+func (b *Breaker) probeOnce(ctx context.Context) {
+	if b.cb.IsOpen() && b.cb.RemainingDelay() > 0 {
+		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+		err := b.probe(pctx)
+		cancel()
+		if !b.answeredAfterOutage(err) {
+			return
+		}
+		b.cb.HalfOpen()
+	}
+	for range b.window + 1 { // closing takes at most window successes
+		if b.cb.IsClosed() || ctx.Err() != nil {
+			return
+		}
+		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+		err := b.Do(pctx, func() error { return b.probe(pctx) })
+		cancel()
+		if err != nil {
+			return
+		}
+	}
+}
+
+// answeredAfterOutage records a ping's outcome while the breaker is open and reports whether
+// it may end the wait: it answered, and Redis was seen unreachable since the breaker opened.
+func (b *Breaker) answeredAfterOutage(err error) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err != nil {
+		b.out.unreachable = true
+		return false
+	}
+	return b.out.unreachable
+}
