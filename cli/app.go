@@ -33,6 +33,8 @@ type app struct {
 	cache *redisconn.Cache
 	// probe caches Redis reachability for the components' Health.
 	probe *redisProbe
+	// prober pings Redis for the blocks' circuit breakers (nil without Redis).
+	prober *redisconn.Prober
 	// sqlOnce opens db on first need.
 	sqlOnce sync.Once
 	db      *sqldb.DB
@@ -55,6 +57,7 @@ func newApp(cfg config.Config, m *metrics.Metrics, log *slog.Logger) (*app, erro
 			return nil, err
 		}
 		a.redis = client
+		a.prober = redisconn.NewProber(client)
 		cache, err := redisconn.NewCache(cfg.Redis)
 		if err != nil {
 			_ = client.Close()
@@ -70,12 +73,12 @@ func newApp(cfg config.Config, m *metrics.Metrics, log *slog.Logger) (*app, erro
 	return a, nil
 }
 
-// breakerProbe makes a block's circuit breaker ping the root's Redis client while it is open
-// (on Sentinel the master the sentinels name at that moment, on Cluster every master), so the
-// breaker closes as soon as Redis answers again, e.g. once a failover promoted a replica.
+// breakerProbe makes a block's circuit breaker ping Redis while it is open, with the root
+// client's settings but outside its connection pool (redisconn.Prober: on Sentinel the master
+// the sentinels name at that moment, on Cluster every master), so the breaker closes as soon
+// as Redis answers again, e.g. once a failover promoted a replica.
 func (a *app) breakerProbe() resilience.BreakerOption {
-	client := a.redis
-	return resilience.WithProbe(func(ctx context.Context) error { return redisconn.Ping(ctx, client) })
+	return resilience.WithProbe(a.prober.Ping)
 }
 
 // keyPrefix is the one key rule: every Redis key of a block starts with the global namespace
@@ -140,6 +143,10 @@ func (a *app) close(ctx context.Context) error {
 	if a.cache != nil {
 		errs = append(errs, a.cache.Close())
 		a.cache = nil
+	}
+	if a.prober != nil {
+		errs = append(errs, a.prober.Close())
+		a.prober = nil
 	}
 	if a.redis != nil {
 		errs = append(errs, a.redis.Close())

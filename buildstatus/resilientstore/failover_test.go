@@ -22,8 +22,8 @@ import (
 const failoverBound = 45 * time.Second
 
 // sentinelFixture is the fail-fast store as serve builds it on a Sentinel topology: the product
-// client, the Redis store, and the breaker probing with redisconn.Ping, whose open wait is an
-// hour so that only the probe can close it.
+// client, the Redis store, and the breaker probing with a redisconn.Prober, whose open wait is
+// an hour so that only the probe can close it.
 type sentinelFixture struct {
 	h      *redistest.SentinelHA
 	client redis.UniversalClient
@@ -49,8 +49,9 @@ func newSentinelFixture(t *testing.T) *sentinelFixture {
 	t.Cleanup(func() { _ = primary.Close() })
 	cfg := testConfig(resilience.PolicyFailFast, time.Second)
 	cfg.WaitDurationInOpenState = time.Hour
-	s, err := New(primary, nil, cfg, metrics.New(), quietLog(),
-		resilience.WithProbe(func(ctx context.Context) error { return redisconn.Ping(ctx, client) }))
+	prober := redisconn.NewProber(client)
+	t.Cleanup(func() { _ = prober.Close() })
+	s, err := New(primary, nil, cfg, metrics.New(), quietLog(), resilience.WithProbe(prober.Ping))
 	if err != nil {
 		t.Fatal(err)
 	}

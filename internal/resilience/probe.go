@@ -7,15 +7,13 @@ import (
 	"github.com/failsafe-go/failsafe-go/circuitbreaker"
 )
 
-// Probe checks whether Redis answers (nil: it does). serve's probe is redisconn.Ping on the
-// block's client: on Sentinel it dials the master the sentinels name at that moment, on
-// Cluster it pings every master, so it answers as soon as the client can reach the new master
-// of a failover.
+// Probe checks whether Redis answers (nil: it does). serve's probe is a redisconn.Prober of the
+// root client: on Sentinel it dials the master the sentinels name at that moment, on Cluster it
+// pings every master, so it answers as soon as the new master of a failover can be reached.
 type Probe func(ctx context.Context) error
 
 // probeTimeout bounds one ping of the probe: a dial to a host that does not answer, a stalled
-// server. (On Sentinel a ping stuck on a stalled old master is also cut when the client hears of
-// the new master: go-redis then closes its connections to the old one.)
+// server.
 const probeTimeout = time.Second
 
 // WithProbe makes the breaker check Redis itself while it is open, instead of only after
