@@ -64,8 +64,8 @@ func StatusOf(code string) (status int, known bool) {
 
 // writeError answers a request with err as a JSON error body. The status comes from
 // statusByCode; internal errors are answered "internal error" and their cause is only logged.
-// An unavailable store's error is logged with the request's line (see finish), not on a line
-// of its own.
+// The error of a 503 (an unavailable store, or a client that went away) is logged with the
+// request's line (see finish), not on a line of its own.
 func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	code := redstate.ErrorCode(err)
 	msg := redstate.ErrorMessage(err)
@@ -78,8 +78,8 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case r.Context().Err() != nil && errors.Is(err, context.Canceled):
 		// The client went away; nobody reads this answer.
-		log.LogAttrs(r.Context(), slog.LevelDebug, "request canceled", slog.Any("error", err))
 		status, code, msg = http.StatusServiceUnavailable, redstate.EUNAVAILABLE, "request canceled"
+		info.unavailable = err
 	case code == redstate.EINTERNAL:
 		log.LogAttrs(r.Context(), slog.LevelError, "internal error", slog.Any("error", err))
 		msg = "internal error"

@@ -22,8 +22,8 @@ type requestInfo struct {
 	id    string // X-Request-Id
 	route string // matched mux pattern, "" when no route matched
 	token string // name of the token that authenticated the request
-	// unavailable is the EUNAVAILABLE error the request was answered with (writeError), logged
-	// on the request's line.
+	// unavailable is the error of a 503 answer (writeError: an unavailable store, or a client
+	// that went away), logged on the request's line.
 	unavailable error
 }
 
@@ -80,7 +80,8 @@ func (s *server) recoverPanic(rec *recorder, r *http.Request) {
 // finish logs the request and records its metrics. Probes and scrapes log at Debug level, and
 // so do requests refused by an open circuit breaker: the breaker logs the outage (when it
 // starts, a summary of the calls refused every 10 s, when it ends), so an outage does not log
-// a line per request. Other answers of an unavailable store log at Warn with their error.
+// a line per request. Other 503s (an unavailable store, a client that went away) log at Warn
+// with their error.
 func (s *server) finish(rec *recorder, r *http.Request, start time.Time) {
 	d := time.Since(start)
 	status := rec.status
