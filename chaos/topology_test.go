@@ -96,8 +96,9 @@ type fault struct {
 	// name is "kill", "pause" or "restart".
 	name string
 	// inject hits the target and returns once the topology serves writes again from some
-	// master and every node is back (killed and paused nodes rejoin as replicas).
-	inject func(t *testing.T, topo topology, target *redistest.Server)
+	// master and every node is back (killed and paused nodes rejoin as replicas). It returns
+	// when it saw a replica promoted (zero when the fault promotes none).
+	inject func(t *testing.T, topo topology, target *redistest.Server) (promotedAt time.Time)
 }
 
 // lagStall is how long the lagkill fault keeps the target's replicas stopped before it kills
@@ -107,21 +108,25 @@ const lagStall = time.Second
 
 // faults are the faults of one cycle, in order.
 var faults = []fault{
-	{"kill", func(t *testing.T, topo topology, target *redistest.Server) {
+	{"kill", func(t *testing.T, topo topology, target *redistest.Server) time.Time {
 		old := target.Addr
 		target.Crash(t)
 		topo.waitFailover(t, old)
+		promoted := time.Now()
 		target.Restart(t)
 		topo.waitHealthy(t)
+		return promoted
 	}},
-	{"pause", func(t *testing.T, topo topology, target *redistest.Server) {
+	{"pause", func(t *testing.T, topo topology, target *redistest.Server) time.Time {
 		old := target.Addr
 		target.Pause(t)
 		topo.waitFailover(t, old) // the pause outlasts down-after / node timeout
+		promoted := time.Now()
 		target.Resume(t)
 		topo.waitHealthy(t)
+		return promoted
 	}},
-	{"lagkill", func(t *testing.T, topo topology, target *redistest.Server) {
+	{"lagkill", func(t *testing.T, topo topology, target *redistest.Server) time.Time {
 		// Replication lag, then a crash: the replicas stall (SIGSTOP) and the master drops
 		// their links (CLIENT KILL TYPE replica: what was already sent stays in the
 		// replicas' socket buffers, nothing after it reaches them) while it keeps
@@ -140,12 +145,15 @@ var faults = []fault{
 			r.Resume(t)
 		}
 		topo.waitFailover(t, old)
+		promoted := time.Now()
 		target.Restart(t)
 		topo.waitHealthy(t)
+		return promoted
 	}},
-	{"restart", func(t *testing.T, topo topology, target *redistest.Server) {
+	{"restart", func(t *testing.T, topo topology, target *redistest.Server) time.Time {
 		target.Restart(t) // SIGTERM (AOF flushed), start on the same port and directory
 		topo.waitHealthy(t)
+		return time.Time{}
 	}},
 }
 
