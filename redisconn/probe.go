@@ -3,6 +3,7 @@ package redisconn
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -36,8 +37,19 @@ type Prober struct {
 // NewProber returns a Prober of client (a client New made). Close it when done.
 func NewProber(client redis.UniversalClient) *Prober { return &Prober{client: client} }
 
+// rootRetries and rootRetry bound how long, and how often, the Prober pings through the block's
+// client after its own ping answered: while go-redis's pool of that client refuses to dial it
+// fails at once without dialing, and it lets dials through again as soon as its background
+// dial, once a second, succeeds.
+const (
+	rootRetries = 50
+	rootRetry   = 20 * time.Millisecond
+)
+
 // Ping checks that Redis answers, to the Prober's own client and then to the block's, like
-// Ping; failures are EUNAVAILABLE errors.
+// Ping; failures are EUNAVAILABLE errors. Once its own ping answered it keeps pinging through
+// the block's client for up to a second (rootRetries × rootRetry, or until ctx ends), so that
+// it answers as soon as that client's pool dials again.
 func (p *Prober) Ping(ctx context.Context) error {
 	c, ok := p.client.(*redis.Client)
 	if !ok {
@@ -46,7 +58,18 @@ func (p *Prober) Ping(ctx context.Context) error {
 	if err := p.pingOwn(ctx, c); err != nil {
 		return err
 	}
-	return Ping(ctx, c)
+	var err error
+	for range rootRetries {
+		if err = Ping(ctx, c); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(rootRetry):
+		}
+	}
+	return err
 }
 
 // pingOwn pings through the Prober's own client, made from c's options (none after Close),
