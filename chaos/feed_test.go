@@ -101,7 +101,7 @@ func newFeedRun(t *testing.T, r *run) *feedRun {
 		t.Fatalf("feed.FanOutEnqueuer: %v", err)
 	}
 	cfg := feed.DefaultConfig()
-	prober := redisconn.NewProber(r.rdb)
+	prober := redisconn.NewProber(r.rdb, clientOptions(r.topo, r.mode).Durability)
 	t.Cleanup(func() { _ = prober.Close() })
 	br, err := resilience.NewBreaker(feed.Block, cfg.Breaker.Options(), nil, f.log, resilience.WithProbe(prober.Ping))
 	if err != nil {

@@ -283,8 +283,27 @@ func (h *httpLoad) put(ctx context.Context, id string, v int64) error {
 	return nil
 }
 
-// settle has nothing to wait for: every request is synchronous.
-func (h *httpLoad) settle(*testing.T) {}
+// settle waits, when no PUT succeeded after the last failure, until one does (bounded by
+// failoverTimeout): serve's breaker can stay open past the phase (its full wait, after
+// failures its probe does not see), and the recovery is measured to that first 2xx.
+func (h *httpLoad) settle(*testing.T) {
+	deadline := time.Now().Add(failoverTimeout)
+	for {
+		if _, ok := h.log.recovery(time.Time{}); ok || time.Now().After(deadline) {
+			return
+		}
+		id := storetest.NewBuildID()
+		err := h.put(context.Background(), id, 1)
+		h.log.add(err)
+		if err == nil {
+			h.mu.Lock()
+			h.acked[id] = 1
+			h.mu.Unlock()
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
 
 // rows checks every acknowledged build through GET and returns the phase's row, with the
 // recovery as a client of serve saw it and serve's log lines since the fault.

@@ -72,15 +72,21 @@ func (c clusterTopo) nodes() []*redistest.Server {
 	return append(append([]*redistest.Server(nil), c.c.Nodes...), c.c.Replicas...)
 }
 
-// newClient returns the product's client for topo in mode ("wait1" sets
-// redis.durability.wait-replicas to 1), closed in t.Cleanup.
-func newClient(t *testing.T, topo topology, mode string) redis.UniversalClient {
-	t.Helper()
+// clientOptions are the product client's options for topo in mode ("wait1" sets
+// redis.durability.wait-replicas to 1).
+func clientOptions(topo topology, mode string) redisconn.Options {
 	o := topo.options()
 	if mode == "wait1" {
 		o.Durability.WaitReplicas = 1
 	}
-	rdb, err := redisconn.New(o)
+	return o
+}
+
+// newClient returns the product's client for topo in mode (clientOptions), closed in
+// t.Cleanup.
+func newClient(t *testing.T, topo topology, mode string) redis.UniversalClient {
+	t.Helper()
+	rdb, err := redisconn.New(clientOptions(topo, mode))
 	if err != nil {
 		t.Fatalf("redisconn.New: %v", err)
 	}

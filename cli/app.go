@@ -57,7 +57,7 @@ func newApp(cfg config.Config, m *metrics.Metrics, log *slog.Logger) (*app, erro
 			return nil, err
 		}
 		a.redis = client
-		a.prober = redisconn.NewProber(client)
+		a.prober = redisconn.NewProber(client, cfg.Redis.Durability)
 		cache, err := redisconn.NewCache(cfg.Redis)
 		if err != nil {
 			_ = client.Close()

@@ -2,10 +2,13 @@ package redisconn
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate"
 )
 
 // Prober pings Redis for a circuit breaker's probe (resilience.WithProbe) while the breaker is
@@ -24,8 +27,13 @@ import (
 // let trial calls fail). On Cluster it pings every master through the cluster client, which
 // reloads the slot map first and keeps one pool per node, so a promoted replica is pinged on a
 // pool of its own.
+//
+// With redis.durability.wait-replicas N, a ping also asks each master, with WAIT N on a
+// connection that has written nothing, whether N replicas are online, and fails (wrapping
+// ErrNotDurable) while fewer are: writes would fail the same way.
 type Prober struct {
-	client redis.UniversalClient
+	client     redis.UniversalClient
+	durability Durability
 
 	mu sync.Mutex
 	// own is the client pings go through first on standalone and Sentinel (nil until the first
@@ -34,8 +42,11 @@ type Prober struct {
 	closed bool
 }
 
-// NewProber returns a Prober of client (a client New made). Close it when done.
-func NewProber(client redis.UniversalClient) *Prober { return &Prober{client: client} }
+// NewProber returns a Prober of client, a client New made with durability d (its
+// Options.Durability). Close it when done.
+func NewProber(client redis.UniversalClient, d Durability) *Prober {
+	return &Prober{client: client, durability: d}
+}
 
 // rootRetries and rootRetry bound how long, and how often, the Prober pings through the block's
 // client after its own ping answered: while go-redis's pool of that client refuses to dial it
@@ -53,7 +64,7 @@ const (
 func (p *Prober) Ping(ctx context.Context) error {
 	c, ok := p.client.(*redis.Client)
 	if !ok {
-		return Ping(ctx, p.client)
+		return p.pingCluster(ctx)
 	}
 	if err := p.pingOwn(ctx, c); err != nil {
 		return err
@@ -84,11 +95,53 @@ func (p *Prober) pingOwn(ctx context.Context, c *redis.Client) error {
 		p.own = redis.NewClient(probeOptions(c.Options()))
 	}
 	err := Ping(ctx, p.own)
+	if err == nil {
+		err = p.replicasOnline(ctx, p.own)
+	}
 	if err != nil {
 		_ = p.own.Close()
 		p.own = nil
 	}
 	return err
+}
+
+// pingCluster pings every master of the cluster client, each with its replicas online when
+// writes wait for them.
+func (p *Prober) pingCluster(ctx context.Context) error {
+	cc, ok := p.client.(*redis.ClusterClient)
+	if !ok || !p.durability.On() {
+		return Ping(ctx, p.client)
+	}
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+		if err := node.Ping(ctx).Err(); err != nil {
+			return fmt.Errorf("%s: %w", node.Options().Addr, err)
+		}
+		return p.replicasOnline(ctx, node)
+	})
+	if err != nil && !redstate.IsCode(err, redstate.EUNAVAILABLE) {
+		return redstate.Wrap(redstate.EUNAVAILABLE, err, "redis is not reachable")
+	}
+	return err
+}
+
+// replicasOnline fails unless c's master has durability.WaitReplicas replicas online (nothing to
+// check when writes do not wait): WAIT on a connection without writes counts them at once, or
+// waits up to WaitTimeout for them.
+func (p *Prober) replicasOnline(ctx context.Context, c *redis.Client) error {
+	d := p.durability
+	if !d.On() {
+		return nil
+	}
+	n, err := c.Do(ctx, "wait", d.WaitReplicas, d.WaitTimeout.Milliseconds()).Int()
+	switch {
+	case err != nil:
+		return redstate.Wrap(redstate.EUNAVAILABLE, err, "redis is not reachable")
+	case n < d.WaitReplicas:
+		return redstate.Wrap(redstate.EUNAVAILABLE,
+			fmt.Errorf("%w: %d of %d replicas online at %s", ErrNotDurable, n, d.WaitReplicas, c.Options().Addr),
+			"writes cannot reach enough replicas")
+	}
+	return nil
 }
 
 // Close releases the Prober's own client. Ping still works afterwards, through the block's

@@ -1,6 +1,8 @@
 package redisconn_test
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -21,7 +23,7 @@ func TestProber_PingsOutsideTheClientsPool(t *testing.T) {
 	o := redisconn.DefaultOptions()
 	o.URL, o.PoolSize = srv.URL, 2
 	client := newClient(t, o)
-	p := redisconn.NewProber(client)
+	p := redisconn.NewProber(client, o.Durability)
 	t.Cleanup(func() { _ = p.Close() })
 	if err := p.Ping(ctx); err != nil {
 		t.Fatalf("Prober.Ping with the server up: %v", err)
@@ -46,5 +48,45 @@ func TestProber_PingsOutsideTheClientsPool(t *testing.T) {
 	}
 	if err := p.Ping(ctx); err != nil {
 		t.Fatalf("Prober.Ping after Close: %v", err)
+	}
+}
+
+// TestProber_CountsReplicasWhenWritesWaitForThem: with wait-replicas 1 the Prober answers only
+// while the master has a replica online, as the writes need.
+func TestProber_CountsReplicasWhenWritesWaitForThem(t *testing.T) {
+	master := redistest.StartStandalone(t)
+	replica := redistest.StartReplica(t, master)
+	ctx := ctxT(t)
+	o := redisconn.DefaultOptions()
+	o.URL = master.URL
+	o.Durability = redisconn.Durability{WaitReplicas: 1, WaitTimeout: 100 * time.Millisecond}
+	p := redisconn.NewProber(newClient(t, o), o.Durability)
+	t.Cleanup(func() { _ = p.Close() })
+	if err := p.Ping(ctx); err != nil {
+		t.Fatalf("Prober.Ping with the replica online: %v", err)
+	}
+	replica.Kill(t)
+	awaitPing(t, p, func(err error) bool {
+		return errors.Is(err, redisconn.ErrNotDurable) && redstate.IsCode(err, redstate.EUNAVAILABLE)
+	})
+	replica.Restart(t)
+	awaitPing(t, p, func(err error) bool { return err == nil })
+}
+
+// awaitPing pings until ok accepts the outcome, failing after 30 s.
+func awaitPing(t *testing.T, p *redisconn.Prober, ok func(error) bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := p.Ping(ctx)
+		cancel()
+		if ok(err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Prober.Ping: %v after 30s", err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -49,7 +49,7 @@ func newSentinelFixture(t *testing.T) *sentinelFixture {
 	t.Cleanup(func() { _ = primary.Close() })
 	cfg := testConfig(resilience.PolicyFailFast, time.Second)
 	cfg.WaitDurationInOpenState = time.Hour
-	prober := redisconn.NewProber(client)
+	prober := redisconn.NewProber(client, o.Durability)
 	t.Cleanup(func() { _ = prober.Close() })
 	s, err := New(primary, nil, cfg, metrics.New(), quietLog(), resilience.WithProbe(prober.Ping))
 	if err != nil {

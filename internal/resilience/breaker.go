@@ -15,10 +15,10 @@
 // up, Redis did not fail), and so does a timeout of a heavy read (DoHeavyRead). While open,
 // calls fail at once with an EUNAVAILABLE *redstate.Error (IsRefused).
 //
-// Recovery follows Redis: a breaker given a probe (WithProbe: a PING on the block's Redis
-// client) pings Redis every ProbeInterval while it is open, one ping at a time, and half-opens
-// as soon as a ping answers after Redis was seen unreachable, then pings as its trial calls
-// until it closes (see probe.go). A failover therefore costs the time until the client sees
+// Recovery follows Redis: a breaker given a probe (WithProbe: in serve a redisconn.Prober)
+// pings Redis every ProbeInterval while it is open, one ping at a time, and half-opens as soon
+// as a ping answers after a failure the probe sees (Redis unreachable, changing master, short of
+// replicas), then pings as its trial calls until it closes (see probe.go). A failover therefore costs the time until the client sees
 // the new master, not WaitDurationInOpenState.
 //
 // An outage is logged three ways, never once per call: when the breaker opens (Warn, with the

@@ -32,9 +32,9 @@ type Options struct {
 	// SlidingWindowSize is how many recent calls the failure rate is computed over (default 10).
 	SlidingWindowSize int `koanf:"sliding-window-size"`
 	// ProbeInterval is how often an open breaker pings Redis (default 250ms): once a ping
-	// answers after Redis was seen unreachable (a new master after a failover, a restarted
-	// server), the breaker half-opens at once instead of waiting out WaitDurationInOpenState.
-	// Only a breaker given a probe (WithProbe) pings.
+	// answers after Redis was unreachable (a new master after a failover, a restarted server,
+	// replicas back for redis.durability.wait-replicas), the breaker half-opens at once instead
+	// of waiting out WaitDurationInOpenState. Only a breaker given a probe (WithProbe) pings.
 	ProbeInterval time.Duration `koanf:"probe-interval"`
 	// WriteBackInterval is how often pending fallback writes are retried (default 1s).
 	WriteBackInterval time.Duration `koanf:"write-back-interval"`

@@ -20,10 +20,9 @@ type outage struct {
 	since time.Time
 	// cause is the call failure that opened the breaker.
 	cause error
-	// unreachable records that Redis was seen unreachable since the breaker last opened: the
-	// failure that opened it says so, or a probe failed. Only then does a probe's answer end the
-	// wait (see probe.go).
-	unreachable bool
+	// probeMayEnd records that a probe's answer may end the wait (see probe.go): the failure
+	// that last opened the breaker is one the probe sees (probeSees), or a probe failed since.
+	probeMayEnd bool
 	// refused counts the calls refused during the outage; refusedAtSummary is its value at the
 	// last summary line, logged at summarized.
 	refused          int
@@ -40,13 +39,13 @@ func (b *Breaker) transition(from, to State, failureRate float64) {
 	now, cause := b.now(), b.lastFailure
 	switch to {
 	case metrics.BreakerOpen:
-		b.out.unreachable = seenUnreachable(cause)
+		b.out.probeMayEnd = probeSees(cause)
 		if !b.out.since.IsZero() {
 			b.mu.Unlock()
 			b.log.Debug("redis circuit breaker open again: trial calls failed", block, slog.Any("cause", cause))
 			return
 		}
-		b.out = outage{since: now, cause: cause, unreachable: b.out.unreachable, summarized: now}
+		b.out = outage{since: now, cause: cause, probeMayEnd: b.out.probeMayEnd, summarized: now}
 		b.mu.Unlock()
 		b.log.Warn("redis circuit breaker open: calls fail at once until Redis answers again", block,
 			slog.Any("cause", cause), slog.Float64("failureRate", failureRate), slog.Duration("maxWait", b.wait),

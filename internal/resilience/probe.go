@@ -17,13 +17,13 @@ type Probe func(ctx context.Context) error
 const probeTimeout = time.Second
 
 // WithProbe makes the breaker check Redis itself while it is open, instead of only after
-// WaitDurationInOpenState: every ProbeInterval it runs probe, one at a time. Once a ping answers
-// after Redis was seen unreachable (the failure that opened the breaker was a lost connection,
-// a timeout or a topology change such as READONLY or CLUSTERDOWN, or an earlier ping failed),
-// the breaker half-opens and the probe keeps pinging as its trial calls (through Do) until the
-// breaker closes, opens again, or a ping fails. A ping that answers while Redis was never seen
-// unreachable (the calls failed on replies such as NOREPLICAS or a WAIT short of replicas,
-// which a ping does not see) does not shorten the wait.
+// WaitDurationInOpenState: every ProbeInterval it runs probe, one at a time. Once the probe
+// answers after a failure it sees (the failure that opened the breaker was a lost connection, a
+// timeout, a topology change such as READONLY or CLUSTERDOWN, or a write short of replicas:
+// probeSees; or an earlier probe failed), the breaker half-opens and the probe keeps running as
+// its trial calls (through Do) until the breaker closes, opens again, or the probe fails. An
+// answer while the calls fail on replies the probe does not see (NOREPLICAS, BUSY, OOM: the
+// server answers pings all along) does not shorten the wait.
 //
 // The probe is one goroutine per breaker; it pings only while the breaker is not closed.
 // Close the breaker to stop it.
@@ -59,7 +59,7 @@ func (b *Breaker) probeUntilClosed(ctx context.Context) {
 }
 
 // probeOnce pings Redis once while the breaker is open and its wait is not over, half-opening
-// it when the ping answers after Redis was seen unreachable; then, half-open (or open with the
+// it when the ping answers after a failure the probe sees; then, half-open (or open with the
 // wait over), it pings as trial calls until the breaker closes, opens again or a ping fails.
 // (failsafe-go has no compare-and-swap: should trial calls of requests close the breaker
 // between the state check and HalfOpen, the trial pings close it again at once.)
@@ -87,13 +87,13 @@ func (b *Breaker) probeOnce(ctx context.Context) {
 }
 
 // answeredAfterOutage records a ping's outcome while the breaker is open and reports whether
-// it may end the wait: it answered, and Redis was seen unreachable since the breaker opened.
+// it ends the wait: it answered, after a failure the probe sees.
 func (b *Breaker) answeredAfterOutage(err error) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err != nil {
-		b.out.unreachable = true
+		b.out.probeMayEnd = true
 		return false
 	}
-	return b.out.unreachable
+	return b.out.probeMayEnd
 }

@@ -177,7 +177,7 @@ func TestBreaker_CloseStopsTheProbe(t *testing.T) {
 	}
 }
 
-func TestSeenUnreachable(t *testing.T) {
+func TestProbeSees(t *testing.T) {
 	for name, tc := range map[string]struct {
 		err  error
 		want bool
@@ -192,11 +192,11 @@ func TestSeenUnreachable(t *testing.T) {
 		"noreplicas":     {rediserr.Map(replyErr("NOREPLICAS Not enough good replicas to write."), "save"), false},
 		"busy":           {rediserr.Map(replyErr("BUSY Redis is busy running a script."), "save"), false},
 		"noperm":         {rediserr.Map(replyErr("NOPERM this user has no permissions"), "save"), false},
-		"not durable":    {redstate.Wrap(redstate.EUNAVAILABLE, notDurable(nil), "save"), false},
+		"not durable":    {redstate.Wrap(redstate.EUNAVAILABLE, notDurable(nil), "save"), true},
 		"WAIT cut short": {redstate.Wrap(redstate.EUNAVAILABLE, notDurable(refused()), "save"), true},
 	} {
-		if got := seenUnreachable(tc.err); got != tc.want {
-			t.Errorf("%s: seenUnreachable(%v) = %v, want %v", name, tc.err, got, tc.want)
+		if got := probeSees(tc.err); got != tc.want {
+			t.Errorf("%s: probeSees(%v) = %v, want %v", name, tc.err, got, tc.want)
 		}
 	}
 }
