@@ -174,8 +174,9 @@ type outageLog struct {
 	// messages.
 	warn, errs int
 	msgs       map[string]int
-	// errors are the first maxErrorLines Error lines, whole.
-	errors []string
+	// errors are the first maxErrorLines Error lines, whole; breaker the build-status
+	// breaker's first maxErrorLines outage lines.
+	errors, breaker []string
 	// opened and closed are when the build-status breaker first opened and last closed;
 	// switched is when go-redis last heard of a new Sentinel master (zero: never).
 	opened, closed, switched time.Time
@@ -203,6 +204,9 @@ func (s *serveProc) logSince(from time.Time) outageLog {
 		case "WARN":
 			o.warn++
 			o.msgs[l.level+" "+l.msg]++
+		}
+		if l.block == buildstatus.Block && strings.HasPrefix(l.msg, "redis circuit breaker") && len(o.breaker) < maxErrorLines {
+			o.breaker = append(o.breaker, l.raw)
 		}
 		switch {
 		case strings.HasPrefix(l.msg, "sentinel: new master"):
@@ -320,6 +324,7 @@ func (h *httpLoad) rows(t *testing.T, faultAt time.Time) []row {
 	t.Logf("http: after the fault: promotion seen %s, serve's client told of the new master %s, breaker opened %s and closed %s, first 2xx %s; %d 503s, %d lines ≥ Warn (%d Error): %v; Error lines: %s",
 		since(faultAt, h.run.promotedAt), since(faultAt, o.switched), since(faultAt, o.opened), since(faultAt, o.closed), r.recovery.Round(time.Millisecond),
 		r.failed, r.warnLines, r.errorLines, o.msgs, strings.Join(o.errors, "\n"))
+	t.Logf("http: the build-status breaker's first outage lines:\n%s", strings.Join(o.breaker, "\n"))
 	return []row{r}
 }
 

@@ -66,12 +66,16 @@ type Breaker struct {
 	stopProbe  context.CancelFunc
 	stopped    chan struct{}
 
-	// mu guards lastFailure and out.
+	// mu guards lastFailure, out and the probe's backoff.
 	mu sync.Mutex
 	// lastFailure is the last call failure recorded, the cause of an opening.
 	lastFailure error
 	// out is the outage under way (out.since zero: none).
 	out outage
+	// cuts counts the waits the probe ended since the breaker last stayed closed longer than
+	// its wait, and openedAt and closedAt are its last transitions: see probeBackoff.
+	cuts               int
+	openedAt, closedAt time.Time
 }
 
 // BreakerOption configures a Breaker beyond its Options.

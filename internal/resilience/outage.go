@@ -39,6 +39,10 @@ func (b *Breaker) transition(from, to State, failureRate float64) {
 	now, cause := b.now(), b.lastFailure
 	switch to {
 	case metrics.BreakerOpen:
+		if from == metrics.BreakerClosed && now.Sub(b.closedAt) > b.wait {
+			b.cuts = 0 // it stayed closed: no flapping
+		}
+		b.openedAt = now
 		b.out.probeMayEnd = probeSees(cause)
 		if !b.out.since.IsZero() {
 			b.mu.Unlock()
@@ -62,6 +66,7 @@ func (b *Breaker) transition(from, to State, failureRate float64) {
 		}
 		o := b.out
 		b.out = outage{}
+		b.closedAt = now
 		b.mu.Unlock()
 		if o.since.IsZero() {
 			return

@@ -87,7 +87,7 @@ func (b *Breaker) probeOnce(ctx context.Context) {
 }
 
 // answeredAfterOutage records a ping's outcome while the breaker is open and reports whether
-// it ends the wait: it answered, after a failure the probe sees.
+// it ends the wait: it answered, after a failure the probe sees, and the backoff allows it.
 func (b *Breaker) answeredAfterOutage(err error) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -95,5 +95,25 @@ func (b *Breaker) answeredAfterOutage(err error) bool {
 		b.out.probeMayEnd = true
 		return false
 	}
-	return b.out.probeMayEnd
+	if !b.out.probeMayEnd || b.now().Sub(b.openedAt) < b.probeBackoff() {
+		return false
+	}
+	b.cuts++
+	return true
+}
+
+// maxBackoffShift bounds the doubling of probeBackoff (the wait caps it anyway).
+const maxBackoffShift = 16
+
+// probeBackoff is how long after an opening the probe may end the wait: at once the first
+// time, then twice as long after each end that did not last (ProbeInterval × 2, × 4, …, at most
+// WaitDurationInOpenState), until the breaker stays closed longer than its wait. Redis can
+// answer the probe while calls keep failing (one shard of a Cluster down, replicas missing
+// under min-replicas-to-write after a restart): the backoff bounds how often the breaker
+// closes and opens again then. Callers hold b.mu.
+func (b *Breaker) probeBackoff() time.Duration {
+	if b.cuts == 0 {
+		return 0
+	}
+	return min(b.probeEvery<<min(b.cuts, maxBackoffShift), b.wait)
 }

@@ -208,3 +208,25 @@ func notDurable(cause error) error {
 	}
 	return fmt.Errorf("%w: WAIT 1 100 failed: %w", redisconn.ErrNotDurable, cause)
 }
+
+// TestBreaker_ProbeBacksOffWhenCallsKeepFailing: Redis answers the probe while calls keep
+// failing (one Cluster shard down): after the probe ended a wait that did not last, it may end
+// the next one only after twice the probe interval (on the breaker's clock), not at once.
+func TestBreaker_ProbeBacksOffWhenCallsKeepFailing(t *testing.T) {
+	p := &fakeProbe{}
+	p.answer.Store(true)
+	b := newProbedBreaker(t, p)
+	var clock atomic.Int64
+	b.now = func() time.Time { return time.Unix(0, clock.Load()) }
+	down := rediserr.Map(refused(), "save")
+	openWith(t, b, down)
+	awaitState(t, b, metrics.BreakerClosed) // the first end of the wait comes at once
+
+	openWith(t, b, down) // and did not last
+	awaitPings(t, p, p.pings.Load()+5)
+	if b.State() != metrics.BreakerOpen {
+		t.Fatalf("state = %s: the probe ended the wait again at once, want it to back off", b.State())
+	}
+	clock.Add(int64(2 * time.Millisecond)) // twice the probe interval
+	awaitState(t, b, metrics.BreakerClosed)
+}
