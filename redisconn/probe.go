@@ -28,9 +28,10 @@ import (
 // reloads the slot map first and keeps one pool per node, so a promoted replica is pinged on a
 // pool of its own.
 //
-// With redis.durability.wait-replicas N, a ping also asks each master, with WAIT N on a
-// connection that has written nothing, whether N replicas are online, and fails (wrapping
-// ErrNotDurable) while fewer are: writes would fail the same way.
+// With redis.durability.wait-replicas N, a ping also asks each master with WAIT N whether N
+// replicas are online (on standalone and Sentinel on the Prober's own connection, which has
+// written nothing, so WAIT counts them at once), and fails (wrapping ErrNotDurable) while fewer
+// are: writes would fail the same way.
 type Prober struct {
 	client     redis.UniversalClient
 	durability Durability
@@ -125,8 +126,8 @@ func (p *Prober) pingCluster(ctx context.Context) error {
 }
 
 // replicasOnline fails unless c's master has durability.WaitReplicas replicas online (nothing to
-// check when writes do not wait): WAIT on a connection without writes counts them at once, or
-// waits up to WaitTimeout for them.
+// check when writes do not wait): WAIT counts the replicas that acknowledged the connection's
+// writes (all those online, on a connection without writes), waiting up to WaitTimeout.
 func (p *Prober) replicasOnline(ctx context.Context, c *redis.Client) error {
 	d := p.durability
 	if !d.On() {
