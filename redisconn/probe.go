@@ -28,10 +28,9 @@ import (
 // reloads the slot map first and keeps one pool per node, so a promoted replica is pinged on a
 // pool of its own.
 //
-// With redis.durability.wait-replicas N, a ping also asks each master with WAIT N whether N
-// replicas are online (on standalone and Sentinel on the Prober's own connection, which has
-// written nothing, so WAIT counts them at once), and fails (wrapping ErrNotDurable) while fewer
-// are: writes would fail the same way.
+// A ping also checks that each master has the replicas its writes need (see writable): with
+// redis.durability.wait-replicas N, N replicas online; with the server's min-replicas-to-write,
+// that many good replicas. Until then writes fail whatever a PING answers.
 type Prober struct {
 	client     redis.UniversalClient
 	durability Durability
@@ -97,7 +96,7 @@ func (p *Prober) pingOwn(ctx context.Context, c *redis.Client) error {
 	}
 	err := Ping(ctx, p.own)
 	if err == nil {
-		err = p.replicasOnline(ctx, p.own)
+		err = p.writable(ctx, p.own)
 	}
 	if err != nil {
 		_ = p.own.Close()
@@ -106,43 +105,22 @@ func (p *Prober) pingOwn(ctx context.Context, c *redis.Client) error {
 	return err
 }
 
-// pingCluster pings every master of the cluster client, each with its replicas online when
-// writes wait for them.
+// pingCluster pings every master of the cluster client, each one also checked writable.
 func (p *Prober) pingCluster(ctx context.Context) error {
 	cc, ok := p.client.(*redis.ClusterClient)
-	if !ok || !p.durability.On() {
+	if !ok {
 		return Ping(ctx, p.client)
 	}
 	err := cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
 		if err := node.Ping(ctx).Err(); err != nil {
 			return fmt.Errorf("%s: %w", node.Options().Addr, err)
 		}
-		return p.replicasOnline(ctx, node)
+		return p.writable(ctx, node)
 	})
 	if err != nil && !redstate.IsCode(err, redstate.EUNAVAILABLE) {
 		return redstate.Wrap(redstate.EUNAVAILABLE, err, "redis is not reachable")
 	}
 	return err
-}
-
-// replicasOnline fails unless c's master has durability.WaitReplicas replicas online (nothing to
-// check when writes do not wait): WAIT counts the replicas that acknowledged the connection's
-// writes (all those online, on a connection without writes), waiting up to WaitTimeout.
-func (p *Prober) replicasOnline(ctx context.Context, c *redis.Client) error {
-	d := p.durability
-	if !d.On() {
-		return nil
-	}
-	n, err := c.Do(ctx, "wait", d.WaitReplicas, d.WaitTimeout.Milliseconds()).Int()
-	switch {
-	case err != nil:
-		return redstate.Wrap(redstate.EUNAVAILABLE, err, "redis is not reachable")
-	case n < d.WaitReplicas:
-		return redstate.Wrap(redstate.EUNAVAILABLE,
-			fmt.Errorf("%w: %d of %d replicas online at %s", ErrNotDurable, n, d.WaitReplicas, c.Options().Addr),
-			"writes cannot reach enough replicas")
-	}
-	return nil
 }
 
 // Close releases the Prober's own client. Ping still works afterwards, through the block's

@@ -3,6 +3,7 @@ package redisconn_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,4 +90,30 @@ func awaitPing(t *testing.T, p *redisconn.Prober, ok func(error) bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestProber_CountsGoodReplicasUnderMinReplicasToWrite: on a master with min-replicas-to-write
+// 1 the Prober answers only while the master has a good replica, as its writes need.
+func TestProber_CountsGoodReplicasUnderMinReplicasToWrite(t *testing.T) {
+	master := redistest.StartStandalone(t)
+	replica := redistest.StartReplica(t, master)
+	ctx := ctxT(t)
+	raw := master.Client(t)
+	for k, v := range map[string]string{"min-replicas-to-write": "1", "min-replicas-max-lag": "10"} {
+		if err := raw.ConfigSet(ctx, k, v).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := redisconn.DefaultOptions()
+	o.URL = master.URL
+	p := redisconn.NewProber(newClient(t, o), o.Durability)
+	t.Cleanup(func() { _ = p.Close() })
+	awaitPing(t, p, func(err error) bool { return err == nil })
+	replica.Kill(t)
+	awaitPing(t, p, func(err error) bool { return redstate.IsCode(err, redstate.EUNAVAILABLE) })
+	if err := raw.Set(ctx, "k", "v", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "NOREPLICAS") {
+		t.Fatalf("write while the Prober fails: %v, want NOREPLICAS", err)
+	}
+	replica.Restart(t)
+	awaitPing(t, p, func(err error) bool { return err == nil })
 }

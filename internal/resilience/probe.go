@@ -19,11 +19,11 @@ const probeTimeout = time.Second
 // WithProbe makes the breaker check Redis itself while it is open, instead of only after
 // WaitDurationInOpenState: every ProbeInterval it runs probe, one at a time. Once the probe
 // answers after a failure it sees (the failure that opened the breaker was a lost connection, a
-// timeout, a topology change such as READONLY or CLUSTERDOWN, or a write short of replicas:
+// timeout, a topology change such as READONLY or CLUSTERDOWN, a master short of replicas:
 // probeSees; or an earlier probe failed), the breaker half-opens and the probe keeps running as
 // its trial calls (through Do) until the breaker closes, opens again, or the probe fails. An
-// answer while the calls fail on replies the probe does not see (NOREPLICAS, BUSY, OOM: the
-// server answers pings all along) does not shorten the wait.
+// answer while the calls fail on replies the probe does not see (BUSY, OOM, NOPERM: the
+// server answers the probe all along) does not shorten the wait.
 //
 // The probe is one goroutine per breaker; it pings only while the breaker is not closed.
 // Close the breaker to stop it.
@@ -108,8 +108,8 @@ const maxBackoffShift = 16
 // probeBackoff is how long after an opening the probe may end the wait: at once the first
 // time, then twice as long after each end that did not last (ProbeInterval × 2, × 4, …, at most
 // WaitDurationInOpenState), until the breaker stays closed longer than its wait. Redis can
-// answer the probe while calls keep failing (one shard of a Cluster down, replicas missing
-// under min-replicas-to-write after a restart): the backoff bounds how often the breaker
+// answer the probe while calls keep failing (stale connections after a restart, a Cluster
+// client's slot map still naming a dead master): the backoff bounds how often the breaker
 // closes and opens again then. Callers hold b.mu.
 func (b *Breaker) probeBackoff() time.Duration {
 	if b.cuts == 0 {

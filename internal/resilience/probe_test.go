@@ -121,17 +121,17 @@ func TestBreaker_ProbeOfTopologyChangeCloses(t *testing.T) {
 	awaitState(t, b, metrics.BreakerClosed)
 }
 
-// TestBreaker_ProbeDoesNotCutAnsweredFailures: when the calls failed on replies a ping does not
-// see (NOREPLICAS), answering pings do not end the wait; once a ping fails (Redis went away) the
+// TestBreaker_ProbeDoesNotCutAnsweredFailures: when the calls failed on replies the probe does
+// not see (BUSY), answering pings do not end the wait; once a ping fails (Redis went away) the
 // next answer does.
 func TestBreaker_ProbeDoesNotCutAnsweredFailures(t *testing.T) {
 	p := &fakeProbe{}
 	p.answer.Store(true)
 	b := newProbedBreaker(t, p)
-	openWith(t, b, rediserr.Map(replyErr("NOREPLICAS Not enough good replicas to write."), "save"))
+	openWith(t, b, rediserr.Map(replyErr("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT."), "save"))
 	awaitPings(t, p, 5)
 	if b.State() != metrics.BreakerOpen {
-		t.Fatalf("state = %s after answered pings, want open: the calls failed on a reply a ping does not see", b.State())
+		t.Fatalf("state = %s after answered pings, want open: the calls failed on a reply the probe does not see", b.State())
 	}
 	p.answer.Store(false)
 	n := p.pings.Load()
@@ -189,7 +189,8 @@ func TestProbeSees(t *testing.T) {
 		"readonly":       {rediserr.Map(replyErr("READONLY You can't write against a read only replica."), "save"), true},
 		"clusterdown":    {rediserr.Map(replyErr("CLUSTERDOWN The cluster is down"), "save"), true},
 		"loading":        {rediserr.Map(replyErr("LOADING Redis is loading the dataset in memory"), "save"), true},
-		"noreplicas":     {rediserr.Map(replyErr("NOREPLICAS Not enough good replicas to write."), "save"), false},
+		"noreplicas":     {rediserr.Map(replyErr("NOREPLICAS Not enough good replicas to write."), "save"), true},
+		"oom":            {rediserr.Map(replyErr("OOM command not allowed when used memory > 'maxmemory'."), "save"), false},
 		"busy":           {rediserr.Map(replyErr("BUSY Redis is busy running a script."), "save"), false},
 		"noperm":         {rediserr.Map(replyErr("NOPERM this user has no permissions"), "save"), false},
 		"not durable":    {redstate.Wrap(redstate.EUNAVAILABLE, notDurable(nil), "save"), true},
