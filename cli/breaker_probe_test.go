@@ -78,9 +78,13 @@ func TestServe_EveryBreakerFollowsRedisBack(t *testing.T) {
 	if status, body := put(); status != http.StatusOK {
 		t.Fatalf("PUT after the breakers closed = %d %s", status, body)
 	}
+	deadline := time.Now().Add(30 * time.Second)
 	for _, block := range []string{"buildstatus", "feed"} {
-		if !strings.Contains(logs.String(), `"msg":"redis circuit breaker closed: Redis answers again","block":"`+block+`"`) {
-			t.Errorf("no closing line of the %s breaker in the logs:\n%s", block, logs)
+		for !strings.Contains(logs.String(), `"msg":"redis circuit breaker closed: Redis answers again","block":"`+block+`"`) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no closing line of the %s breaker in the logs:\n%s", block, logs)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	}
 }
