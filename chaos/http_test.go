@@ -44,6 +44,17 @@ var httpBlock = block{name: "http", setup: func(t *testing.T, r *run) func(int) 
 	return func(int) load { return &httpLoad{serve: s, run: r, acked: map[string]int64{}} }
 }}
 
+// binDir holds the redstate binary serveBinary builds; TestMain removes it.
+var binDir string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
 // serveBinary is the redstate binary, built once per test process (without the race detector:
 // the timings are a production binary's).
 var serveBinary = sync.OnceValues(func() (string, error) {
@@ -51,6 +62,7 @@ var serveBinary = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	binDir = dir
 	bin := filepath.Join(dir, "redstate")
 	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/redstate").CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
