@@ -21,6 +21,7 @@ import (
 	"github.com/redstate/redstate/internal/resilience"
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/queue/redisqueue"
+	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/sqldb"
 )
 
@@ -100,10 +101,13 @@ func newFeedRun(t *testing.T, r *run) *feedRun {
 		t.Fatalf("feed.FanOutEnqueuer: %v", err)
 	}
 	cfg := feed.DefaultConfig()
-	br, err := resilience.NewBreaker(feed.Block, cfg.Breaker.Options(), nil, f.log)
+	prober := redisconn.NewProber(r.rdb, clientOptions(r.topo, r.mode).Durability)
+	t.Cleanup(func() { _ = prober.Close() })
+	br, err := resilience.NewBreaker(feed.Block, cfg.Breaker.Options(), nil, f.log, resilience.WithProbe(prober.Ping))
 	if err != nil {
 		t.Fatalf("resilience.NewBreaker: %v", err)
 	}
+	t.Cleanup(br.Close)
 	f.svc, err = feed.NewService(src, f.cache, feed.Options{HybridThreshold: cfg.HybridThreshold, Logger: f.log,
 		Breaker: br, RepairInterval: cfg.RepairInterval, Enqueue: enqueue})
 	if err != nil {

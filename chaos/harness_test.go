@@ -57,6 +57,7 @@ var blocks = []block{
 	indexBlock,
 	reportBlock,
 	feedBlock,
+	httpBlock,
 }
 
 // run is one topology in one durability mode: the product client every block shares for
@@ -71,6 +72,9 @@ type run struct {
 	// blocks that keep their state under one tag use one of them, so that each fault hits
 	// them. tags[0] is the queue's.
 	tags []string
+	// promotedAt is when the current phase's fault was seen to have promoted a replica (the
+	// harness's wait for the failover returned); zero for a fault that promotes none.
+	promotedAt time.Time
 }
 
 // tagCount is how many tags a run offers its blocks.
@@ -117,11 +121,18 @@ type row struct {
 	// block's drain (a liveness failure, not a loss).
 	stuck    int
 	recovery time.Duration
+	// promoted is how long after the fault the harness saw a replica promoted (-1: no
+	// promotion, or not measured by the block).
+	promoted time.Duration
+	// warnLines and errorLines count the lines a block's own process (serve) logged at Warn
+	// and above, and at Error, from the fault to the end of the phase (-1: no process).
+	warnLines, errorLines int
 }
 
 // newRow returns a row for block with every optional counter not applicable.
 func newRow(block string) row {
-	return row{block: block, stale: -1, dups: -1, concurrent: -1, fences: -1, diffs: -1, stuck: -1}
+	return row{block: block, stale: -1, dups: -1, concurrent: -1, fences: -1, diffs: -1, stuck: -1,
+		promoted: -1, warnLines: -1, errorLines: -1}
 }
 
 func TestFailover_Sentinel(t *testing.T) {
@@ -247,7 +258,7 @@ func runPhase(t *testing.T, r *run, loads []load, f fault, cycle int) []row {
 	target := r.topo.target(t)
 	faultAt := time.Now()
 	t.Logf("%s %s cycle %d: %s master %s", r.topo.name(), r.mode, cycle, f.name, target.Addr)
-	f.inject(t, r.topo, target)
+	r.promotedAt = f.inject(t, r.topo, target)
 	t.Logf("%s %s cycle %d: %s: healthy again after %v", r.topo.name(), r.mode, cycle, f.name, time.Since(faultAt).Round(time.Millisecond))
 	time.Sleep(steadyAfter)
 	checkNewMaster(t, r)

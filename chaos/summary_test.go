@@ -97,6 +97,33 @@ func summarize(rows []row) string {
 	return b.String()
 }
 
+// summarizeHTTP renders the rows measured through serve (the http block) as a Markdown table,
+// one line per phase: when the harness saw the promotion, when the first 2xx came after the
+// last failure, the 503s, and the lines serve logged at Warn and above (Error in parentheses)
+// from the fault to the end of the phase. "" when no row was measured through serve.
+func summarizeHTTP(rows []row) string {
+	var b strings.Builder
+	for _, r := range rows {
+		if r.warnLines < 0 {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("| topology | mode | fault | cycle | fault → promotion | fault → first 2xx | promotion → first 2xx | 503s | lines ≥ Warn (Error) |\n|---|---|---|---|---|---|---|---|---|\n")
+		}
+		promoted, after := "–", "–"
+		if r.promoted >= 0 {
+			promoted = fmt.Sprintf("%.2f s", r.promoted.Seconds())
+			after = fmt.Sprintf("%.2f s", (r.recovery - r.promoted).Seconds())
+		}
+		if r.failed == 0 {
+			after = "no failure"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %s | %.2f s | %s | %d | %d (%d) |\n", r.topo, r.mode, r.fault, r.cycle,
+			promoted, r.recovery.Seconds(), after, r.failed, r.warnLines, r.errorLines)
+	}
+	return b.String()
+}
+
 // durationSpan prints a range of recovery times in seconds.
 func durationSpan(lo, hi time.Duration) string {
 	if lo.Round(100*time.Millisecond) == hi.Round(100*time.Millisecond) {
@@ -109,6 +136,9 @@ func durationSpan(lo, hi time.Duration) string {
 func writeSummary(t *testing.T, rows []row) {
 	t.Helper()
 	s := summarize(rows)
+	if h := summarizeHTTP(rows); h != "" {
+		s += "\n" + h
+	}
 	t.Log("\n" + s)
 	path := os.Getenv("CHAOS_REPORT")
 	if path == "" {

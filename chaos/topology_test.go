@@ -72,15 +72,21 @@ func (c clusterTopo) nodes() []*redistest.Server {
 	return append(append([]*redistest.Server(nil), c.c.Nodes...), c.c.Replicas...)
 }
 
-// newClient returns the product's client for topo in mode ("wait1" sets
-// redis.durability.wait-replicas to 1), closed in t.Cleanup.
-func newClient(t *testing.T, topo topology, mode string) redis.UniversalClient {
-	t.Helper()
+// clientOptions are the product client's options for topo in mode ("wait1" sets
+// redis.durability.wait-replicas to 1).
+func clientOptions(topo topology, mode string) redisconn.Options {
 	o := topo.options()
 	if mode == "wait1" {
 		o.Durability.WaitReplicas = 1
 	}
-	rdb, err := redisconn.New(o)
+	return o
+}
+
+// newClient returns the product's client for topo in mode (clientOptions), closed in
+// t.Cleanup.
+func newClient(t *testing.T, topo topology, mode string) redis.UniversalClient {
+	t.Helper()
+	rdb, err := redisconn.New(clientOptions(topo, mode))
 	if err != nil {
 		t.Fatalf("redisconn.New: %v", err)
 	}
@@ -96,8 +102,9 @@ type fault struct {
 	// name is "kill", "pause" or "restart".
 	name string
 	// inject hits the target and returns once the topology serves writes again from some
-	// master and every node is back (killed and paused nodes rejoin as replicas).
-	inject func(t *testing.T, topo topology, target *redistest.Server)
+	// master and every node is back (killed and paused nodes rejoin as replicas). It returns
+	// when it saw a replica promoted (zero when the fault promotes none).
+	inject func(t *testing.T, topo topology, target *redistest.Server) (promotedAt time.Time)
 }
 
 // lagStall is how long the lagkill fault keeps the target's replicas stopped before it kills
@@ -107,21 +114,25 @@ const lagStall = time.Second
 
 // faults are the faults of one cycle, in order.
 var faults = []fault{
-	{"kill", func(t *testing.T, topo topology, target *redistest.Server) {
+	{"kill", func(t *testing.T, topo topology, target *redistest.Server) time.Time {
 		old := target.Addr
 		target.Crash(t)
 		topo.waitFailover(t, old)
+		promoted := time.Now()
 		target.Restart(t)
 		topo.waitHealthy(t)
+		return promoted
 	}},
-	{"pause", func(t *testing.T, topo topology, target *redistest.Server) {
+	{"pause", func(t *testing.T, topo topology, target *redistest.Server) time.Time {
 		old := target.Addr
 		target.Pause(t)
 		topo.waitFailover(t, old) // the pause outlasts down-after / node timeout
+		promoted := time.Now()
 		target.Resume(t)
 		topo.waitHealthy(t)
+		return promoted
 	}},
-	{"lagkill", func(t *testing.T, topo topology, target *redistest.Server) {
+	{"lagkill", func(t *testing.T, topo topology, target *redistest.Server) time.Time {
 		// Replication lag, then a crash: the replicas stall (SIGSTOP) and the master drops
 		// their links (CLIENT KILL TYPE replica: what was already sent stays in the
 		// replicas' socket buffers, nothing after it reaches them) while it keeps
@@ -140,12 +151,15 @@ var faults = []fault{
 			r.Resume(t)
 		}
 		topo.waitFailover(t, old)
+		promoted := time.Now()
 		target.Restart(t)
 		topo.waitHealthy(t)
+		return promoted
 	}},
-	{"restart", func(t *testing.T, topo topology, target *redistest.Server) {
+	{"restart", func(t *testing.T, topo topology, target *redistest.Server) time.Time {
 		target.Restart(t) // SIGTERM (AOF flushed), start on the same port and directory
 		topo.waitHealthy(t)
+		return time.Time{}
 	}},
 }
 

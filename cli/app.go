@@ -12,6 +12,7 @@ import (
 	"github.com/redstate/redstate/component"
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/internal/metrics"
+	"github.com/redstate/redstate/internal/resilience"
 	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/sqldb"
 )
@@ -32,6 +33,8 @@ type app struct {
 	cache *redisconn.Cache
 	// probe caches Redis reachability for the components' Health.
 	probe *redisProbe
+	// prober pings Redis for the blocks' circuit breakers (nil without Redis).
+	prober *redisconn.Prober
 	// createsSQL is true for serve, which creates the embedded SQLite database when it does not
 	// exist; every other command refuses to open one that does not (openSQL).
 	createsSQL bool
@@ -57,6 +60,7 @@ func newApp(cfg config.Config, m *metrics.Metrics, log *slog.Logger) (*app, erro
 			return nil, err
 		}
 		a.redis = client
+		a.prober = redisconn.NewProber(client, cfg.Redis.Durability)
 		cache, err := redisconn.NewCache(cfg.Redis)
 		if err != nil {
 			_ = client.Close()
@@ -73,6 +77,14 @@ func newApp(cfg config.Config, m *metrics.Metrics, log *slog.Logger) (*app, erro
 		metrics.RegisterRedisProbe(m, a.probe.check)
 	}
 	return a, nil
+}
+
+// breakerProbe makes a block's circuit breaker ping Redis while it is open, with the root
+// client's settings but outside its connection pool (redisconn.Prober: on Sentinel the master
+// the sentinels name at that moment, on Cluster every master), so the breaker closes as soon
+// as Redis answers again, e.g. once a failover promoted a replica.
+func (a *app) breakerProbe() resilience.BreakerOption {
+	return resilience.WithProbe(a.prober.Ping)
 }
 
 // keyPrefix is the one key rule: every Redis key of a block starts with the global namespace
@@ -137,6 +149,10 @@ func (a *app) close(ctx context.Context) error {
 	if a.cache != nil {
 		errs = append(errs, a.cache.Close())
 		a.cache = nil
+	}
+	if a.prober != nil {
+		errs = append(errs, a.prober.Close())
+		a.prober = nil
 	}
 	if a.redis != nil {
 		errs = append(errs, a.redis.Close())

@@ -69,7 +69,7 @@ func (a *app) builds(ctx context.Context) (*buildsComponent, error) {
 	}
 	primary := buildstatus.Instrument(rs, backendRedis, m, log)
 	fallback := memstore.New(memstore.Options{TTL: ttl})
-	res, err := resilientstore.New(primary, fallback, bs.Resilience, m, log)
+	res, err := resilientstore.New(primary, fallback, bs.Resilience, m, log, a.breakerProbe())
 	if err != nil {
 		_ = fallback.Close()
 		_ = rs.Close()

@@ -23,6 +23,8 @@ type feedBackend struct {
 	// backend names the cache and the SQL engine, for the overview.
 	backend string
 	probe   *redisProbe
+	// breaker guards the feed's Redis calls (nil without Redis); Close stops its probe.
+	breaker *resilience.Breaker
 	bg      component.Background
 }
 
@@ -48,9 +50,14 @@ func (a *app) feed(ctx context.Context, queues *queueBackend) (*feedBackend, err
 }
 
 // openFeed builds the feed component (see feed) without registering it.
-func (a *app) openFeed(ctx context.Context, queues *queueBackend) (*feedBackend, error) {
+func (a *app) openFeed(ctx context.Context, queues *queueBackend) (_ *feedBackend, err error) {
 	cfg, m, log := a.cfg, a.metrics, a.log
 	fb := &feedBackend{}
+	defer func() {
+		if err != nil && fb.breaker != nil {
+			fb.breaker.Close()
+		}
+	}()
 	if !cfg.Feed.Enabled {
 		return fb, nil
 	}
@@ -68,9 +75,8 @@ func (a *app) openFeed(ctx context.Context, queues *queueBackend) (*feedBackend,
 	}
 	var cache feed.Cache = memfeed.New()
 	backend := backendMemory
-	var breaker *resilience.Breaker
 	if a.redis != nil {
-		if breaker, err = resilience.NewBreaker(feed.Block, cfg.Feed.Breaker.Options(), m, log); err != nil {
+		if fb.breaker, err = resilience.NewBreaker(feed.Block, cfg.Feed.Breaker.Options(), m, log, a.breakerProbe()); err != nil {
 			return nil, fmt.Errorf("feed breaker: %w", err)
 		}
 		client := a.redis
@@ -86,7 +92,7 @@ func (a *app) openFeed(ctx context.Context, queues *queueBackend) (*feedBackend,
 		return nil, fmt.Errorf("feed fan-out queue: %w", err)
 	}
 	svc, err := feed.NewService(src, cache, feed.Options{HybridThreshold: cfg.Feed.HybridThreshold, Logger: log, Notifier: notifier,
-		Breaker: breaker, RepairInterval: cfg.Feed.RepairInterval, Enqueue: enqueue})
+		Breaker: fb.breaker, RepairInterval: cfg.Feed.RepairInterval, Enqueue: enqueue})
 	if err != nil {
 		return nil, err
 	}
@@ -118,8 +124,15 @@ func (fb *feedBackend) Start(ctx context.Context) error {
 	return nil
 }
 
-// Close stops the worker (running fan-outs finish within server.shutdown-timeout) and loops.
-func (fb *feedBackend) Close(ctx context.Context) error { return fb.bg.Stop(ctx) }
+// Close stops the worker (running fan-outs finish within server.shutdown-timeout), the loops
+// and the breaker's probe.
+func (fb *feedBackend) Close(ctx context.Context) error {
+	err := fb.bg.Stop(ctx)
+	if fb.breaker != nil {
+		fb.breaker.Close()
+	}
+	return err
+}
 
 // Health reports the cache backend and the breaker: open, or Redis not answering, means reads
 // come from SQL.

@@ -184,6 +184,10 @@ type BreakerConfig struct {
 	WaitDurationInOpenState time.Duration `koanf:"wait-duration-in-open-state"`
 	// SlidingWindowSize is how many recent calls the failure rate is computed over (default 10).
 	SlidingWindowSize int `koanf:"sliding-window-size"`
+	// ProbeInterval is how often the open breaker pings Redis (default 250ms); once a ping
+	// answers after Redis was unreachable, the breaker half-opens without waiting out
+	// WaitDurationInOpenState (see resilience.WithProbe).
+	ProbeInterval time.Duration `koanf:"probe-interval"`
 }
 
 // DefaultConfig returns the feed section's defaults.
@@ -192,7 +196,7 @@ func DefaultConfig() Config {
 	return Config{Enabled: true, HybridThreshold: DefaultHybridThreshold, FanOutQueue: DefaultFanOutQueue,
 		FanOutConcurrency: DefaultFanOutConcurrency, RepairInterval: DefaultRepairInterval, SQL: DefaultSQLConfig(),
 		Breaker: BreakerConfig{FailureRateThreshold: r.FailureRateThreshold, WaitDurationInOpenState: DefaultBreakerWait,
-			SlidingWindowSize: r.SlidingWindowSize}}
+			SlidingWindowSize: r.SlidingWindowSize, ProbeInterval: r.ProbeInterval}}
 }
 
 // Options returns the breaker's resilience options.
@@ -201,6 +205,7 @@ func (b BreakerConfig) Options() resilience.Options {
 	o.FailureRateThreshold = b.FailureRateThreshold
 	o.WaitDurationInOpenState = b.WaitDurationInOpenState
 	o.SlidingWindowSize = b.SlidingWindowSize
+	o.ProbeInterval = b.ProbeInterval
 	return o
 }
 

@@ -64,6 +64,8 @@ func StatusOf(code string) (status int, known bool) {
 
 // writeError answers a request with err as a JSON error body. The status comes from
 // statusByCode; internal errors are answered "internal error" and their cause is only logged.
+// The error of a 503 (an unavailable store, or a client that went away) is logged with the
+// request's line (see finish), not on a line of its own.
 func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	code := redstate.ErrorCode(err)
 	msg := redstate.ErrorMessage(err)
@@ -71,17 +73,18 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if !known {
 		status, code = http.StatusInternalServerError, redstate.EINTERNAL
 	}
-	log := s.logger.With("request_id", requestInfoOf(r.Context()).id)
+	info := requestInfoOf(r.Context())
+	log := s.logger.With("request_id", info.id)
 	switch {
 	case r.Context().Err() != nil && errors.Is(err, context.Canceled):
 		// The client went away; nobody reads this answer.
-		log.LogAttrs(r.Context(), slog.LevelDebug, "request canceled", slog.Any("error", err))
 		status, code, msg = http.StatusServiceUnavailable, redstate.EUNAVAILABLE, "request canceled"
+		info.unavailable = err
 	case code == redstate.EINTERNAL:
 		log.LogAttrs(r.Context(), slog.LevelError, "internal error", slog.Any("error", err))
 		msg = "internal error"
 	case code == redstate.EUNAVAILABLE:
-		log.LogAttrs(r.Context(), slog.LevelWarn, "store unavailable", slog.Any("error", err))
+		info.unavailable = err
 	}
 	h := w.Header()
 	switch code {

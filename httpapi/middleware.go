@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/resilience"
 )
 
 // requestInfo is what the middleware learns about a request while it is served. The route
@@ -21,6 +22,9 @@ type requestInfo struct {
 	id    string // X-Request-Id
 	route string // matched mux pattern, "" when no route matched
 	token string // name of the token that authenticated the request
+	// unavailable is the error of a 503 answer (writeError: an unavailable store, or a client
+	// that went away), logged on the request's line.
+	unavailable error
 }
 
 type requestInfoKey struct{}
@@ -73,7 +77,11 @@ func (s *server) recoverPanic(rec *recorder, r *http.Request) {
 	}
 }
 
-// finish logs the request and records its metrics. Probes and scrapes log at Debug level.
+// finish logs the request and records its metrics. Probes and scrapes log at Debug level, and
+// so do requests refused by an open circuit breaker: the breaker logs the outage (when it
+// starts, a summary of the calls refused every 10 s, when it ends), so an outage does not log
+// a line per request. Other 503s (an unavailable store, a client that went away) log at Warn
+// with their error.
 func (s *server) finish(rec *recorder, r *http.Request, start time.Time) {
 	d := time.Since(start)
 	status := rec.status
@@ -87,7 +95,12 @@ func (s *server) finish(rec *recorder, r *http.Request, start time.Time) {
 	s.metrics.observe(route, r.Method, status, d)
 
 	level := slog.LevelInfo
+	unavailable := rec.info.unavailable
 	switch {
+	case unavailable != nil && resilience.IsRefused(unavailable):
+		level = slog.LevelDebug
+	case unavailable != nil:
+		level = slog.LevelWarn
 	case status >= 500:
 		level = slog.LevelError
 	case route == "GET /healthz" || route == "GET /readyz" || route == "GET /metrics":
@@ -104,6 +117,9 @@ func (s *server) finish(rec *recorder, r *http.Request, start time.Time) {
 	}
 	if rec.info.token != "" {
 		attrs = append(attrs, slog.String("token", rec.info.token))
+	}
+	if unavailable != nil {
+		attrs = append(attrs, slog.Any("error", unavailable))
 	}
 	s.logger.LogAttrs(r.Context(), level, "http request", attrs...)
 }

@@ -67,11 +67,12 @@ const closeFlushTimeout = 2 * time.Second
 // that holds pending writes (required; New does not take ownership: close it after Close), and a
 // write-back loop runs until Close. With cfg.Journal set, the fallback journal at that path is
 // opened (and locked) and replayed into fallback and the pending set before New returns; its
-// records are written back by the loop. m and log may be nil.
+// records are written back by the loop. m and log may be nil. opts configure the breaker: serve
+// passes resilience.WithProbe, so that the breaker closes as soon as Redis answers again.
 //
 // Under the fail-fast policy the journal is not used, but New refuses to start if it still
 // holds pending writes (a fallback run ended with Redis down): they would be silently ignored.
-func New(primary buildstatus.Store, fallback *memstore.Store, cfg resilience.Options, m *metrics.Metrics, log *slog.Logger) (*Store, error) {
+func New(primary buildstatus.Store, fallback *memstore.Store, cfg resilience.Options, m *metrics.Metrics, log *slog.Logger, opts ...resilience.BreakerOption) (*Store, error) {
 	if primary == nil {
 		return nil, errors.New("resilientstore: primary store is required")
 	}
@@ -85,7 +86,7 @@ func New(primary buildstatus.Store, fallback *memstore.Store, cfg resilience.Opt
 	if log == nil {
 		log = slog.Default()
 	}
-	br, err := resilience.NewBreaker(buildstatus.Block, cfg, m, log)
+	br, err := resilience.NewBreaker(buildstatus.Block, cfg, m, log, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -106,6 +107,7 @@ func New(primary buildstatus.Store, fallback *memstore.Store, cfg resilience.Opt
 	switch {
 	case !s.fallback:
 		if err := checkUnusedJournal(cfg.Journal); err != nil {
+			br.Close()
 			return nil, err
 		}
 		close(s.stopped)
@@ -115,6 +117,7 @@ func New(primary buildstatus.Store, fallback *memstore.Store, cfg resilience.Opt
 			slog.String("policy", cfg.Policy))
 	default:
 		if err := s.openJournal(cfg.Journal); err != nil {
+			br.Close()
 			return nil, err
 		}
 	}
@@ -136,7 +139,7 @@ func checkUnusedJournal(path string) error {
 }
 
 // Close stops the write-back loop, waits for a running round to end and, if Redis is reachable,
-// makes one last write-back attempt bounded by closeFlushTimeout. Writes still pending then stay
+// makes one last write-back attempt bounded by closeFlushTimeout, then stops the breaker's probe. Writes still pending then stay
 // in the memory store (see Pending) and, with a journal, in the journal, which is closed and
 // replayed by the next New on the same path; without a journal they are lost with the process.
 // Close is idempotent; it returns the error of closing the journal.
@@ -145,6 +148,7 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.stop)
 		<-s.stopped
+		defer s.br.Close()
 		if !s.fallback {
 			return
 		}

@@ -15,7 +15,10 @@ const DefaultReminder = time.Minute
 // Log records failures and successes of one backend as seen by one component. The first
 // failure of an outage is logged at ERROR with its details; later ones only at DEBUG, except a
 // WARN reminder at most once per Reminder with the failures counted since; the first success
-// after an outage is logged at INFO with the outage's length. Safe for concurrent use.
+// after an outage is logged at INFO with the outage's length. A backend that fails and answers
+// by turns (one shard of a Cluster down, calls to the others succeeding) is one incident: an
+// outage that starts within Reminder of the last one logged at ERROR is logged, with its
+// recovery, at DEBUG, and its failures are counted into the next line. Safe for concurrent use.
 type Log struct {
 	log      *slog.Logger
 	what     string
@@ -27,6 +30,10 @@ type Log struct {
 	since    time.Time
 	reminded time.Time
 	failures int
+	// loudAt is when the last outage logged at ERROR started; quiet marks an outage under way
+	// that started within reminder of it.
+	loudAt time.Time
+	quiet  bool
 }
 
 // New returns a Log writing to log; what names the backend in the recovery and reminder lines
@@ -47,8 +54,14 @@ func (o *Log) Failed(ctx context.Context, msg string, err error, attrs ...slog.A
 	now := o.now()
 	level := slog.LevelDebug
 	switch {
+	case !o.down && !o.loudAt.IsZero() && now.Sub(o.loudAt) < o.reminder:
+		o.down, o.since, o.quiet = true, now, true
+		o.failures++
 	case !o.down:
-		o.down, o.since, o.reminded, o.failures = true, now, now, 0
+		if o.failures > 0 { // failures of quiet outages since the last line
+			attrs = append(attrs, slog.Int("failuresSinceLastLine", o.failures))
+		}
+		o.down, o.since, o.reminded, o.failures, o.loudAt, o.quiet = true, now, now, 0, now, false
 		level = slog.LevelError
 	case now.Sub(o.reminded) >= o.reminder:
 		o.failures++
@@ -73,6 +86,10 @@ func (o *Log) OK(ctx context.Context) {
 	}
 	o.down = false
 	after := o.now().Sub(o.since).Round(time.Millisecond)
+	level := slog.LevelInfo
+	if o.quiet {
+		level = slog.LevelDebug
+	}
 	o.mu.Unlock()
-	o.log.LogAttrs(ctx, slog.LevelInfo, o.what+" reachable again", slog.String("after", after.String()))
+	o.log.LogAttrs(ctx, level, o.what+" reachable again", slog.String("after", after.String()))
 }

@@ -40,3 +40,28 @@ func TestLog_OneLinePerStateChange(t *testing.T) {
 		t.Fatalf("a new outage after recovery logged %d ERROR lines in all, want 2", n)
 	}
 }
+
+// TestLog_FlappingBackendIsOneIncident: a backend failing and answering by turns (one Cluster
+// shard down, the others answering) for 50 s logs one ERROR and one INFO, not one pair per
+// turn; a failure a minute after that ERROR is logged at ERROR again with the failures since.
+func TestLog_FlappingBackendIsOneIncident(t *testing.T) {
+	var buf bytes.Buffer
+	now := time.Unix(0, 0)
+	o := NewWithClock(slog.New(slog.NewTextHandler(&buf, nil)), "build status redis store", time.Minute, func() time.Time { return now })
+	ctx := context.Background()
+	down := errors.New("dial tcp 127.0.0.1:6379: connect: connection refused")
+	for range 100 {
+		o.Failed(ctx, "build status store operation failed", down)
+		now = now.Add(250 * time.Millisecond)
+		o.OK(ctx)
+		now = now.Add(250 * time.Millisecond)
+	}
+	if e, i := strings.Count(buf.String(), "level=ERROR"), strings.Count(buf.String(), "level=INFO"); e != 1 || i != 1 || strings.Count(buf.String(), "\n") != 2 {
+		t.Fatalf("50 s of flapping logged %d ERROR and %d INFO lines, want 1 and 1:\n%s", e, i, buf.String())
+	}
+	now = now.Add(10 * time.Second)
+	o.Failed(ctx, "build status store operation failed", down)
+	if n := strings.Count(buf.String(), "level=ERROR"); n != 2 || !strings.Contains(buf.String(), "failuresSinceLastLine=99") {
+		t.Fatalf("a failure a minute after the first ERROR: %d ERROR lines, want 2, with the 99 failures since:\n%s", n, buf.String())
+	}
+}

@@ -31,6 +31,11 @@ type Options struct {
 	WaitDurationInOpenState time.Duration `koanf:"wait-duration-in-open-state"`
 	// SlidingWindowSize is how many recent calls the failure rate is computed over (default 10).
 	SlidingWindowSize int `koanf:"sliding-window-size"`
+	// ProbeInterval is how often an open breaker pings Redis (default 250ms): once a ping
+	// answers after Redis was unreachable (a new master after a failover, a restarted server,
+	// replicas back for redis.durability.wait-replicas), the breaker half-opens at once instead
+	// of waiting out WaitDurationInOpenState. Only a breaker given a probe (WithProbe) pings.
+	ProbeInterval time.Duration `koanf:"probe-interval"`
 	// WriteBackInterval is how often pending fallback writes are retried (default 1s).
 	WriteBackInterval time.Duration `koanf:"write-back-interval"`
 	// Journal is the path of the fallback journal, a write-ahead log on local disk (default ""
@@ -41,6 +46,10 @@ type Options struct {
 	Journal string `koanf:"journal"`
 }
 
+// DefaultProbeInterval is Options.ProbeInterval's default: four pings a second while the breaker
+// is open, so calls resume within about a quarter of a second of Redis answering again.
+const DefaultProbeInterval = 250 * time.Millisecond
+
 // DefaultOptions returns the seed's breaker settings (failure rate 50 %, open 10 s, window 10)
 // with the fail-fast policy and no journal.
 func DefaultOptions() Options {
@@ -50,6 +59,7 @@ func DefaultOptions() Options {
 		FailureRateThreshold:    50,
 		WaitDurationInOpenState: 10 * time.Second,
 		SlidingWindowSize:       10,
+		ProbeInterval:           DefaultProbeInterval,
 		WriteBackInterval:       time.Second,
 	}
 }
@@ -71,6 +81,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.SlidingWindowSize == 0 {
 		o.SlidingWindowSize = d.SlidingWindowSize
+	}
+	if o.ProbeInterval == 0 {
+		o.ProbeInterval = d.ProbeInterval
 	}
 	if o.WriteBackInterval == 0 {
 		o.WriteBackInterval = d.WriteBackInterval
@@ -102,6 +115,9 @@ func (o Options) ValidateAt(prefix string) error {
 	}
 	if o.WaitDurationInOpenState <= 0 {
 		add("wait-duration-in-open-state", "must be positive, got %s", o.WaitDurationInOpenState)
+	}
+	if o.ProbeInterval <= 0 {
+		add("probe-interval", "must be positive, got %s", o.ProbeInterval)
 	}
 	if o.WriteBackInterval <= 0 {
 		add("write-back-interval", "must be positive, got %s", o.WriteBackInterval)
