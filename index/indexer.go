@@ -259,6 +259,17 @@ func (ix *Indexer) Apply(ctx context.Context, changes []Change) (Result, error) 
 		writes, tables = writes[:0], tables[:0]
 		return nil
 	}
+	// fail counts a change of t refused with err, lists it (the first 20) and dead-letters it;
+	// only the dead letter's own failure is returned.
+	fail := func(t *table, ch Change, err error) error {
+		res.Failed++
+		count(t, 0, 0, 1)
+		msg := fmt.Sprintf("%s.%s: %s", ch.DB, ch.Table, redstate.ErrorMessage(err))
+		if len(res.Errors) < 20 {
+			res.Errors = append(res.Errors, msg)
+		}
+		return ix.deadLetter(ctx, ch, msg)
+	}
 	// last is the newest write of each row in this call, to catch two different changes that
 	// claim one version (the store would keep the first and call the second stale).
 	last := make(map[string]RowWrite, len(changes))
@@ -276,13 +287,7 @@ func (ix *Indexer) Apply(ctx context.Context, changes []Change) (Result, error) 
 			}
 			applied, swept, err := ix.truncate(ctx, t, ch)
 			if redstate.IsCode(err, redstate.EINVALID) {
-				res.Failed++
-				count(t, 0, 0, 1)
-				msg := fmt.Sprintf("%s.%s: %s", ch.DB, ch.Table, redstate.ErrorMessage(err))
-				if len(res.Errors) < 20 {
-					res.Errors = append(res.Errors, msg)
-				}
-				if derr := ix.deadLetter(ctx, ch, msg); derr != nil {
+				if derr := fail(t, ch, err); derr != nil {
 					return res, derr
 				}
 				continue
@@ -310,13 +315,7 @@ func (ix *Indexer) Apply(ctx context.Context, changes []Change) (Result, error) 
 			}
 		}
 		if err != nil {
-			res.Failed++
-			count(t, 0, 0, 1)
-			msg := fmt.Sprintf("%s.%s: %s", ch.DB, ch.Table, redstate.ErrorMessage(err))
-			if len(res.Errors) < 20 {
-				res.Errors = append(res.Errors, msg)
-			}
-			if derr := ix.deadLetter(ctx, ch, msg); derr != nil {
+			if derr := fail(t, ch, err); derr != nil {
 				return res, derr
 			}
 			continue
