@@ -2,9 +2,15 @@
 // every build, kept with a TTL, readable one at a time, in batches, per project or all by cursor,
 // updatable one platform at a time without losing concurrent updates, and observable live.
 //
-// The package holds the domain types, the Store contract every backend implements, the key
-// layout (keys.go) and validation. Backends live in buildstatus/redisstore and
-// buildstatus/memstore; buildstatus/storetest is the conformance suite both pass.
+// PublishResponse (with a PlatformResult per platform) is the seed's document; a Store keeps
+// it and hands back a Build (the stored bytes, ETag and decoded document); PatchPlatform
+// changes one platform by a JSON merge patch; Watch streams Events. The package also holds
+// the key layout (Keys), validation and Options. Backends: buildstatus/redisstore (Redis
+// standalone, Sentinel or Cluster, Lua scripts), buildstatus/memstore (in memory, the
+// zero-configuration default) and buildstatus/resilientstore (a circuit breaker around Redis
+// with fail-fast or a memory fallback that writes back); buildstatus/storetest is the
+// conformance suite they all pass. The Example embeds the registry with a go-redis client;
+// docs/buildstatus.md states the keys and guarantees.
 package buildstatus
 
 import (

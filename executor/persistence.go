@@ -1,9 +1,16 @@
-// Package executor is the multi-tenant stage executor of seed 002. This part of the package is
-// its state layer: the domain types the executor persists (checkpoints, task and plan
-// projections, the tenant index, tenant locks), the store contracts every backend implements
-// (memstate in memory, redisstate on Redis standalone, Sentinel or Cluster), and the key
-// builder. The conformance suites in executor/statetest check that every backend keeps the
-// contracts documented here.
+// Package executor is the multi-tenant stage executor of seed 002: plans of tasks, each task
+// a tenant's ordered stages run by a named StageHandler (a Go function, or a webhook), at most
+// one running task per tenant across every instance (a fenced tenant lock renewed while it
+// runs), a checkpoint after every stage, pause, resume, cancel and retry (from the checkpoint
+// or from the start), and orphan detection for tasks whose instance died.
+//
+// Runner is the runtime (New with Options; CreatePlan, PlanStatus, TaskStatus, Pause, Resume,
+// Cancel, Retry; OnEvent). It runs on the state layer this package declares as contracts, its
+// Stores: CheckpointStore (compare-and-set checkpoints), ProjectionStore (task and plan read
+// models), TenantIndex, TenantLocks and TaskRegistry, with the key builder (Keys). Backends:
+// executor/redisstate (Redis standalone, Sentinel or Cluster) and executor/memstate (in
+// memory, same semantics); executor/statetest is the conformance suite both pass. The Example
+// runs a plan on Redis through a go-redis client; docs/executor.md states the guarantees.
 //
 // Every error a store returns is a *redstate.Error (possibly wrapped) carrying one of the
 // redstate codes; EUNAVAILABLE always means "the backend could not be reached, retry later".

@@ -2,6 +2,16 @@
 // authors live in SQL (the source of truth, Source); Redis keeps post caches, author indexes,
 // per-user per-author unread sets, unread counts and read sets (Cache), so that "the unread posts
 // of author A for user U" and "U's unread count per author" take one or two round trips.
+//
+// Service is the block (NewService with Options): Publish and the fan-out to followers
+// (synchronous, or durable through the queue block with FanOutEnqueuer and FanOutHandler; a
+// hybrid mode reads big authors' posts at query time instead), Follow, MarkRead, Like,
+// UnreadCounts, ALL/UNREAD pages by page number or cursor, rebuild and verify. Reads are
+// answered from SQL while Redis is down, and missed writes repaired when it returns.
+// Backends: feed/sqlfeed (the Source: SQLite, PostgreSQL, MySQL/MariaDB), feed/redisfeed (the
+// Redis Cache, one Lua script per change) and feed/memfeed (the in-memory Cache);
+// feed/feedtest holds the conformance suites. The Example runs the feed on SQLite and Redis
+// through a go-redis client; docs/feed.md states the keys, flows and guarantees.
 package feed
 
 import (

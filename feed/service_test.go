@@ -3,6 +3,7 @@ package feed_test
 import (
 	"context"
 	"flag"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,7 +20,13 @@ import (
 	"github.com/redstate/redstate/sqldb/sqltest"
 )
 
-func TestMain(m *testing.M) { sqltest.Main(m) }
+// TestMain stops the SQL servers the tests start, and points the examples at a private
+// redis-server (see redistest.RunWithStandalone).
+func TestMain(m *testing.M) {
+	code := redistest.RunWithStandalone(m, func(addr string) { redisAddr = addr })
+	sqltest.Stop()
+	os.Exit(code)
+}
 
 // clock is a test clock advancing 1 ms per reading.
 type clock struct{ ms atomic.Int64 }

@@ -15,4 +15,14 @@
 // the version key (a tombstone) so a late insert cannot resurrect a row; the relation key lets a
 // row leave the index keys it was in without a before-image; and each row's change is one atomic
 // step (a Lua script on Redis). docs/index.md states the guarantees per topology.
+//
+// An Indexer (New, with the TableSpecs and Options) applies Changes (Indexer.Apply) and
+// answers queries (Query, QueryBatch, QueryPage); ParseEvent and ParseEvents read native,
+// Canal and Debezium events into Changes. Its Store has two backends of the same semantics,
+// index/redisindex (Redis standalone, Sentinel or Cluster) and index/memindex (in memory);
+// index/indextest is the conformance suite. Sources feed an Indexer without an HTTP call:
+// index/streamsource (Redis Streams of Debezium Server), index/kafkasource (Canal's MQ mode,
+// Debezium on Kafka Connect), index/pgsource (PostgreSQL logical decoding) and
+// index/mysqlsource (the MySQL/MariaDB binary log). The Example applies Canal events on Redis
+// through a go-redis client.
 package index

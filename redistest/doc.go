@@ -17,6 +17,10 @@
 //
 //	func TestMain(m *testing.M) { redistest.Main(m) }
 //
+// Example functions take no *testing.T: a package whose examples use Redis calls
+// MainWithStandalone from TestMain instead, which hands them the shared standalone server's
+// address and leaves them out where a test would be skipped (-short, no redis-server).
+//
 // For failover tests, StartSentinelHA starts a master with two replicas and three sentinels
 // (quorum 2) and StartClusterHA a cluster with one replica per master; Server.Crash (SIGKILL),
 // Pause/Resume (SIGSTOP/SIGCONT) and Restart inject the faults, and SentinelHA.Master,

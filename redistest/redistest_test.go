@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-func TestMain(m *testing.M) { Main(m) }
+func TestMain(m *testing.M) { MainWithStandalone(m, func(addr string) { redisAddr = addr }) }
 
 func TestStandalone_KillThenRestartKeepsAOFData(t *testing.T) {
 	t.Parallel()

@@ -121,13 +121,19 @@ func RequireServer(t testing.TB) string {
 	if p, err := findServer(); err == nil {
 		return p
 	}
-	const msg = "redis-server not found; install Debian's redis-server or run make test"
-	if os.Getenv("REDSTATE_REQUIRE_REDIS") == "1" {
-		t.Fatal(msg + " (REDSTATE_REQUIRE_REDIS=1)")
+	if serverRequired() {
+		t.Fatal(serverNotFound + " (REDSTATE_REQUIRE_REDIS=1)")
 	}
-	t.Skip(msg)
+	t.Skip(serverNotFound)
 	return ""
 }
+
+// serverNotFound is why a test that needs redis-server is skipped (or fails) without one.
+const serverNotFound = "redis-server not found; install Debian's redis-server or run make test"
+
+// serverRequired reports whether a missing redis-server is a failure rather than a skip
+// (REDSTATE_REQUIRE_REDIS=1, set by make test).
+func serverRequired() bool { return os.Getenv("REDSTATE_REQUIRE_REDIS") == "1" }
 
 func findServer() (string, error) {
 	if p := os.Getenv("REDSTATE_REDIS_SERVER"); p != "" {

@@ -32,8 +32,20 @@ func SharedStandalone(t testing.TB) *Server {
 	bin := RequireServer(t)
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
+	if err := runSharedStandalone(bin); err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	if _, err := command(shared.standalone.Addr, probeTimeout*10, "FLUSHALL"); err != nil {
+		t.Fatalf("redistest: FLUSHALL on shared server %s: %v", shared.standalone.Addr, err)
+	}
+	return shared.standalone
+}
+
+// runSharedStandalone makes sure the shared standalone server runs: it is started on first
+// use and restarted if a test killed or stopped it. The caller holds shared.mu.
+func runSharedStandalone(bin string) error {
 	if shared.standaloneErr != nil {
-		t.Fatalf("redistest: shared standalone server unavailable: %v", shared.standaloneErr)
+		return fmt.Errorf("shared standalone server unavailable: %w", shared.standaloneErr)
 	}
 	if shared.standalone == nil {
 		dir, err := os.MkdirTemp("", "redistest-shared-*")
@@ -43,17 +55,16 @@ func SharedStandalone(t testing.TB) *Server {
 		}
 		if err != nil {
 			shared.standaloneErr = err
-			t.Fatalf("redistest: start shared standalone server: %v", err)
+			return fmt.Errorf("start shared standalone server: %w", err)
 		}
-	} else if !shared.standalone.alive() {
+		return nil
+	}
+	if !shared.standalone.alive() {
 		if err := shared.standalone.restart(); err != nil {
-			t.Fatalf("redistest: restart shared standalone server: %v", err)
+			return fmt.Errorf("restart shared standalone server: %w", err)
 		}
 	}
-	if _, err := command(shared.standalone.Addr, probeTimeout*10, "FLUSHALL"); err != nil {
-		t.Fatalf("redistest: FLUSHALL on shared server %s: %v", shared.standalone.Addr, err)
-	}
-	return shared.standalone
+	return nil
 }
 
 // SharedCluster returns a 3-master cluster shared by all tests of the test

@@ -1,3 +1,10 @@
+// Package benchcmd is the command line of redstate-bench (cmd/redstate-bench): one cobra
+// subcommand per bench (buildstatus, queue, lock, checkpoint, index, feed), each running a
+// block's store and its peer (asynq, redislock, raw go-redis commands, a Kafka sink,
+// go-mysql-transfer's approach) side by side through the bench packages (bench/*bench) and
+// printing a table and RESULT lines. It finds Redis as redstate does (flags, --config,
+// REDSTATE_* variables). It lives apart from package cli so that the server binary links none
+// of the peers.
 package benchcmd
 
 import (
