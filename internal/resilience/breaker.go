@@ -207,11 +207,14 @@ func IsRefused(err error) bool { return errors.Is(err, circuitbreaker.ErrOpen) }
 func (b *Breaker) State() State { return stateName(b.cb.State()) }
 
 // changed reports a transition to the metrics and the outage log, and wakes the probe when
-// the breaker opens. failsafe-go calls it without holding its own lock.
+// the breaker opens. failsafe-go calls it without holding its own lock. The failure rate is
+// read through the breaker (which takes that lock), never through ev.Metrics(): the event's
+// metrics read the previous state's counters unlocked, while a concurrent call's
+// RecordFailure writes them (failsafe-go v0.9.8; the race detector caught it).
 func (b *Breaker) changed(ev circuitbreaker.StateChangedEvent) {
 	from, to := stateName(ev.OldState), stateName(ev.NewState)
 	b.m.BreakerTransition(b.block, to)
-	b.transition(from, to, ev.Metrics().FailureRate())
+	b.transition(from, to, b.cb.Metrics().FailureRate())
 	if to == metrics.BreakerOpen && b.wake != nil {
 		select {
 		case b.wake <- struct{}{}:

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -235,4 +236,49 @@ func TestOptionsValidateAt_ReportsEveryProblemUnderPrefix(t *testing.T) {
 	if err := DefaultOptions().Validate(); err != nil {
 		t.Errorf("defaults: %v", err)
 	}
+}
+
+// TestBreaker_TransitionsUnderConcurrentCalls: many callers failing and succeeding at once
+// drive the breaker through open, half-open and closed again and again; the transition
+// listener must not read the counters those calls write (run with -race: reading the event's
+// metrics did, in make test's Sentinel failover test).
+func TestBreaker_TransitionsUnderConcurrentCalls(t *testing.T) {
+	b, m := newTestBreaker(t, time.Millisecond)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 400 {
+				var err error = errDown
+				if (g+i)%3 == 0 {
+					err = nil
+				}
+				call(b, err)
+				if i%50 == 0 {
+					time.Sleep(2 * time.Millisecond) // let the wait elapse so the breaker half-opens
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := transitions(t, m); n < 2 {
+		t.Fatalf("the breaker changed state %v times; the test meant to drive it through many transitions", n)
+	}
+}
+
+// transitions sums redstate_breaker_transitions_total over its series.
+func transitions(t *testing.T, m *metrics.Metrics) float64 {
+	t.Helper()
+	fams, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, f := range fams {
+		if f.GetName() == "redstate_breaker_transitions_total" {
+			for _, s := range f.GetMetric() {
+				n += s.GetCounter().GetValue()
+			}
+		}
+	}
+	return n
 }
