@@ -12,7 +12,6 @@ import (
 	"github.com/redstate/redstate/component"
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/internal/metrics"
-	"github.com/redstate/redstate/internal/resilience"
 	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/sqldb"
 )
@@ -31,8 +30,8 @@ type app struct {
 	// cache serves the reads blocks designate from process memory (redis.client-cache); nil
 	// when off or without Redis.
 	cache *redisconn.Cache
-	// probe caches Redis reachability for the components' Health.
-	probe *redisProbe
+	// reach caches Redis reachability for the components' Health (nil without Redis).
+	reach *redisconn.Reachability
 	// prober pings Redis for the blocks' circuit breakers (nil without Redis).
 	prober *redisconn.Prober
 	// createsSQL is true for serve, which creates the embedded SQLite database when it does not
@@ -72,19 +71,31 @@ func newApp(cfg config.Config, m *metrics.Metrics, log *slog.Logger) (*app, erro
 			log.Info("client-side cache on", "cache", cfg.Redis.ClientCache.String())
 		}
 	}
-	a.probe = &redisProbe{client: a.redis}
+	a.reach = redisconn.NewReachability(a.redis)
 	if a.redis != nil {
-		metrics.RegisterRedisProbe(m, a.probe.check)
+		metrics.RegisterRedisProbe(m, a.reach.Check)
 	}
 	return a, nil
 }
 
-// breakerProbe makes a block's circuit breaker ping Redis while it is open, with the root
-// client's settings but outside its connection pool (redisconn.Prober: on Sentinel the master
-// the sentinels name at that moment, on Cluster every master), so the breaker closes as soon
-// as Redis answers again, e.g. once a failover promoted a replica.
-func (a *app) breakerProbe() resilience.BreakerOption {
-	return resilience.WithProbe(a.prober.Ping)
+// env is what every block's Open receives: the root's one Redis client, cache, SQL pool,
+// namespace, metrics and logger. Its breaker probe pings Redis outside the client's pool
+// (redisconn.Prober: on Sentinel the master the sentinels name at that moment, on Cluster every
+// master), so a block's circuit breaker closes as soon as Redis answers again.
+func (a *app) env() component.Env {
+	e := component.Env{
+		Redis: a.redis, Cache: a.cache, Reachability: a.reach,
+		RedisDialTimeout: a.cfg.Redis.DialTimeout, RedisWaitsForReplicas: a.cfg.Redis.Durability.On(),
+		SQL: a.sql, SQLAt: a.sqlAt, Namespace: a.cfg.Namespace, Metrics: a.metrics, Log: a.log,
+		ShutdownTimeout: a.cfg.Server.ShutdownTimeout, Demo: a.cfg.Demo,
+	}
+	if a.redis != nil {
+		e.RedisName = redisconn.Describe(a.cfg.Redis)
+	}
+	if a.prober != nil {
+		e.BreakerProbe = a.prober.Ping
+	}
+	return e
 }
 
 // keyPrefix is the one key rule: every Redis key of a block starts with the global namespace
@@ -168,34 +179,4 @@ func (a *app) closeWithin(d time.Duration) {
 	if err := a.close(ctx); err != nil {
 		a.log.Warn("closing", "error", err)
 	}
-}
-
-// redisProbe answers "does Redis answer?" for the components' Health, pinging at most once per
-// probeTTL however many components and requests ask.
-type redisProbe struct {
-	client redis.UniversalClient
-	mu     sync.Mutex
-	at     time.Time
-	err    error
-	took   time.Duration
-}
-
-// probeTTL is how long one ping's answer is reused.
-const probeTTL = 500 * time.Millisecond
-
-// check pings Redis (or reuses an answer younger than probeTTL) and returns the error (nil:
-// reachable, or no Redis configured) and the round trip of the ping.
-func (p *redisProbe) check(ctx context.Context) (time.Duration, error) {
-	if p.client == nil {
-		return 0, nil
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.at.IsZero() && time.Since(p.at) < probeTTL {
-		return p.took, p.err
-	}
-	start := time.Now()
-	p.err = redisconn.Ping(ctx, p.client)
-	p.took, p.at = time.Since(start), time.Now()
-	return p.took, p.err
 }

@@ -12,8 +12,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/component"
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/executor"
+	"github.com/redstate/redstate/executor/executorblock"
 	"github.com/redstate/redstate/executor/redisstate"
 )
 
@@ -42,6 +44,19 @@ no server up; resume and retry need a live instance, since the task runs there.`
 	return cmd
 }
 
+// redisExecutorStores returns the executor's Redis state stores of cfg, as serve opens them,
+// and their keys.
+func redisExecutorStores(client redis.UniversalClient, cfg config.Config) (executor.Stores, executor.Keys, error) {
+	pc := cfg.Executor.Persistence.Redis.WithDefaults()
+	keys, err := executor.NewKeysUnder(cfg.Namespace, pc.Namespace)
+	if err != nil {
+		return executor.Stores{}, executor.Keys{}, err
+	}
+	directLocks := executorblock.DirectLocks(cfg.Executor, component.Env{RedisWaitsForReplicas: cfg.Redis.Durability.On()})
+	stores, err := executorblock.RedisStores(client, keys, pc, directLocks)
+	return stores, keys, err
+}
+
 // executorAdmin is what the executor commands work with.
 type executorAdmin struct {
 	lister *redisstate.Lister
@@ -54,12 +69,7 @@ type executorAdmin struct {
 // withExecutor opens the executor's Redis stores of the configuration and runs f.
 func withExecutor(cmd *cobra.Command, f func(*executorAdmin) error) error {
 	return withRedisClient(cmd, func(cfg config.Config, client redis.UniversalClient) error {
-		stores, err := redisExecutorStores(client, cfg)
-		if err != nil {
-			return err
-		}
-		pc := cfg.Executor.Persistence.Redis.WithDefaults()
-		keys, err := executor.NewKeysUnder(cfg.Namespace, pc.Namespace)
+		stores, keys, err := redisExecutorStores(client, cfg)
 		if err != nil {
 			return err
 		}

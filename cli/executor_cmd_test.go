@@ -22,7 +22,7 @@ func startExecutorInstance(t *testing.T, srv *redistest.Server, release <-chan s
 	cfg := config.Default()
 	cfg.Redis.URL = srv.URL
 	client := srv.Client(t)
-	stores, err := redisExecutorStores(client, cfg)
+	stores, _, err := redisExecutorStores(client, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/feed"
+	"github.com/redstate/redstate/feed/feedblock"
 	"github.com/redstate/redstate/feed/sqlfeed"
 )
 
@@ -167,7 +168,7 @@ func withFeed(cmd *cobra.Command, f func(*feed.Service) error) error {
 		if err != nil {
 			return err
 		}
-		svc, err := feed.NewService(src, a.redisFeed(), feed.Options{HybridThreshold: a.cfg.Feed.HybridThreshold})
+		svc, err := feed.NewService(src, feedblock.RedisCache(a.env(), a.cfg.Feed), feed.Options{HybridThreshold: a.cfg.Feed.HybridThreshold})
 		if err != nil {
 			return err
 		}

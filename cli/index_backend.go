@@ -30,7 +30,7 @@ type indexBackend struct {
 	// kafka is the Kafka source, nil when index.kafka.brokers is empty.
 	kafka *kafkasource.Source
 	log   *slog.Logger
-	// backend is backendMemory or backendRedis.
+	// backend is component.BackendMemory or component.BackendRedis.
 	backend string
 	bg      component.Background
 }
@@ -101,20 +101,19 @@ func (a *app) redisIndexStore() *redisindex.Store {
 // index builds the index of cfg.Index.Tables (nil indexer when none are declared): memindex
 // without Redis, redisindex on the root's client with it (tables need hash-tag on Cluster),
 // and its sources (Redis Streams, Kafka; PostgreSQL and MySQL through a pool the root opens).
-func (a *app) index(ctx context.Context) (*indexBackend, error) {
+func (a *app) openIndex(ctx context.Context) (*indexBackend, error) {
 	cfg, m, log := a.cfg, a.metrics, a.log
 	ib := &indexBackend{log: log}
-	a.add(ib)
 	if len(cfg.Index.Tables) == 0 {
 		return ib, nil
 	}
 	opts := a.indexOptions()
 	var store index.Store
 	var client redis.UniversalClient
-	backend := backendMemory
+	backend := component.BackendMemory
 	if a.redis != nil {
 		client = a.redis
-		store, opts.Cluster, backend = a.redisIndexStore(), redisindex.IsCluster(client), backendRedis
+		store, opts.Cluster, backend = a.redisIndexStore(), redisindex.IsCluster(client), component.BackendRedis
 	} else {
 		store = memindex.New()
 		log.Info("CDC index on the embedded memory backend: it lives only as long as this process (configure Redis to keep it)")

@@ -4,12 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/redstate/redstate/config"
-	"github.com/redstate/redstate/executor"
-	"github.com/redstate/redstate/executor/redisstate"
 	"github.com/redstate/redstate/httpapi"
 	"github.com/redstate/redstate/internal/buildinfo"
-	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/redisconn"
 )
 
@@ -44,19 +40,13 @@ func (a *app) redisOverview(ctx context.Context) httpapi.RedisOverview {
 		return r
 	}
 	r.Describe = redisconn.Describe(cfg.Redis)
-	took, err := a.probe.check(ctx)
+	took, err := a.reach.Check(ctx)
 	if err != nil {
 		r.Error = err.Error()
 		return r
 	}
 	r.Reachable, r.LatencyMS = true, float64(took.Microseconds())/1000
 	return r
-}
-
-// throughputStore returns the broker as the shared throughput store, or nil.
-func (qb *queueBackend) throughputStore() queue.ThroughputStore {
-	ts, _ := qb.broker.(queue.ThroughputStore)
-	return ts
 }
 
 // sourceStatus reports the index sources' progress for the API.
@@ -82,20 +72,4 @@ func (ib *indexBackend) sourceStatus() []httpapi.IndexSourceStatus {
 		out = append(out, kafkaStatus(ib.kafka, time.Now()))
 	}
 	return out
-}
-
-// lister returns the executor's state lister on Redis, or nil (memory backend).
-func (eb *executorBackend) lister(cfg config.Config) httpapi.ExecutorLister {
-	if eb.client == nil {
-		return nil
-	}
-	keys, err := executor.NewKeysUnder(cfg.Namespace, cfg.Executor.Persistence.Redis.WithDefaults().Namespace)
-	if err != nil {
-		return nil
-	}
-	l, err := redisstate.NewLister(eb.client, redisstate.Options{Keys: keys})
-	if err != nil {
-		return nil
-	}
-	return l
 }

@@ -99,23 +99,7 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 	// Everything the root opened is closed on every return, in reverse start order, within
 	// server.shutdown-timeout (running jobs and stages get that long to finish) plus a margin.
 	defer a.closeWithin(cfg.Server.ShutdownTimeout + closeMargin)
-	builds, err := a.builds(ctx)
-	if err != nil {
-		return err
-	}
-	queues, err := a.queues(ctx)
-	if err != nil {
-		return err
-	}
-	exec, err := a.executor(ctx)
-	if err != nil {
-		return err
-	}
-	idx, err := a.index(ctx)
-	if err != nil {
-		return err
-	}
-	fd, err := a.feed(ctx, queues)
+	blocks, err := a.openBlocks(ctx)
 	if err != nil {
 		return err
 	}
@@ -138,11 +122,7 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 		WriteTimeout:             cfg.Server.WriteTimeout,
 		MaxEventStreams:          cfg.Server.MaxEventStreams,
 		MaxEventStreamsPerClient: cfg.Server.MaxEventStreamsPerClient,
-	}, httpapi.Deps{Builds: builds.store, Reports: queues.reports, Queues: queues.admin,
-		ExecutorRunner: exec.runner, Index: idx.indexer, Feed: fd.svc, Health: a.health,
-		QueueNames: queues.names, Throughput: queues.throughputStore(), IndexSources: idx.sourceStatus, ExecutorLister: exec.lister(cfg),
-		Overview: func(ctx context.Context) httpapi.Overview { return a.overview(ctx) },
-	})
+	}, blocks.deps(a))
 	if err != nil {
 		return err
 	}
@@ -168,7 +148,7 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	addr := ln.Addr().String()
-	log.Info("listening on "+addr, "addr", addr, "backend", builds.name, "auth", len(cfg.Auth.Tokens) > 0)
+	log.Info("listening on "+addr, "addr", addr, "backend", blocks.builds.Backend(), "auth", len(cfg.Auth.Tokens) > 0)
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

@@ -1,7 +1,7 @@
 // Package config loads redstate's configuration: a YAML file (--config), then REDSTATE_*
 // environment variables, then command-line flags, each overriding the one before (Load,
 // BindFlags), into one Config whose sections are the blocks' own option types (redis:
-// redisconn.Options, publish.build-status: buildstatus.Options, executor: executor.Config,
+// redisconn.Options, publish.build-status: buildstatus.Config, executor: executor.Config,
 // index: index.Config, feed: feed.Config, queue: report.QueueConfig, report: report.Config)
 // next to the server's own. Config.Validate runs every block's Validate
 // and adds the checks that span blocks; Config.Redacted and Config.YAML print it. Keys are
@@ -169,7 +169,7 @@ type Log struct {
 // Publish holds the seed-000 block's settings under the seed's own key names.
 type Publish struct {
 	// BuildStatus is the build-status registry (publish.build-status.*).
-	BuildStatus buildstatus.Options `koanf:"build-status"`
+	BuildStatus buildstatus.Config `koanf:"build-status"`
 }
 
 // Default returns the configuration with every default filled in.
@@ -181,7 +181,7 @@ func Default() Config {
 		Auth:     Auth{FailedAttemptsPerMinute: 30},
 		Redis:    redisconn.DefaultOptions(),
 		Log:      Log{Level: "info", Format: "json"},
-		Publish:  Publish{BuildStatus: buildstatus.DefaultOptions()},
+		Publish:  Publish{BuildStatus: buildstatus.DefaultConfig()},
 		Queue:    report.DefaultQueueConfig(),
 		Report:   report.DefaultConfig(),
 		DataDir:  DefaultDataDir,

@@ -491,3 +491,11 @@ func mapCacheErr(err error, op string) error {
 	}
 	return rediserr.Unavailable(err, op)
 }
+
+// String describes the cache's settings for logs ("off" for a nil cache).
+func (c *Cache) String() string {
+	if c == nil {
+		return CacheOptions{}.String()
+	}
+	return c.opts.String()
+}

@@ -1,9 +1,9 @@
-package cli
+package executorblock
 
 import (
 	"testing"
 
-	"github.com/redstate/redstate/config"
+	"github.com/redstate/redstate/component"
 	"github.com/redstate/redstate/executor"
 )
 
@@ -22,11 +22,11 @@ func TestDirectLocks(t *testing.T) {
 		{"auto with durability", executor.LockPipeliningAuto, 1, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var cfg config.Config
-			cfg.Executor.Persistence.Redis.LockPipelining = tc.pipelining
-			cfg.Redis.Durability.WaitReplicas = tc.replicas
-			if got := directLocks(cfg); got != tc.want {
-				t.Errorf("directLocks = %v, want %v", got, tc.want)
+			var cfg executor.Config
+			cfg.Persistence.Redis.LockPipelining = tc.pipelining
+			env := component.Env{RedisWaitsForReplicas: tc.replicas > 0}
+			if got := DirectLocks(cfg, env); got != tc.want {
+				t.Errorf("DirectLocks = %v, want %v", got, tc.want)
 			}
 		})
 	}

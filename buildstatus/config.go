@@ -9,9 +9,9 @@ import (
 	"github.com/redstate/redstate/internal/resilience"
 )
 
-// Options configure the build-status registry (the configuration section
+// Config configures the build-status registry (the configuration section
 // publish.build-status, under the seed's own key names).
-type Options struct {
+type Config struct {
 	// TTLDays is the retention after the last write (default 30, the seed's value).
 	TTLDays int `koanf:"ttl-days"`
 	// TTL, when non-zero, overrides TTLDays with a finer duration (tests, demos).
@@ -22,10 +22,10 @@ type Options struct {
 	Resilience resilience.Options `koanf:"resilience"`
 }
 
-// DefaultOptions returns the seed's settings: 30 days, DefaultKeyPrefix and the seed's breaker
+// DefaultConfig returns the seed's settings: 30 days, DefaultKeyPrefix and the seed's breaker
 // with the fail-fast policy.
-func DefaultOptions() Options {
-	return Options{
+func DefaultConfig() Config {
+	return Config{
 		TTLDays:    int(DefaultTTL / (24 * time.Hour)),
 		KeyPrefix:  DefaultKeyPrefix,
 		Resilience: resilience.DefaultOptions(),
@@ -33,7 +33,7 @@ func DefaultOptions() Options {
 }
 
 // EffectiveTTL returns the TTL of build documents: TTL when set, else TTLDays days.
-func (o Options) EffectiveTTL() time.Duration {
+func (o Config) EffectiveTTL() time.Duration {
 	if o.TTL > 0 {
 		return o.TTL
 	}
@@ -42,7 +42,7 @@ func (o Options) EffectiveTTL() time.Duration {
 
 // Validate reports every problem of o at once, each naming its configuration key
 // (publish.build-status.*).
-func (o Options) Validate() error {
+func (o Config) Validate() error {
 	const p = "publish.build-status."
 	var errs []error
 	switch {

@@ -1,4 +1,8 @@
-package cli
+// Package queueblock opens the job queues as a running block: one broker (memory, or Redis
+// when the environment has it), a worker per configured queue, one admin per queue for the
+// HTTP API and the dashboard, the shared throughput counts, and the report flow with its record
+// store and reconciler on the report queue.
+package queueblock
 
 import (
 	"context"
@@ -9,7 +13,6 @@ import (
 	"time"
 
 	"github.com/redstate/redstate/component"
-	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/internal/metrics"
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/queue/memqueue"
@@ -21,18 +24,18 @@ import (
 	"github.com/redstate/redstate/report/sqlrecords"
 )
 
-// queueBackend is the queue block with the report flow of seed 004 on top, as serve runs it:
-// one broker and record store (memory, or Redis when configured), a worker per configured
-// queue, the reconciler of the report queue, the report flow and one queue admin per queue for
-// the HTTP API. The queues of queue.queues carry the seed's report jobs: their workers drop
-// messages without a RecordId (report.CheckJob) and set a dead-lettered job's record to status
-// 5 (report.MarkFailed), whatever their handler.
-type queueBackend struct {
-	// name is backendMemory or backendRedis.
-	name    string
+// Name is the block's name in Health, logs and the overview.
+const Name = "queue"
+
+// Block is the queue block with the report flow on top. The queues of queue.queues carry the
+// report jobs: their workers drop messages without a RecordId (report.CheckJob) and set a
+// dead-lettered job's record to status 5 (report.MarkFailed), whatever their handler.
+type Block struct {
+	// backend is component.BackendMemory or component.BackendRedis.
+	backend string
 	broker  queue.Broker
 	records report.RecordStore
-	// reports serves the report routes on cfg.Report.QueueIn(cfg.Queue); nil when the report flow is off.
+	// reports serves the report routes on the report queue; nil when the report flow is off.
 	reports *report.Service
 	// admins are the queue admins by queue name.
 	admins      map[string]*queue.Admin
@@ -51,45 +54,36 @@ type queueBackend struct {
 	depths *metrics.QueueMetrics
 	// recordStore is queue.record-store, for the overview.
 	recordStore string
-	// probe says whether Redis answers (nil client without Redis).
-	probe *redisProbe
+	// reach says whether Redis answers (nil without Redis).
+	reach *redisconn.Reachability
 	bg    component.Background
 }
 
-// queues builds the queue block from cfg.Queue and cfg.Report: memqueue without Redis,
-// redisqueue (keys under the namespace) on the root's client with it; records in the root's
-// SQL pool (queue.record-store sql), Redis or memory. Workers are created but not started
-// (see Start). An unreachable Redis is not an error: workers log and retry.
-func (a *app) queues(ctx context.Context) (*queueBackend, error) {
-	qb, err := a.openQueues(ctx)
-	if err != nil {
-		return nil, err
-	}
-	a.add(qb)
-	return qb, nil
-}
-
-// openQueues builds the queue component (see queues) without registering it.
-func (a *app) openQueues(ctx context.Context) (*queueBackend, error) {
-	cfg, m, log := a.cfg, a.metrics, a.log
-	qb := &queueBackend{admins: map[string]*queue.Admin{}, handlers: map[string]string{}, log: log, probe: a.probe,
-		recordStore: cfg.Queue.RecordStore}
-	retention := cfg.Queue.RecordRetention
-	if a.redis == nil {
-		qb.name = backendMemory
+// Open builds the queue block from cfg (the queue section) and reports (the report section) on
+// env: the memory broker without Redis, the Redis broker (keys under env.Namespace) with it;
+// records in env's SQL pool (queue.record-store sql), Redis or memory. Workers are created but
+// not started (see Start). An unreachable Redis is not an error: workers log and retry.
+// Errors: the stores', workers' and report flow's construction errors.
+func Open(ctx context.Context, env component.Env, cfg report.QueueConfig, reports report.Config) (*Block, error) {
+	log := env.Logger()
+	qb := &Block{admins: map[string]*queue.Admin{}, handlers: map[string]string{}, log: log, reach: env.Reachability,
+		recordStore: cfg.RecordStore}
+	retention := cfg.RecordRetention
+	if env.Redis == nil {
+		qb.backend = component.BackendMemory
 		qb.broker = memqueue.NewBroker(memqueue.Options{})
-		if len(cfg.Queue.Queues) > 0 {
+		if len(cfg.Queues) > 0 {
 			log.Info("job queues on the embedded memory backend: jobs live only as long as this process (configure Redis for crash safety)")
 		}
 	} else {
-		client := a.redis
-		b, err := redisqueue.New(client, redisqueue.Options{Namespace: cfg.Namespace})
+		client := env.Redis
+		b, err := redisqueue.New(client, redisqueue.Options{Namespace: env.Namespace})
 		if err != nil {
 			_ = qb.Close(ctx)
 			return nil, fmt.Errorf("queue redis broker: %w", err)
 		}
-		if cfg.Queue.RecordStore == report.RecordStoreRedis {
-			rs, err := redisrecords.New(client, redisrecords.Options{Namespace: cfg.Namespace, Retention: retention})
+		if cfg.RecordStore == report.RecordStoreRedis {
+			rs, err := redisrecords.New(client, redisrecords.Options{Namespace: env.Namespace, Retention: retention})
 			if err != nil {
 				_ = qb.Close(ctx)
 				return nil, fmt.Errorf("queue redis records: %w", err)
@@ -97,17 +91,17 @@ func (a *app) openQueues(ctx context.Context) (*queueBackend, error) {
 			qb.records = rs
 			log.Info("job records in redis", "retention", retentionText(retention))
 		}
-		qb.name, qb.broker = backendRedis, b
-		log.Info("job queues on redis", "redis", redisconn.Describe(cfg.Redis), "namespace", cfg.Namespace)
+		qb.backend, qb.broker = component.BackendRedis, b
+		log.Info("job queues on redis", "redis", env.RedisName, "namespace", env.Namespace)
 	}
-	switch cfg.Queue.RecordStore {
+	switch cfg.RecordStore {
 	case report.RecordStoreSQL:
-		db, err := a.sql(ctx)
+		db, err := env.DB(ctx)
 		if err != nil {
 			_ = qb.Close(ctx)
 			return nil, err
 		}
-		rs, err := sqlrecords.New(ctx, db, sqlrecords.Options{Retention: retention, Table: cfg.Report.SQL})
+		rs, err := sqlrecords.New(ctx, db, sqlrecords.Options{Retention: retention, Table: reports.SQL})
 		if err != nil {
 			_ = qb.Close(ctx)
 			return nil, fmt.Errorf("queue sql records: %w", err)
@@ -123,14 +117,14 @@ func (a *app) openQueues(ctx context.Context) (*queueBackend, error) {
 		log.Info("job records in memory: they live only as long as this process")
 	}
 
-	qm := metrics.NewQueueMetrics(m)
+	qm := metrics.NewQueueMetrics(env.Metrics)
 	qb.observer, qb.depths = qm, qm
 	if ts, ok := qb.broker.(queue.ThroughputStore); ok {
 		qb.throughput = queue.NewThroughputCounter(ts, 5*time.Second, log)
 		qb.observer = queue.MultiObserver{qm, qb.throughput}
 	}
-	reportQueue, reportOn := cfg.Report.QueueIn(cfg.Queue)
-	for _, spec := range cfg.Queue.EffectiveQueues() {
+	reportQueue, reportOn := reports.QueueIn(cfg)
+	for _, spec := range cfg.EffectiveQueues() {
 		var admin *queue.Admin
 		if reportOn && spec.Name == reportQueue {
 			svc, err := qb.openReports(cfg, spec.Name, log)
@@ -153,7 +147,7 @@ func (a *app) openQueues(ctx context.Context) (*queueBackend, error) {
 		var h queue.Handler
 		switch spec.Handler {
 		case report.HandlerReport:
-			delay := cfg.Report.Delay
+			delay := reports.Delay
 			if delay == 0 {
 				delay = -1 // none (report.Generator treats 0 as its default)
 			}
@@ -172,7 +166,7 @@ func (a *app) openQueues(ctx context.Context) (*queueBackend, error) {
 			return nil, fmt.Errorf("queue %s: unknown handler %q", spec.Name, spec.Handler)
 		}
 		wc := spec.Worker()
-		wc.ShutdownTimeout, wc.Logger, wc.Observer = cfg.Server.ShutdownTimeout, log, qb.observer
+		wc.ShutdownTimeout, wc.Logger, wc.Observer = env.Shutdown(), log, qb.observer
 		wc.Check, wc.OnDead = report.CheckJob, report.MarkFailed(qb.records)
 		w, err := queue.NewWorker(qb.broker, h, wc)
 		if err != nil {
@@ -184,13 +178,13 @@ func (a *app) openQueues(ctx context.Context) (*queueBackend, error) {
 	return qb, nil
 }
 
-// openReports builds the report flow on queue name (cfg.Report.QueueIn) with its reconciler
-// (when enabled), which the service nudges about every failed enqueue.
-func (qb *queueBackend) openReports(cfg config.Config, name string, log *slog.Logger) (*report.Service, error) {
+// openReports builds the report flow on queue name (report.Config.QueueIn) with its
+// reconciler (when enabled), which the service nudges about every failed enqueue.
+func (qb *Block) openReports(cfg report.QueueConfig, name string, log *slog.Logger) (*report.Service, error) {
 	var nudger report.Nudger
-	if cfg.Queue.Reconciler.Enabled {
+	if cfg.Reconciler.Enabled {
 		rc, err := report.NewReconciler(qb.broker, qb.records, report.ReconcilerConfig{
-			Queue: name, Age: cfg.Queue.Reconciler.Age, Interval: cfg.Queue.Reconciler.Interval, Logger: log,
+			Queue: name, Age: cfg.Reconciler.Age, Interval: cfg.Reconciler.Interval, Logger: log,
 		})
 		if err != nil {
 			return nil, err
@@ -206,17 +200,17 @@ func (qb *queueBackend) openReports(cfg config.Config, name string, log *slog.Lo
 	return svc, nil
 }
 
-// admin returns the admin of a configured queue, or nil (httpapi.Deps.Queues).
-func (qb *queueBackend) admin(name string) *queue.Admin { return qb.admins[name] }
+// Admin returns the admin of a configured queue, or nil.
+func (qb *Block) Admin(name string) *queue.Admin { return qb.admins[name] }
 
-// names returns the queues with an admin, sorted (httpapi.Deps.QueueNames).
-func (qb *queueBackend) names() []string {
+// Names returns the queues with an admin, sorted.
+func (qb *Block) Names() []string {
 	return slices.Sorted(maps.Keys(qb.admins))
 }
 
-// addAdmin gives a queue another block works (the feed's fan-out queue) an admin, so that
+// AddAdmin gives a queue another block works (the feed's fan-out queue) an admin, so that
 // the API, the dashboard and redstate_queue_depth show it. Errors: EINVALID.
-func (qb *queueBackend) addAdmin(name string) error {
+func (qb *Block) AddAdmin(name string) error {
 	if _, ok := qb.admins[name]; ok {
 		return nil
 	}
@@ -230,15 +224,34 @@ func (qb *queueBackend) addAdmin(name string) error {
 }
 
 // Name is "queue".
-func (qb *queueBackend) Name() string { return "queue" }
+func (qb *Block) Name() string { return Name }
+
+// Backend is component.BackendMemory or component.BackendRedis.
+func (qb *Block) Backend() string { return qb.backend }
+
+// Broker is the block's broker, shared with the blocks that enqueue on it (the feed's fan-out).
+func (qb *Block) Broker() queue.Broker { return qb.broker }
+
+// Observer is what the block's workers report handled jobs to (metrics and throughput); a
+// block that runs its own worker on Broker reports to it too.
+func (qb *Block) Observer() queue.Observer { return qb.observer }
+
+// Reports is the report flow on the report queue, or nil when it is off.
+func (qb *Block) Reports() *report.Service { return qb.reports }
+
+// ThroughputStore returns the broker as the shared throughput store, or nil.
+func (qb *Block) ThroughputStore() queue.ThroughputStore {
+	ts, _ := qb.broker.(queue.ThroughputStore)
+	return ts
+}
 
 // Start runs every worker and reconciler until ctx ends or Close: workers let their running
 // jobs finish (within server.shutdown-timeout).
-func (qb *queueBackend) Start(ctx context.Context) error {
+func (qb *Block) Start(ctx context.Context) error {
 	for _, w := range qb.workers {
 		c := w.Config()
 		qb.log.Info("queue worker started", "queue", c.Queue, "concurrency", c.Concurrency, "handler", qb.handlers[c.Queue],
-			"consumer", w.ConsumerID(), "backend", qb.name, "max_retries", c.MaxRetries, "lease", c.Lease.String())
+			"consumer", w.ConsumerID(), "backend", qb.backend, "max_retries", c.MaxRetries, "lease", c.Lease.String())
 		qb.bg.Go(ctx, func(ctx context.Context) { _ = w.Run(ctx) })
 	}
 	for _, rc := range qb.reconcilers {
@@ -255,11 +268,11 @@ func (qb *queueBackend) Start(ctx context.Context) error {
 
 // Health reports the backend and record store; Redis not answering degrades the block
 // (workers retry, submits are kept in SQL).
-func (qb *queueBackend) Health(ctx context.Context) component.Status {
-	st := component.Status{Name: qb.Name(), Backend: qb.name + " (records: " + qb.recordStore + ")", State: component.StateOK,
+func (qb *Block) Health(ctx context.Context) component.Status {
+	st := component.Status{Name: qb.Name(), Backend: qb.backend + " (records: " + qb.recordStore + ")", State: component.StateOK,
 		Detail: fmt.Sprintf("%d queues", len(qb.admins))}
-	if qb.probe != nil {
-		if _, err := qb.probe.check(ctx); err != nil {
+	if qb.reach != nil {
+		if _, err := qb.reach.Check(ctx); err != nil {
 			st.State, st.Detail = component.StateDegraded, "Redis does not answer: workers retry, submits are kept in SQL"
 		}
 	}
@@ -267,7 +280,7 @@ func (qb *queueBackend) Health(ctx context.Context) component.Status {
 }
 
 // sweepExpiredRecords deletes SQL records past their retention every interval until ctx ends.
-func (qb *queueBackend) sweepExpiredRecords(ctx context.Context, interval time.Duration) {
+func (qb *Block) sweepExpiredRecords(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -292,8 +305,8 @@ func retentionText(d time.Duration) string {
 	return d.String()
 }
 
-// Close stops the workers (running jobs finish within server.shutdown-timeout) and the
-// loops, within ctx; the Redis client and SQL pool are the root's.
-func (qb *queueBackend) Close(ctx context.Context) error {
+// Close stops the workers (running jobs finish within the environment's shutdown timeout)
+// and the loops, within ctx; the Redis client and SQL pool are the environment's.
+func (qb *Block) Close(ctx context.Context) error {
 	return qb.bg.Stop(ctx)
 }

@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-func TestDefaultOptions_AreTheSeeds(t *testing.T) {
-	o := DefaultOptions()
+func TestDefaultConfig_AreTheSeeds(t *testing.T) {
+	o := DefaultConfig()
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -21,10 +21,10 @@ func TestDefaultOptions_AreTheSeeds(t *testing.T) {
 	}
 }
 
-// TestOptionsValidate_ReportsEveryProblem: the registry's and its resilience section's problems
+// TestConfigValidate_ReportsEveryProblem: the registry's and its resilience section's problems
 // come in one error, each under publish.build-status.
-func TestOptionsValidate_ReportsEveryProblem(t *testing.T) {
-	o := DefaultOptions()
+func TestConfigValidate_ReportsEveryProblem(t *testing.T) {
+	o := DefaultConfig()
 	o.TTLDays = 0
 	o.KeyPrefix = "a*"
 	o.Resilience.Policy = "retry"
