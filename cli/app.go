@@ -11,7 +11,7 @@ import (
 
 	"github.com/redstate/redstate/component"
 	"github.com/redstate/redstate/config"
-	"github.com/redstate/redstate/internal/metrics"
+	"github.com/redstate/redstate/metrics"
 	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/sqldb"
 )

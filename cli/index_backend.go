@@ -15,7 +15,7 @@ import (
 	"github.com/redstate/redstate/index/pgsource"
 	"github.com/redstate/redstate/index/redisindex"
 	"github.com/redstate/redstate/index/streamsource"
-	"github.com/redstate/redstate/internal/metrics"
+	"github.com/redstate/redstate/metrics"
 )
 
 // indexBackend is the CDC tag index as serve runs it.

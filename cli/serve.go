@@ -19,7 +19,7 @@ import (
 
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/httpapi"
-	"github.com/redstate/redstate/internal/metrics"
+	"github.com/redstate/redstate/metrics"
 )
 
 // closeMargin is what closing gets beyond server.shutdown-timeout (which bounds running jobs

@@ -66,7 +66,7 @@ type Stores struct {
 	Inspector Inspector
 }
 
-// Observer receives the runtime's measurements (internal/metrics implements it). Methods must
+// Observer receives the runtime's measurements (Metrics implements it). Methods must
 // be cheap and safe for concurrent use.
 type Observer interface {
 	// ProjectionLag is the time from an event to its projection write.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/redstate/redstate/internal/metrics"
+	"github.com/redstate/redstate/metrics"
 	"github.com/redstate/redstate/internal/resilience"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/buildstatus/redisstore"
-	"github.com/redstate/redstate/internal/metrics"
+	"github.com/redstate/redstate/metrics"
 	"github.com/redstate/redstate/internal/resilience"
 	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/redistest"

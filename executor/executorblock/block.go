@@ -24,7 +24,6 @@ import (
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/executor/memstate"
 	"github.com/redstate/redstate/executor/redisstate"
-	"github.com/redstate/redstate/internal/metrics"
 	"github.com/redstate/redstate/redisconn"
 )
 
@@ -53,7 +52,7 @@ type Block struct {
 	current atomic.Pointer[executor.Runner]  // nil while degraded
 	since   time.Time                        // start of the degraded period
 	connect func() (*executor.Runner, error) // builds the Redis runner (degraded start only)
-	metrics *metrics.ExecutorMetrics
+	metrics *executor.Metrics
 	log     *slog.Logger
 	client  redis.UniversalClient // the environment's client; nil without Redis
 	keys    executor.Keys         // the Redis keys (Redis only)
@@ -68,7 +67,7 @@ type Block struct {
 // construction errors.
 func Open(ctx context.Context, env component.Env, cfg executor.Config) (*Block, error) {
 	pc := cfg.Persistence.Redis.WithDefaults()
-	b := &Block{log: env.Logger(), metrics: metrics.NewExecutorMetrics(env.Metrics)}
+	b := &Block{log: env.Logger(), metrics: executor.NewMetrics(env.Metrics)}
 	useRedis := cfg.Persistence.StoreType == executor.StoreRedis ||
 		(cfg.Persistence.StoreType == "" && env.Redis != nil)
 	if !useRedis {

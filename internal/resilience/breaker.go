@@ -39,7 +39,7 @@ import (
 	"github.com/failsafe-go/failsafe-go/circuitbreaker"
 
 	"github.com/redstate/redstate"
-	"github.com/redstate/redstate/internal/metrics"
+	"github.com/redstate/redstate/metrics"
 	"github.com/redstate/redstate/internal/rediserr"
 )
 

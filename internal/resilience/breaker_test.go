@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/redstate/redstate"
-	"github.com/redstate/redstate/internal/metrics"
+	"github.com/redstate/redstate/metrics"
 )
 
 var (

@@ -6,7 +6,7 @@ import (
 
 	"github.com/failsafe-go/failsafe-go/circuitbreaker"
 
-	"github.com/redstate/redstate/internal/metrics"
+	"github.com/redstate/redstate/metrics"
 )
 
 // outageSummaryEvery is how often a continuing outage is summarised: at the first call refused

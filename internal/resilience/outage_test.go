@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redstate/redstate/internal/metrics"
+	"github.com/redstate/redstate/metrics"
 	"github.com/redstate/redstate/internal/rediserr"
 )
 

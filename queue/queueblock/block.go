@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/redstate/redstate/component"
-	"github.com/redstate/redstate/internal/metrics"
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/queue/memqueue"
 	"github.com/redstate/redstate/queue/redisqueue"
@@ -51,7 +50,7 @@ type Block struct {
 	throughput *queue.ThroughputCounter
 	observer   queue.Observer
 	// depths reports the depth of every queue with an admin (redstate_queue_depth).
-	depths *metrics.QueueMetrics
+	depths *queue.Metrics
 	// recordStore is queue.record-store, for the overview.
 	recordStore string
 	// reach says whether Redis answers (nil without Redis).
@@ -117,7 +116,7 @@ func Open(ctx context.Context, env component.Env, cfg report.QueueConfig, report
 		log.Info("job records in memory: they live only as long as this process")
 	}
 
-	qm := metrics.NewQueueMetrics(env.Metrics)
+	qm := queue.NewMetrics(env.Metrics)
 	qb.observer, qb.depths = qm, qm
 	if ts, ok := qb.broker.(queue.ThroughputStore); ok {
 		qb.throughput = queue.NewThroughputCounter(ts, 5*time.Second, log)

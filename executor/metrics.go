@@ -1,15 +1,14 @@
-package metrics
+package executor
 
 import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/redstate/redstate/executor"
+	"github.com/redstate/redstate/metrics"
 )
 
-// ExecutorMetrics are the stage executor's metrics (seed 002 §6.6), registered in a Metrics
-// registry:
+// Metrics are the stage executor's metrics, registered in a metrics.Metrics registry:
 //
 //	redstate_executor_keys{type}                     keys per type (ckpt, task, plan, index, lock, spec), from the last inspection
 //	redstate_executor_locks_held                     tenant locks held
@@ -21,8 +20,8 @@ import (
 //	redstate_executor_orphans_total                  RUNNING tasks marked interrupted
 //	redstate_executor_degraded                       1 while the executor runs on memory because Redis was unreachable at startup
 //
-// It implements executor.Observer. A nil *ExecutorMetrics records nothing.
-type ExecutorMetrics struct {
+// It implements Observer. A nil *Metrics records nothing.
+type Metrics struct {
 	keys     *prometheus.GaugeVec
 	held     prometheus.Gauge
 	leaked   prometheus.Gauge
@@ -34,14 +33,14 @@ type ExecutorMetrics struct {
 	degraded prometheus.Gauge
 }
 
-var _ executor.Observer = (*ExecutorMetrics)(nil)
+var _ Observer = (*Metrics)(nil)
 
-// NewExecutorMetrics registers the executor metrics in m's registry (nil when m is nil).
-func NewExecutorMetrics(m *Metrics) *ExecutorMetrics {
+// NewMetrics registers the executor metrics in m's registry (nil when m is nil).
+func NewMetrics(m *metrics.Metrics) *Metrics {
 	if m == nil {
 		return nil
 	}
-	e := &ExecutorMetrics{
+	e := &Metrics{
 		keys: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "redstate_executor_keys",
 			Help: "Executor keys per type (ckpt, task, plan, index, lock, spec) at the last inspection."}, []string{"type"}),
 		held: prometheus.NewGauge(prometheus.GaugeOpts{Name: "redstate_executor_locks_held",
@@ -53,7 +52,7 @@ func NewExecutorMetrics(m *Metrics) *ExecutorMetrics {
 		stages: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "redstate_executor_stages_total",
 			Help: "Stage executions by handler and outcome (ok, error)."}, []string{"handler", "outcome"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "redstate_executor_stage_duration_seconds",
-			Help: "Stage handler run time by handler.", Buckets: queueBuckets}, []string{"handler"}),
+			Help: "Stage handler run time by handler.", Buckets: metrics.JobBuckets}, []string{"handler"}),
 		tasks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "redstate_executor_tasks_total",
 			Help: "Task runs ended, by resulting status."}, []string{"status"}),
 		orphans: prometheus.NewCounter(prometheus.CounterOpts{Name: "redstate_executor_orphans_total",
@@ -61,19 +60,19 @@ func NewExecutorMetrics(m *Metrics) *ExecutorMetrics {
 		degraded: prometheus.NewGauge(prometheus.GaugeOpts{Name: "redstate_executor_degraded",
 			Help: "1 while the executor runs on the memory store because Redis was unreachable at startup."}),
 	}
-	m.registry.MustRegister(e.keys, e.held, e.leaked, e.lag, e.stages, e.duration, e.tasks, e.orphans, e.degraded)
+	m.Registry().MustRegister(e.keys, e.held, e.leaked, e.lag, e.stages, e.duration, e.tasks, e.orphans, e.degraded)
 	return e
 }
 
-// ProjectionLag implements executor.Observer.
-func (e *ExecutorMetrics) ProjectionLag(d time.Duration) {
+// ProjectionLag implements Observer.
+func (e *Metrics) ProjectionLag(d time.Duration) {
 	if e != nil {
 		e.lag.Observe(d.Seconds())
 	}
 }
 
-// StageFinished implements executor.Observer.
-func (e *ExecutorMetrics) StageFinished(handler string, ok bool, d time.Duration) {
+// StageFinished implements Observer.
+func (e *Metrics) StageFinished(handler string, ok bool, d time.Duration) {
 	if e == nil {
 		return
 	}
@@ -85,22 +84,22 @@ func (e *ExecutorMetrics) StageFinished(handler string, ok bool, d time.Duration
 	e.duration.WithLabelValues(handler).Observe(d.Seconds())
 }
 
-// TaskFinished implements executor.Observer.
-func (e *ExecutorMetrics) TaskFinished(status executor.TaskStatus) {
+// TaskFinished implements Observer.
+func (e *Metrics) TaskFinished(status TaskStatus) {
 	if e != nil {
 		e.tasks.WithLabelValues(string(status)).Inc()
 	}
 }
 
-// OrphanMarked implements executor.Observer.
-func (e *ExecutorMetrics) OrphanMarked() {
+// OrphanMarked implements Observer.
+func (e *Metrics) OrphanMarked() {
 	if e != nil {
 		e.orphans.Inc()
 	}
 }
 
-// State implements executor.Observer.
-func (e *ExecutorMetrics) State(st executor.StateStats, leaked int) {
+// State implements Observer.
+func (e *Metrics) State(st StateStats, leaked int) {
 	if e == nil {
 		return
 	}
@@ -112,7 +111,7 @@ func (e *ExecutorMetrics) State(st executor.StateStats, leaked int) {
 }
 
 // SetDegraded sets redstate_executor_degraded.
-func (e *ExecutorMetrics) SetDegraded(on bool) {
+func (e *Metrics) SetDegraded(on bool) {
 	if e == nil {
 		return
 	}

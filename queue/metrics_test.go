@@ -1,4 +1,4 @@
-package metrics
+package queue
 
 import (
 	"context"
@@ -9,19 +9,19 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/redstate/redstate/queue"
+	"github.com/redstate/redstate/metrics"
 )
 
-func TestQueueMetrics(t *testing.T) {
-	m := New()
-	q := NewQueueMetrics(m)
-	q.ObserveJob("report:queue", queue.OutcomeAcked, 20*time.Millisecond)
-	q.ObserveJob("report:queue", queue.OutcomeRetried, 10*time.Millisecond)
-	q.ObserveJob("report:queue", queue.OutcomeDropped, 0)
-	q.WatchDepth("report:queue", func(context.Context) (queue.Stats, error) {
-		return queue.Stats{Pending: 3, Running: 1, Retrying: 2, Dead: 4}, nil
+func TestMetrics_CountJobsAndReadDepths(t *testing.T) {
+	m := metrics.New()
+	q := NewMetrics(m)
+	q.ObserveJob("report:queue", OutcomeAcked, 20*time.Millisecond)
+	q.ObserveJob("report:queue", OutcomeRetried, 10*time.Millisecond)
+	q.ObserveJob("report:queue", OutcomeDropped, 0)
+	q.WatchDepth("report:queue", func(context.Context) (Stats, error) {
+		return Stats{Pending: 3, Running: 1, Retrying: 2, Dead: 4}, nil
 	})
-	q.WatchDepth("broken", func(context.Context) (queue.Stats, error) { return queue.Stats{}, errors.New("down") })
+	q.WatchDepth("broken", func(context.Context) (Stats, error) { return Stats{}, errors.New("down") })
 
 	want := `
 # HELP redstate_queue_depth Jobs of a queue by place (pending, running, retrying, dead), read from the broker at scrape time.
@@ -43,10 +43,10 @@ redstate_queue_jobs_total{outcome="retried",queue="report:queue"} 1
 		t.Errorf("duration series = %d", n)
 	}
 
-	var nilQ *QueueMetrics
-	nilQ.ObserveJob("q", queue.OutcomeAcked, time.Second)
+	var nilQ *Metrics
+	nilQ.ObserveJob("q", OutcomeAcked, time.Second)
 	nilQ.WatchDepth("q", nil)
-	if NewQueueMetrics(nil) != nil {
-		t.Error("NewQueueMetrics(nil) != nil")
+	if NewMetrics(nil) != nil {
+		t.Error("NewMetrics(nil) != nil")
 	}
 }

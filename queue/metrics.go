@@ -1,4 +1,4 @@
-package metrics
+package queue
 
 import (
 	"context"
@@ -7,38 +7,34 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/redstate/redstate/queue"
+	"github.com/redstate/redstate/metrics"
 )
-
-// queueBuckets span 1 ms to about 16 min, quadrupling: no-op handlers, webhooks and the seed's
-// 30 s report generation all land inside.
-var queueBuckets = prometheus.ExponentialBuckets(0.001, 4, 11)
 
 // queueDepthTimeout bounds the Stats calls made during one scrape.
 const queueDepthTimeout = 2 * time.Second
 
-// QueueMetrics are the queue block's metrics, registered in a Metrics registry:
+// Metrics are the queue block's metrics, registered in a metrics.Metrics registry:
 //
 //	redstate_queue_jobs_total{queue,outcome}        handled jobs by outcome (acked, retried, dead, dropped, lost)
 //	redstate_queue_job_duration_seconds{queue}      handler run time
 //	redstate_queue_depth{queue,place}               jobs per place (pending, running, retrying, dead), read at scrape time
 //
-// It implements queue.Observer. A nil *QueueMetrics is valid and records nothing.
-type QueueMetrics struct {
+// It implements Observer. A nil *Metrics is valid and records nothing.
+type Metrics struct {
 	jobs     *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	depth    *depthCollector
 }
 
-var _ queue.Observer = (*QueueMetrics)(nil)
+var _ Observer = (*Metrics)(nil)
 
-// NewQueueMetrics registers the queue metrics in m's registry and returns them (nil when m is
+// NewMetrics registers the queue metrics in m's registry and returns them (nil when m is
 // nil). Call it once per Metrics.
-func NewQueueMetrics(m *Metrics) *QueueMetrics {
+func NewMetrics(m *metrics.Metrics) *Metrics {
 	if m == nil {
 		return nil
 	}
-	q := &QueueMetrics{
+	q := &Metrics{
 		jobs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "redstate_queue_jobs_total",
 			Help: "Jobs handled by queue workers, by queue and outcome (acked, retried, dead, dropped, lost).",
@@ -46,27 +42,27 @@ func NewQueueMetrics(m *Metrics) *QueueMetrics {
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "redstate_queue_job_duration_seconds",
 			Help:    "Run time of queue job handlers, by queue.",
-			Buckets: queueBuckets,
+			Buckets: metrics.JobBuckets,
 		}, []string{"queue"}),
 		depth: &depthCollector{
 			desc: prometheus.NewDesc("redstate_queue_depth",
 				"Jobs of a queue by place (pending, running, retrying, dead), read from the broker at scrape time.",
 				[]string{"queue", "place"}, nil),
-			sources: map[string]func(context.Context) (queue.Stats, error){},
+			sources: map[string]func(context.Context) (Stats, error){},
 		},
 	}
-	m.registry.MustRegister(q.jobs, q.duration, q.depth)
+	m.Registry().MustRegister(q.jobs, q.duration, q.depth)
 	return q
 }
 
-// ObserveJob implements queue.Observer: it counts the outcome and, unless the job was dropped
+// ObserveJob implements Observer: it counts the outcome and, unless the job was dropped
 // or lost (no handler run), observes its duration.
-func (q *QueueMetrics) ObserveJob(name, outcome string, d time.Duration) {
+func (q *Metrics) ObserveJob(name, outcome string, d time.Duration) {
 	if q == nil {
 		return
 	}
 	q.jobs.WithLabelValues(name, outcome).Inc()
-	if outcome != queue.OutcomeDropped && outcome != queue.OutcomeLost {
+	if outcome != OutcomeDropped && outcome != OutcomeLost {
 		q.duration.WithLabelValues(name).Observe(d.Seconds())
 	}
 }
@@ -74,7 +70,7 @@ func (q *QueueMetrics) ObserveJob(name, outcome string, d time.Duration) {
 // WatchDepth makes redstate_queue_depth report the queue name from stats (e.g. a Broker's
 // Stats bound to the name, or queue.Admin.Stats) at every scrape. A failing stats call leaves
 // that queue out of the scrape.
-func (q *QueueMetrics) WatchDepth(name string, stats func(context.Context) (queue.Stats, error)) {
+func (q *Metrics) WatchDepth(name string, stats func(context.Context) (Stats, error)) {
 	if q == nil || stats == nil {
 		return
 	}
@@ -87,14 +83,14 @@ func (q *QueueMetrics) WatchDepth(name string, stats func(context.Context) (queu
 type depthCollector struct {
 	desc    *prometheus.Desc
 	mu      sync.Mutex
-	sources map[string]func(context.Context) (queue.Stats, error)
+	sources map[string]func(context.Context) (Stats, error)
 }
 
 func (c *depthCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 func (c *depthCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
-	sources := make(map[string]func(context.Context) (queue.Stats, error), len(c.sources))
+	sources := make(map[string]func(context.Context) (Stats, error), len(c.sources))
 	for k, v := range c.sources {
 		sources[k] = v
 	}

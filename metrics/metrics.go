@@ -43,6 +43,10 @@ const (
 	WriteBackFailed = "failed"
 )
 
+// JobBuckets span 1 ms to about 16 min, quadrupling: no-op handlers, webhooks, stages and a 30 s
+// report generation all land inside. The queue's and the executor's durations use them.
+var JobBuckets = prometheus.ExponentialBuckets(0.001, 4, 11)
+
 // opBuckets span 0.1 ms to about 1.6 s, doubling: a loopback GET sits in the first buckets, a
 // slow Redis or a breaker-bound timeout in the last ones.
 var opBuckets = prometheus.ExponentialBuckets(0.0001, 2, 15)
