@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/redstate/redstate"
 	"io"
 	"log/slog"
 	"net/http"
@@ -21,8 +22,8 @@ import (
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/buildstatus/redisstore"
 	"github.com/redstate/redstate/buildstatus/resilientstore"
-	"github.com/redstate/redstate/internal/metrics"
 	"github.com/redstate/redstate/internal/resilience"
+	"github.com/redstate/redstate/metrics"
 	"github.com/redstate/redstate/redistest"
 )
 
@@ -42,7 +43,7 @@ func newRedisAPI(t *testing.T, mutate func(*Config)) *redisAPI {
 	srv := redistest.StartStandalone(t)
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: time.Second})
 	t.Cleanup(func() { _ = client.Close() })
-	primary, err := redisstore.New(client, redisstore.Options{Keys: buildstatus.NewKeys("heavy-", ""), TTL: time.Hour})
+	primary, err := redisstore.New(client, redisstore.Options{Keys: buildstatus.NewKeys(redstate.Prefix("heavy-", "")), TTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package resilientstore
 
 import (
 	"context"
+	"github.com/redstate/redstate"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,8 +12,8 @@ import (
 
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/buildstatus/redisstore"
-	"github.com/redstate/redstate/metrics"
 	"github.com/redstate/redstate/internal/resilience"
+	"github.com/redstate/redstate/metrics"
 	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/redistest"
 )
@@ -41,7 +42,7 @@ func newSentinelFixture(t *testing.T) *sentinelFixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.Close() })
-	keys := buildstatus.NewKeys("failover-", "")
+	keys := buildstatus.NewKeys(redstate.Prefix("failover-", ""))
 	primary, err := redisstore.New(client, redisstore.Options{Keys: keys, TTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)

@@ -10,8 +10,8 @@ import (
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/buildstatus/redisstore"
-	"github.com/redstate/redstate/metrics"
 	"github.com/redstate/redstate/internal/resilience"
+	"github.com/redstate/redstate/metrics"
 	"github.com/redstate/redstate/redistest"
 )
 
@@ -68,7 +68,7 @@ func pausedRedisStore(t *testing.T) (*Store, *redis.Client) {
 	srv := redistest.StartStandalone(t)
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: 100 * time.Millisecond, MaxRetries: -1})
 	t.Cleanup(func() { _ = client.Close() })
-	primary, err := redisstore.New(client, redisstore.Options{Keys: buildstatus.NewKeys("heavyread-", ""), TTL: time.Hour, DirectCalls: true})
+	primary, err := redisstore.New(client, redisstore.Options{Keys: buildstatus.NewKeys(redstate.Prefix("heavyread-", "")), TTL: time.Hour, DirectCalls: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/buildstatus/memstore"
 	"github.com/redstate/redstate/buildstatus/storetest"
-	"github.com/redstate/redstate/metrics"
 	"github.com/redstate/redstate/internal/resilience"
+	"github.com/redstate/redstate/metrics"
 )
 
 // fixture is a resilient store over a flaky memory "Redis" (raw is its unwrapped store, the

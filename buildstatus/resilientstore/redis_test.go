@@ -2,6 +2,7 @@ package resilientstore
 
 import (
 	"context"
+	"github.com/redstate/redstate"
 	"testing"
 	"time"
 
@@ -10,8 +11,8 @@ import (
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/buildstatus/memstore"
 	"github.com/redstate/redstate/buildstatus/redisstore"
-	"github.com/redstate/redstate/metrics"
 	"github.com/redstate/redstate/internal/resilience"
+	"github.com/redstate/redstate/metrics"
 	"github.com/redstate/redstate/redistest"
 )
 
@@ -23,7 +24,7 @@ func TestFallback_RealRedisKilledAndRestarted(t *testing.T) {
 	// each call take about 1.5 s before it reports the outage.
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, DialerRetries: 1})
 	t.Cleanup(func() { _ = client.Close() })
-	keys := buildstatus.NewKeys("resilient-test-", "")
+	keys := buildstatus.NewKeys(redstate.Prefix("resilient-test-", ""))
 	primary, err := redisstore.New(client, redisstore.Options{Keys: keys, TTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)

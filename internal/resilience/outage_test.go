@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redstate/redstate/metrics"
 	"github.com/redstate/redstate/internal/rediserr"
+	"github.com/redstate/redstate/metrics"
 )
 
 // logLines is a JSON log sink at Info level; lines returns what was logged.

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/redstate/redstate"
-	"github.com/redstate/redstate/metrics"
 	"github.com/redstate/redstate/internal/rediserr"
+	"github.com/redstate/redstate/metrics"
 	"github.com/redstate/redstate/redisconn"
 )
 
