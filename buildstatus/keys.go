@@ -1,6 +1,7 @@
 package buildstatus
 
 import (
+	"github.com/redstate/redstate"
 	"strconv"
 	"strings"
 
@@ -28,13 +29,10 @@ type Keys struct {
 	Prefix string
 }
 
-// NewKeys returns the key builder for a namespace (e.g. "prod-", may be empty) and a key prefix
-// (DefaultKeyPrefix when empty).
-func NewKeys(namespace, keyPrefix string) Keys {
-	if keyPrefix == "" {
-		keyPrefix = DefaultKeyPrefix
-	}
-	return Keys{Prefix: namespace + keyPrefix}
+// NewKeys returns the key builder under p: the namespace (e.g. "prod-", may be empty) and the
+// registry's key prefix (DefaultKeyPrefix when empty).
+func NewKeys(p redstate.KeyPrefix) Keys {
+	return Keys{Prefix: p.Or(DefaultKeyPrefix).String()}
 }
 
 // CallMarkers returns the prefix of the call markers of writes (internal/resend.MarkerKey),

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/redstate/redstate"
 	"io"
 	"log/slog"
 	"strings"
@@ -203,7 +204,7 @@ func withRedisBuilds(cmd *cobra.Command, f func(buildstatus.Store) error) error 
 	return withRedisClient(cmd, func(cfg config.Config, client redis.UniversalClient) error {
 		bs := cfg.Publish.BuildStatus
 		store, err := redisstore.New(client, redisstore.Options{
-			Keys:        buildstatus.NewKeys(cfg.Namespace, bs.KeyPrefix),
+			Keys:        buildstatus.NewKeys(redstate.Prefix(cfg.Namespace, bs.KeyPrefix)),
 			TTL:         bs.EffectiveTTL(),
 			DirectCalls: true,
 		})

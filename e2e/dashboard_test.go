@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/redstate/redstate"
 	"net"
 	"net/http"
 	"os"
@@ -182,7 +183,7 @@ index:
 		{"data":[{"id":"1","region":"7"},{"id":"2","region":"7"}],"database":"shop","table":"orders","type":"INSERT","es":1700000000000,"id":1},
 		{"data":[{"id":"1","region":"7"}],"database":"shop","table":"orders","type":"UPDATE","es":1600000000000,"id":0}]}`, http.StatusOK)
 	rc := rds.Client(t)
-	if err := rc.SetArgs(context.Background(), buildstatus.NewKeys("", "").Build(buildID), strings.Join(strings.Fields(doc("javascript:window.__pwned=3")), " "),
+	if err := rc.SetArgs(context.Background(), buildstatus.NewKeys(redstate.Prefix("", "")).Build(buildID), strings.Join(strings.Fields(doc("javascript:window.__pwned=3")), " "),
 		redis.SetArgs{KeepTTL: true}).Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ package buildstatusbench
 import (
 	"context"
 	"fmt"
+	"github.com/redstate/redstate"
 	"slices"
 	"time"
 
@@ -67,7 +68,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
-	keys := buildstatus.NewKeys(bench.Namespace()+"-", "")
+	keys := buildstatus.NewKeys(redstate.Prefix(bench.Namespace()+"-", ""))
 	store, err := redisstore.New(opts.Client, redisstore.Options{Keys: keys, TTL: opts.TTL})
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/redstate/redstate"
 
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/buildstatus/memstore"
@@ -54,7 +55,7 @@ func Open(ctx context.Context, env component.Env, cfg buildstatus.Config) (*Bloc
 			closers: []func() error{mem.Close}}, nil
 	}
 	checkRedisAtStartup(ctx, env, cfg.Resilience.Policy)
-	keys := buildstatus.NewKeys(env.Namespace, cfg.KeyPrefix)
+	keys := buildstatus.NewKeys(redstate.Prefix(env.Namespace, cfg.KeyPrefix))
 	opts := redisstore.Options{Keys: keys, TTL: ttl}
 	if env.Cache != nil {
 		opts.Cache = env.Cache

@@ -16,7 +16,7 @@ import (
 // call into errors.
 func TestExecSaves_OneFailingSaveDoesNotFailItsBatch(t *testing.T) {
 	client := redistest.SharedStandalone(t).Client(t)
-	s, err := New(client, Options{Keys: buildstatus.NewKeys("batchfail-"+storetest.NewBuildID()+"-", ""), TTL: time.Hour, DirectCalls: true})
+	s, err := New(client, Options{Keys: buildstatus.NewKeys(redstate.Prefix("batchfail-"+storetest.NewBuildID()+"-", "")), TTL: time.Hour, DirectCalls: true})
 	if err != nil {
 		t.Fatal(err)
 	}

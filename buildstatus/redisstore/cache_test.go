@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
+	"github.com/redstate/redstate"
 	"sync"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ func newCachedStoreOn(client redis.UniversalClient, cache redisstore.Cache) stor
 
 func mustNewWith(t *testing.T, client redis.UniversalClient, ttl time.Duration, cache redisstore.Cache) *redisstore.Store {
 	t.Helper()
-	keys := buildstatus.NewKeys(fmt.Sprintf("t%d-", namespaces.Add(1)), "")
+	keys := buildstatus.NewKeys(redstate.Prefix(fmt.Sprintf("t%d-", namespaces.Add(1)), ""))
 	s, err := redisstore.New(client, redisstore.Options{Keys: keys, TTL: ttl, Cache: cache})
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -75,7 +76,7 @@ func TestClientCache_GetAndGetManyAreServedFromMemory(t *testing.T) {
 // new version once Redis's invalidation arrives, without B writing anything.
 func TestClientCache_AnotherInstanceSeesASaveOnceInvalidated(t *testing.T) {
 	srv := redistest.SharedStandalone(t)
-	keys := buildstatus.NewKeys(fmt.Sprintf("t%d-", namespaces.Add(1)), "")
+	keys := buildstatus.NewKeys(redstate.Prefix(fmt.Sprintf("t%d-", namespaces.Add(1)), ""))
 	open := func() *redisstore.Store {
 		s, err := redisstore.New(srv.Client(t), redisstore.Options{Keys: keys, TTL: time.Hour, Cache: redistest.NewCache(t, redisconn.Options{URL: srv.URL})})
 		if err != nil {
@@ -157,7 +158,7 @@ func (c *staleCache) readCount() int {
 func TestClientCache_ConditionalWritesReadRedis(t *testing.T) {
 	topologies(t, func(t *testing.T, client redis.UniversalClient) {
 		ctx := t.Context()
-		keys := buildstatus.NewKeys(fmt.Sprintf("t%d-", namespaces.Add(1)), "")
+		keys := buildstatus.NewKeys(redstate.Prefix(fmt.Sprintf("t%d-", namespaces.Add(1)), ""))
 		plain, err := redisstore.New(client, redisstore.Options{Keys: keys, TTL: time.Hour})
 		if err != nil {
 			t.Fatal(err)

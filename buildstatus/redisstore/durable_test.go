@@ -97,7 +97,7 @@ func benchmarkSaves(b *testing.B, topology func(*redisconn.Options)) {
 				b.Fatal(err)
 			}
 			defer func() { _ = client.Close() }()
-			s, err := redisstore.New(client, redisstore.Options{Keys: buildstatus.NewKeys(fmt.Sprintf("bench%d-", replicas), ""), TTL: time.Hour})
+			s, err := redisstore.New(client, redisstore.Options{Keys: buildstatus.NewKeys(redstate.Prefix(fmt.Sprintf("bench%d-", replicas), "")), TTL: time.Hour})
 			if err != nil {
 				b.Fatal(err)
 			}

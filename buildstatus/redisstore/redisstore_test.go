@@ -37,7 +37,7 @@ func newStoreOn(client redis.UniversalClient) storetest.NewStore {
 
 func mustNew(t *testing.T, client redis.UniversalClient, ttl time.Duration) *redisstore.Store {
 	t.Helper()
-	keys := buildstatus.NewKeys(fmt.Sprintf("t%d-", namespaces.Add(1)), "")
+	keys := buildstatus.NewKeys(redstate.Prefix(fmt.Sprintf("t%d-", namespaces.Add(1)), ""))
 	s, err := redisstore.New(client, redisstore.Options{Keys: keys, TTL: ttl})
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -104,7 +104,7 @@ func TestSave_StoresSeedJSONAtSeedKeyWithTTL(t *testing.T) {
 func TestSave_ProjectIndexNeverExpiresBeforeItsBuilds(t *testing.T) {
 	topologies(t, func(t *testing.T, client redis.UniversalClient) {
 		ctx := t.Context()
-		keys := buildstatus.NewKeys(fmt.Sprintf("ttl%d-", namespaces.Add(1)), "")
+		keys := buildstatus.NewKeys(redstate.Prefix(fmt.Sprintf("ttl%d-", namespaces.Add(1)), ""))
 		storeWith := func(ttl time.Duration) *redisstore.Store {
 			s, err := redisstore.New(client, redisstore.Options{Keys: keys, TTL: ttl})
 			if err != nil {
@@ -524,7 +524,7 @@ func BenchmarkStandalone(b *testing.B) {
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: 32})
 	b.Cleanup(func() { _ = client.Close() })
 	ctx := context.Background()
-	keys := buildstatus.NewKeys("bench-", "")
+	keys := buildstatus.NewKeys(redstate.Prefix("bench-", ""))
 	s, err := redisstore.New(client, redisstore.Options{Keys: keys, TTL: time.Hour})
 	if err != nil {
 		b.Fatal(err)
