@@ -32,7 +32,7 @@ const (
 // executorBlock is the executor's state layer (checkpoints, tenant locks) and its stage runner
 // under load, on one namespace per run.
 var executorBlock = block{name: "executor", setup: func(t *testing.T, r *run) func(int) load {
-	keys := executor.MustKeys(fmt.Sprintf("chaos-exec-%s-%s-%d", r.topo.name(), r.mode, time.Now().UnixNano()))
+	keys := executor.MustKeys(redstate.Prefix("", fmt.Sprintf("chaos-exec-%s-%s-%d", r.topo.name(), r.mode, time.Now().UnixNano())))
 	o := redisstate.Options{Keys: keys}
 	ck, err := redisstate.NewCheckpoints(r.rdb, o)
 	if err != nil {

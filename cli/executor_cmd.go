@@ -48,7 +48,7 @@ no server up; resume and retry need a live instance, since the task runs there.`
 // and their keys.
 func redisExecutorStores(client redis.UniversalClient, cfg config.Config) (executor.Stores, executor.Keys, error) {
 	pc := cfg.Executor.Persistence.Redis.WithDefaults()
-	keys, err := executor.NewKeysUnder(cfg.Namespace, pc.Namespace)
+	keys, err := executor.NewKeys(redstate.Prefix(cfg.Namespace, pc.Namespace))
 	if err != nil {
 		return executor.Stores{}, executor.Keys{}, err
 	}

@@ -183,7 +183,7 @@ index:
 		{"data":[{"id":"1","region":"7"},{"id":"2","region":"7"}],"database":"shop","table":"orders","type":"INSERT","es":1700000000000,"id":1},
 		{"data":[{"id":"1","region":"7"}],"database":"shop","table":"orders","type":"UPDATE","es":1600000000000,"id":0}]}`, http.StatusOK)
 	rc := rds.Client(t)
-	if err := rc.SetArgs(context.Background(), buildstatus.NewKeys(redstate.Prefix("", "")).Build(buildID), strings.Join(strings.Fields(doc("javascript:window.__pwned=3")), " "),
+	if err := rc.SetArgs(context.Background(), buildstatus.NewKeys(redstate.KeyPrefix{}).Build(buildID), strings.Join(strings.Fields(doc("javascript:window.__pwned=3")), " "),
 		redis.SetArgs{KeepTTL: true}).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +335,7 @@ index:
 	}
 	screenshot("executor")
 	run("pause", chromedp.Click(`//button[text()='Pause']`, chromedp.BySearch), chromedp.WaitVisible(`//p[contains(text(),'pause requested')]`, chromedp.BySearch))
-	keys, err := executor.NewKeys("")
+	keys, err := executor.NewKeys(redstate.KeyPrefix{})
 	if err != nil {
 		t.Fatal(err)
 	}

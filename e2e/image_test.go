@@ -127,7 +127,7 @@ func TestImage_ServesAgainstHostRedis(t *testing.T) {
 		t.Fatalf("PUT a build into the container: %v %v", err, resp)
 	}
 	resp.Body.Close()
-	if n, err := rds.Client(t).Exists(context.Background(), buildstatus.NewKeys(redstate.Prefix("", "")).Build(id)).Result(); err != nil || n != 1 {
+	if n, err := rds.Client(t).Exists(context.Background(), buildstatus.NewKeys(redstate.KeyPrefix{}).Build(id)).Result(); err != nil || n != 1 {
 		t.Fatalf("the build is not in the host's Redis: %d, %v", n, err)
 	}
 	if out, err := podman(t, "exec", name, "/usr/local/bin/redstate", "health", "--url", base+"/readyz"); err != nil {

@@ -34,40 +34,28 @@ type Keys struct {
 	ns string
 }
 
-// NewKeys returns the key builder of a namespace (DefaultNamespace when empty). The namespace
-// follows the id rules (no braces, so no hash tag can sneak in). Errors: EINVALID.
-func NewKeys(namespace string) (Keys, error) {
-	if namespace == "" {
-		namespace = DefaultNamespace
-	}
-	if err := ValidateID("namespace", namespace); err != nil {
+// NewKeys returns the key builder under p: the deployment's namespace (e.g. "prod-" gives
+// "prod-executor:task:<taskId>", so that environments sharing a Redis never share the
+// executor's plans, tasks or tenant locks) and the executor's own prefix (DefaultNamespace when
+// empty). The executor's prefix follows the id rules (no braces, so no hash tag can sneak in);
+// the namespace must hold no whitespace, control, glob ("* ? [ ] \") or brace characters (it
+// becomes part of SCAN patterns and must not bring a hash tag). Errors: EINVALID.
+func NewKeys(p redstate.KeyPrefix) (Keys, error) {
+	p = p.Or(DefaultNamespace)
+	if err := ValidateID("namespace", p.Block); err != nil {
 		return Keys{}, redstate.Wrap(redstate.EINVALID, err, "executor keys")
 	}
-	return Keys{ns: namespace}, nil
-}
-
-// NewKeysUnder returns the key builder of namespace (as NewKeys) under prefix, redstate's global
-// key namespace ("prod-" gives "prod-executor:task:<taskId>"), so that environments sharing a
-// Redis never share the executor's plans, tasks or tenant locks. prefix must hold no whitespace,
-// control, glob ("* ? [ ] \") or brace characters (it becomes part of SCAN patterns and must
-// not bring a hash tag). Errors: EINVALID.
-func NewKeysUnder(prefix, namespace string) (Keys, error) {
-	k, err := NewKeys(namespace)
-	if err != nil {
-		return Keys{}, err
-	}
-	if strings.ContainsFunc(prefix, func(r rune) bool {
+	if strings.ContainsFunc(p.Namespace, func(r rune) bool {
 		return unicode.IsSpace(r) || unicode.IsControl(r) || strings.ContainsRune(`*?[]\{}`, r)
 	}) {
-		return Keys{}, redstate.Errorf(redstate.EINVALID, "executor keys: key prefix %q holds whitespace, glob or brace characters", prefix)
+		return Keys{}, redstate.Errorf(redstate.EINVALID, "executor keys: key prefix %q holds whitespace, glob or brace characters", p.Namespace)
 	}
-	k.ns = prefix + k.ns
-	return k, nil
+	return Keys{ns: p.String()}, nil
 }
 
-// MustKeys is NewKeys that panics on an invalid namespace (for constants and tests).
-func MustKeys(namespace string) Keys {
-	k, err := NewKeys(namespace)
+// MustKeys is NewKeys that panics on an invalid prefix (for constants and tests).
+func MustKeys(p redstate.KeyPrefix) Keys {
+	k, err := NewKeys(p)
 	if err != nil {
 		panic(err)
 	}

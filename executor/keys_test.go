@@ -8,8 +8,8 @@ import (
 	"github.com/redstate/redstate/executor"
 )
 
-func TestNewKeysUnder_GlobalNamespacePrefixesEveryKey(t *testing.T) {
-	k, err := executor.NewKeysUnder("prod-", "executor")
+func TestNewKeys_GlobalNamespacePrefixesEveryKey(t *testing.T) {
+	k, err := executor.NewKeys(redstate.Prefix("prod-", "executor"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +22,7 @@ func TestNewKeysUnder_GlobalNamespacePrefixesEveryKey(t *testing.T) {
 		t.Errorf("Namespace() = %q", k.Namespace())
 	}
 	for _, bad := range []string{"pr*d-", "a b", "{x}"} {
-		if _, err := executor.NewKeysUnder(bad, "executor"); !redstate.IsCode(err, redstate.EINVALID) {
+		if _, err := executor.NewKeys(redstate.Prefix(bad, "executor")); !redstate.IsCode(err, redstate.EINVALID) {
 			t.Errorf("prefix %q: %v, want EINVALID", bad, err)
 		}
 	}

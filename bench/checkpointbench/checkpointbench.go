@@ -13,6 +13,7 @@ package checkpointbench
 import (
 	"context"
 	"fmt"
+	"github.com/redstate/redstate"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -45,7 +46,7 @@ func Run(ctx context.Context, opts Options) (bench.Comparisons, error) {
 	opts.Tasks = max(opts.Tasks, opts.Clients)
 	bench.Default(&opts.Stages, 5)
 	prefix := bench.Namespace()
-	keys := executor.MustKeys(prefix + "-executor")
+	keys := executor.MustKeys(redstate.Prefix("", prefix+"-executor"))
 	ttl := time.Hour
 	store, err := redisstate.NewCheckpoints(opts.Client, redisstate.Options{Keys: keys, TTL: ttl})
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/redstate/redstate"
 	"io"
 	"strconv"
 	"sync/atomic"
@@ -90,7 +91,7 @@ func Run(ctx context.Context, opts Options) (Measurements, error) {
 	bench.Default(&opts.ContendedKeys, 4)
 	bench.Default(&opts.TTL, 2*time.Second)
 	prefix := bench.Namespace()
-	keys := executor.MustKeys(prefix + "-executor")
+	keys := executor.MustKeys(redstate.Prefix("", prefix+"-executor"))
 	ours, err := redisstate.NewLocks(opts.Client, redisstate.Options{Keys: keys, DirectLocks: opts.DirectLocks})
 	if err != nil {
 		return nil, err

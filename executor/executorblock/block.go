@@ -91,7 +91,7 @@ func Open(ctx context.Context, env component.Env, cfg executor.Config) (*Block, 
 	if env.Redis == nil {
 		return nil, errors.New("executor.persistence.store-type redis: no Redis configured: pass --redis URL (or --redis-cluster, --redis-sentinel, --config)")
 	}
-	keys, err := executor.NewKeysUnder(env.Namespace, pc.Namespace)
+	keys, err := executor.NewKeys(redstate.Prefix(env.Namespace, pc.Namespace))
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package redisstate_test
 
 import (
+	"github.com/redstate/redstate"
 	"strings"
 	"testing"
 	"time"
@@ -64,7 +65,7 @@ func TestSeedKeyLayoutFormatsAndDefaultTTLs(t *testing.T) {
 			t.Errorf("lock value %q, token %q", got, lease.Token)
 		}
 		checkTTL(t, client, "executor:lock:tenant:tenant-001", executor.DefaultLockTTL)
-		fence := executor.MustKeys("").TenantFence("tenant-001")
+		fence := executor.MustKeys(redstate.KeyPrefix{}).TenantFence("tenant-001")
 		if keyspace.Slot(fence) != keyspace.Slot("executor:lock:tenant:tenant-001") {
 			t.Fatalf("fence key %s not in the lock's slot", fence)
 		}

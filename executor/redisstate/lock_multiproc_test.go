@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/redstate/redstate"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -143,7 +144,7 @@ func TestLockSafety_MultiProcess(t *testing.T) {
 		expires := sent.Add(mpKillTTL - 5*time.Millisecond)
 
 		client := srv.Client(t)
-		locks := must(redisstate.NewLocks(client, redisstate.Options{Keys: executor.MustKeys(ns)}))(t)
+		locks := must(redisstate.NewLocks(client, redisstate.Options{Keys: executor.MustKeys(redstate.Prefix("", ns))}))(t)
 		tryAcquire := func(what string) (executor.Lease, bool) {
 			t.Helper()
 			lease, ok, err := locks.TryAcquire(ctx, tenant, "successor", time.Minute)
@@ -324,7 +325,7 @@ func TestHelperLockContender(t *testing.T) {
 	if mode == "" {
 		return
 	}
-	keys := executor.MustKeys(os.Getenv(helperNSEnv))
+	keys := executor.MustKeys(redstate.Prefix("", os.Getenv(helperNSEnv)))
 	newLocks := func() *redisstate.Locks {
 		c := redis.NewClient(&redis.Options{Addr: os.Getenv(helperAddrEnv)})
 		t.Cleanup(func() { _ = c.Close() })

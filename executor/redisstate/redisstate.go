@@ -19,7 +19,7 @@ import (
 
 // Options configure a Redis store. The zero value is usable.
 type Options struct {
-	// Keys builds every key. Zero value: executor.NewKeys("") (namespace "executor").
+	// Keys builds every key. Zero value: executor.NewKeys(redstate.KeyPrefix{}) (namespace "executor").
 	Keys executor.Keys
 	// TTL is the lifetime a write gives an entry. Zero: the entity's seed default
 	// (executor.DefaultCheckpointTTL, executor.DefaultProjectionTTL); unused by Locks.
@@ -55,7 +55,7 @@ func newBase(client redis.UniversalClient, opts Options, defTTL time.Duration, w
 		return base{}, redstate.Errorf(redstate.EINVALID, "redisstate: redis.Ring is not supported; use a standalone, Sentinel or Cluster client")
 	}
 	if opts.Keys.IsZero() {
-		opts.Keys = executor.MustKeys("")
+		opts.Keys = executor.MustKeys(redstate.KeyPrefix{})
 	}
 	if opts.TTL == 0 {
 		opts.TTL = defTTL

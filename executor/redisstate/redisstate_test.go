@@ -2,6 +2,7 @@ package redisstate_test
 
 import (
 	"fmt"
+	"github.com/redstate/redstate"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,7 +21,7 @@ func TestMain(m *testing.M) { redistest.Main(m) }
 var namespaces atomic.Int64
 
 func opts(ttl time.Duration) redisstate.Options {
-	return redisstate.Options{Keys: executor.MustKeys(fmt.Sprintf("t%d-executor", namespaces.Add(1))), TTL: ttl}
+	return redisstate.Options{Keys: executor.MustKeys(redstate.Prefix("", fmt.Sprintf("t%d-executor", namespaces.Add(1)))), TTL: ttl}
 }
 
 // topologies runs f against the shared standalone server and the shared 3-master cluster.
