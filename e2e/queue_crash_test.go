@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/redstate/redstate"
 	"io"
 	"net/http"
 	"strings"
@@ -17,7 +18,6 @@ import (
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/redistest"
 	"github.com/redstate/redstate/report"
-	"github.com/redstate/redstate/report/redisrecords"
 )
 
 // Crash test parameters (issue 3, "Proof"): 5,000 jobs, the worker process is SIGKILLed
@@ -60,8 +60,8 @@ func TestQueueCrash_WorkerKilledMidRunRedeliversEveryJob(t *testing.T) {
 	submitAll(t, s1)
 	t.Logf("submitted %d records over HTTP in %s", crashJobs, time.Since(start).Round(time.Millisecond))
 
-	keys := queue.NewKeys(report.DefaultQueue, false)
-	recKeys := redisrecords.NewKeys("", false)
+	keys := queue.NewKeys(redstate.Prefix("", report.DefaultQueue), false)
+	recKeys := report.NewKeys(redstate.KeyPrefix{}, false)
 	done := func() int64 { return crashJobs - rc.ZCard(ctx, recKeys.Generating()).Val() }
 	eventually(t, time.Minute, fmt.Sprintf("%d reports done before the kill", crashKillAfter), func() bool {
 		return done() >= crashKillAfter

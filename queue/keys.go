@@ -55,12 +55,17 @@ type Keys struct {
 	oncePrefix string
 }
 
-// NewKeys returns the keys of queue (which must pass ValidateQueueName).
-func NewKeys(queue string, cluster bool) Keys {
-	base := queue
+// NewKeys returns the keys of one queue under p: the deployment's namespace, a plain prefix put
+// before every key (e.g. "prod-" gives "prod-jobs" on standalone and "prod-{jobs}:dead" on
+// Cluster; "" gives the queue's own names), and the queue's name as the block prefix (it must
+// pass ValidateQueueName). The namespace must not contain '{' or '}' so that the queue's own
+// hash tag stays the key's tag; the backend validates it.
+func NewKeys(p redstate.KeyPrefix, cluster bool) Keys {
+	base := p.Block
 	if cluster {
-		base = "{" + queue + "}"
+		base = "{" + p.Block + "}"
 	}
+	base = p.Namespace + base
 	return Keys{
 		Pending:          base,
 		Dead:             base + ":dead",
@@ -88,24 +93,6 @@ func (k Keys) Once(token string) string { return k.oncePrefix + token }
 
 // Processing returns the in-flight LIST of consumerID (which must pass ValidateConsumerID).
 func (k Keys) Processing(consumerID string) string { return k.processingPrefix + consumerID }
-
-// NewNamespacedKeys returns the keys of queue under namespace, a plain prefix put before every
-// key (e.g. "prod-" gives "prod-jobs" on standalone and "prod-{jobs}:dead" on
-// Cluster; "" gives NewKeys' names). The namespace must not contain '{' or '}' so that the
-// queue's own hash tag stays the key's tag; the backend validates it.
-func NewNamespacedKeys(namespace, queue string, cluster bool) Keys {
-	k := NewKeys(queue, cluster)
-	return Keys{
-		Pending:          namespace + k.Pending,
-		Dead:             namespace + k.Dead,
-		Retry:            namespace + k.Retry,
-		Consumers:        namespace + k.Consumers,
-		processingPrefix: namespace + k.processingPrefix,
-		statsPrefix:      namespace + k.statsPrefix,
-		enqueuedPrefix:   namespace + k.enqueuedPrefix,
-		oncePrefix:       namespace + k.oncePrefix,
-	}
-}
 
 // NamesCollide tells whether two queues' keys would overlap: the same name, or one name
 // extending the other with a suffix that one of the other's own keys uses (":dead", ":retry",

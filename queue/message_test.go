@@ -74,11 +74,11 @@ func TestMessage_NextRetryKeepsIdentity(t *testing.T) {
 }
 
 func TestKeys_NamesAndClusterTag(t *testing.T) {
-	k := queue.NewKeys("jobs", false)
+	k := queue.NewKeys(redstate.Prefix("", "jobs"), false)
 	if k.Pending != "jobs" || k.Dead != "jobs:dead" || k.Processing("c1") != "jobs:processing:c1" {
 		t.Fatalf("standalone keys = %+v", k)
 	}
-	k = queue.NewKeys("jobs", true)
+	k = queue.NewKeys(redstate.Prefix("", "jobs"), true)
 	if k.Pending != "{jobs}" || k.Dead != "{jobs}:dead" || k.Retry != "{jobs}:retry" {
 		t.Fatalf("cluster keys = %+v", k)
 	}

@@ -3,7 +3,7 @@
 // The same code runs on a standalone server, behind Sentinel (a failover *redis.Client) and on
 // Redis Cluster.
 //
-// Layout of one queue named <q> (names from queue.NewNamespacedKeys, standalone/Sentinel names
+// Layout of one queue named <q> (names from queue.NewKeys, standalone/Sentinel names
 // shown, on Cluster every key carries the hash tag "{<q>}" instead so that every script's keys
 // share one slot):
 //
@@ -106,7 +106,7 @@ func ValidateNamespace(ns string) error {
 
 // keys returns the keys of queue name (already validated).
 func (b *Broker) keys(name string) queue.Keys {
-	return queue.NewNamespacedKeys(b.ns, name, b.cluster != nil)
+	return queue.NewKeys(redstate.Prefix(b.ns, name), b.cluster != nil)
 }
 
 // marker returns the marker of a new call of a Once script on queue name.

@@ -95,7 +95,7 @@ func TestRedisCrash_AcknowledgedEnqueuesSurviveSIGKILL(t *testing.T) {
 
 	srv.Restart(t)
 	raw := srv.Client(t)
-	list, err := raw.LRange(ctx, queue.NewKeys(q, false).Pending, 0, -1).Result()
+	list, err := raw.LRange(ctx, queue.NewKeys(redstate.Prefix("", q), false).Pending, 0, -1).Result()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -157,7 +157,7 @@ func TestKeys_OneSlotOnCluster(t *testing.T) {
 	c := redistest.SharedCluster(t).Client(t)
 	ctx := context.Background()
 	for _, ns := range []string{"", "prod-"} {
-		k := queue.NewNamespacedKeys(ns, "jobs", true)
+		k := queue.NewKeys(redstate.Prefix(ns, "jobs"), true)
 		if k.Pending != ns+"{jobs}" || k.Dead != ns+"{jobs}:dead" {
 			t.Fatalf("cluster keys = %+v", k)
 		}

@@ -49,7 +49,7 @@ type Options struct {
 // pipeline of sweeps when expired entries were found.
 type Store struct {
 	client    redis.UniversalClient
-	keys      Keys
+	keys      report.Keys
 	retention time.Duration
 	now       func() time.Time
 }
@@ -81,7 +81,7 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 	}
 	return &Store{
 		client:    client,
-		keys:      NewKeys(opts.Namespace, cluster),
+		keys:      report.NewKeys(redstate.Prefix(opts.Namespace, ""), cluster),
 		retention: opts.Retention,
 		now:       opts.Now,
 	}, nil

@@ -103,7 +103,7 @@ func TestProperties(t *testing.T) {
 func TestKeys_SeedNames(t *testing.T) {
 	c := redistest.SharedStandalone(t).Client(t)
 	ctx := context.Background()
-	if k := queue.NewKeys(report.DefaultQueue, false); k.Pending != "report:queue" || k.Dead != "report:queue:dead" {
+	if k := queue.NewKeys(redstate.Prefix("", report.DefaultQueue), false); k.Pending != "report:queue" || k.Dead != "report:queue:dead" {
 		t.Fatalf("report queue keys = %+v", k)
 	}
 	ns := uniqueNS()
@@ -122,7 +122,7 @@ func TestKeys_SeedNames(t *testing.T) {
 	}
 	cl := redistest.SharedCluster(t).Client(t)
 	for _, ns := range []string{"", "prod-"} {
-		rk := redisrecords.NewKeys(ns, true)
+		rk := report.NewKeys(redstate.Prefix(ns, ""), true)
 		keys := []string{rk.Record(1), rk.Record(12345), rk.Generating()}
 		slot := cl.ClusterKeySlot(ctx, keys[0]).Val()
 		for _, key := range keys[1:] {
@@ -150,7 +150,7 @@ func TestLegacyLPUSHGenerated(t *testing.T) {
 			}
 			legacy := `{"RecordId":` + strconv.FormatInt(id, 10) + `,"RetryCount":0,"EnqueueTime":"2025-01-15T10:30:00"}`
 			_, cluster := c.(*redis.ClusterClient)
-			if err := c.LPush(ctx, queue.NewNamespacedKeys(ns, report.DefaultQueue, cluster).Pending, legacy).Err(); err != nil {
+			if err := c.LPush(ctx, queue.NewKeys(redstate.Prefix(ns, report.DefaultQueue), cluster).Pending, legacy).Err(); err != nil {
 				t.Fatal(err)
 			}
 			cfg := reporttest.WorkerConfig(report.DefaultQueue, rs)
@@ -209,7 +209,7 @@ func TestRecords_RetentionExpiresAndSweepsIndex(t *testing.T) {
 				t.Fatalf("ListGeneratingOlderThan after expiry = %v, %v", ids, err)
 			}
 			_, cluster := c.(*redis.ClusterClient)
-			if n := c.ZCard(ctx, redisrecords.NewKeys(ns, cluster).Generating()).Val(); n != 0 {
+			if n := c.ZCard(ctx, report.NewKeys(redstate.Prefix(ns, ""), cluster).Generating()).Val(); n != 0 {
 				t.Fatalf("generating index still holds %d entries", n)
 			}
 		})
