@@ -1,10 +1,10 @@
 package buildstatus
 
 import (
-	"github.com/redstate/redstate"
 	"strconv"
 	"strings"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/internal/keyspace"
 )
 

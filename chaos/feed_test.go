@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/feed"
 	"github.com/redstate/redstate/feed/redisfeed"
 	"github.com/redstate/redstate/feed/sqlfeed"
@@ -91,7 +92,7 @@ func newFeedRun(t *testing.T, r *run) *feedRun {
 	if err != nil {
 		t.Fatalf("redisqueue.New: %v", err)
 	}
-	f := &feedRun{src: src, broker: broker, cache: redisfeed.New(r.rdb, "chaosfeed:"+r.mode+":"), mode: r.mode,
+	f := &feedRun{src: src, broker: broker, cache: redisfeed.New(r.rdb, redstate.Prefix("", "chaosfeed:"+r.mode+":")), mode: r.mode,
 		queue: r.tags[4], log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))}
 	if r.mode == "wait1" {
 		f.queue = r.tags[5]

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/redstate/redstate"
 	"net"
 	"net/http"
 	"os"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/redistest"

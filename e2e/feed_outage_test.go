@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/feed"
 	"github.com/redstate/redstate/feed/redisfeed"
 	"github.com/redstate/redstate/feed/sqlfeed"
@@ -171,7 +172,7 @@ func feedOutage(t *testing.T, killServer bool) {
 	}
 	client := redis.NewClient(&redis.Options{Addr: rds.Addr})
 	defer client.Close()
-	cache := redisfeed.New(client, "")
+	cache := redisfeed.New(client, redstate.KeyPrefix{})
 	svc, err := feed.NewService(src, cache, feed.Options{HybridThreshold: 2})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/feed"
 	"github.com/redstate/redstate/feed/redisfeed"
 	"github.com/redstate/redstate/feed/sqlfeed"
@@ -43,7 +44,7 @@ func Example() {
 	}
 	// Publish fans a post out before it returns; set Options.Enqueue (FanOutEnqueuer, with a
 	// queue.Worker running FanOutHandler) to fan out durably through the job queue instead.
-	svc, err := feed.NewService(posts, redisfeed.New(client, ""), feed.Options{})
+	svc, err := feed.NewService(posts, redisfeed.New(client, redstate.KeyPrefix{}), feed.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

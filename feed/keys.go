@@ -1,6 +1,10 @@
 package feed
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/redstate/redstate"
+)
 
 // Keys builds every Redis key of the feed, in one place (seed 4.1, layout v2):
 //
@@ -29,8 +33,14 @@ type Keys struct {
 	cluster bool
 }
 
-// NewKeys returns the keys under prefix for a standalone (cluster false) or Cluster server.
-func NewKeys(prefix string, cluster bool) Keys { return Keys{prefix: prefix, cluster: cluster} }
+// NewKeys returns the keys under p (the namespace and the feed's key prefix, both may be empty)
+// for a standalone (cluster false) or Cluster server.
+func NewKeys(p redstate.KeyPrefix, cluster bool) Keys {
+	return Keys{prefix: p.String(), cluster: cluster}
+}
+
+// Events is the Pub/Sub channel that carries count notifications between instances.
+func (k Keys) Events() string { return k.prefix + "feed:events" }
 
 // tag returns the opening and closing text around a user id in a user's keys.
 func (k Keys) tag() (string, string) {

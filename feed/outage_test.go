@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/feed"
 	"github.com/redstate/redstate/feed/feedtest"
 	"github.com/redstate/redstate/feed/redisfeed"
@@ -50,7 +51,7 @@ func newOutageEnv(t *testing.T, opts feed.Options) *outageEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &outageEnv{rds: rds, client: client, src: src, cache: redisfeed.New(client, feedtest.UniquePrefix()), opts: opts}
+	return &outageEnv{rds: rds, client: client, src: src, cache: redisfeed.New(client, redstate.Prefix("", feedtest.UniquePrefix())), opts: opts}
 }
 
 // service returns a new Service on the env: a new one stands for a restarted process.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/feed"
 	"github.com/redstate/redstate/feed/feedtest"
 	"github.com/redstate/redstate/feed/memfeed"
@@ -27,7 +28,7 @@ func TestPublish_OneRedisRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache := redisfeed.New(client, feedtest.UniquePrefix())
+	cache := redisfeed.New(client, redstate.Prefix("", feedtest.UniquePrefix()))
 	enqueue := func(context.Context, int64) error { return nil }
 	svc, err := feed.NewService(src, cache, feed.Options{Enqueue: enqueue})
 	if err != nil {

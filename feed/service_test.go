@@ -10,6 +10,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/feed"
 	"github.com/redstate/redstate/feed/feedtest"
 	"github.com/redstate/redstate/feed/memfeed"
@@ -38,7 +39,7 @@ func caches(t *testing.T) map[string]func() feed.Cache {
 	out := map[string]func() feed.Cache{"memory": func() feed.Cache { return memfeed.New() }}
 	if !testing.Short() {
 		client := redistest.StartStandalone(t).Client(t)
-		out["redis"] = func() feed.Cache { return redisfeed.New(client, feedtest.UniquePrefix()) }
+		out["redis"] = func() feed.Cache { return redisfeed.New(client, redstate.Prefix("", feedtest.UniquePrefix())) }
 	}
 	return out
 }

@@ -11,10 +11,10 @@ package buildstatusbench
 import (
 	"context"
 	"fmt"
-	"github.com/redstate/redstate"
 	"slices"
 	"time"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/buildstatus/redisstore"

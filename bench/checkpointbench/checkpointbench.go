@@ -13,11 +13,11 @@ package checkpointbench
 import (
 	"context"
 	"fmt"
-	"github.com/redstate/redstate"
 	"math/rand/v2"
 	"strconv"
 	"time"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/executor/redisstate"

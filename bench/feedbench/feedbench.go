@@ -28,6 +28,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/feed"
 	"github.com/redstate/redstate/feed/redisfeed"
@@ -106,8 +107,8 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	bench.Default(&opts.Duration, 5*time.Second)
 	prefix := bench.Namespace() + ":"
 	defer opts.Cleanup(ctx, prefix, 5*time.Minute)
-	ours := redisfeed.New(opts.Client, prefix+"ours:")
-	base := feed.NewKeys(prefix+"raw:", redisfeed.IsCluster(opts.Client))
+	ours := redisfeed.New(opts.Client, redstate.Prefix("", prefix+"ours:"))
+	base := feed.NewKeys(redstate.Prefix("", prefix+"raw:"), redisfeed.IsCluster(opts.Client))
 	// baseCounts is the seed's counts hash of user u for the baseline.
 	baseCounts := func(u int64) string { return prefix + "raw:user:unread:count:" + strconv.FormatInt(u, 10) }
 	const author = int64(1)
@@ -229,7 +230,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	if err := bench.Failed(res.Read.Ours, res.Read.Baseline, res.Page.Ours, res.Page.Baseline); err != nil || opts.Cache == nil {
 		return res, err
 	}
-	cached := redisfeed.NewCached(opts.Client, prefix+"ours:", opts.Cache)
+	cached := redisfeed.NewCached(opts.Client, redstate.Prefix("", prefix+"ours:"), opts.Cache)
 	pageCached := func(ctx context.Context, _ int, _ int64) error {
 		_, err := cached.UnreadPage(ctx, 1, author, feed.Cursor{}, 20)
 		return err

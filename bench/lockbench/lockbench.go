@@ -16,7 +16,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/redstate/redstate"
 	"io"
 	"strconv"
 	"sync/atomic"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/bsm/redislock"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/executor/redisstate"

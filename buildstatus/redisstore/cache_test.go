@@ -3,13 +3,13 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
-	"github.com/redstate/redstate"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/buildstatus/redisstore"
 	"github.com/redstate/redstate/buildstatus/storetest"

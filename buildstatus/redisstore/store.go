@@ -36,7 +36,7 @@ var _ buildstatus.Store = (*Store)(nil)
 
 // Options configure a Store. The zero value is usable.
 type Options struct {
-	// Keys builds every key and channel name. Zero value: buildstatus.NewKeys(redstate.Prefix("", "")), the
+	// Keys builds every key and channel name. Zero value: buildstatus.NewKeys(redstate.KeyPrefix{}), the
 	// seed's "ingenio:publish:" layout with no namespace.
 	Keys buildstatus.Keys
 	// TTL is the lifetime a save gives a build. Zero: buildstatus.DefaultTTL (30 days).
@@ -102,7 +102,7 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 		return nil, redstate.Errorf(redstate.EINVALID, "redisstore: redis.Ring is not supported; use a standalone, Sentinel or Cluster client")
 	}
 	if opts.Keys.Prefix == "" {
-		opts.Keys = buildstatus.NewKeys(redstate.Prefix("", ""))
+		opts.Keys = buildstatus.NewKeys(redstate.KeyPrefix{})
 	}
 	if opts.TTL == 0 {
 		opts.TTL = buildstatus.DefaultTTL

@@ -2,7 +2,6 @@ package resilientstore
 
 import (
 	"context"
-	"github.com/redstate/redstate"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/buildstatus/redisstore"
 	"github.com/redstate/redstate/internal/resilience"

@@ -2,12 +2,12 @@ package resilientstore
 
 import (
 	"context"
-	"github.com/redstate/redstate"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/buildstatus/memstore"
 	"github.com/redstate/redstate/buildstatus/redisstore"

@@ -1,13 +1,13 @@
 package redisstate_test
 
 import (
-	"github.com/redstate/redstate"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/executor/redisstate"
 	"github.com/redstate/redstate/internal/keyspace"

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/redstate/redstate"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/executor/redisstate"
 	"github.com/redstate/redstate/redistest"

@@ -2,13 +2,13 @@ package redisstate_test
 
 import (
 	"fmt"
-	"github.com/redstate/redstate"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/executor/redisstate"
 	"github.com/redstate/redstate/executor/statetest"

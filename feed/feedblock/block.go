@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/component"
 	"github.com/redstate/redstate/feed"
 	"github.com/redstate/redstate/feed/memfeed"
@@ -48,7 +49,7 @@ type Block struct {
 // RedisCache is the feed's Redis side on env's client under env.Namespace + cfg.Prefix, its
 // unread pages read through env's client-side cache when there is one.
 func RedisCache(env component.Env, cfg feed.Config) *redisfeed.Cache {
-	prefix := env.Namespace + cfg.Prefix
+	prefix := redstate.Prefix(env.Namespace, cfg.Prefix)
 	if env.Cache != nil {
 		return redisfeed.NewCached(env.Redis, prefix, env.Cache)
 	}
@@ -92,7 +93,7 @@ func Open(ctx context.Context, env component.Env, cfg feed.Config, queues Queues
 			return nil, fmt.Errorf("feed breaker: %w", err)
 		}
 		cache, backend = RedisCache(env, cfg), component.BackendRedis
-		fb.notifier = redisfeed.NewNotifier(env.Redis, env.Namespace+cfg.Prefix, log)
+		fb.notifier = redisfeed.NewNotifier(env.Redis, redstate.Prefix(env.Namespace, cfg.Prefix), log)
 	}
 	var notifier feed.Notifier
 	if fb.notifier != nil {

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/feed"
 	"github.com/redstate/redstate/feed/feedtest"
 	"github.com/redstate/redstate/feed/redisfeed"
@@ -16,12 +17,12 @@ import (
 func TestCacheSuite_ClientCache(t *testing.T) {
 	t.Run("Standalone", func(t *testing.T) {
 		srv := redistest.SharedStandalone(t)
-		c := redisfeed.NewCached(srv.Client(t), "", redistest.NewCache(t, redisconn.Options{URL: srv.URL}))
+		c := redisfeed.NewCached(srv.Client(t), redstate.KeyPrefix{}, redistest.NewCache(t, redisconn.Options{URL: srv.URL}))
 		feedtest.RunCacheSuite(t, func(*testing.T) feed.Cache { return c })
 	})
 	t.Run("Cluster", func(t *testing.T) {
 		cl := redistest.SharedCluster(t)
-		c := redisfeed.NewCached(cl.Client(t), "", redistest.NewCache(t, redisconn.Options{ClusterAddrs: cl.Addrs}))
+		c := redisfeed.NewCached(cl.Client(t), redstate.KeyPrefix{}, redistest.NewCache(t, redisconn.Options{ClusterAddrs: cl.Addrs}))
 		feedtest.RunCacheSuite(t, func(*testing.T) feed.Cache { return c })
 	})
 }
@@ -31,7 +32,7 @@ func TestCacheSuite_ClientCache(t *testing.T) {
 // before the write is served until the invalidation arrives).
 func TestClientCache_PagesSeeThisProcessesWritesAtOnce(t *testing.T) {
 	srv := redistest.SharedStandalone(t)
-	c := redisfeed.NewCached(srv.Client(t), feedtest.UniquePrefix(), redistest.NewCache(t, redisconn.Options{URL: srv.URL}))
+	c := redisfeed.NewCached(srv.Client(t), redstate.Prefix("", feedtest.UniquePrefix()), redistest.NewCache(t, redisconn.Options{URL: srv.URL}))
 	ctx := t.Context()
 	const user, author = 1, 2
 	base := time.Now().Add(-time.Hour)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/feed"
 	"github.com/redstate/redstate/feed/feedtest"
 	"github.com/redstate/redstate/redistest"
@@ -78,7 +79,7 @@ func TestFanOut_ClusterScriptsPerNode(t *testing.T) {
 	client := redistest.SharedCluster(t).Client(t)
 	hook := &scriptCalls{}
 	client.AddHook(hook)
-	c := New(client, feedtest.UniquePrefix())
+	c := New(client, redstate.Prefix("", feedtest.UniquePrefix()))
 	author, ref := feedtest.ID(), feed.PostRef{ID: 42, CreateTime: time.UnixMilli(1_700_000_000_000)}
 	followers := clusterFollowers(600)
 
@@ -109,7 +110,7 @@ func TestFanOut_ClusterRegroupsBySlotWhenANodeGroupFails(t *testing.T) {
 	client := redistest.SharedCluster(t).Client(t)
 	hook := &scriptCalls{}
 	client.AddHook(hook)
-	c := New(client, feedtest.UniquePrefix())
+	c := New(client, redstate.Prefix("", feedtest.UniquePrefix()))
 	c.nodeGroups = func(followers []int64) [][]int64 { return [][]int64{followers} }
 	author, ref := feedtest.ID(), feed.PostRef{ID: 42, CreateTime: time.UnixMilli(1_700_000_000_000)}
 	followers := clusterFollowers(60)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/feed"
 	"github.com/redstate/redstate/internal/rediserr"
 )
@@ -27,12 +28,13 @@ type Notifier struct {
 
 var _ feed.Notifier = (*Notifier)(nil)
 
-// NewNotifier returns a Notifier on client; call Run to receive other instances' notifications.
-func NewNotifier(client redis.UniversalClient, prefix string, log *slog.Logger) *Notifier {
+// NewNotifier returns a Notifier on client publishing on the channel of p (feed.Keys.Events);
+// call Run to receive other instances' notifications.
+func NewNotifier(client redis.UniversalClient, p redstate.KeyPrefix, log *slog.Logger) *Notifier {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Notifier{client: client, channel: prefix + "feed:events", local: feed.NewLocalNotifier(), log: log}
+	return &Notifier{client: client, channel: feed.NewKeys(p, false).Events(), local: feed.NewLocalNotifier(), log: log}
 }
 
 // Notify implements feed.Notifier.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/feed"
 	"github.com/redstate/redstate/feed/feedtest"
 	"github.com/redstate/redstate/feed/redisfeed"
@@ -17,11 +18,11 @@ func TestMain(m *testing.M) { redistest.Main(m) }
 
 func TestCacheSuite(t *testing.T) {
 	t.Run("Standalone", func(t *testing.T) {
-		c := redisfeed.New(redistest.SharedStandalone(t).Client(t), "")
+		c := redisfeed.New(redistest.SharedStandalone(t).Client(t), redstate.KeyPrefix{})
 		feedtest.RunCacheSuite(t, func(*testing.T) feed.Cache { return c })
 	})
 	t.Run("Cluster", func(t *testing.T) {
-		c := redisfeed.New(redistest.SharedCluster(t).Client(t), "")
+		c := redisfeed.New(redistest.SharedCluster(t).Client(t), redstate.KeyPrefix{})
 		feedtest.RunCacheSuite(t, func(*testing.T) feed.Cache { return c })
 	})
 }
@@ -38,7 +39,7 @@ func TestExpiry_BuiltNeverOutlivesASet(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			rc := client(t)
-			c := redisfeed.New(rc, feedtest.UniquePrefix())
+			c := redisfeed.New(rc, redstate.Prefix("", feedtest.UniquePrefix()))
 			k := c.Keys()
 			u, a, b, d := feedtest.ID(), feedtest.ID(), feedtest.ID(), feedtest.ID()
 			ref := func(id int64) feed.PostRef { return feed.PostRef{ID: id, CreateTime: time.UnixMilli(id)} }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/feed"
 	"github.com/redstate/redstate/feed/feedtest"
 	"github.com/redstate/redstate/feed/redisfeed"
@@ -25,7 +26,7 @@ func TestResend_NotifyDuplicateIsHarmless(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	prefix := feedtest.UniquePrefix()
-	receiver := redisfeed.NewNotifier(srv.Client(t), prefix, slog.New(slog.DiscardHandler))
+	receiver := redisfeed.NewNotifier(srv.Client(t), redstate.Prefix("", prefix), slog.New(slog.DiscardHandler))
 	go func() { _ = receiver.Run(ctx) }()
 	signal, stop := receiver.Subscribe(7)
 	defer stop()
@@ -34,7 +35,7 @@ func TestResend_NotifyDuplicateIsHarmless(t *testing.T) {
 	if _, err := raw.Receive(ctx); err != nil {
 		t.Fatal(err)
 	}
-	sender := redisfeed.NewNotifier(srv.ResendClient(t), prefix, nil)
+	sender := redisfeed.NewNotifier(srv.ResendClient(t), redstate.Prefix("", prefix), nil)
 	// Wait until the receiver is subscribed too, then drop the signal it sends every
 	// subscriber once subscribed (if it came yet).
 	admin := srv.Client(t)
@@ -75,7 +76,7 @@ func TestResend_NotifyDuplicateIsHarmless(t *testing.T) {
 func TestResend_FanOutAndReadAreIdempotent(t *testing.T) {
 	srv := redistest.StartStandalone(t)
 	ctx := context.Background()
-	c := redisfeed.New(srv.ResendClient(t), feedtest.UniquePrefix())
+	c := redisfeed.New(srv.ResendClient(t), redstate.Prefix("", feedtest.UniquePrefix()))
 	user, author := feedtest.ID(), feedtest.ID()
 	ref := feed.PostRef{ID: feedtest.ID(), CreateTime: time.Now()}
 	if _, err := c.FanOut(ctx, author, feed.PostRef{ID: feedtest.ID(), CreateTime: time.Now()}, []int64{feedtest.ID()}); err != nil {

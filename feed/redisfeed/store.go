@@ -45,10 +45,10 @@ type PageCache interface {
 	Sync(ctx context.Context) error
 }
 
-// New returns a Cache on client with keys under prefix (hash-tagged per user on Cluster).
-func New(client redis.UniversalClient, prefix string) *Cache {
+// New returns a Cache on client with keys under p (hash-tagged per user on Cluster).
+func New(client redis.UniversalClient, p redstate.KeyPrefix) *Cache {
 	_, cluster := client.(*redis.ClusterClient)
-	return &Cache{client: client, keys: feed.NewKeys(prefix, cluster), cluster: cluster}
+	return &Cache{client: client, keys: feed.NewKeys(p, cluster), cluster: cluster}
 }
 
 // NewCached is New with UnreadPage's plain read (one ZREVRANGEBYSCORE, the common case)
@@ -56,8 +56,8 @@ func New(client redis.UniversalClient, prefix string) *Cache {
 // is unchanged. Every write of unread sets (FanOut, MarkRead, MarkAuthorRead, Unfollow,
 // Rebuild) ends with pages.Sync, so this process's next page sees it; another process sees it
 // once Redis's invalidation arrives.
-func NewCached(client redis.UniversalClient, prefix string, pages PageCache) *Cache {
-	c := New(client, prefix)
+func NewCached(client redis.UniversalClient, p redstate.KeyPrefix, pages PageCache) *Cache {
+	c := New(client, p)
 	c.pages = pages
 	return c
 }
