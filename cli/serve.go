@@ -139,7 +139,7 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 		MaxEventStreams:          cfg.Server.MaxEventStreams,
 		MaxEventStreamsPerClient: cfg.Server.MaxEventStreamsPerClient,
 	}, httpapi.Deps{Builds: builds.store, Reports: queues.reports, Queues: queues.admin,
-		ExecutorRunner: exec.runner, Index: idx.indexer, Feed: fd.svc, Health: a.health,
+		ExecutorRunner: exec.runner, Index: idx.indexer, IndexPush: idx.push, Feed: fd.svc, Health: a.health,
 		QueueNames: queues.names, Throughput: queues.throughputStore(), IndexSources: idx.sourceStatus, ExecutorLister: exec.lister(cfg),
 		Overview: func(ctx context.Context) httpapi.Overview { return a.overview(ctx) },
 	})

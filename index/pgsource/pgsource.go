@@ -83,17 +83,20 @@ type Source struct {
 	opts Options
 	log  *slog.Logger
 	keys positionKeys
-	// BackfilledRows counts rows copied by the backfill; LagBytes is the WAL between the
-	// server's position and the applied one (at the last peek with wal2json, the last message
-	// with pgoutput); LagSeconds the age of the last applied commit.
-	BackfilledRows, LagBytes atomic.Int64
-	lagMillis                atomic.Int64
+	// BackfilledRows counts rows copied by the backfill.
+	BackfilledRows atomic.Int64
+	// lagBytes is LagBytes; lagMillis LagSeconds in milliseconds.
+	lagBytes, lagMillis atomic.Int64
 	// Events counts the row changes applied from the stream.
 	Events atomic.Int64
 }
 
 // LagSeconds is the age of the last applied commit when it was applied.
 func (s *Source) LagSeconds() float64 { return float64(s.lagMillis.Load()) / 1000 }
+
+// LagBytes is the WAL between the server's position and the applied one, at the last peek
+// with wal2json, the last message with pgoutput.
+func (s *Source) LagBytes() int64 { return s.lagBytes.Load() }
 
 // positionKeys are the Redis keys of a slot's progress.
 type positionKeys struct{ position, snapshot, backfill string }

@@ -118,7 +118,7 @@ func (s *Source) StreamOnce(ctx context.Context) (int, error) {
 	}
 	_ = peek.Rollback() // read only: nothing to commit; the connection goes back to the pool
 	if lastLSN == 0 {
-		s.LagBytes.Store(0)
+		s.lagBytes.Store(0)
 		return 0, nil
 	}
 	if len(changes) > 0 {
@@ -138,7 +138,7 @@ func (s *Source) StreamOnce(ctx context.Context) (int, error) {
 	}
 	var lag sql.NullInt64
 	if err := s.opts.DB.QueryRowContext(ctx, "SELECT (pg_current_wal_lsn() - confirmed_flush_lsn)::bigint FROM pg_replication_slots WHERE slot_name = $1", s.opts.Slot).Scan(&lag); err == nil {
-		s.LagBytes.Store(lag.Int64)
+		s.lagBytes.Store(lag.Int64)
 	}
 	return len(changes), nil
 }
