@@ -24,7 +24,7 @@ func (s *Source) backfill(ctx context.Context, table string, snapshot uint64) er
 		return redstate.Errorf(redstate.EINVALID, "pg source: table %s.%s is not declared in index.tables", s.opts.Database, name)
 	}
 	field := table
-	last, err := s.opts.Redis.HGet(ctx, s.keys.backfill, field).Result()
+	last, err := s.opts.Redis.HGet(ctx, s.keys.Backfill, field).Result()
 	if err == nil && last == "\x00done" {
 		s.log.Info("backfill already done", "table", table)
 		return nil
@@ -84,7 +84,7 @@ func (s *Source) backfill(ctx context.Context, table string, snapshot uint64) er
 		}
 		copied += len(changes)
 		s.BackfilledRows.Add(int64(len(changes)))
-		if err := s.opts.Redis.HSet(ctx, s.keys.backfill, field, last).Err(); err != nil {
+		if err := s.opts.Redis.HSet(ctx, s.keys.Backfill, field, last).Err(); err != nil {
 			return rediserr.Map(err, "record backfill progress")
 		}
 	}
@@ -92,5 +92,5 @@ func (s *Source) backfill(ctx context.Context, table string, snapshot uint64) er
 		return ctx.Err()
 	}
 	s.log.Info("backfill done", "table", table, "rows", copied)
-	return rediserr.Map(s.opts.Redis.HSet(ctx, s.keys.backfill, field, "\x00done").Err(), "record backfill done")
+	return rediserr.Map(s.opts.Redis.HSet(ctx, s.keys.Backfill, field, "\x00done").Err(), "record backfill done")
 }

@@ -82,7 +82,7 @@ type Source struct {
 	ix   *index.Indexer
 	opts Options
 	log  *slog.Logger
-	keys positionKeys
+	keys index.PostgresSourceKeys
 	// BackfilledRows counts rows copied by the backfill.
 	BackfilledRows atomic.Int64
 	// lagBytes is LagBytes; lagMillis LagSeconds in milliseconds.
@@ -97,9 +97,6 @@ func (s *Source) LagSeconds() float64 { return float64(s.lagMillis.Load()) / 100
 // LagBytes is the WAL between the server's position and the applied one, at the last peek
 // with wal2json, the last message with pgoutput.
 func (s *Source) LagBytes() int64 { return s.lagBytes.Load() }
-
-// positionKeys are the Redis keys of a slot's progress.
-type positionKeys struct{ position, snapshot, backfill string }
 
 // New returns a Source. Errors: EINVALID.
 func New(ix *index.Indexer, opts Options) (*Source, error) {
@@ -140,9 +137,8 @@ func New(ix *index.Indexer, opts Options) (*Source, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	base := ix.SourceKeyPrefix() + "pg:" + opts.Slot
 	return &Source{ix: ix, opts: opts, log: opts.Logger.With("source", "postgres", "slot", opts.Slot, "plugin", opts.Plugin),
-		keys: positionKeys{position: base + ":position", snapshot: base + ":snapshot", backfill: base + ":backfill"}}, nil
+		keys: index.NewPostgresSourceKeys(ix.SourceKeyPrefix(), opts.Slot)}, nil
 }
 
 // Run checks the tables' replica identity, creates the publication (pgoutput) and the slot if
@@ -223,22 +219,22 @@ func (s *Source) ensureSlot(ctx context.Context) (uint64, error) {
 		if err != nil {
 			return 0, sqldb.Map(err, "create replication slot with "+s.opts.Plugin+" (wal_level=logical is required; wal2json also needs its package)")
 		}
-		if err := s.opts.Redis.Set(ctx, s.keys.snapshot, lsn, 0).Err(); err != nil {
+		if err := s.opts.Redis.Set(ctx, s.keys.Snapshot, lsn, 0).Err(); err != nil {
 			return 0, rediserr.Map(err, "record slot snapshot")
 		}
-		if err := s.opts.Redis.Del(ctx, s.keys.backfill, s.keys.position).Err(); err != nil {
+		if err := s.opts.Redis.Del(ctx, s.keys.Backfill, s.keys.Position).Err(); err != nil {
 			return 0, rediserr.Map(err, "reset backfill progress")
 		}
 		s.log.Info("replication slot created", "lsn", lsn)
 	}
-	lsn, err := s.opts.Redis.Get(ctx, s.keys.snapshot).Result()
+	lsn, err := s.opts.Redis.Get(ctx, s.keys.Snapshot).Result()
 	if errors.Is(err, redis.Nil) {
 		// The slot exists but Redis lost its snapshot (flushed): use the slot's own start; the
 		// backfill is then redone and every row is re-copied at that version.
 		if err := s.opts.DB.QueryRowContext(ctx, "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1", s.opts.Slot).Scan(&lsn); err != nil {
 			return 0, sqldb.Map(err, "read slot position")
 		}
-		if err := s.opts.Redis.Set(ctx, s.keys.snapshot, lsn, 0).Err(); err != nil {
+		if err := s.opts.Redis.Set(ctx, s.keys.Snapshot, lsn, 0).Err(); err != nil {
 			return 0, rediserr.Map(err, "record slot snapshot")
 		}
 	} else if err != nil {

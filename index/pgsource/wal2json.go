@@ -38,7 +38,7 @@ type walColumn struct {
 func (s *Source) StreamOnce(ctx context.Context) (int, error) {
 	var posText string
 	var pos uint64
-	posText, err := s.opts.Redis.Get(ctx, s.keys.position).Result()
+	posText, err := s.opts.Redis.Get(ctx, s.keys.Position).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return 0, rediserr.Map(err, "read stream position")
 	}
@@ -130,7 +130,7 @@ func (s *Source) StreamOnce(ctx context.Context) (int, error) {
 	if !lastCommit.IsZero() {
 		s.lagMillis.Store(time.Since(lastCommit).Milliseconds())
 	}
-	if err := s.opts.Redis.Set(ctx, s.keys.position, index.FormatLSN(lastLSN), 0).Err(); err != nil {
+	if err := s.opts.Redis.Set(ctx, s.keys.Position, index.FormatLSN(lastLSN), 0).Err(); err != nil {
 		return 0, rediserr.Map(err, "record stream position")
 	}
 	if _, err := s.opts.DB.ExecContext(ctx, "SELECT pg_replication_slot_advance($1, $2::pg_lsn)", s.opts.Slot, index.FormatLSN(lastLSN)); err != nil {
