@@ -107,7 +107,7 @@ func (k Keys) VersionID(key string) (id string, ok bool) {
 //	P pg:<slot>:position  String, the last applied LSN (wal2json)
 //	P pg:<slot>:snapshot  String, the slot's consistent point: the backfilled rows' version
 //	P pg:<slot>:backfill  Hash, followed table → last key copied ("\x00done" when complete),
-//	                      and the backfill's fence
+//	                      and the backfill's fence (field "\x00fence")
 //
 // The keys carry no hash tag: only single-key commands and scripts touch them.
 type PostgresSourceKeys struct {

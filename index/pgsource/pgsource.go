@@ -18,7 +18,8 @@
 // OFFSET), each versioned (slot LSN, 0): the slot was created before the copy, so every change
 // the copy might have missed or read half-way is in the stream with a newer version and wins.
 // Backfill progress (the last key copied per table) lives in Redis, so a restarted process
-// resumes it.
+// resumes it; it is fenced (index.PagedSnapshot, backfillProgress), so a runner that stalled
+// while another took over never moves it back.
 package pgsource
 
 import (
