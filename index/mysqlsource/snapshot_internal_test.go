@@ -198,4 +198,3 @@ func TestSnapshot_ResumesFromRecordedProgress(t *testing.T) {
 		t.Fatalf("progress after b = %q, want done", got)
 	}
 }
-
