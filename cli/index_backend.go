@@ -21,15 +21,13 @@ import (
 // indexBackend is the CDC tag index as serve runs it.
 type indexBackend struct {
 	indexer *index.Indexer
-	// streams is the Redis Streams source, nil when index.streams.keys is empty.
-	streams *streamsource.Source
-	// postgres is the PostgreSQL source, nil when index.postgres.url is empty.
-	postgres *pgsource.Source
-	// mysql is the MySQL/MariaDB binlog source, nil when index.mysql.url is empty.
-	mysql *mysqlsource.Source
-	// kafka is the Kafka source, nil when index.kafka.brokers is empty.
-	kafka *kafkasource.Source
-	log   *slog.Logger
+	// push is the HTTP ingest path's source (POST /v1/index/events), nil without tables.
+	push *index.PushSource
+	// sources are push and the configured sources, in the order the API lists them: PostgreSQL
+	// (index.postgres.url), MySQL/MariaDB (index.mysql.url), Redis Streams
+	// (index.streams.keys), Kafka (index.kafka.brokers).
+	sources []index.Source
+	log     *slog.Logger
 	// backend is component.BackendMemory or component.BackendRedis.
 	backend string
 	bg      component.Background
@@ -44,19 +42,10 @@ func (ib *indexBackend) Start(ctx context.Context) error {
 	if ib.indexer != nil {
 		ib.bg.Go(ctx, func(ctx context.Context) { _ = ib.indexer.RunCounters(ctx, 0, ib.log) })
 	}
-	if ib.streams != nil {
-		ib.bg.Go(ctx, func(ctx context.Context) { _ = ib.streams.Run(ctx) })
-	}
-	if ib.postgres != nil {
-		ib.bg.Go(ctx, func(ctx context.Context) { _ = ib.postgres.Run(ctx) })
-	}
-	if ib.mysql != nil {
-		ib.bg.Go(ctx, func(ctx context.Context) { _ = ib.mysql.Run(ctx) }) // a purged position is logged by Run
-	}
-	if ib.kafka != nil {
+	for _, src := range ib.sources {
 		ib.bg.Go(ctx, func(ctx context.Context) {
-			if err := ib.kafka.Run(ctx); err != nil {
-				ib.log.Error("CDC index Kafka source stopped", "err", err)
+			if err := src.Run(ctx); err != nil {
+				ib.log.Error("CDC index source stopped", "source", src.Status().Name, "err", err)
 			}
 		})
 	}
@@ -66,7 +55,8 @@ func (ib *indexBackend) Start(ctx context.Context) error {
 // Close stops the sources and the counters' flush within ctx.
 func (ib *indexBackend) Close(ctx context.Context) error { return ib.bg.Stop(ctx) }
 
-// Health reports the backend, the tables and the sources (off without tables).
+// Health reports the backend, the tables and the pulled sources (off without tables):
+// degraded while one of them is.
 func (ib *indexBackend) Health(context.Context) component.Status {
 	st := component.Status{Name: ib.Name(), Backend: ib.backend, State: component.StateOK}
 	if ib.indexer == nil {
@@ -74,19 +64,31 @@ func (ib *indexBackend) Health(context.Context) component.Status {
 		return st
 	}
 	st.Detail = fmt.Sprintf("%d tables", len(ib.indexer.Tables()))
-	for _, s := range ib.sourceStatus() {
-		st.Detail += ", source " + s.Name
-		if s.Name == "mysql" {
-			st.Detail += " (" + mysqlLeaseDetail(ib.mysql) + ")"
+	var failing []string
+	for _, src := range ib.pulled() {
+		st.Detail += ", source " + src.Status().Name
+		switch h := src.Health(); {
+		case h.State == component.StateDegraded:
+			st.State, failing = component.StateDegraded, append(failing, h.Reason)
+		case h.Reason != "":
+			st.Detail += " (" + h.Reason + ")"
 		}
 	}
-	if ib.kafka != nil {
-		if f := ib.kafka.Failure(); f != "" {
-			st.State = component.StateDegraded
-			st.Detail += "; the Kafka source is failing (" + f + "), retrying; nothing is committed past what is applied"
-		}
+	for _, f := range failing {
+		st.Detail += "; " + f
 	}
 	return st
+}
+
+// pulled are the sources that read an upstream (every one but push).
+func (ib *indexBackend) pulled() []index.Source {
+	var out []index.Source
+	for _, src := range ib.sources {
+		if src.Status().Kind == index.SourcePulled {
+			out = append(out, src)
+		}
+	}
+	return out
 }
 
 // redisIndexStore is the Redis index store on the root's client, its queries read through
@@ -122,18 +124,9 @@ func (a *app) openIndex(ctx context.Context) (*indexBackend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("index: %w", err)
 	}
-	ib.indexer, ib.backend = ix, backend
-	metrics.RegisterIndex(m, ix)
-	if st := cfg.Index.Streams; len(st.Keys) > 0 {
-		src, err := streamsource.New(ix, streamsource.Options{Client: client, Streams: st.Keys, Group: st.Group,
-			Consumer: st.Consumer, Format: st.Format, ClaimIdle: st.ClaimIdle, NullValue: st.NullValue, Logger: log})
-		if err != nil {
-			return nil, fmt.Errorf("index streams: %w", err)
-		}
-		ib.streams = src
-		metrics.RegisterIndexStreams(m, src)
-		log.Info("CDC index consuming Redis Streams", "streams", len(st.Keys), "group", st.Group, "format", st.Format)
-	}
+	ib.indexer, ib.backend, ib.push = ix, backend, index.NewPushSource()
+	ib.sources = append(ib.sources, ib.push)
+	index.RegisterMetrics(m, ix)
 	if pg := cfg.Index.Postgres; pg.URL != "" {
 		db, err := a.sqlAt(ctx, pg.URL)
 		if err != nil {
@@ -144,10 +137,9 @@ func (a *app) openIndex(ctx context.Context) (*indexBackend, error) {
 		if err != nil {
 			return nil, fmt.Errorf("index postgres source: %w", err)
 		}
-		ib.postgres = src
-		metrics.RegisterIndexSource(m, "postgres", src.LagSeconds, func() float64 { return float64(src.LagBytes.Load()) },
-			func() float64 { return float64(src.BackfilledRows.Load()) })
-		metrics.RegisterIndexSourceProgress(m, "postgres", metrics.SourceProgress{Events: func() float64 { return float64(src.Events.Load()) }})
+		ib.sources = append(ib.sources, src)
+		registerSourceLag(m, src)
+		index.RegisterSourceProgress(m, "postgres", index.SourceProgress{Events: func() float64 { return float64(src.Events.Load()) }})
 		log.Info("CDC index following PostgreSQL", "dsn", db.DSN, "slot", pg.Slot, "plugin", pg.Plugin, "tables", pg.Tables)
 	}
 	if my := cfg.Index.MySQL; my.URL != "" {
@@ -160,33 +152,42 @@ func (a *app) openIndex(ctx context.Context) (*indexBackend, error) {
 		if err != nil {
 			return nil, fmt.Errorf("index mysql source: %w", err)
 		}
-		ib.mysql = src
-		metrics.RegisterIndexSource(m, "mysql", src.LagSeconds, func() float64 { return float64(src.LagBytes()) },
-			func() float64 { return float64(src.SnapshotRows.Load()) })
-		metrics.RegisterIndexSourceLeader(m, "mysql", func() float64 {
+		ib.sources = append(ib.sources, src)
+		registerSourceLag(m, src)
+		index.RegisterSourceLeader(m, "mysql", func() float64 {
 			if _, ok := src.Leader(); ok {
 				return 1
 			}
 			return 0
 		})
-		metrics.RegisterIndexSourceProgress(m, "mysql", mysqlProgress(src))
+		index.RegisterSourceProgress(m, "mysql", mysqlProgress(src))
 		log.Info("CDC index following the MySQL binary log", "dsn", db.DSN, "tables", my.Tables)
+	}
+	if st := cfg.Index.Streams; len(st.Keys) > 0 {
+		src, err := streamsource.New(ix, streamsource.Options{Client: client, Streams: st.Keys, Group: st.Group,
+			Consumer: st.Consumer, Format: st.Format, ClaimIdle: st.ClaimIdle, NullValue: st.NullValue, Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("index streams: %w", err)
+		}
+		ib.sources = append(ib.sources, src)
+		streamsource.RegisterMetrics(m, src)
+		log.Info("CDC index consuming Redis Streams", "streams", len(st.Keys), "group", st.Group, "format", st.Format)
 	}
 	src, err := kafkaSource(ix, cfg.Index.Kafka, log)
 	if err != nil {
 		return nil, fmt.Errorf("index kafka source: %w", err)
 	}
 	if src != nil {
-		ib.kafka = src
-		metrics.RegisterIndexKafka(m, src)
+		ib.sources = append(ib.sources, src)
+		kafkasource.RegisterMetrics(m, src)
 	}
 	log.Info("CDC index ready", "tables", len(cfg.Index.Tables), "namespace", cfg.Namespace, "prefix", cfg.Index.Prefix, "backend", backend)
 	return ib, nil
 }
 
 // mysqlProgress reads the binlog source's progress for its metrics.
-func mysqlProgress(src *mysqlsource.Source) metrics.SourceProgress {
-	return metrics.SourceProgress{
+func mysqlProgress(src *mysqlsource.Source) index.SourceProgress {
+	return index.SourceProgress{
 		Events:        func() float64 { return float64(src.Events.Load()) },
 		PendingEvents: func() float64 { return float64(src.PendingEvents()) },
 		PositionFile: func() float64 {
@@ -198,20 +199,16 @@ func mysqlProgress(src *mysqlsource.Source) metrics.SourceProgress {
 	}
 }
 
+// registerSourceLag registers the lag and backfill gauges of a source whose lag is in log
+// bytes (PostgreSQL, MySQL), read through its Status.
+func registerSourceLag(m *metrics.Metrics, src index.Source) {
+	index.RegisterSourceLag(m, src.Status().Name, func() float64 { return src.Status().Lag.Seconds },
+		func() float64 { return float64(src.Status().Lag.Behind) }, func() float64 { return float64(src.Status().Copied) })
+}
+
 // indexOptions are the index's options from cfg.Index, under the namespace (the key rule).
 func (a *app) indexOptions() index.Options {
 	ix := a.cfg.Index
 	return index.Options{Namespace: a.cfg.Namespace, Prefix: ix.Prefix, VersionTTL: ix.VersionTTL, DeadLetterMax: ix.DeadLetterMax,
 		Debezium: ix.Debezium}
-}
-
-// mysqlLeaseDetail says whether this instance reads the binlog.
-func mysqlLeaseDetail(src *mysqlsource.Source) string {
-	if fence, ok := src.Leader(); ok {
-		return fmt.Sprintf("reading the binlog (fence %d)", fence)
-	}
-	if src.Standby() {
-		return "standby: another instance holds the binlog lease"
-	}
-	return "not reading the binlog: acquiring the lease (see the log if Redis fails)"
 }

@@ -30,14 +30,10 @@ func kafkaSource(ix *index.Indexer, k index.KafkaConfig, log *slog.Logger) (*kaf
 	return kafkasource.New(ix, opts)
 }
 
-// kafkaStatus is the Kafka source's progress for GET /v1/index/status: this instance's lag,
-// and the whole group's as last read (now is the answer's time, for the read's age).
-func kafkaStatus(src *kafkasource.Source, now time.Time) httpapi.IndexSourceStatus {
-	st := httpapi.IndexSourceStatus{Name: "kafka"}
-	for _, n := range src.Lag() {
-		st.LagRecords += n
-	}
-	g, timing := src.GroupLag(), src.GroupTiming()
+// kafkaGroupStatus adds the Kafka source's group to st for GET /v1/index/status: the whole
+// group's lag as last read (now is the answer's time, for the read's age).
+func kafkaGroupStatus(st *httpapi.IndexSourceStatus, d *kafkasource.Detail, now time.Time) {
+	g, timing := d.Group, d.Timing
 	kg := &httpapi.IndexKafkaGroup{Group: g.Group, State: g.State, Members: g.Members,
 		SessionTimeoutSeconds: timing.SessionTimeout.Seconds(), HeartbeatIntervalSeconds: timing.HeartbeatInterval.Seconds(),
 		RebalanceTimeoutSeconds: timing.RebalanceTimeout.Seconds(), LagIntervalSeconds: timing.GroupLagInterval.Seconds(),
@@ -55,5 +51,4 @@ func kafkaStatus(src *kafkasource.Source, now time.Time) httpapi.IndexSourceStat
 			CommittedOffset: p.Committed, LagRecords: p.Lag, Member: p.Member, ClientID: p.ClientID, Host: p.Host, Self: p.Self, Error: p.Err})
 	}
 	st.KafkaGroup = kg
-	return st
 }

@@ -5,6 +5,9 @@ import (
 	"time"
 
 	"github.com/redstate/redstate/httpapi"
+	"github.com/redstate/redstate/index"
+	"github.com/redstate/redstate/index/kafkasource"
+	"github.com/redstate/redstate/index/mysqlsource"
 	"github.com/redstate/redstate/internal/buildinfo"
 	"github.com/redstate/redstate/redisconn"
 )
@@ -49,27 +52,28 @@ func (a *app) redisOverview(ctx context.Context) httpapi.RedisOverview {
 	return r
 }
 
-// sourceStatus reports the index sources' progress for the API.
+// sourceStatus reports the pulled sources' progress for the API: the common status, plus the
+// binlog source's and the Kafka group's detail.
 func (ib *indexBackend) sourceStatus() []httpapi.IndexSourceStatus {
 	var out []httpapi.IndexSourceStatus
-	if ib.postgres != nil {
-		out = append(out, httpapi.IndexSourceStatus{Name: "postgres", BackfilledRows: ib.postgres.BackfilledRows.Load(),
-			LagBytes: ib.postgres.LagBytes.Load(), LagSeconds: ib.postgres.LagSeconds(), Events: ib.postgres.Events.Load()})
-	}
-	if my := ib.mysql; my != nil {
-		st := httpapi.IndexSourceStatus{Name: "mysql", BackfilledRows: my.SnapshotRows.Load(), LagSeconds: my.LagSeconds(),
-			LagBytes: my.LagBytes(), Events: my.Events.Load(), PendingEvents: my.PendingEvents(), EventsPerSecond: my.EventsPerSecond(),
-			SnapshotRowsEstimate: my.SnapshotEstimate(), SnapshotPercent: my.SnapshotPercent(), Streaming: my.Streaming()}
-		if p := my.Position(); p.File != "" {
-			st.Position = p.String()
+	now := time.Now()
+	for _, src := range ib.pulled() {
+		s := src.Status()
+		st := httpapi.IndexSourceStatus{Name: s.Name, BackfilledRows: s.Copied, LagSeconds: s.Lag.Seconds, Events: s.Events, Position: s.Position}
+		switch s.Lag.Unit {
+		case index.LagBytes:
+			st.LagBytes = s.Lag.Behind
+		case index.LagRecords:
+			st.LagRecords = s.Lag.Behind
+		}
+		switch d := s.Detail.(type) {
+		case *mysqlsource.Detail:
+			st.PendingEvents, st.EventsPerSecond, st.SnapshotRowsEstimate = d.PendingEvents, d.EventsPerSecond, d.SnapshotEstimate
+			st.SnapshotPercent, st.Streaming = d.SnapshotPercent, d.Streaming
+		case *kafkasource.Detail:
+			kafkaGroupStatus(&st, d, now)
 		}
 		out = append(out, st)
-	}
-	if ib.streams != nil {
-		out = append(out, httpapi.IndexSourceStatus{Name: "streams"})
-	}
-	if ib.kafka != nil {
-		out = append(out, kafkaStatus(ib.kafka, time.Now()))
 	}
 	return out
 }

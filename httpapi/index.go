@@ -65,10 +65,12 @@ func (s *server) indexEvents(w http.ResponseWriter, r *http.Request) error {
 	}
 	res, err := s.index.Apply(r.Context(), parsed.Changes)
 	if err != nil {
+		s.indexPush.Record(res, err)
 		return err
 	}
 	res.Skipped += parsed.Skipped
 	res.Failed += len(parsed.Errors)
+	s.indexPush.Record(res, nil)
 	s.index.CountUnreadable(len(parsed.Errors))
 	s.index.CountSkipped(parsed.Skipped)
 	for _, e := range parsed.Errors {

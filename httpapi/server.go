@@ -101,6 +101,9 @@ type Deps struct {
 	ExecutorRunner func() (*executor.Runner, error)
 	// Index is the CDC tag index of seed 001 (/v1/index/...); nil: those routes answer 404.
 	Index *index.Indexer
+	// IndexPush counts the batches of POST /v1/index/events, the index's push source; nil:
+	// not counted.
+	IndexPush *index.PushSource
 	// Feed is the feed of seed 003 (/v1/feed/...); nil: those routes answer 404.
 	Feed *feed.Service
 	// Overview fills GET /v1/overview (the dashboard's first page); nil: 404.
@@ -146,6 +149,7 @@ type server struct {
 	queueNames   func() []string
 	throughput   queue.ThroughputStore
 	indexSources func() []IndexSourceStatus
+	indexPush    *index.PushSource
 	execLister   ExecutorLister
 	// registered lists every route in registration order, for the OpenAPI tests.
 	registered []registeredRoute
@@ -260,6 +264,7 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 		queueNames:   deps.QueueNames,
 		throughput:   deps.Throughput,
 		indexSources: deps.IndexSources,
+		indexPush:    deps.IndexPush,
 		execLister:   deps.ExecutorLister,
 	}
 	s.routes(promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{}))

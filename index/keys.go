@@ -100,3 +100,62 @@ func (k Keys) VersionID(key string) (id string, ok bool) {
 	}
 	return keyspace.UnescapeSegment(escaped)
 }
+
+// PostgresSourceKeys are the Redis keys of the PostgreSQL source following one replication
+// slot (pgsource). Layout (P = the index's SourceKeyPrefix, "<namespace><prefix>:source:"):
+//
+//	P pg:<slot>:position  String, the last applied LSN (wal2json)
+//	P pg:<slot>:snapshot  String, the slot's consistent point: the backfilled rows' version
+//	P pg:<slot>:backfill  Hash, followed table → last key copied ("\x00done" when complete),
+//	                      and the backfill's fence (field "\x00fence")
+//
+// The keys carry no hash tag: only single-key commands and scripts touch them.
+type PostgresSourceKeys struct {
+	// Position is the last applied LSN (wal2json).
+	Position string
+	// Snapshot is the slot's consistent point, recorded when the source created the slot.
+	Snapshot string
+	// Backfill is a hash: followed table → last key copied, and the backfill's fence.
+	Backfill string
+}
+
+// NewPostgresSourceKeys returns the keys of the PostgreSQL source of slot under prefix, an
+// index's SourceKeyPrefix.
+func NewPostgresSourceKeys(prefix, slot string) PostgresSourceKeys {
+	base := prefix + "pg:" + slot
+	return PostgresSourceKeys{Position: base + ":position", Snapshot: base + ":snapshot", Backfill: base + ":backfill"}
+}
+
+// MySQLSourceKeys are the Redis keys of the MySQL/MariaDB binlog source (mysqlsource).
+// Layout (P = the index's SourceKeyPrefix, "<namespace><prefix>:source:"):
+//
+//	P{mysql}:position           String, the last applied position "file:pos"
+//	P{mysql}:snapshot           String, the position the snapshot was read at
+//	P{mysql}:snapshot-progress  Hash, followed table → last key copied ("\x00done" when complete)
+//	P{mysql}:lease              String, the reading instance's token, PX the lease TTL
+//	P{mysql}:fence              String, a counter that grows at each acquisition of the lease
+//
+// Every key carries the hash tag {mysql}, so they share one Redis Cluster slot and the source's
+// scripts, which check the lease and write another key in one step, run on Cluster. A prefix
+// that holds a hash tag of its own keeps them in one slot too: Redis hashes the first tag, the
+// same in every key.
+type MySQLSourceKeys struct {
+	// Position is the last applied position ("file:pos").
+	Position string
+	// Snapshot is the position the snapshot was read at.
+	Snapshot string
+	// Progress is a hash: followed table → last key copied ("\x00done" when complete).
+	Progress string
+	// Lease holds the token of the instance reading the binlog, with the lease's TTL.
+	Lease string
+	// Fence counts the acquisitions of the lease; it only grows.
+	Fence string
+}
+
+// NewMySQLSourceKeys returns the keys of the MySQL source under prefix, an index's
+// SourceKeyPrefix.
+func NewMySQLSourceKeys(prefix string) MySQLSourceKeys {
+	base := prefix + "{mysql}:"
+	return MySQLSourceKeys{Position: base + "position", Snapshot: base + "snapshot", Progress: base + "snapshot-progress",
+		Lease: base + "lease", Fence: base + "fence"}
+}

@@ -16,9 +16,6 @@ import (
 	"github.com/redstate/redstate/sqldb"
 )
 
-// snapshotDone marks a table whose snapshot is complete in the progress hash.
-const snapshotDone = "\x00done"
-
 // snapshot copies the followed tables' rows at a known position and returns it, recorded as
 // the stream's start. Its records in Redis (position, progress) are fenced writes. A snapshot interrupted earlier (its position recorded, the stream's not)
 // resumes after the last key copied of each table, outside any transaction.
@@ -120,18 +117,11 @@ func (s *Source) snapshotPosition(ctx context.Context, conn *sql.Conn) (Position
 }
 
 // copyTable copies table ("db.table") in keyset order of its index key from the last key
-// recorded, each row at version (at, 0), recording the last key after every page.
+// recorded, each row at version (at, 0), recording the last key after every page (fenced by
+// the binlog lease: snapshotProgress).
 func (s *Source) copyTable(ctx context.Context, conn *sql.Conn, table string, at Position) error {
 	db, name, _ := strings.Cut(table, ".")
 	spec, _ := s.ix.Table(db, name)
-	last, err := s.opts.Redis.HGet(ctx, s.keys.Progress, table).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return rediserr.Map(err, "read snapshot progress")
-	}
-	if last == snapshotDone {
-		return nil
-	}
-	started := err == nil
 	cols, err := columns(ctx, conn, db, name)
 	if err != nil {
 		return err
@@ -141,46 +131,52 @@ func (s *Source) copyTable(ctx context.Context, conn *sql.Conn, table string, at
 		return err
 	}
 	ident, key := quote(db)+"."+quote(name), quote(spec.Key)
-	copied := 0
-	s.log.Info("snapshot of table started", "table", table, "resume_after", last)
-	for {
-		q, args := "SELECT * FROM "+ident+" ORDER BY "+key+" LIMIT ?", []any{s.opts.SnapshotPage}
-		if started {
-			q, args = "SELECT * FROM "+ident+" WHERE "+key+" > ? ORDER BY "+key+" LIMIT ?", []any{last, s.opts.SnapshotPage}
+	read := func(ctx context.Context, after string, first bool, limit int) ([]index.Change, string, error) {
+		q, args := "SELECT * FROM "+ident+" WHERE "+key+" > ? ORDER BY "+key+" LIMIT ?", []any{after, limit}
+		if first {
+			q, args = "SELECT * FROM "+ident+" ORDER BY "+key+" LIMIT ?", []any{limit}
 		}
-		read := time.Now().UTC()
+		readAt := time.Now().UTC()
 		rows, err := conn.QueryContext(ctx, q, args...)
 		if err != nil {
-			return sqldb.Map(err, "snapshot "+table)
+			return nil, "", sqldb.Map(err, "snapshot "+table)
 		}
+		defer rows.Close()
 		var changes []index.Change
-		_, err = scanRows(rows, cols, func(row map[string]*string) bool {
-			changes = append(changes, index.Change{DB: db, Table: name, Op: index.OpUpsert, Row: row, Version: v, Time: read})
+		last := after
+		if _, err := scanRows(rows, cols, func(row map[string]*string) bool {
+			changes = append(changes, index.Change{DB: db, Table: name, Op: index.OpUpsert, Row: row, Version: v, Time: readAt})
 			if k := row[spec.Key]; k != nil {
-				last, started = *k, true
+				last = *k
 			}
 			return true
-		})
-		rows.Close()
-		if err != nil {
-			return sqldb.Map(err, "snapshot "+table)
+		}); err != nil {
+			return nil, "", sqldb.Map(err, "snapshot "+table)
 		}
-		if len(changes) == 0 {
-			break
-		}
-		if _, err := s.ix.Apply(ctx, changes); err != nil {
-			return err
-		}
-		copied += len(changes)
-		s.SnapshotRows.Add(int64(len(changes)))
-		if err := s.fenced(ctx, "record snapshot progress", fencedHSetScript, []string{s.keys.Progress}, table, last); err != nil {
-			return err
-		}
-		s.log.Info("snapshot progress", "table", table, "rows", copied)
-		if len(changes) < s.opts.SnapshotPage {
-			break
-		}
+		return changes, last, nil
 	}
-	s.log.Info("snapshot of table done", "table", table, "rows", copied)
-	return s.fenced(ctx, "record snapshot done", fencedHSetScript, []string{s.keys.Progress}, table, snapshotDone)
+	return index.PagedSnapshot{Indexer: s.ix, Progress: snapshotProgress{s}, PageSize: s.opts.SnapshotPage, Name: "snapshot of table",
+		Copied: func(n int) { s.SnapshotRows.Add(int64(n)) }, Logger: s.log}.Copy(ctx, table, read)
+}
+
+// snapshotProgress is the snapshot's progress in Keys.Progress, its writes fenced by the
+// binlog lease: refused (errLeaseLost) once another instance holds it.
+type snapshotProgress struct{ s *Source }
+
+// Last implements index.SnapshotProgress.
+func (p snapshotProgress) Last(ctx context.Context, table string) (string, bool, error) {
+	last, err := p.s.opts.Redis.HGet(ctx, p.s.keys.Progress, table).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", false, nil
+	}
+	return last, err == nil, rediserr.Map(err, "read snapshot progress")
+}
+
+// Record implements index.SnapshotProgress.
+func (p snapshotProgress) Record(ctx context.Context, table, value string) error {
+	what := "record snapshot progress"
+	if value == index.SnapshotDone {
+		what = "record snapshot done"
+	}
+	return p.s.fenced(ctx, what, fencedHSetScript, []string{p.s.keys.Progress}, table, value)
 }

@@ -18,7 +18,8 @@
 // OFFSET), each versioned (slot LSN, 0): the slot was created before the copy, so every change
 // the copy might have missed or read half-way is in the stream with a newer version and wins.
 // Backfill progress (the last key copied per table) lives in Redis, so a restarted process
-// resumes it.
+// resumes it; it is fenced (index.PagedSnapshot, backfillProgress), so a runner that stalled
+// while another took over never moves it back.
 package pgsource
 
 import (
@@ -82,12 +83,11 @@ type Source struct {
 	ix   *index.Indexer
 	opts Options
 	log  *slog.Logger
-	keys positionKeys
-	// BackfilledRows counts rows copied by the backfill; LagBytes is the WAL between the
-	// server's position and the applied one (at the last peek with wal2json, the last message
-	// with pgoutput); LagSeconds the age of the last applied commit.
-	BackfilledRows, LagBytes atomic.Int64
-	lagMillis                atomic.Int64
+	keys index.PostgresSourceKeys
+	// BackfilledRows counts rows copied by the backfill.
+	BackfilledRows atomic.Int64
+	// lagBytes is LagBytes; lagMillis LagSeconds in milliseconds.
+	lagBytes, lagMillis atomic.Int64
 	// Events counts the row changes applied from the stream.
 	Events atomic.Int64
 }
@@ -95,8 +95,9 @@ type Source struct {
 // LagSeconds is the age of the last applied commit when it was applied.
 func (s *Source) LagSeconds() float64 { return float64(s.lagMillis.Load()) / 1000 }
 
-// positionKeys are the Redis keys of a slot's progress.
-type positionKeys struct{ position, snapshot, backfill string }
+// LagBytes is the WAL between the server's position and the applied one, at the last peek
+// with wal2json, the last message with pgoutput.
+func (s *Source) LagBytes() int64 { return s.lagBytes.Load() }
 
 // New returns a Source. Errors: EINVALID.
 func New(ix *index.Indexer, opts Options) (*Source, error) {
@@ -137,9 +138,8 @@ func New(ix *index.Indexer, opts Options) (*Source, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	base := ix.SourceKeyPrefix() + "pg:" + opts.Slot
 	return &Source{ix: ix, opts: opts, log: opts.Logger.With("source", "postgres", "slot", opts.Slot, "plugin", opts.Plugin),
-		keys: positionKeys{position: base + ":position", snapshot: base + ":snapshot", backfill: base + ":backfill"}}, nil
+		keys: index.NewPostgresSourceKeys(ix.SourceKeyPrefix(), opts.Slot)}, nil
 }
 
 // Run checks the tables' replica identity, creates the publication (pgoutput) and the slot if
@@ -220,22 +220,22 @@ func (s *Source) ensureSlot(ctx context.Context) (uint64, error) {
 		if err != nil {
 			return 0, sqldb.Map(err, "create replication slot with "+s.opts.Plugin+" (wal_level=logical is required; wal2json also needs its package)")
 		}
-		if err := s.opts.Redis.Set(ctx, s.keys.snapshot, lsn, 0).Err(); err != nil {
+		if err := s.opts.Redis.Set(ctx, s.keys.Snapshot, lsn, 0).Err(); err != nil {
 			return 0, rediserr.Map(err, "record slot snapshot")
 		}
-		if err := s.opts.Redis.Del(ctx, s.keys.backfill, s.keys.position).Err(); err != nil {
+		if err := s.opts.Redis.Del(ctx, s.keys.Backfill, s.keys.Position).Err(); err != nil {
 			return 0, rediserr.Map(err, "reset backfill progress")
 		}
 		s.log.Info("replication slot created", "lsn", lsn)
 	}
-	lsn, err := s.opts.Redis.Get(ctx, s.keys.snapshot).Result()
+	lsn, err := s.opts.Redis.Get(ctx, s.keys.Snapshot).Result()
 	if errors.Is(err, redis.Nil) {
 		// The slot exists but Redis lost its snapshot (flushed): use the slot's own start; the
 		// backfill is then redone and every row is re-copied at that version.
 		if err := s.opts.DB.QueryRowContext(ctx, "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1", s.opts.Slot).Scan(&lsn); err != nil {
 			return 0, sqldb.Map(err, "read slot position")
 		}
-		if err := s.opts.Redis.Set(ctx, s.keys.snapshot, lsn, 0).Err(); err != nil {
+		if err := s.opts.Redis.Set(ctx, s.keys.Snapshot, lsn, 0).Err(); err != nil {
 			return 0, rediserr.Map(err, "record slot snapshot")
 		}
 	} else if err != nil {

@@ -217,8 +217,8 @@ func (st *streamState) sendStatus() error {
 // setLag records the WAL between the server's position and the applied one.
 func (st *streamState) setLag(serverEnd uint64) {
 	if serverEnd > st.applied {
-		st.src.LagBytes.Store(int64(serverEnd - st.applied))
+		st.src.lagBytes.Store(int64(serverEnd - st.applied))
 	} else {
-		st.src.LagBytes.Store(0)
+		st.src.lagBytes.Store(0)
 	}
 }

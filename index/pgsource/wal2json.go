@@ -38,7 +38,7 @@ type walColumn struct {
 func (s *Source) StreamOnce(ctx context.Context) (int, error) {
 	var posText string
 	var pos uint64
-	posText, err := s.opts.Redis.Get(ctx, s.keys.position).Result()
+	posText, err := s.opts.Redis.Get(ctx, s.keys.Position).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return 0, rediserr.Map(err, "read stream position")
 	}
@@ -118,7 +118,7 @@ func (s *Source) StreamOnce(ctx context.Context) (int, error) {
 	}
 	_ = peek.Rollback() // read only: nothing to commit; the connection goes back to the pool
 	if lastLSN == 0 {
-		s.LagBytes.Store(0)
+		s.lagBytes.Store(0)
 		return 0, nil
 	}
 	if len(changes) > 0 {
@@ -130,7 +130,7 @@ func (s *Source) StreamOnce(ctx context.Context) (int, error) {
 	if !lastCommit.IsZero() {
 		s.lagMillis.Store(time.Since(lastCommit).Milliseconds())
 	}
-	if err := s.opts.Redis.Set(ctx, s.keys.position, index.FormatLSN(lastLSN), 0).Err(); err != nil {
+	if err := s.opts.Redis.Set(ctx, s.keys.Position, index.FormatLSN(lastLSN), 0).Err(); err != nil {
 		return 0, rediserr.Map(err, "record stream position")
 	}
 	if _, err := s.opts.DB.ExecContext(ctx, "SELECT pg_replication_slot_advance($1, $2::pg_lsn)", s.opts.Slot, index.FormatLSN(lastLSN)); err != nil {
@@ -138,7 +138,7 @@ func (s *Source) StreamOnce(ctx context.Context) (int, error) {
 	}
 	var lag sql.NullInt64
 	if err := s.opts.DB.QueryRowContext(ctx, "SELECT (pg_current_wal_lsn() - confirmed_flush_lsn)::bigint FROM pg_replication_slots WHERE slot_name = $1", s.opts.Slot).Scan(&lag); err == nil {
-		s.LagBytes.Store(lag.Int64)
+		s.lagBytes.Store(lag.Int64)
 	}
 	return len(changes), nil
 }

@@ -1,9 +1,9 @@
-package metrics
+package index
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/redstate/redstate/index"
+	"github.com/redstate/redstate/metrics"
 )
 
 // indexCollector exposes an Indexer's counters at scrape time:
@@ -12,16 +12,16 @@ import (
 //	redstate_index_events_skipped_total          changes of undeclared tables and DDL
 //	redstate_index_events_unreadable_total       events that could not be parsed
 type indexCollector struct {
-	ix                          *index.Indexer
+	ix                          *Indexer
 	events, skipped, unreadable *prometheus.Desc
 }
 
-// RegisterIndex registers ix's metrics in m's registry (nothing when m or ix is nil).
-func RegisterIndex(m *Metrics, ix *index.Indexer) {
+// RegisterMetrics registers ix's metrics in m's registry (nothing when m or ix is nil).
+func RegisterMetrics(m *metrics.Metrics, ix *Indexer) {
 	if m == nil || ix == nil {
 		return
 	}
-	m.registry.MustRegister(&indexCollector{
+	m.Registry().MustRegister(&indexCollector{
 		ix: ix,
 		events: prometheus.NewDesc("redstate_index_events_total",
 			"CDC index changes by table (db.table) and outcome: applied, stale (older than the stored version), failed (dead-lettered).",
@@ -51,24 +51,24 @@ func (c *indexCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.unreadable, prometheus.CounterValue, float64(c.ix.Unreadable()))
 }
 
-// RegisterIndexSource registers the gauges of one index source (e.g. "postgres"):
+// RegisterSourceLag registers the gauges of one index source (e.g. "postgres"):
 //
 //	redstate_index_source_lag_seconds{source}      age of the last applied commit when it was applied
 //	redstate_index_source_lag_bytes{source}        WAL or binary log bytes not yet applied
 //	redstate_index_backfill_rows_total{source}     rows copied by the backfill
-func RegisterIndexSource(m *Metrics, source string, lagSeconds, lagBytes, backfilled func() float64) {
+func RegisterSourceLag(m *metrics.Metrics, source string, lagSeconds, lagBytes, backfilled func() float64) {
 	if m == nil {
 		return
 	}
 	labels := prometheus.Labels{"source": source}
-	m.registry.MustRegister(
+	m.Registry().MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "redstate_index_source_lag_seconds", Help: "Age of the last applied source commit when it was applied.", ConstLabels: labels}, lagSeconds),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "redstate_index_source_lag_bytes", Help: "Source changes not yet applied: PostgreSQL WAL bytes, MySQL binary log bytes.", ConstLabels: labels}, lagBytes),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "redstate_index_backfill_rows_total", Help: "Rows copied by the source's backfill.", ConstLabels: labels}, backfilled),
 	)
 }
 
-// SourceProgress reads one index source's progress for RegisterIndexSourceProgress; a nil
+// SourceProgress reads one index source's progress for RegisterSourceProgress; a nil
 // func registers no metric.
 type SourceProgress struct {
 	// Events is the count of row changes applied from the stream.
@@ -82,25 +82,25 @@ type SourceProgress struct {
 	SnapshotEstimate func() float64
 }
 
-// RegisterIndexSourceProgress registers a source's progress (nothing when m is nil):
+// RegisterSourceProgress registers a source's progress (nothing when m is nil):
 //
 //	redstate_index_source_events_total{source}            row changes applied from the stream (rate: events/s)
 //	redstate_index_source_pending_events{source}          row changes read, not yet applied
 //	redstate_index_source_position_file{source}           file number of the last applied binlog position
 //	redstate_index_source_position_bytes{source}          byte offset of the last applied binlog position
 //	redstate_index_backfill_rows_estimate{source}         expected rows of the snapshot (its progress: rows_total / estimate)
-func RegisterIndexSourceProgress(m *Metrics, source string, p SourceProgress) {
+func RegisterSourceProgress(m *metrics.Metrics, source string, p SourceProgress) {
 	if m == nil {
 		return
 	}
 	labels := prometheus.Labels{"source": source}
 	gauge := func(name, help string, f func() float64) {
 		if f != nil {
-			m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: labels}, f))
+			m.Registry().MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: labels}, f))
 		}
 	}
 	if p.Events != nil {
-		m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "redstate_index_source_events_total",
+		m.Registry().MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "redstate_index_source_events_total",
 			Help: "Row changes applied from the source's stream.", ConstLabels: labels}, p.Events))
 	}
 	gauge("redstate_index_source_pending_events", "Row changes read from the source and not yet applied.", p.PendingEvents)

@@ -1,24 +1,26 @@
-package metrics
+package index
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/redstate/redstate/metrics"
 )
 
-// TestRegisterIndexSourceProgress: each given func is one series labelled by the source; a
+// TestRegisterSourceProgress: each given func is one series labelled by the source; a
 // nil func registers nothing.
-func TestRegisterIndexSourceProgress(t *testing.T) {
-	m := New()
-	RegisterIndexSourceProgress(m, "mysql", SourceProgress{
+func TestRegisterSourceProgress(t *testing.T) {
+	m := metrics.New()
+	RegisterSourceProgress(m, "mysql", SourceProgress{
 		Events:           func() float64 { return 42 },
 		PendingEvents:    func() float64 { return 3 },
 		PositionFile:     func() float64 { return 7 },
 		PositionOffset:   func() float64 { return 1234 },
 		SnapshotEstimate: func() float64 { return 20000 },
 	})
-	RegisterIndexSourceProgress(m, "postgres", SourceProgress{Events: func() float64 { return 5 }})
+	RegisterSourceProgress(m, "postgres", SourceProgress{Events: func() float64 { return 5 }})
 	want := `
 # HELP redstate_index_source_events_total Row changes applied from the source's stream.
 # TYPE redstate_index_source_events_total counter
@@ -42,5 +44,5 @@ redstate_index_backfill_rows_estimate{source="mysql"} 20000
 		"redstate_index_source_position_file", "redstate_index_backfill_rows_estimate"); err != nil {
 		t.Fatal(err)
 	}
-	RegisterIndexSourceProgress(nil, "mysql", SourceProgress{}) // no registry: nothing
+	RegisterSourceProgress(nil, "mysql", SourceProgress{}) // no registry: nothing
 }

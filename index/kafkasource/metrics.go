@@ -1,4 +1,4 @@
-package metrics
+package kafkasource
 
 import (
 	"strconv"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/redstate/redstate/index/kafkasource"
+	"github.com/redstate/redstate/metrics"
 )
 
 // kafkaCollector exposes a Kafka source's counters and lag at scrape time:
@@ -19,17 +19,17 @@ import (
 //	                                              the whole group's: end offset minus committed, every partition
 //	redstate_index_kafka_group_lag_age_seconds    age of that read (it grows while reads fail)
 type kafkaCollector struct {
-	src                                  *kafkasource.Source
+	src                                  *Source
 	events, deadLetters, tombstones, lag *prometheus.Desc
 	groupLag, groupLagAge                *prometheus.Desc
 }
 
-// RegisterIndexKafka registers src's metrics in m's registry (nothing when m or src is nil).
-func RegisterIndexKafka(m *Metrics, src *kafkasource.Source) {
+// RegisterMetrics registers src's metrics in m's registry (nothing when m or src is nil).
+func RegisterMetrics(m *metrics.Metrics, src *Source) {
 	if m == nil || src == nil {
 		return
 	}
-	m.registry.MustRegister(&kafkaCollector{
+	m.Registry().MustRegister(&kafkaCollector{
 		src:         src,
 		events:      prometheus.NewDesc("redstate_index_kafka_events_total", "Kafka records applied to the CDC index by this instance (tombstones and DDL included).", nil, nil),
 		deadLetters: prometheus.NewDesc("redstate_index_kafka_dead_letters_total", "Kafka records that could not be parsed, dead-lettered with topic, partition and offset.", nil, nil),
