@@ -31,6 +31,7 @@ import (
 	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/feed"
 	"github.com/redstate/redstate/feed/redisfeed"
+	"github.com/redstate/redstate/redisconn"
 )
 
 // Options configure a run. Zero values take the defaults noted.
@@ -107,7 +108,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	prefix := bench.Namespace() + ":"
 	defer opts.Cleanup(ctx, prefix, 5*time.Minute)
 	ours := redisfeed.New(opts.Client, prefix+"ours:")
-	base := feed.NewKeys(prefix+"raw:", redisfeed.IsCluster(opts.Client))
+	base := feed.NewKeys(prefix+"raw:", redisconn.IsCluster(opts.Client))
 	// baseCounts is the seed's counts hash of user u for the baseline.
 	baseCounts := func(u int64) string { return prefix + "raw:user:unread:count:" + strconv.FormatInt(u, 10) }
 	const author = int64(1)

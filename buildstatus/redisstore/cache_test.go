@@ -17,14 +17,14 @@ import (
 )
 
 // newCachedStoreOn is newStoreOn with every store reading through cache.
-func newCachedStoreOn(client redis.UniversalClient, cache redisstore.Cache) storetest.NewStore {
+func newCachedStoreOn(client redis.UniversalClient, cache redisconn.ReadCache) storetest.NewStore {
 	return func(t *testing.T, ttl time.Duration) buildstatus.Store {
 		t.Helper()
 		return mustNewWith(t, client, ttl, cache)
 	}
 }
 
-func mustNewWith(t *testing.T, client redis.UniversalClient, ttl time.Duration, cache redisstore.Cache) *redisstore.Store {
+func mustNewWith(t *testing.T, client redis.UniversalClient, ttl time.Duration, cache redisconn.ReadCache) *redisstore.Store {
 	t.Helper()
 	keys := buildstatus.NewKeys(fmt.Sprintf("t%d-", namespaces.Add(1)), "")
 	s, err := redisstore.New(client, redisstore.Options{Keys: keys, TTL: ttl, Cache: cache})
@@ -119,8 +119,11 @@ func TestClientCache_AnotherInstanceSeesASaveOnceInvalidated(t *testing.T) {
 	}
 }
 
-// staleCache is a Cache that answers every read with a fixed old value and counts reads.
+// staleCache is a client-side cache that answers every read of a String with a fixed old value
+// and counts reads (the store reads no other type through it; the embedded nil interface
+// would panic if it did).
 type staleCache struct {
+	redisconn.ReadCache
 	mu    sync.Mutex
 	value []byte
 	reads int
