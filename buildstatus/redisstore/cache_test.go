@@ -158,7 +158,7 @@ func (c *staleCache) readCount() int {
 // TestClientCache_ConditionalWritesReadRedis: UpdatePlatform and Delete base their ETag on
 // Redis, never on the cache (which here always answers a stale version).
 func TestClientCache_ConditionalWritesReadRedis(t *testing.T) {
-	topologies(t, func(t *testing.T, client redis.UniversalClient) {
+	redistest.RunOnTopologies(t, func(t *testing.T, client redis.UniversalClient) {
 		ctx := t.Context()
 		keys := buildstatus.NewKeys(fmt.Sprintf("t%d-", namespaces.Add(1)), "")
 		plain, err := redisstore.New(client, redisstore.Options{Keys: keys, TTL: time.Hour})
