@@ -13,40 +13,29 @@ import (
 	"github.com/redstate/redstate/redistest"
 )
 
-// clusterHelperTopologies are a standalone server and a 3-master Cluster of this test's own, with
-// the number of masters of each.
-func clusterHelperTopologies(t *testing.T) []struct {
-	name    string
-	client  redis.UniversalClient
-	masters int
-} {
-	return []struct {
-		name    string
-		client  redis.UniversalClient
-		masters int
-	}{
-		{"Standalone", redistest.StartStandalone(t).Client(t), 1},
-		{"Cluster", redistest.StartCluster(t, 3).Client(t), 3},
-	}
-}
+// TestMain stops the shared servers the topology tests start.
+func TestMain(m *testing.M) { redistest.Main(m) }
 
 // IsCluster and AsCluster tell a Cluster client from the others; ForEachMaster visits each
 // master once; ScanMasters reports every matching key, on every master, and no other.
 func TestClusterHelpers(t *testing.T) {
-	for _, topo := range clusterHelperTopologies(t) {
-		t.Run(topo.name, func(t *testing.T) {
+	for _, topo := range redistest.Topologies() {
+		t.Run(topo.Name, func(t *testing.T) {
 			ctx := context.Background()
-			cluster := topo.masters > 1
-			if got := redisconn.IsCluster(topo.client); got != cluster {
+			client, cluster, masters := topo.Client(t), topo.Cluster, 1
+			if cluster {
+				masters = 3
+			}
+			if got := redisconn.IsCluster(client); got != cluster {
 				t.Errorf("IsCluster = %v, want %v", got, cluster)
 			}
-			if got := redisconn.AsCluster(topo.client); (got != nil) != cluster {
+			if got := redisconn.AsCluster(client); (got != nil) != cluster {
 				t.Errorf("AsCluster = %v, want a cluster client: %v", got, cluster)
 			}
 
 			var mu sync.Mutex
 			visits := 0
-			if err := redisconn.ForEachMaster(ctx, topo.client, func(ctx context.Context, node redis.Cmdable) error {
+			if err := redisconn.ForEachMaster(ctx, client, func(ctx context.Context, node redis.Cmdable) error {
 				mu.Lock()
 				defer mu.Unlock()
 				visits++
@@ -54,13 +43,13 @@ func TestClusterHelpers(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-			if visits != topo.masters {
-				t.Errorf("ForEachMaster visited %d nodes, want %d", visits, topo.masters)
+			if visits != masters {
+				t.Errorf("ForEachMaster visited %d nodes, want %d", visits, masters)
 			}
 
 			const n = 2500 // several SCAN replies per master
 			want := map[string]bool{}
-			pipe := topo.client.Pipeline()
+			pipe := client.Pipeline()
 			for i := range n {
 				k := fmt.Sprintf("scan:in:%d", i)
 				want[k] = true
@@ -72,7 +61,7 @@ func TestClusterHelpers(t *testing.T) {
 			}
 			got := map[string]bool{}
 			nodes := map[redis.Cmdable]bool{}
-			err := redisconn.ScanMasters(ctx, topo.client, "scan:in:*", func(_ context.Context, node redis.Cmdable, keys []string) error {
+			err := redisconn.ScanMasters(ctx, client, "scan:in:*", func(_ context.Context, node redis.Cmdable, keys []string) error {
 				mu.Lock()
 				defer mu.Unlock()
 				nodes[node] = true
@@ -92,12 +81,12 @@ func TestClusterHelpers(t *testing.T) {
 					t.Errorf("ScanMasters reported %q, which does not match the pattern", k)
 				}
 			}
-			if len(nodes) != topo.masters {
-				t.Errorf("keys came from %d nodes, want %d", len(nodes), topo.masters)
+			if len(nodes) != masters {
+				t.Errorf("keys came from %d nodes, want %d", len(nodes), masters)
 			}
 
 			stop := errors.New("stop")
-			err = redisconn.ScanMasters(ctx, topo.client, "scan:in:*", func(context.Context, redis.Cmdable, []string) error { return stop })
+			err = redisconn.ScanMasters(ctx, client, "scan:in:*", func(context.Context, redis.Cmdable, []string) error { return stop })
 			if !errors.Is(err, stop) {
 				t.Errorf("ScanMasters returned %v, want fn's error", err)
 			}
