@@ -7,6 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redstate/redstate/internal/keyspace"
+	"github.com/redstate/redstate/redisconn"
 )
 
 // UnlinkPrefix removes every key starting with prefix (the prefix glob-escaped) and returns how
@@ -21,43 +22,17 @@ func UnlinkPrefix(ctx context.Context, client redis.UniversalClient, prefix stri
 // leave no key behind.
 func UnlinkMatching(ctx context.Context, client redis.UniversalClient, pattern string) (int64, error) {
 	var removed atomic.Int64
-	clean := func(ctx context.Context, c redis.Cmdable) error {
-		iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
-		batch := make([]string, 0, 500)
-		flush := func() error {
-			if len(batch) == 0 {
-				return nil
+	err := redisconn.ScanMasters(ctx, client, pattern, func(ctx context.Context, node redis.Cmdable, keys []string) error {
+		cmds, err := node.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, k := range keys {
+				p.Unlink(ctx, k)
 			}
-			cmds, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
-				for _, k := range batch {
-					p.Unlink(ctx, k)
-				}
-				return nil
-			})
-			for _, cmd := range cmds {
-				removed.Add(cmd.(*redis.IntCmd).Val())
-			}
-			batch = batch[:0]
-			return err
+			return nil
+		})
+		for _, cmd := range cmds {
+			removed.Add(cmd.(*redis.IntCmd).Val())
 		}
-		for iter.Next(ctx) {
-			batch = append(batch, iter.Val())
-			if len(batch) == cap(batch) {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
-		}
-		if err := iter.Err(); err != nil {
-			return err
-		}
-		return flush()
-	}
-	var err error
-	if cc, ok := client.(*redis.ClusterClient); ok {
-		err = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return clean(ctx, c) })
-	} else {
-		err = clean(ctx, client)
-	}
+		return err
+	})
 	return removed.Load(), err
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/redstate/redstate/index"
 	"github.com/redstate/redstate/index/redisindex"
 	"github.com/redstate/redstate/index/streamsource"
+	"github.com/redstate/redstate/redisconn"
 )
 
 // Index load: idxWriters goroutines change rows of an SQLite table (the truth) and append each
@@ -63,7 +64,7 @@ func newIdxFixture(t *testing.T, r *run) *idxFixture {
 	table := idxTable(t, r)
 	store := &recordingStore{Store: redisindex.New(r.rdb)}
 	ix, err := index.New(store, []index.TableSpec{idxSpec(table)},
-		index.Options{Prefix: "chaosidx-" + r.mode, Cluster: redisindex.IsCluster(r.rdb)})
+		index.Options{Prefix: "chaosidx-" + r.mode, Cluster: redisconn.IsCluster(r.rdb)})
 	if err != nil {
 		t.Fatalf("index.New: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/redstate/redstate/index/redisindex"
 	"github.com/redstate/redstate/index/streamsource"
 	"github.com/redstate/redstate/metrics"
+	"github.com/redstate/redstate/redisconn"
 )
 
 // indexBackend is the CDC tag index as serve runs it.
@@ -115,7 +116,7 @@ func (a *app) openIndex(ctx context.Context) (*indexBackend, error) {
 	backend := component.BackendMemory
 	if a.redis != nil {
 		client = a.redis
-		store, opts.Cluster, backend = a.redisIndexStore(), redisindex.IsCluster(client), component.BackendRedis
+		store, opts.Cluster, backend = a.redisIndexStore(), redisconn.IsCluster(client), component.BackendRedis
 	} else {
 		store = memindex.New()
 		log.Info("CDC index on the embedded memory backend: it lives only as long as this process (configure Redis to keep it)")

@@ -18,7 +18,7 @@ import (
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/index"
 	"github.com/redstate/redstate/index/mysqlsource"
-	"github.com/redstate/redstate/index/redisindex"
+	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/sqldb"
 )
 
@@ -48,7 +48,7 @@ func withIndexer(cmd *cobra.Command, f func(*app, *index.Indexer) error) error {
 			return errors.New("no index.tables declared in the configuration")
 		}
 		opts := a.indexOptions()
-		opts.Cluster = redisindex.IsCluster(a.redis)
+		opts.Cluster = redisconn.IsCluster(a.redis)
 		ix, err := index.New(a.redisIndexStore(), a.cfg.Index.Tables, opts)
 		if err != nil {
 			return err

@@ -1,6 +1,9 @@
 package executor
 
-import "github.com/redstate/redstate"
+import (
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/keyspace"
+)
 
 // MaxIDLength is the longest task, plan, tenant or owner id accepted.
 const MaxIDLength = 128
@@ -13,13 +16,8 @@ func ValidateID(kind, id string) error {
 	if len(id) == 0 || len(id) > MaxIDLength {
 		return redstate.Errorf(redstate.EINVALID, "%s must be 1..%d characters, got %d", kind, MaxIDLength, len(id))
 	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-			c == '.' || c == '_' || c == ':' || c == '-' {
-			continue
-		}
-		return redstate.Errorf(redstate.EINVALID, "%s %q contains %q; allowed are A-Z a-z 0-9 . _ : -", kind, id, c)
+	if i := keyspace.InvalidIDByte(id, keyspace.NamePunct); i >= 0 {
+		return redstate.Errorf(redstate.EINVALID, "%s %q contains %q; allowed are A-Z a-z 0-9 . _ : -", kind, id, id[i])
 	}
 	return nil
 }

@@ -32,10 +32,8 @@ func ValidatePrefix(prefix string) error {
 	if prefix == "" || len(prefix) > 100 {
 		return redstate.Errorf(redstate.EINVALID, "index prefix must be 1..100 characters")
 	}
-	for _, c := range prefix {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("_:.-", c)) {
-			return redstate.Errorf(redstate.EINVALID, "index prefix %q: only letters, digits and _:.- are allowed", prefix)
-		}
+	if keyspace.InvalidIDByte(prefix, keyspace.NamePunct) >= 0 {
+		return redstate.Errorf(redstate.EINVALID, "index prefix %q: only letters, digits and _:.- are allowed", prefix)
 	}
 	return nil
 }

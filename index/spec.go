@@ -2,13 +2,13 @@ package index
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/keyspace"
 )
 
 // ColumnType is the declared type of a kept column: the seed's setFieldFromString types, their
@@ -142,19 +142,14 @@ type TableSpec struct {
 	HashTag bool `koanf:"hash-tag" json:"hashTag,omitempty"`
 }
 
-var (
-	nameRE = regexp.MustCompile(`^[A-Za-z0-9_$.-]{1,64}$`)
-	codeRE = regexp.MustCompile(`^[A-Za-z0-9_]{1,16}$`)
-)
-
 // Validate checks the spec and returns every problem at once. Errors: EINVALID.
 func (s TableSpec) Validate() error {
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	if !nameRE.MatchString(s.DB) {
+	if !keyspace.ValidID(s.DB, 64, keyspace.TablePunct) {
 		add("db %q must be 1..64 characters from [A-Za-z0-9_$.-]", s.DB)
 	}
-	if !nameRE.MatchString(s.Table) {
+	if !keyspace.ValidID(s.Table, 64, keyspace.TablePunct) {
 		add("table %q must be 1..64 characters from [A-Za-z0-9_$.-]", s.Table)
 	}
 	if s.Key == "" {
@@ -189,7 +184,7 @@ func (s TableSpec) Validate() error {
 		}
 		codes := map[string]bool{}
 		for j, p := range d {
-			if !codeRE.MatchString(p.Code) {
+			if !keyspace.ValidID(p.Code, 16, keyspace.WordPunct) {
 				add("dimensions[%d][%d].code %q must be 1..16 characters from [A-Za-z0-9_]", i, j, p.Code)
 			}
 			if p.Code == "cursor" || p.Code == "count" {

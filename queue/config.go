@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/keyspace"
 )
 
 // Worker defaults (those of seed 004's queue, where it has them).
@@ -179,7 +180,7 @@ func DefaultConsumerID() string {
 	}
 	b := []byte(host)
 	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
+		if !keyspace.IDByte(c, "._-") {
 			b[i] = '_'
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/keyspace"
 )
 
 // maxNameLen bounds queue names and consumer ids (they become parts of keys).
@@ -21,12 +22,8 @@ func validateName(what, s string) error {
 	if s == "" || len(s) > maxNameLen {
 		return redstate.Errorf(redstate.EINVALID, "%s must be 1..%d characters", what, maxNameLen)
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-			c == ':' || c == '_' || c == '.' || c == '-') {
-			return redstate.Errorf(redstate.EINVALID, "%s %q: only letters, digits and :_.- are allowed", what, s)
-		}
+	if keyspace.InvalidIDByte(s, keyspace.NamePunct) >= 0 {
+		return redstate.Errorf(redstate.EINVALID, "%s %q: only letters, digits and :_.- are allowed", what, s)
 	}
 	return nil
 }

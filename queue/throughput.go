@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/keyspace"
 )
 
 // ThroughputTTL is how long the per-minute job counts are kept.
@@ -83,11 +84,8 @@ func ValidateBatchID(id string) error {
 	if id == "" || len(id) > maxBatchIDLen {
 		return redstate.Errorf(redstate.EINVALID, "throughput batch id must be 1..%d characters", maxBatchIDLen)
 	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return redstate.Errorf(redstate.EINVALID, "throughput batch id %q: only letters, digits, '-' and '_' are allowed", id)
-		}
+	if keyspace.InvalidIDByte(id, keyspace.TokenPunct) >= 0 {
+		return redstate.Errorf(redstate.EINVALID, "throughput batch id %q: only letters, digits, '-' and '_' are allowed", id)
 	}
 	return nil
 }

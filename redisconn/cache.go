@@ -56,6 +56,31 @@ type Cache struct {
 	turns *batchTurns
 }
 
+// ReadCache is the client-side cache as the Redis backends read through it (build status,
+// the CDC index, feed pages); *Cache implements it, and a test may put its own in its place.
+// Each method is the one of Cache with the same name.
+type ReadCache interface {
+	// Get returns the value of a String key, nil when it does not exist.
+	Get(ctx context.Context, key string) ([]byte, error)
+	// MGet returns the values of String keys in order, nil for a missing key.
+	MGet(ctx context.Context, keys []string) ([][]byte, error)
+	// HGetAll returns the fields of a Hash key (empty when it does not exist).
+	HGetAll(ctx context.Context, key string) (map[string]string, error)
+	// HGetAllMany is HGetAll of each key, in order.
+	HGetAllMany(ctx context.Context, keys []string) ([]map[string]string, error)
+	// ZRevRangeByScoreWithScores returns up to count members of a Sorted Set from max down to
+	// min, with their scores.
+	ZRevRangeByScoreWithScores(ctx context.Context, key, max, min string, count int64) ([]redis.Z, error)
+	// Sync returns once the invalidations of every write acknowledged before the call have
+	// reached the cache.
+	Sync(ctx context.Context) error
+	// Wrote marks keys this process is writing or has written, so its next reads of them
+	// skip the cache.
+	Wrote(keys ...string)
+}
+
+var _ ReadCache = (*Cache)(nil)
+
 // CacheStats are a Cache's counters since it was made.
 type CacheStats struct {
 	// Hits are reads answered from process memory.

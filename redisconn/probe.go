@@ -107,8 +107,8 @@ func (p *Prober) pingOwn(ctx context.Context, c *redis.Client) error {
 
 // pingCluster pings every master of the cluster client, each one also checked writable.
 func (p *Prober) pingCluster(ctx context.Context) error {
-	cc, ok := p.client.(*redis.ClusterClient)
-	if !ok {
+	cc := AsCluster(p.client)
+	if cc == nil {
 		return Ping(ctx, p.client)
 	}
 	err := cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {

@@ -248,7 +248,7 @@ func describeURL(raw string) string {
 // every master for Cluster. Failures are EUNAVAILABLE errors.
 func Ping(ctx context.Context, client redis.UniversalClient) error {
 	var err error
-	if cc, ok := client.(*redis.ClusterClient); ok {
+	if cc := AsCluster(client); cc != nil {
 		err = cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
 			if err := node.Ping(ctx).Err(); err != nil {
 				return fmt.Errorf("%s: %w", node.Options().Addr, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/buildstatus/redisstore"
+	"github.com/redstate/redstate/redisconn"
 )
 
 // workload holds the seeded builds and the operations benchmarked on them.
@@ -153,7 +154,7 @@ func (w *workload) batchRaw(ctx context.Context, c int, _ int64) error {
 	for j := range n {
 		keys[j] = w.buildKs[(start+j)%len(w.buildKs)]
 	}
-	if _, ok := w.opts.Client.(*redis.ClusterClient); ok {
+	if redisconn.IsCluster(w.opts.Client) {
 		// MGET cannot span slots on Cluster: the raw equivalent is one pipeline of GETs,
 		// which go-redis sends as one round trip per node.
 		_, err := w.opts.Client.Pipelined(ctx, func(p redis.Pipeliner) error {

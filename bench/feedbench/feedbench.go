@@ -32,6 +32,7 @@ import (
 	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/feed"
 	"github.com/redstate/redstate/feed/redisfeed"
+	"github.com/redstate/redstate/redisconn"
 )
 
 // Options configure a run. Zero values take the defaults noted.
@@ -108,7 +109,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	prefix := bench.Namespace() + ":"
 	defer opts.Cleanup(ctx, prefix, 5*time.Minute)
 	ours := redisfeed.New(opts.Client, redstate.Prefix("", prefix+"ours:"))
-	base := feed.NewKeys(redstate.Prefix("", prefix+"raw:"), redisfeed.IsCluster(opts.Client))
+	base := feed.NewKeys(redstate.Prefix("", prefix+"raw:"), redisconn.IsCluster(opts.Client))
 	// baseCounts is the seed's counts hash of user u for the baseline.
 	baseCounts := func(u int64) string { return prefix + "raw:user:unread:count:" + strconv.FormatInt(u, 10) }
 	const author = int64(1)

@@ -28,6 +28,7 @@ import (
 	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/index"
 	"github.com/redstate/redstate/index/redisindex"
+	"github.com/redstate/redstate/redisconn"
 )
 
 // Options configure a run. Zero values take the defaults noted.
@@ -111,7 +112,7 @@ func Run(ctx context.Context, opts Options) (Measurements, error) {
 	bench.Default(&opts.Rows, 100000)
 	bench.Default(&opts.Batch, 256)
 	bench.Default(&opts.QueryDuration, 5*time.Second)
-	cluster := redisindex.IsCluster(opts.Client)
+	cluster := redisconn.IsCluster(opts.Client)
 	prefix := bench.Namespace()
 	defer opts.Cleanup(ctx, prefix, 2*time.Minute)
 	if cluster { // the table's keys start with a hash tag: "{<prefix>-ours:bench:items}:…"

@@ -15,6 +15,7 @@ import (
 	"github.com/redstate/redstate/index"
 	"github.com/redstate/redstate/index/kafkasource"
 	"github.com/redstate/redstate/index/redisindex"
+	"github.com/redstate/redstate/redisconn"
 )
 
 // KafkaOptions configure RunKafka. Zero values take the defaults noted.
@@ -104,7 +105,7 @@ func RunKafka(ctx context.Context, opts KafkaOptions) (*KafkaMeasurement, error)
 	bench.Default(&opts.Partitions, 8)
 	bench.Default(&opts.RowsPerMessage, 10)
 	bench.Default(&opts.Probes, 200)
-	cluster := redisindex.IsCluster(opts.Client)
+	cluster := redisconn.IsCluster(opts.Client)
 	prefix := bench.Namespace()
 	defer opts.Cleanup(ctx, prefix, 2*time.Minute)
 	if cluster {

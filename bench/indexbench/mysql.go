@@ -14,7 +14,7 @@ import (
 	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/index"
 	"github.com/redstate/redstate/index/mysqlsource"
-	"github.com/redstate/redstate/index/redisindex"
+	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/sqldb"
 )
 
@@ -147,7 +147,7 @@ func openMySQL(ctx context.Context, opts MySQLOptions) (*mysqlEnv, error) {
 		return nil, redstate.Errorf(redstate.EINVALID, "bench index --source mysql: --mysql-url must be mysql://user:password@host:port/")
 	}
 	e := &mysqlEnv{opts: opts, host: u.Hostname(), port: 3306, user: u.User.Username(), prefix: bench.Namespace(),
-		cluster: redisindex.IsCluster(opts.Client), log: slog.New(slog.NewTextHandler(progressOrDiscard(opts.Progress), &slog.HandlerOptions{Level: slog.LevelWarn}))}
+		cluster: redisconn.IsCluster(opts.Client), log: slog.New(slog.NewTextHandler(progressOrDiscard(opts.Progress), &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	e.password, _ = u.User.Password()
 	if p := u.Port(); p != "" {
 		n, err := strconv.ParseUint(p, 10, 16)

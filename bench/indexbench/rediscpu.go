@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redstate/redstate/redisconn"
 )
 
 // redisCPU returns the CPU time the Redis server (every master of a Cluster) has used since it
@@ -15,7 +17,7 @@ import (
 // the server's work per event from the time it waited for a core.
 func redisCPU(ctx context.Context, client redis.UniversalClient) (time.Duration, error) {
 	var total atomic.Int64
-	read := func(ctx context.Context, c redis.Cmdable) error {
+	err := redisconn.ForEachMaster(ctx, client, func(ctx context.Context, c redis.Cmdable) error {
 		info, err := c.Info(ctx, "cpu").Result()
 		if err != nil {
 			return err
@@ -31,12 +33,6 @@ func redisCPU(ctx context.Context, client redis.UniversalClient) (time.Duration,
 			}
 		}
 		return nil
-	}
-	var err error
-	if cc, ok := client.(*redis.ClusterClient); ok {
-		err = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return read(ctx, c) })
-	} else {
-		err = read(ctx, client)
-	}
+	})
 	return time.Duration(total.Load()), err
 }

@@ -18,14 +18,14 @@ import (
 )
 
 // newCachedStoreOn is newStoreOn with every store reading through cache.
-func newCachedStoreOn(client redis.UniversalClient, cache redisstore.Cache) storetest.NewStore {
+func newCachedStoreOn(client redis.UniversalClient, cache redisconn.ReadCache) storetest.NewStore {
 	return func(t *testing.T, ttl time.Duration) buildstatus.Store {
 		t.Helper()
 		return mustNewWith(t, client, ttl, cache)
 	}
 }
 
-func mustNewWith(t *testing.T, client redis.UniversalClient, ttl time.Duration, cache redisstore.Cache) *redisstore.Store {
+func mustNewWith(t *testing.T, client redis.UniversalClient, ttl time.Duration, cache redisconn.ReadCache) *redisstore.Store {
 	t.Helper()
 	keys := buildstatus.NewKeys(redstate.Prefix(fmt.Sprintf("t%d-", namespaces.Add(1)), ""))
 	s, err := redisstore.New(client, redisstore.Options{Keys: keys, TTL: ttl, Cache: cache})
@@ -120,8 +120,11 @@ func TestClientCache_AnotherInstanceSeesASaveOnceInvalidated(t *testing.T) {
 	}
 }
 
-// staleCache is a Cache that answers every read with a fixed old value and counts reads.
+// staleCache is a client-side cache that answers every read of a String with a fixed old value
+// and counts reads (the store reads no other type through it; the embedded nil interface
+// would panic if it did).
 type staleCache struct {
+	redisconn.ReadCache
 	mu    sync.Mutex
 	value []byte
 	reads int
@@ -156,7 +159,7 @@ func (c *staleCache) readCount() int {
 // TestClientCache_ConditionalWritesReadRedis: UpdatePlatform and Delete base their ETag on
 // Redis, never on the cache (which here always answers a stale version).
 func TestClientCache_ConditionalWritesReadRedis(t *testing.T) {
-	topologies(t, func(t *testing.T, client redis.UniversalClient) {
+	redistest.RunOnTopologies(t, func(t *testing.T, client redis.UniversalClient) {
 		ctx := t.Context()
 		keys := buildstatus.NewKeys(redstate.Prefix(fmt.Sprintf("t%d-", namespaces.Add(1)), ""))
 		plain, err := redisstore.New(client, redisstore.Options{Keys: keys, TTL: time.Hour})

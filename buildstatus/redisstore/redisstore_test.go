@@ -18,6 +18,7 @@ import (
 	"github.com/redstate/redstate/buildstatus/redisstore"
 	"github.com/redstate/redstate/buildstatus/storetest"
 	"github.com/redstate/redstate/internal/keyspace"
+	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/redistest"
 )
 
@@ -56,14 +57,8 @@ func TestStore_Cluster_Conformance(t *testing.T) {
 	storetest.RunStoreSuite(t, newStoreOn(client), storetest.Features{})
 }
 
-// topologies runs f against a standalone server and a 3-master cluster.
-func topologies(t *testing.T, f func(t *testing.T, client redis.UniversalClient)) {
-	t.Run("Standalone", func(t *testing.T) { f(t, redistest.SharedStandalone(t).Client(t)) })
-	t.Run("Cluster", func(t *testing.T) { f(t, redistest.SharedCluster(t).Client(t)) })
-}
-
 func TestSave_StoresSeedJSONAtSeedKeyWithTTL(t *testing.T) {
-	topologies(t, func(t *testing.T, client redis.UniversalClient) {
+	redistest.RunOnTopologies(t, func(t *testing.T, client redis.UniversalClient) {
 		ctx := t.Context()
 		// The seed's layout exactly: no namespace, "ingenio:publish:build:<uuid>".
 		s, err := redisstore.New(client, redisstore.Options{TTL: time.Hour})
@@ -102,7 +97,7 @@ func TestSave_StoresSeedJSONAtSeedKeyWithTTL(t *testing.T) {
 // sharing one keyspace: the index takes the first TTL, is extended by a longer one and never
 // shortened by a shorter one.
 func TestSave_ProjectIndexNeverExpiresBeforeItsBuilds(t *testing.T) {
-	topologies(t, func(t *testing.T, client redis.UniversalClient) {
+	redistest.RunOnTopologies(t, func(t *testing.T, client redis.UniversalClient) {
 		ctx := t.Context()
 		keys := buildstatus.NewKeys(redstate.Prefix(fmt.Sprintf("ttl%d-", namespaces.Add(1)), ""))
 		storeWith := func(ttl time.Duration) *redisstore.Store {
@@ -117,7 +112,7 @@ func TestSave_ProjectIndexNeverExpiresBeforeItsBuilds(t *testing.T) {
 		indexTTL := func() time.Duration {
 			t.Helper()
 			key := keys.ProjectIndex("p")
-			if _, ok := client.(*redis.ClusterClient); ok {
+			if redisconn.IsCluster(client) {
 				key = keys.ProjectShard("p", id)
 			}
 			d, err := client.PTTL(ctx, key).Result()
@@ -179,23 +174,18 @@ func keysOf(t *testing.T, s *redisstore.Store, client redis.UniversalClient, pro
 	if _, err := s.Save(t.Context(), storetest.SampleDoc(id, project), buildstatus.SaveOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	var found string
-	scan := func(c *redis.Client) {
-		iter := c.Scan(t.Context(), 0, "*build:"+id, 100).Iterator()
-		for iter.Next(t.Context()) {
-			found = iter.Val()
-		}
-	}
-	if cc, ok := client.(*redis.ClusterClient); ok {
-		var mu sync.Mutex
-		_ = cc.ForEachMaster(t.Context(), func(ctx context.Context, c *redis.Client) error {
-			mu.Lock()
-			defer mu.Unlock()
-			scan(c)
-			return nil
-		})
-	} else {
-		scan(client.(*redis.Client))
+	var (
+		mu    sync.Mutex
+		found string
+	)
+	err := redisconn.ScanMasters(t.Context(), client, "*build:"+id, func(_ context.Context, _ redis.Cmdable, keys []string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		found = keys[len(keys)-1]
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	prefix, ok := strings.CutSuffix(found, "build:"+id)
 	if !ok {
@@ -208,7 +198,7 @@ func keysOf(t *testing.T, s *redisstore.Store, client redis.UniversalClient, pro
 }
 
 func TestListProject_HostileProjectIDNeverWidensPattern(t *testing.T) {
-	topologies(t, func(t *testing.T, client redis.UniversalClient) {
+	redistest.RunOnTopologies(t, func(t *testing.T, client redis.UniversalClient) {
 		ctx := t.Context()
 		s := mustNew(t, client, time.Hour)
 		victim := storetest.NewBuildID()
@@ -237,7 +227,7 @@ func TestListProject_HostileProjectIDNeverWidensPattern(t *testing.T) {
 }
 
 func TestList_SkipsForeignKeysMatchingThePattern(t *testing.T) {
-	topologies(t, func(t *testing.T, client redis.UniversalClient) {
+	redistest.RunOnTopologies(t, func(t *testing.T, client redis.UniversalClient) {
 		ctx := t.Context()
 		s := mustNew(t, client, time.Hour)
 		keys := keysOf(t, s, client, "p")
@@ -271,7 +261,7 @@ func TestList_SkipsForeignKeysMatchingThePattern(t *testing.T) {
 }
 
 func TestListProject_ManyEqualScoresPageExactly(t *testing.T) {
-	topologies(t, func(t *testing.T, client redis.UniversalClient) {
+	redistest.RunOnTopologies(t, func(t *testing.T, client redis.UniversalClient) {
 		ctx := t.Context()
 		s := mustNew(t, client, time.Hour)
 		want := map[string]bool{}
@@ -312,7 +302,7 @@ func TestListProject_ManyEqualScoresPageExactly(t *testing.T) {
 }
 
 func TestListProject_PrunesStaleIndexEntries(t *testing.T) {
-	topologies(t, func(t *testing.T, client redis.UniversalClient) {
+	redistest.RunOnTopologies(t, func(t *testing.T, client redis.UniversalClient) {
 		ctx := t.Context()
 		s := mustNew(t, client, time.Hour)
 		keys := keysOf(t, s, client, "prune")
@@ -344,7 +334,7 @@ func TestListProject_PrunesStaleIndexEntries(t *testing.T) {
 		var members int64
 		for _, id := range ids {
 			key := keys.ProjectIndex("prune")
-			if _, ok := client.(*redis.ClusterClient); ok {
+			if redisconn.IsCluster(client) {
 				key = keys.ProjectShard("prune", id)
 			}
 			if n, err := client.ZScore(ctx, key, id).Result(); err == nil && n != 0 {
@@ -358,7 +348,7 @@ func TestListProject_PrunesStaleIndexEntries(t *testing.T) {
 }
 
 func TestUpdatePlatform_ConcurrentPlatformsNoLostUpdate(t *testing.T) {
-	topologies(t, func(t *testing.T, client redis.UniversalClient) {
+	redistest.RunOnTopologies(t, func(t *testing.T, client redis.UniversalClient) {
 		ctx := t.Context()
 		s := mustNew(t, client, time.Hour)
 		id := storetest.NewBuildID()
@@ -380,7 +370,7 @@ func TestUpdatePlatform_ConcurrentPlatformsNoLostUpdate(t *testing.T) {
 }
 
 func TestWatch_DeliversSaveAndDelete(t *testing.T) {
-	topologies(t, func(t *testing.T, client redis.UniversalClient) {
+	redistest.RunOnTopologies(t, func(t *testing.T, client redis.UniversalClient) {
 		ctx, cancel := context.WithCancel(t.Context())
 		s := mustNew(t, client, time.Hour)
 		id := storetest.NewBuildID()

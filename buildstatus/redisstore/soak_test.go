@@ -18,6 +18,7 @@ import (
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/buildstatus/storetest"
+	"github.com/redstate/redstate/redistest"
 )
 
 // soakDuration is how long each soak phase runs: REDSTATE_SOAK_DURATION or 30s.
@@ -39,7 +40,7 @@ var soakProjects = []string{"plain", "*", "a*", "a", "a:b", "{a}", "[x]", "?", "
 // delete, re-create) against readers that check every listing as it is served, then compares
 // the final state with the writers' models, on standalone and Cluster.
 func TestSoak_MixedLoadKeepsInvariants(t *testing.T) {
-	topologies(t, func(t *testing.T, client redis.UniversalClient) {
+	redistest.RunOnTopologies(t, func(t *testing.T, client redis.UniversalClient) {
 		s := mustNew(t, client, time.Hour)
 		ctx := t.Context()
 		deadline := time.Now().Add(soakDuration(t))

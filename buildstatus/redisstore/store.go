@@ -30,6 +30,7 @@ import (
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/internal/coalesce"
 	"github.com/redstate/redstate/internal/resend"
+	"github.com/redstate/redstate/redisconn"
 )
 
 var _ buildstatus.Store = (*Store)(nil)
@@ -57,18 +58,7 @@ type Options struct {
 	// Cache, when set, serves Get and GetMany from process memory that Redis invalidates
 	// (redisconn.Cache, redis.client-cache). Listing, Exists, TTL and the reads of conditional
 	// writes (Delete, UpdatePlatform) always read Redis. Nil: no cache.
-	Cache Cache
-}
-
-// Cache is the client-side cache Get and GetMany read through; *redisconn.Cache implements it.
-type Cache interface {
-	// Get returns the value of a String key, nil when it does not exist.
-	Get(ctx context.Context, key string) ([]byte, error)
-	// MGet returns the values of String keys in order, nil for a missing key.
-	MGet(ctx context.Context, keys []string) ([][]byte, error)
-	// Wrote marks keys this process is writing or has written, so its next reads of them
-	// skip the cache.
-	Wrote(keys ...string)
+	Cache redisconn.ReadCache
 }
 
 // Store is the Redis implementation of buildstatus.Store. It is safe for concurrent use.
@@ -78,9 +68,9 @@ type Store struct {
 	keys    buildstatus.Keys
 	ttl     time.Duration
 	now     func() time.Time
-	batch   *batchers // nil with Options.DirectCalls
-	cache   Cache     // nil without Options.Cache
-	hub     *hub      // the one Pub/Sub connection shared by every Watch
+	batch   *batchers           // nil with Options.DirectCalls
+	cache   redisconn.ReadCache // nil without Options.Cache
+	hub     *hub                // the one Pub/Sub connection shared by every Watch
 
 	// directories memoizes, on Cluster, when this process last extended a project's shard
 	// directory for a slot (key: projectID + "\x00" + slot; value: time.Time).
@@ -122,9 +112,7 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 		cache:   opts.Cache,
 		updates: newUpdateQueues(),
 		window:  resend.Window(client),
-	}
-	if c, ok := client.(*redis.ClusterClient); ok {
-		s.cluster = c
+		cluster: redisconn.AsCluster(client),
 	}
 	if !opts.DirectCalls {
 		s.startBatchers(opts.Batching, opts.SaveBatching)
@@ -135,14 +123,9 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 // Ping reports whether the backend can serve requests: one PING to the server, or to every
 // master on Cluster. Errors: EUNAVAILABLE.
 func (s *Store) Ping(ctx context.Context) error {
-	var err error
-	if s.cluster != nil {
-		err = s.cluster.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
-			return c.Ping(ctx).Err()
-		})
-	} else {
-		err = s.client.Ping(ctx).Err()
-	}
+	err := redisconn.ForEachMaster(ctx, s.client, func(ctx context.Context, c redis.Cmdable) error {
+		return c.Ping(ctx).Err()
+	})
 	if err != nil {
 		return unavailable(err, "ping")
 	}

@@ -8,13 +8,14 @@ import (
 
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/executor/redisstate"
+	"github.com/redstate/redstate/redistest"
 )
 
 // TestLocks_FenceAboveEveryEarlierAfterTheCounterWentBack: a failover that loses the last
 // INCRs of a tenant's fence counter (the promoted replica holds the counter, behind) must not
 // make the next acquisition reuse a fence already handed out.
 func TestLocks_FenceAboveEveryEarlierAfterTheCounterWentBack(t *testing.T) {
-	topologies(t, func(t *testing.T, client redis.UniversalClient) {
+	redistest.RunOnTopologies(t, func(t *testing.T, client redis.UniversalClient) {
 		ctx := context.Background()
 		o := opts(0)
 		locks := must(redisstate.NewLocks(client, o))(t)
@@ -52,7 +53,7 @@ func TestLocks_FenceAboveEveryEarlierAfterTheCounterWentBack(t *testing.T) {
 // (a master whose clock ran ahead issued it), the fence is the counter plus one, stored back,
 // so fences still increase.
 func TestLocks_FenceAboveACounterAheadOfTheClock(t *testing.T) {
-	topologies(t, func(t *testing.T, client redis.UniversalClient) {
+	redistest.RunOnTopologies(t, func(t *testing.T, client redis.UniversalClient) {
 		ctx := context.Background()
 		o := opts(0)
 		locks := must(redisstate.NewLocks(client, o))(t)

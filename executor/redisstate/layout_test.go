@@ -11,10 +11,11 @@ import (
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/executor/redisstate"
 	"github.com/redstate/redstate/internal/keyspace"
+	"github.com/redstate/redstate/redistest"
 )
 
 func TestSeedKeyLayoutFormatsAndDefaultTTLs(t *testing.T) {
-	topologies(t, func(t *testing.T, client redis.UniversalClient) {
+	redistest.RunOnTopologies(t, func(t *testing.T, client redis.UniversalClient) {
 		ctx := t.Context()
 		// No options: the seed's namespace and TTLs exactly.
 		cps := must(redisstate.NewCheckpoints(client, redisstate.Options{}))(t)
@@ -85,7 +86,7 @@ func checkTTL(t *testing.T, client redis.UniversalClient, key string, want time.
 }
 
 func TestCheckpointCacheNeverStaleAcrossInstances(t *testing.T) {
-	topologies(t, func(t *testing.T, client redis.UniversalClient) {
+	redistest.RunOnTopologies(t, func(t *testing.T, client redis.UniversalClient) {
 		ctx := t.Context()
 		o := opts(time.Hour)
 		a := must(redisstate.NewCheckpoints(client, o))(t)
@@ -110,7 +111,7 @@ func TestCheckpointCacheNeverStaleAcrossInstances(t *testing.T) {
 }
 
 func TestFenceSurvivesCounterLoss(t *testing.T) {
-	topologies(t, func(t *testing.T, client redis.UniversalClient) {
+	redistest.RunOnTopologies(t, func(t *testing.T, client redis.UniversalClient) {
 		ctx := t.Context()
 		o := opts(0)
 		l := must(redisstate.NewLocks(client, o))(t)

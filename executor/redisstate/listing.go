@@ -11,6 +11,7 @@ import (
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/internal/keyspace"
+	"github.com/redstate/redstate/redisconn"
 )
 
 // Lister reads the executor's whole state for operators (`redstate executor plans|tasks|locks|
@@ -36,21 +37,14 @@ func (l *Lister) ids(ctx context.Context, prefix string) ([]string, error) {
 	var mu sync.Mutex
 	var ids []string
 	pattern := keyspace.GlobEscape(prefix) + "*"
-	scan := func(ctx context.Context, c redis.Cmdable) error {
-		it := c.Scan(ctx, 0, pattern, 1000).Iterator()
-		for it.Next(ctx) {
-			mu.Lock()
-			ids = append(ids, strings.TrimPrefix(it.Val(), prefix))
-			mu.Unlock()
+	err := redisconn.ScanMasters(ctx, l.client, pattern, func(_ context.Context, _ redis.Cmdable, keys []string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, k := range keys {
+			ids = append(ids, strings.TrimPrefix(k, prefix))
 		}
-		return it.Err()
-	}
-	var err error
-	if cc, ok := l.client.(*redis.ClusterClient); ok {
-		err = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) })
-	} else {
-		err = scan(ctx, l.client)
-	}
+		return nil
+	})
 	if err != nil {
 		return nil, mapErr(err, "scan executor keys")
 	}

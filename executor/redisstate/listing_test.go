@@ -8,13 +8,14 @@ import (
 
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/executor/redisstate"
+	"github.com/redstate/redstate/redistest"
 )
 
 // TestLister: plans, tasks, locks (holder, fence, time left), checkpoints (a corrupt one
 // listed with its error) and live instances, on every topology; claim keys, whose names
 // contain "plan:" and "task:" too, are not listed.
 func TestLister(t *testing.T) {
-	topologies(t, func(t *testing.T, client redis.UniversalClient) {
+	redistest.RunOnTopologies(t, func(t *testing.T, client redis.UniversalClient) {
 		ctx := t.Context()
 		o := opts(0)
 		proj := must(redisstate.NewProjections(client, o))(t)

@@ -122,20 +122,14 @@ func concurrentAcquires(t *testing.T, client redis.UniversalClient, o redisstate
 // server and on Cluster; with DirectLocks each goes alone.
 func TestLocks_ConcurrentScriptsShareOnePipeline(t *testing.T) {
 	const callers = 8
-	for _, tc := range []struct {
-		name   string
-		client func(t *testing.T) redis.UniversalClient
-	}{
-		{"Standalone", func(t *testing.T) redis.UniversalClient { return redistest.SharedStandalone(t).Client(t) }},
-		{"Cluster", func(t *testing.T) redis.UniversalClient { return redistest.SharedCluster(t).Client(t) }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := concurrentAcquires(t, tc.client(t), opts(0), callers); got < callers-1 {
+	for _, tc := range redistest.Topologies() {
+		t.Run(tc.Name, func(t *testing.T) {
+			if got := concurrentAcquires(t, tc.Client(t), opts(0), callers); got < callers-1 {
 				t.Errorf("autopipelined: at most %d scripts in one dispatch; want the %d queued behind the first", got, callers-1)
 			}
 			o := opts(0)
 			o.DirectLocks = true
-			if got := concurrentAcquires(t, tc.client(t), o, callers); got != 1 {
+			if got := concurrentAcquires(t, tc.Client(t), o, callers); got != 1 {
 				t.Errorf("DirectLocks: %d scripts in one dispatch; want each alone", got)
 			}
 		})
@@ -146,7 +140,7 @@ func TestLocks_ConcurrentScriptsShareOnePipeline(t *testing.T) {
 // scripts) every lock call still works: go-redis's EVALSHA-then-EVAL fallback runs through the
 // autopipeliner.
 func TestLocks_ScriptCacheFlushed(t *testing.T) {
-	topologies(t, func(t *testing.T, client redis.UniversalClient) {
+	redistest.RunOnTopologies(t, func(t *testing.T, client redis.UniversalClient) {
 		ctx := context.Background()
 		locks := must(redisstate.NewLocks(client, opts(0)))(t)
 		cycle := func(what string) {
@@ -180,7 +174,7 @@ func TestLocks_ScriptCacheFlushed(t *testing.T) {
 // and sends nothing, as on the client (the autopipeliner alone would run it on its own
 // context and take the lock).
 func TestLocks_DoneContextFailsAtOnce(t *testing.T) {
-	topologies(t, func(t *testing.T, client redis.UniversalClient) {
+	redistest.RunOnTopologies(t, func(t *testing.T, client redis.UniversalClient) {
 		locks := must(redisstate.NewLocks(client, opts(0)))(t)
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()

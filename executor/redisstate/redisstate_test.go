@@ -24,12 +24,6 @@ func opts(ttl time.Duration) redisstate.Options {
 	return redisstate.Options{Keys: executor.MustKeys(redstate.Prefix("", fmt.Sprintf("t%d-executor", namespaces.Add(1)))), TTL: ttl}
 }
 
-// topologies runs f against the shared standalone server and the shared 3-master cluster.
-func topologies(t *testing.T, f func(t *testing.T, client redis.UniversalClient)) {
-	t.Run("Standalone", func(t *testing.T) { f(t, redistest.SharedStandalone(t).Client(t)) })
-	t.Run("Cluster", func(t *testing.T) { f(t, redistest.SharedCluster(t).Client(t)) })
-}
-
 // must returns v, failing the test (from its own goroutine) if err is set.
 func must[T any](v T, err error) func(t *testing.T) T {
 	return func(t *testing.T) T {
@@ -42,7 +36,7 @@ func must[T any](v T, err error) func(t *testing.T) T {
 }
 
 func TestConformance(t *testing.T) {
-	topologies(t, func(t *testing.T, client redis.UniversalClient) {
+	redistest.RunOnTopologies(t, func(t *testing.T, client redis.UniversalClient) {
 		t.Run("Checkpoints", func(t *testing.T) {
 			statetest.RunCheckpointSuite(t, func(t *testing.T, ttl time.Duration) executor.CheckpointStore {
 				return must(redisstate.NewCheckpoints(client, opts(ttl)))(t)

@@ -9,10 +9,11 @@ import (
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/executor/redisstate"
 	"github.com/redstate/redstate/executor/statetest"
+	"github.com/redstate/redstate/redistest"
 )
 
 func TestRegistry_Conformance(t *testing.T) {
-	topologies(t, func(t *testing.T, client redis.UniversalClient) {
+	redistest.RunOnTopologies(t, func(t *testing.T, client redis.UniversalClient) {
 		statetest.RunRegistrySuite(t, func(t *testing.T, ttl time.Duration) executor.TaskRegistry {
 			return must(redisstate.NewRegistry(client, opts(ttl)))(t)
 		}, statetest.Features{})
@@ -22,7 +23,7 @@ func TestRegistry_Conformance(t *testing.T) {
 // The registry's keys as docs/executor.md lists them: the spec a JSON String at N:spec:<taskId>
 // with the projection TTL, the running set a Set at N:running without TTL.
 func TestRegistry_KeyLayout(t *testing.T) {
-	topologies(t, func(t *testing.T, client redis.UniversalClient) {
+	redistest.RunOnTopologies(t, func(t *testing.T, client redis.UniversalClient) {
 		ctx := t.Context()
 		r := must(redisstate.NewRegistry(client, redisstate.Options{}))(t)
 		spec := executor.TaskSpec{TaskID: "task-123", TenantID: "tenant-001", PlanID: "plan-456",

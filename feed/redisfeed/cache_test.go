@@ -15,16 +15,12 @@ import (
 // The whole contract, pages right after fan-outs and read marks included, holds with unread
 // pages read through the client-side cache: every write of unread sets ends with its barrier.
 func TestCacheSuite_ClientCache(t *testing.T) {
-	t.Run("Standalone", func(t *testing.T) {
-		srv := redistest.SharedStandalone(t)
-		c := redisfeed.NewCached(srv.Client(t), redstate.KeyPrefix{}, redistest.NewCache(t, redisconn.Options{URL: srv.URL}))
-		feedtest.RunCacheSuite(t, func(*testing.T) feed.Cache { return c })
-	})
-	t.Run("Cluster", func(t *testing.T) {
-		cl := redistest.SharedCluster(t)
-		c := redisfeed.NewCached(cl.Client(t), redstate.KeyPrefix{}, redistest.NewCache(t, redisconn.Options{ClusterAddrs: cl.Addrs}))
-		feedtest.RunCacheSuite(t, func(*testing.T) feed.Cache { return c })
-	})
+	for _, topo := range redistest.Topologies() {
+		t.Run(topo.Name, func(t *testing.T) {
+			c := redisfeed.NewCached(topo.Client(t), redstate.KeyPrefix{}, redistest.NewCache(t, topo.Options(t)))
+			feedtest.RunCacheSuite(t, func(*testing.T) feed.Cache { return c })
+		})
+	}
 }
 
 // TestClientCache_PagesSeeThisProcessesWritesAtOnce: a page read right after a fan-out or a

@@ -13,6 +13,7 @@ import (
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/feed"
 	"github.com/redstate/redstate/feed/feedtest"
+	"github.com/redstate/redstate/internal/redisscript"
 	"github.com/redstate/redstate/redistest"
 )
 
@@ -43,7 +44,7 @@ func (h *scriptCalls) count(cmds []redis.Cmder) {
 	defer h.mu.Unlock()
 	for _, cmd := range cmds {
 		if name := strings.ToLower(cmd.Name()); name == "evalsha" || name == "eval" {
-			if err := cmd.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			if redisscript.NoScript(cmd.Err()) {
 				continue // the load-and-retry of a script the node did not have yet
 			}
 			h.calls++

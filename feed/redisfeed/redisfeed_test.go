@@ -17,12 +17,8 @@ import (
 func TestMain(m *testing.M) { redistest.Main(m) }
 
 func TestCacheSuite(t *testing.T) {
-	t.Run("Standalone", func(t *testing.T) {
-		c := redisfeed.New(redistest.SharedStandalone(t).Client(t), redstate.KeyPrefix{})
-		feedtest.RunCacheSuite(t, func(*testing.T) feed.Cache { return c })
-	})
-	t.Run("Cluster", func(t *testing.T) {
-		c := redisfeed.New(redistest.SharedCluster(t).Client(t), redstate.KeyPrefix{})
+	redistest.RunOnTopologies(t, func(t *testing.T, client redis.UniversalClient) {
+		c := redisfeed.New(client, redstate.KeyPrefix{})
 		feedtest.RunCacheSuite(t, func(*testing.T) feed.Cache { return c })
 	})
 }
@@ -32,75 +28,69 @@ func TestCacheSuite(t *testing.T) {
 // marker gets the shorter state TTL only from a rebuild, which renews every set of the state.
 // So a built state never misses an expired set.
 func TestExpiry_BuiltNeverOutlivesASet(t *testing.T) {
-	for name, client := range map[string]func(*testing.T) redis.UniversalClient{
-		"Standalone": func(t *testing.T) redis.UniversalClient { return redistest.SharedStandalone(t).Client(t) },
-		"Cluster":    func(t *testing.T) redis.UniversalClient { return redistest.SharedCluster(t).Client(t) },
-	} {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			rc := client(t)
-			c := redisfeed.New(rc, redstate.Prefix("", feedtest.UniquePrefix()))
-			k := c.Keys()
-			u, a, b, d := feedtest.ID(), feedtest.ID(), feedtest.ID(), feedtest.ID()
-			ref := func(id int64) feed.PostRef { return feed.PostRef{ID: id, CreateTime: time.UnixMilli(id)} }
-			pttl := func(key string) time.Duration {
-				t.Helper()
-				d, err := rc.PTTL(ctx, key).Result()
-				if err != nil {
-					t.Fatal(err)
-				}
-				return d
-			}
-			// A fan-out to a user without state creates the set with the set TTL, no marker.
-			if _, err := c.FanOut(ctx, a, ref(1), []int64{u}); err != nil {
+	redistest.RunOnTopologies(t, func(t *testing.T, rc redis.UniversalClient) {
+		ctx := context.Background()
+		c := redisfeed.New(rc, redstate.Prefix("", feedtest.UniquePrefix()))
+		k := c.Keys()
+		u, a, b, d := feedtest.ID(), feedtest.ID(), feedtest.ID(), feedtest.ID()
+		ref := func(id int64) feed.PostRef { return feed.PostRef{ID: id, CreateTime: time.UnixMilli(id)} }
+		pttl := func(key string) time.Duration {
+			t.Helper()
+			d, err := rc.PTTL(ctx, key).Result()
+			if err != nil {
 				t.Fatal(err)
 			}
-			if d := pttl(k.Unread(u, a)); d <= feed.StateTTL {
-				t.Errorf("new unread set TTL = %v, want more than %v", d, feed.StateTTL)
+			return d
+		}
+		// A fan-out to a user without state creates the set with the set TTL, no marker.
+		if _, err := c.FanOut(ctx, a, ref(1), []int64{u}); err != nil {
+			t.Fatal(err)
+		}
+		if d := pttl(k.Unread(u, a)); d <= feed.StateTTL {
+			t.Errorf("new unread set TTL = %v, want more than %v", d, feed.StateTTL)
+		}
+		if n, err := rc.Exists(ctx, k.Built(u)).Result(); err != nil || n != 0 {
+			t.Errorf("a fan-out created the built marker (%d, %v)", n, err)
+		}
+		// Later fan-outs leave an existing set's expiry alone; a new author's set gets the TTL.
+		if err := rc.PExpire(ctx, k.Unread(u, a), 2*time.Hour).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.FanOut(ctx, a, ref(2), []int64{u}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.FanOut(ctx, b, ref(3), []int64{u}); err != nil {
+			t.Fatal(err)
+		}
+		if d := pttl(k.Unread(u, a)); d > 2*time.Hour {
+			t.Errorf("a fan-out to an existing set renewed it to %v", d)
+		}
+		if d := pttl(k.Unread(u, b)); d <= feed.StateTTL {
+			t.Errorf("set created by a fan-out: TTL %v", d)
+		}
+		// A read mark creates the read set, and the unread set of an author without one
+		// (the read overtook the fan-out), with the set TTL.
+		if _, err := c.MarkRead(ctx, u, d, 4); err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range []string{k.Read(u), k.Unread(u, d)} {
+			if d := pttl(key); d <= feed.StateTTL {
+				t.Errorf("%s created by a read mark: TTL %v", key, d)
 			}
-			if n, err := rc.Exists(ctx, k.Built(u)).Result(); err != nil || n != 0 {
-				t.Errorf("a fan-out created the built marker (%d, %v)", n, err)
+		}
+		// A rebuild sets the marker to the state TTL and renews every set of the state beyond it.
+		st := feed.UserState{Unread: map[int64][]feed.PostRef{a: {ref(1), ref(2)}, b: {}}, Read: map[int64][]int64{b: {3}}}
+		if err := c.Rebuild(ctx, u, st); err != nil {
+			t.Fatal(err)
+		}
+		built := pttl(k.Built(u))
+		if built <= feed.StateTTL-time.Minute || built > feed.StateTTL {
+			t.Errorf("built marker TTL %v, want about %v", built, feed.StateTTL)
+		}
+		for _, key := range []string{k.Unread(u, a), k.Unread(u, b), k.Read(u)} {
+			if d := pttl(key); d <= built {
+				t.Errorf("after a rebuild %s TTL %v is not beyond the built marker's %v", key, d, built)
 			}
-			// Later fan-outs leave an existing set's expiry alone; a new author's set gets the TTL.
-			if err := rc.PExpire(ctx, k.Unread(u, a), 2*time.Hour).Err(); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := c.FanOut(ctx, a, ref(2), []int64{u}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := c.FanOut(ctx, b, ref(3), []int64{u}); err != nil {
-				t.Fatal(err)
-			}
-			if d := pttl(k.Unread(u, a)); d > 2*time.Hour {
-				t.Errorf("a fan-out to an existing set renewed it to %v", d)
-			}
-			if d := pttl(k.Unread(u, b)); d <= feed.StateTTL {
-				t.Errorf("set created by a fan-out: TTL %v", d)
-			}
-			// A read mark creates the read set, and the unread set of an author without one
-			// (the read overtook the fan-out), with the set TTL.
-			if _, err := c.MarkRead(ctx, u, d, 4); err != nil {
-				t.Fatal(err)
-			}
-			for _, key := range []string{k.Read(u), k.Unread(u, d)} {
-				if d := pttl(key); d <= feed.StateTTL {
-					t.Errorf("%s created by a read mark: TTL %v", key, d)
-				}
-			}
-			// A rebuild sets the marker to the state TTL and renews every set of the state beyond it.
-			st := feed.UserState{Unread: map[int64][]feed.PostRef{a: {ref(1), ref(2)}, b: {}}, Read: map[int64][]int64{b: {3}}}
-			if err := c.Rebuild(ctx, u, st); err != nil {
-				t.Fatal(err)
-			}
-			built := pttl(k.Built(u))
-			if built <= feed.StateTTL-time.Minute || built > feed.StateTTL {
-				t.Errorf("built marker TTL %v, want about %v", built, feed.StateTTL)
-			}
-			for _, key := range []string{k.Unread(u, a), k.Unread(u, b), k.Read(u)} {
-				if d := pttl(key); d <= built {
-					t.Errorf("after a rebuild %s TTL %v is not beyond the built marker's %v", key, d, built)
-				}
-			}
-		})
-	}
+		}
+	})
 }

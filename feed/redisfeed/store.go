@@ -19,6 +19,7 @@ import (
 	"github.com/redstate/redstate/internal/keyspace"
 	"github.com/redstate/redstate/internal/rediserr"
 	"github.com/redstate/redstate/internal/redisscript"
+	"github.com/redstate/redstate/redisconn"
 )
 
 // Cache is the Redis feed.Cache. It is safe for concurrent use.
@@ -26,7 +27,7 @@ type Cache struct {
 	client  redis.UniversalClient
 	keys    feed.Keys
 	cluster bool
-	pages   PageCache // nil: unread pages read Redis
+	pages   redisconn.ReadCache // nil: unread pages read Redis
 	// nodeGroups, when set, replaces byNode's grouping (tests: a grouping that does not match
 	// the cluster's slots).
 	nodeGroups func(followers []int64) [][]int64
@@ -34,20 +35,9 @@ type Cache struct {
 
 var _ feed.Cache = (*Cache)(nil)
 
-// PageCache is the client-side cache unread pages read through; *redisconn.Cache implements
-// it.
-type PageCache interface {
-	// ZRevRangeByScoreWithScores returns up to count members of a Sorted Set from max down to
-	// min, with their scores.
-	ZRevRangeByScoreWithScores(ctx context.Context, key, max, min string, count int64) ([]redis.Z, error)
-	// Sync returns once the invalidations of every write acknowledged before the call have
-	// reached the cache.
-	Sync(ctx context.Context) error
-}
-
 // New returns a Cache on client with keys under p (hash-tagged per user on Cluster).
 func New(client redis.UniversalClient, p redstate.KeyPrefix) *Cache {
-	_, cluster := client.(*redis.ClusterClient)
+	cluster := redisconn.IsCluster(client)
 	return &Cache{client: client, keys: feed.NewKeys(p, cluster), cluster: cluster}
 }
 
@@ -56,7 +46,7 @@ func New(client redis.UniversalClient, p redstate.KeyPrefix) *Cache {
 // is unchanged. Every write of unread sets (FanOut, MarkRead, MarkAuthorRead, Unfollow,
 // Rebuild) ends with pages.Sync, so this process's next page sees it; another process sees it
 // once Redis's invalidation arrives.
-func NewCached(client redis.UniversalClient, p redstate.KeyPrefix, pages PageCache) *Cache {
+func NewCached(client redis.UniversalClient, p redstate.KeyPrefix, pages redisconn.ReadCache) *Cache {
 	c := New(client, p)
 	c.pages = pages
 	return c
@@ -361,7 +351,7 @@ func (c *Cache) byNode(ctx context.Context, followers []int64) [][]int64 {
 	if c.nodeGroups != nil {
 		return c.nodeGroups(followers)
 	}
-	cluster := c.client.(*redis.ClusterClient)
+	cluster := redisconn.AsCluster(c.client)
 	nodeOfSlot := map[int]*redis.Client{}
 	return groups.By(followers, func(u int64) *redis.Client {
 		key := c.keys.Built(u)
@@ -601,10 +591,4 @@ func (c *Cache) HybridCounts(ctx context.Context, user int64, since map[int64]ti
 		}
 	}
 	return counts, missing, nil
-}
-
-// IsCluster reports whether client talks to a Redis Cluster.
-func IsCluster(client redis.UniversalClient) bool {
-	_, ok := client.(*redis.ClusterClient)
-	return ok
 }

@@ -10,20 +10,6 @@ import (
 	"github.com/redstate/redstate/redistest"
 )
 
-// cachedTopologies are topologies with the client-side cache's options for each.
-var cachedTopologies = []struct {
-	name     string
-	features indextest.Features
-	options  func(t *testing.T) redisconn.Options
-}{
-	{"Standalone", indextest.Features{}, func(t *testing.T) redisconn.Options {
-		return redisconn.Options{URL: redistest.SharedStandalone(t).URL}
-	}},
-	{"Cluster", indextest.Features{Cluster: true}, func(t *testing.T) redisconn.Options {
-		return redisconn.Options{ClusterAddrs: redistest.SharedCluster(t).Addrs}
-	}},
-}
-
 // newCachedStore returns a store whose queries read through a new client-side cache.
 func newCachedStore(t *testing.T, o redisconn.Options) (*redisindex.Store, *redisconn.Cache) {
 	t.Helper()
@@ -39,24 +25,24 @@ func newCachedStore(t *testing.T, o redisconn.Options) (*redisindex.Store, *redi
 // The whole contract, queries right after writes included, holds with queries cached: Apply
 // and Remove end with the cache's barrier.
 func TestStoreSuite_ClientCache(t *testing.T) {
-	for _, topo := range cachedTopologies {
-		t.Run(topo.name, func(t *testing.T) {
-			s, cache := newCachedStore(t, topo.options(t))
+	for _, topo := range redistest.Topologies() {
+		t.Run(topo.Name, func(t *testing.T) {
+			s, cache := newCachedStore(t, topo.Options(t))
 			t.Cleanup(func() {
 				if st := cache.Stats(); st.Hits == 0 {
 					t.Errorf("the suite never hit the cache: %+v", st)
 				}
 			})
-			indextest.RunStoreSuite(t, func(*testing.T) index.Store { return s }, topo.features)
+			indextest.RunStoreSuite(t, func(*testing.T) index.Store { return s }, indextest.Features{Cluster: topo.Cluster})
 		})
 	}
 }
 
 func TestProperty_ShuffledDuplicatedDeliveryConverges_ClientCache(t *testing.T) {
-	for _, topo := range cachedTopologies {
-		t.Run(topo.name, func(t *testing.T) {
-			s, _ := newCachedStore(t, topo.options(t))
-			indextest.RunPropertySuite(t, func(*testing.T) index.Store { return s }, topo.features)
+	for _, topo := range redistest.Topologies() {
+		t.Run(topo.Name, func(t *testing.T) {
+			s, _ := newCachedStore(t, topo.Options(t))
+			indextest.RunPropertySuite(t, func(*testing.T) index.Store { return s }, indextest.Features{Cluster: topo.Cluster})
 		})
 	}
 }

@@ -20,32 +20,22 @@ import (
 	"github.com/redstate/redstate/internal/rediserr"
 	"github.com/redstate/redstate/internal/redisscript"
 	"github.com/redstate/redstate/internal/resend"
+	"github.com/redstate/redstate/redisconn"
 )
 
 // Store is the Redis index.Store. It is safe for concurrent use.
 type Store struct {
 	client  redis.UniversalClient
 	cluster bool
-	cache   Cache         // nil: queries read Redis
-	window  time.Duration // lifetime of the call markers of counters and dead letters
+	cache   redisconn.ReadCache // nil: queries read Redis
+	window  time.Duration       // lifetime of the call markers of counters and dead letters
 }
 
 var _ index.Store = (*Store)(nil)
 
-// Cache is the client-side cache queries read through; *redisconn.Cache implements it.
-type Cache interface {
-	// HGetAll returns the fields of a Hash key (empty when it does not exist).
-	HGetAll(ctx context.Context, key string) (map[string]string, error)
-	// HGetAllMany is HGetAll of each key, in order.
-	HGetAllMany(ctx context.Context, keys []string) ([]map[string]string, error)
-	// Sync returns once the invalidations of every write acknowledged before the call have
-	// reached the cache.
-	Sync(ctx context.Context) error
-}
-
 // New returns a Store on client.
 func New(client redis.UniversalClient) *Store {
-	return &Store{client: client, cluster: IsCluster(client), window: resend.Window(client)}
+	return &Store{client: client, cluster: redisconn.IsCluster(client), window: resend.Window(client)}
 }
 
 // NewCached returns a Store on client whose Rows and RowsBatch (the queries) read through
@@ -53,16 +43,10 @@ func New(client redis.UniversalClient) *Store {
 // unchanged. Writes, Scan, Dump and Counters always use client. Apply ends with cache.Sync
 // (one PING per node), so this process's queries see its own applied writes at once; another
 // process's cache sees them once Redis's invalidation arrives.
-func NewCached(client redis.UniversalClient, cache Cache) *Store {
+func NewCached(client redis.UniversalClient, cache redisconn.ReadCache) *Store {
 	s := New(client)
 	s.cache = cache
 	return s
-}
-
-// IsCluster reports whether client talks to a Redis Cluster (index.Options.Cluster).
-func IsCluster(client redis.UniversalClient) bool {
-	_, ok := client.(*redis.ClusterClient)
-	return ok
 }
 
 // rowsPerScript is how many row writes one call of applyManyScript applies on a standalone
@@ -185,7 +169,7 @@ func (s *Store) ScanKeys(ctx context.Context, pattern, cursor string, count int)
 		cur = c
 	}
 	var client redis.Cmdable = s.client
-	if cc, ok := s.client.(*redis.ClusterClient); ok {
+	if cc := redisconn.AsCluster(s.client); cc != nil {
 		master, err := cc.MasterForKey(ctx, pattern)
 		if err != nil {
 			return nil, "", rediserr.Map(err, "index scan")
@@ -271,32 +255,19 @@ func (s *Store) Scan(ctx context.Context, key, cursor string, count int) (index.
 
 // Dump implements index.Store: SCAN pattern on every master, then the values.
 func (s *Store) Dump(ctx context.Context, pattern string) (map[string]string, error) {
+	if _, ok := s.client.(*redis.Client); !ok && !s.cluster {
+		return nil, redstate.Errorf(redstate.EINVALID, "index dump: unsupported client type %T", s.client)
+	}
 	var (
 		keys   []string
 		keysMu sync.Mutex
 	)
-	collect := func(ctx context.Context, c *redis.Client) error {
-		it := c.Scan(ctx, 0, pattern, 1000).Iterator()
-		var local []string
-		for it.Next(ctx) {
-			local = append(local, it.Val())
-		}
-		if err := it.Err(); err != nil {
-			return err
-		}
+	err := redisconn.ScanMasters(ctx, s.client, pattern, func(_ context.Context, _ redis.Cmdable, found []string) error {
 		keysMu.Lock()
-		keys = append(keys, local...)
+		keys = append(keys, found...)
 		keysMu.Unlock()
 		return nil
-	}
-	var err error
-	if cc, ok := s.client.(*redis.ClusterClient); ok {
-		err = cc.ForEachMaster(ctx, collect)
-	} else if c, ok := s.client.(*redis.Client); ok {
-		err = collect(ctx, c)
-	} else {
-		return nil, redstate.Errorf(redstate.EINVALID, "index dump: unsupported client type %T", s.client)
-	}
+	})
 	if err != nil {
 		return nil, rediserr.Map(err, "index dump")
 	}

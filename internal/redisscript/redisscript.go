@@ -1,5 +1,7 @@
 // Package redisscript runs one Lua script many times in one pipeline, the way every Redis
-// backend of redstate batches its atomic steps.
+// backend of redstate batches its atomic steps, and holds the one NOSCRIPT fallback: a script
+// sent by EVALSHA to a server that does not have it (restarted, failed over, its script cache
+// flushed) is sent again by EVAL, which also loads it.
 package redisscript
 
 import (
@@ -32,7 +34,7 @@ func RunPipelined(ctx context.Context, c redis.UniversalClient, script *redis.Sc
 	_, _ = pipe.Exec(ctx)
 	var retry []int
 	for i, cmd := range cmds {
-		if err := cmd.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		if NoScript(cmd.Err()) {
 			retry = append(retry, i)
 		}
 	}
@@ -44,4 +46,19 @@ func RunPipelined(ctx context.Context, c redis.UniversalClient, script *redis.Sc
 		_, _ = pipe.Exec(ctx)
 	}
 	return cmds
+}
+
+// NoScript reports whether err is Redis's NOSCRIPT reply: the server does not have the script
+// an EVALSHA named.
+func NoScript(err error) bool { return err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") }
+
+// EvalOnNoScript returns cmd, the reply of script sent by EVALSHA inside a pipeline or
+// transaction the caller built, or when cmd met NOSCRIPT, the reply of script sent again by
+// EVAL on c (one more round trip, which also loads the script). Outside such a batch,
+// script.Run does the same.
+func EvalOnNoScript(ctx context.Context, c redis.Scripter, script *redis.Script, cmd *redis.Cmd, keys []string, args ...any) *redis.Cmd {
+	if !NoScript(cmd.Err()) {
+		return cmd
+	}
+	return script.Eval(ctx, c, keys, args...)
 }

@@ -26,42 +26,37 @@ return {n, ARGV[2], {ok = 'OK'}}
 // TestOnce_SecondRunReturnsTheFirstReply: a second run of a call (the same marker) changes
 // nothing and returns the first run's reply, whatever its type; another call runs.
 func TestOnce_SecondRunReturnsTheFirstReply(t *testing.T) {
-	for name, c := range map[string]redis.UniversalClient{
-		"Standalone": redistest.SharedStandalone(t).Client(t),
-		"Cluster":    redistest.SharedCluster(t).Client(t),
-	} {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			m := resend.NewMarker("once:", "counter", time.Minute)
-			first, err := counterScript.Run(ctx, c, m.Keys("counter"), m.Args(5, "bin\x00ary\xff")...).Result()
-			if err != nil {
-				t.Fatal(err)
-			}
-			again, err := counterScript.Run(ctx, c, m.Keys("counter"), m.Args(5, "bin\x00ary\xff")...).Result()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(first, again) {
-				t.Fatalf("second run answered %#v, first %#v", again, first)
-			}
-			if n, _ := c.Get(ctx, "counter").Int(); n != 5 {
-				t.Fatalf("counter %d after two runs of one call, want 5", n)
-			}
-			other := resend.NewMarker("once:", "counter", time.Minute)
-			if err := counterScript.Run(ctx, c, other.Keys("counter"), other.Args(1, "nil")...).Err(); err != redis.Nil {
-				t.Fatalf("nil reply: %v", err)
-			}
-			if err := counterScript.Run(ctx, c, other.Keys("counter"), other.Args(1, "nil")...).Err(); err != redis.Nil {
-				t.Fatalf("stored nil reply: %v", err)
-			}
-			if n, _ := c.Get(ctx, "counter").Int(); n != 6 {
-				t.Fatalf("counter %d after a second call, want 6", n)
-			}
-			if ttl := c.PTTL(ctx, m.Key).Val(); ttl <= 0 || ttl > time.Minute {
-				t.Fatalf("marker TTL %s, want (0, 1m]", ttl)
-			}
-		})
-	}
+	redistest.RunOnTopologies(t, func(t *testing.T, c redis.UniversalClient) {
+		ctx := context.Background()
+		m := resend.NewMarker("once:", "counter", time.Minute)
+		first, err := counterScript.Run(ctx, c, m.Keys("counter"), m.Args(5, "bin\x00ary\xff")...).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := counterScript.Run(ctx, c, m.Keys("counter"), m.Args(5, "bin\x00ary\xff")...).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(first, again) {
+			t.Fatalf("second run answered %#v, first %#v", again, first)
+		}
+		if n, _ := c.Get(ctx, "counter").Int(); n != 5 {
+			t.Fatalf("counter %d after two runs of one call, want 5", n)
+		}
+		other := resend.NewMarker("once:", "counter", time.Minute)
+		if err := counterScript.Run(ctx, c, other.Keys("counter"), other.Args(1, "nil")...).Err(); err != redis.Nil {
+			t.Fatalf("nil reply: %v", err)
+		}
+		if err := counterScript.Run(ctx, c, other.Keys("counter"), other.Args(1, "nil")...).Err(); err != redis.Nil {
+			t.Fatalf("stored nil reply: %v", err)
+		}
+		if n, _ := c.Get(ctx, "counter").Int(); n != 6 {
+			t.Fatalf("counter %d after a second call, want 6", n)
+		}
+		if ttl := c.PTTL(ctx, m.Key).Val(); ttl <= 0 || ttl > time.Minute {
+			t.Fatalf("marker TTL %s, want (0, 1m]", ttl)
+		}
+	})
 }
 
 // TestOnce_StalledServerRunsTheCallOnce: the re-send go-redis makes after a read timeout (the

@@ -40,6 +40,7 @@ import (
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/internal/resend"
 	"github.com/redstate/redstate/queue"
+	"github.com/redstate/redstate/redisconn"
 )
 
 var _ queue.Broker = (*Broker)(nil)
@@ -71,15 +72,12 @@ type Broker struct {
 // names). Other clients, such as *redis.Ring, are rejected: a Ring spreads keys without slots,
 // so the scripts' multi-key atomicity could not hold. Errors: EINVALID.
 func New(client redis.UniversalClient, opts Options) (*Broker, error) {
-	b := &Broker{client: client, now: opts.Now, window: max(resend.Window(client), queue.DedupWindow)}
-	switch c := client.(type) {
-	case *redis.Client:
-		b.single = c
-	case *redis.ClusterClient:
-		b.cluster = c
-	case nil:
+	if client == nil {
 		return nil, redstate.Errorf(redstate.EINVALID, "redisqueue: a Redis client is required")
-	default:
+	}
+	b := &Broker{client: client, cluster: redisconn.AsCluster(client), now: opts.Now, window: max(resend.Window(client), queue.DedupWindow)}
+	b.single, _ = client.(*redis.Client)
+	if b.single == nil && b.cluster == nil {
 		return nil, redstate.Errorf(redstate.EINVALID, "redisqueue: %T is not supported; use a standalone, Sentinel or Cluster client", client)
 	}
 	if err := ValidateNamespace(opts.Namespace); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/redisscript"
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/redisconn"
 )
@@ -146,9 +147,7 @@ func (b *Broker) tryDequeue(ctx context.Context, conn *redis.Conn, connID *int64
 			return dequeueResult{}, err
 		}
 		*connID = id
-		if err := cmd.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-			cmd = dequeueScript.Eval(ctx, conn, keys, args...)
-		}
+		cmd = redisscript.EvalOnNoScript(ctx, conn, dequeueScript, cmd, keys, args...)
 	default:
 		cmd = dequeueScript.Run(ctx, conn, keys, args...)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/keyspace"
 	"github.com/redstate/redstate/internal/resend"
 	"github.com/redstate/redstate/queue"
 )
@@ -65,12 +66,4 @@ func jobIDKey(id string) string {
 }
 
 // plainID tells whether id is made of letters, digits, '-' and '_' only.
-func plainID(id string) bool {
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
+func plainID(id string) bool { return keyspace.InvalidIDByte(id, keyspace.TokenPunct) < 0 }

@@ -29,20 +29,6 @@ func uniqueNS() string {
 	return "t" + hex.EncodeToString(b[:]) + "-"
 }
 
-// topology is one Redis deployment the suites run on.
-type topology struct {
-	name   string
-	client func(t *testing.T) redis.UniversalClient
-}
-
-// topologies are the shared standalone server and the shared 3-master cluster. Each is
-// obtained (and flushed) once per top-level test; the suites' parallel subtests then share
-// it, isolated by unique namespaces and queue names.
-var topologies = []topology{
-	{"Standalone", func(t *testing.T) redis.UniversalClient { return redistest.SharedStandalone(t).Client(t) }},
-	{"Cluster", func(t *testing.T) redis.UniversalClient { return redistest.SharedCluster(t).Client(t) }},
-}
-
 func mustBroker(t *testing.T, c redis.UniversalClient, opts redisqueue.Options) *redisqueue.Broker {
 	t.Helper()
 	b, err := redisqueue.New(c, opts)
@@ -61,26 +47,26 @@ func backend(c redis.UniversalClient) queuetest.NewBroker {
 }
 
 func TestBrokerSuite(t *testing.T) {
-	for _, topo := range topologies {
-		t.Run(topo.name, func(t *testing.T) {
-			nb := backend(topo.client(t))
+	for _, topo := range redistest.Topologies() {
+		t.Run(topo.Name, func(t *testing.T) {
+			nb := backend(topo.Client(t))
 			queuetest.RunBrokerSuite(t, nb, queuetest.Features{})
 		})
 	}
 }
 
 func TestWorkerSuite(t *testing.T) {
-	for _, topo := range topologies {
-		t.Run(topo.name, func(t *testing.T) {
-			queuetest.RunWorkerSuite(t, backend(topo.client(t)), queuetest.Features{})
+	for _, topo := range redistest.Topologies() {
+		t.Run(topo.Name, func(t *testing.T) {
+			queuetest.RunWorkerSuite(t, backend(topo.Client(t)), queuetest.Features{})
 		})
 	}
 }
 
 func TestProperties(t *testing.T) {
-	for _, topo := range topologies {
-		t.Run(topo.name, func(t *testing.T) {
-			queuetest.RunProperties(t, backend(topo.client(t)))
+	for _, topo := range redistest.Topologies() {
+		t.Run(topo.Name, func(t *testing.T) {
+			queuetest.RunProperties(t, backend(topo.Client(t)))
 		})
 	}
 }
@@ -175,14 +161,14 @@ func TestKeys_OneSlotOnCluster(t *testing.T) {
 // TestForeignProducer: a message LPUSHed by a producer outside redstate (or redis-cli) onto a
 // queue's list is dequeued and decodes, its own members kept.
 func TestForeignProducer(t *testing.T) {
-	for _, topo := range topologies {
-		t.Run(topo.name, func(t *testing.T) {
-			c := topo.client(t)
+	for _, topo := range redistest.Topologies() {
+		t.Run(topo.Name, func(t *testing.T) {
+			c := topo.Client(t)
 			ctx := context.Background()
 			b := mustBroker(t, c, redisqueue.Options{})
 			const foreign = `{"Key":12345,"RetryCount":0,"EnqueueTime":"2025-01-15T10:30:00"}`
 			key := "jobs"
-			if _, ok := c.(*redis.ClusterClient); ok {
+			if topo.Cluster {
 				key = "{jobs}"
 			}
 			if err := c.LPush(ctx, key, foreign).Err(); err != nil {
@@ -209,9 +195,9 @@ func TestForeignProducer(t *testing.T) {
 // TestRecoverExpired_ExactlyOnceUnderConcurrentRecoverers: a consumer whose lease expires has
 // each in-flight job moved back once, although many recoverers race.
 func TestRecoverExpired_ExactlyOnceUnderConcurrentRecoverers(t *testing.T) {
-	for _, topo := range topologies {
-		t.Run(topo.name, func(t *testing.T) {
-			c := topo.client(t)
+	for _, topo := range redistest.Topologies() {
+		t.Run(topo.Name, func(t *testing.T) {
+			c := topo.Client(t)
 			ns := uniqueNS()
 			ctx := context.Background()
 			b1 := mustBroker(t, c, redisqueue.Options{Namespace: ns})
@@ -432,9 +418,9 @@ func TestHasJob_LongQueues(t *testing.T) {
 }
 
 func TestThroughputSuite(t *testing.T) {
-	for _, topo := range topologies {
-		t.Run(topo.name, func(t *testing.T) {
-			c := topo.client(t)
+	for _, topo := range redistest.Topologies() {
+		t.Run(topo.Name, func(t *testing.T) {
+			c := topo.Client(t)
 			queuetest.RunThroughputSuite(t, func(t *testing.T) queue.ThroughputStore {
 				return mustBroker(t, c, redisqueue.Options{Namespace: uniqueNS()})
 			})

@@ -17,6 +17,7 @@ import (
 	"github.com/redstate/redstate/internal/rediserr"
 	"github.com/redstate/redstate/internal/redisscript"
 	"github.com/redstate/redstate/queue/redisqueue"
+	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/report"
 )
 
@@ -57,14 +58,11 @@ type Store struct {
 // New returns a Store on client: a *redis.Client (standalone or Sentinel) or a
 // *redis.ClusterClient (detected by type). Errors: EINVALID.
 func New(client redis.UniversalClient, opts Options) (*Store, error) {
-	cluster := false
-	switch client.(type) {
-	case *redis.Client:
-	case *redis.ClusterClient:
-		cluster = true
-	case nil:
+	if client == nil {
 		return nil, redstate.Errorf(redstate.EINVALID, "redisrecords: a Redis client is required")
-	default:
+	}
+	cluster := redisconn.IsCluster(client)
+	if _, single := client.(*redis.Client); !single && !cluster {
 		return nil, redstate.Errorf(redstate.EINVALID, "redisrecords: %T is not supported; use a standalone, Sentinel or Cluster client", client)
 	}
 	if err := redisqueue.ValidateNamespace(opts.Namespace); err != nil {

@@ -29,18 +29,6 @@ func uniqueNS() string {
 	return "t" + hex.EncodeToString(b[:]) + "-"
 }
 
-// topology is one Redis deployment the suites run on.
-type topology struct {
-	name   string
-	client func(t *testing.T) redis.UniversalClient
-}
-
-// topologies are the shared standalone server and the shared 3-master cluster.
-var topologies = []topology{
-	{"Standalone", func(t *testing.T) redis.UniversalClient { return redistest.SharedStandalone(t).Client(t) }},
-	{"Cluster", func(t *testing.T) redis.UniversalClient { return redistest.SharedCluster(t).Client(t) }},
-}
-
 func mustBroker(t *testing.T, c redis.UniversalClient, opts redisqueue.Options) *redisqueue.Broker {
 	t.Helper()
 	b, err := redisqueue.New(c, opts)
@@ -71,27 +59,27 @@ func backends(c redis.UniversalClient) (queuetest.NewBroker, reporttest.NewRecor
 }
 
 func TestRecordStoreSuite(t *testing.T) {
-	for _, topo := range topologies {
-		t.Run(topo.name, func(t *testing.T) {
-			_, nr := backends(topo.client(t))
+	for _, topo := range redistest.Topologies() {
+		t.Run(topo.Name, func(t *testing.T) {
+			_, nr := backends(topo.Client(t))
 			reporttest.RunRecordStoreSuite(t, nr)
 		})
 	}
 }
 
 func TestReportWorkerSuite(t *testing.T) {
-	for _, topo := range topologies {
-		t.Run(topo.name, func(t *testing.T) {
-			nb, nr := backends(topo.client(t))
+	for _, topo := range redistest.Topologies() {
+		t.Run(topo.Name, func(t *testing.T) {
+			nb, nr := backends(topo.Client(t))
 			reporttest.RunWorkerSuite(t, nb, nr)
 		})
 	}
 }
 
 func TestProperties(t *testing.T) {
-	for _, topo := range topologies {
-		t.Run(topo.name, func(t *testing.T) {
-			nb, nr := backends(topo.client(t))
+	for _, topo := range redistest.Topologies() {
+		t.Run(topo.Name, func(t *testing.T) {
+			nb, nr := backends(topo.Client(t))
 			reporttest.RunProperties(t, nb, nr)
 		})
 	}
@@ -137,9 +125,9 @@ func TestKeys_SeedNames(t *testing.T) {
 // report:queue before the upgrade, in the seed's format, is consumed by a report worker and
 // its report generated.
 func TestLegacyLPUSHGenerated(t *testing.T) {
-	for _, topo := range topologies {
-		t.Run(topo.name, func(t *testing.T) {
-			c := topo.client(t)
+	for _, topo := range redistest.Topologies() {
+		t.Run(topo.Name, func(t *testing.T) {
+			c := topo.Client(t)
 			ctx := context.Background()
 			ns := uniqueNS()
 			b := mustBroker(t, c, redisqueue.Options{Namespace: ns})
@@ -149,7 +137,7 @@ func TestLegacyLPUSHGenerated(t *testing.T) {
 				t.Fatal(err)
 			}
 			legacy := `{"RecordId":` + strconv.FormatInt(id, 10) + `,"RetryCount":0,"EnqueueTime":"2025-01-15T10:30:00"}`
-			_, cluster := c.(*redis.ClusterClient)
+			cluster := topo.Cluster
 			if err := c.LPush(ctx, queue.NewKeys(redstate.Prefix(ns, report.DefaultQueue), cluster).Pending, legacy).Err(); err != nil {
 				t.Fatal(err)
 			}
@@ -188,9 +176,9 @@ func TestNew_RejectsBadNamespace(t *testing.T) {
 // TestRecords_RetentionExpiresAndSweepsIndex: a record expires Retention after its last write
 // (PEXPIRE), and its generating-index entry is dropped by ListGeneratingOlderThan.
 func TestRecords_RetentionExpiresAndSweepsIndex(t *testing.T) {
-	for _, topo := range topologies {
-		t.Run(topo.name, func(t *testing.T) {
-			c := topo.client(t)
+	for _, topo := range redistest.Topologies() {
+		t.Run(topo.Name, func(t *testing.T) {
+			c := topo.Client(t)
 			ns := uniqueNS()
 			rs := mustRecords(t, c, redisrecords.Options{Namespace: ns, Retention: 150 * time.Millisecond})
 			ctx := context.Background()
@@ -208,7 +196,7 @@ func TestRecords_RetentionExpiresAndSweepsIndex(t *testing.T) {
 			if ids, err := rs.ListGeneratingOlderThan(ctx, 0); err != nil || len(ids) != 0 {
 				t.Fatalf("ListGeneratingOlderThan after expiry = %v, %v", ids, err)
 			}
-			_, cluster := c.(*redis.ClusterClient)
+			cluster := topo.Cluster
 			if n := c.ZCard(ctx, report.NewKeys(redstate.Prefix(ns, ""), cluster).Generating()).Val(); n != 0 {
 				t.Fatalf("generating index still holds %d entries", n)
 			}
