@@ -8,6 +8,7 @@ import (
 	"github.com/redstate/redstate/executor/executorblock"
 	"github.com/redstate/redstate/feed/feedblock"
 	"github.com/redstate/redstate/httpapi"
+	"github.com/redstate/redstate/index/indexblock"
 	"github.com/redstate/redstate/queue/queueblock"
 )
 
@@ -17,7 +18,7 @@ type blocks struct {
 	builds   *buildstatusblock.Block
 	queue    *queueblock.Block
 	executor *executorblock.Block
-	index    *indexBackend
+	index    *indexblock.Block
 	feed     *feedblock.Block
 }
 
@@ -41,7 +42,7 @@ func (a *app) openBlocks(ctx context.Context) (*blocks, error) {
 			return b.executor, err
 		},
 		func() (c component.Component, err error) {
-			b.index, err = a.openIndex(ctx)
+			b.index, err = indexblock.Open(ctx, env, a.cfg.Index)
 			return b.index, err
 		},
 		func() (c component.Component, err error) {
@@ -61,8 +62,8 @@ func (a *app) openBlocks(ctx context.Context) (*blocks, error) {
 // deps is what the HTTP API serves from the blocks and the root.
 func (b *blocks) deps(a *app) httpapi.Deps {
 	d := httpapi.Deps{Builds: b.builds.Store(), Reports: b.queue.Reports(), Queues: b.queue.Admin,
-		ExecutorRunner: b.executor.Runner, Index: b.index.indexer, IndexPush: b.index.push, Feed: b.feed.Service(), Health: a.health,
-		QueueNames: b.queue.Names, Throughput: b.queue.ThroughputStore(), IndexSources: b.index.sourceStatus,
+		ExecutorRunner: b.executor.Runner, Index: b.index.Indexer(), IndexPush: b.index.Push(), Feed: b.feed.Service(), Health: a.health,
+		QueueNames: b.queue.Names, Throughput: b.queue.ThroughputStore(), IndexSources: func() []httpapi.IndexSourceStatus { return indexSourceStatus(b.index.Pulled()) },
 		Overview: a.overview,
 	}
 	if l := b.executor.Lister(); l != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/index"
+	"github.com/redstate/redstate/index/indexblock"
 	"github.com/redstate/redstate/index/mysqlsource"
 	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/sqldb"
@@ -47,9 +48,9 @@ func withIndexer(cmd *cobra.Command, f func(*app, *index.Indexer) error) error {
 		if len(a.cfg.Index.Tables) == 0 {
 			return errors.New("no index.tables declared in the configuration")
 		}
-		opts := a.indexOptions()
+		opts := indexblock.Options(a.cfg.Namespace, a.cfg.Index)
 		opts.Cluster = redisconn.IsCluster(a.redis)
-		ix, err := index.New(a.redisIndexStore(), a.cfg.Index.Tables, opts)
+		ix, err := index.New(indexblock.RedisStore(a.env()), a.cfg.Index.Tables, opts)
 		if err != nil {
 			return err
 		}

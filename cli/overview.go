@@ -52,12 +52,12 @@ func (a *app) redisOverview(ctx context.Context) httpapi.RedisOverview {
 	return r
 }
 
-// sourceStatus reports the pulled sources' progress for the API: the common status, plus the
+// indexSourceStatus reports the pulled sources' progress for the API: the common status, plus the
 // binlog source's and the Kafka group's detail.
-func (ib *indexBackend) sourceStatus() []httpapi.IndexSourceStatus {
+func indexSourceStatus(pulled []index.Source) []httpapi.IndexSourceStatus {
 	var out []httpapi.IndexSourceStatus
 	now := time.Now()
-	for _, src := range ib.pulled() {
+	for _, src := range pulled {
 		s := src.Status()
 		st := httpapi.IndexSourceStatus{Name: s.Name, BackfilledRows: s.Copied, LagSeconds: s.Lag.Seconds, Events: s.Events, Position: s.Position}
 		switch s.Lag.Unit {

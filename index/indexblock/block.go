@@ -1,4 +1,8 @@
-package cli
+// Package indexblock opens the CDC tag index as a running block: the index of the declared
+// tables on Redis (or memory without Redis) and its change sources: the HTTP ingest path,
+// PostgreSQL logical replication, the MySQL/MariaDB binlog, Redis Streams and Kafka, each an
+// index.Source.
+package indexblock
 
 import (
 	"context"
@@ -19,8 +23,11 @@ import (
 	"github.com/redstate/redstate/redisconn"
 )
 
-// indexBackend is the CDC tag index as serve runs it.
-type indexBackend struct {
+// Name is the block's name in Health, logs and the overview.
+const Name = "index"
+
+// Block is the CDC tag index as a component.
+type Block struct {
 	indexer *index.Indexer
 	// push is the HTTP ingest path's source (POST /v1/index/events), nil without tables.
 	push *index.PushSource
@@ -35,11 +42,20 @@ type indexBackend struct {
 }
 
 // Name is "index".
-func (ib *indexBackend) Name() string { return "index" }
+func (ib *Block) Name() string { return Name }
+
+// Backend is component.BackendMemory or component.BackendRedis.
+func (ib *Block) Backend() string { return ib.backend }
+
+// Indexer is the index of the declared tables, or nil when none are declared.
+func (ib *Block) Indexer() *index.Indexer { return ib.indexer }
+
+// Push is the HTTP ingest path's source (POST /v1/index/events), or nil without tables.
+func (ib *Block) Push() *index.PushSource { return ib.push }
 
 // Start runs the sources and the counters' flush until ctx ends or Close; a source stopped
 // before acknowledging reads its entries again later.
-func (ib *indexBackend) Start(ctx context.Context) error {
+func (ib *Block) Start(ctx context.Context) error {
 	if ib.indexer != nil {
 		ib.bg.Go(ctx, func(ctx context.Context) { _ = ib.indexer.RunCounters(ctx, 0, ib.log) })
 	}
@@ -54,11 +70,11 @@ func (ib *indexBackend) Start(ctx context.Context) error {
 }
 
 // Close stops the sources and the counters' flush within ctx.
-func (ib *indexBackend) Close(ctx context.Context) error { return ib.bg.Stop(ctx) }
+func (ib *Block) Close(ctx context.Context) error { return ib.bg.Stop(ctx) }
 
 // Health reports the backend, the tables and the pulled sources (off without tables):
 // degraded while one of them is.
-func (ib *indexBackend) Health(context.Context) component.Status {
+func (ib *Block) Health(context.Context) component.Status {
 	st := component.Status{Name: ib.Name(), Backend: ib.backend, State: component.StateOK}
 	if ib.indexer == nil {
 		st.State = component.StateOff
@@ -66,7 +82,7 @@ func (ib *indexBackend) Health(context.Context) component.Status {
 	}
 	st.Detail = fmt.Sprintf("%d tables", len(ib.indexer.Tables()))
 	var failing []string
-	for _, src := range ib.pulled() {
+	for _, src := range ib.Pulled() {
 		st.Detail += ", source " + src.Status().Name
 		switch h := src.Health(); {
 		case h.State == component.StateDegraded:
@@ -81,8 +97,9 @@ func (ib *indexBackend) Health(context.Context) component.Status {
 	return st
 }
 
-// pulled are the sources that read an upstream (every one but push).
-func (ib *indexBackend) pulled() []index.Source {
+// Pulled are the sources that read an upstream (every one but push), in the order the API
+// lists them.
+func (ib *Block) Pulled() []index.Source {
 	var out []index.Source
 	for _, src := range ib.sources {
 		if src.Status().Kind == index.SourcePulled {
@@ -92,44 +109,45 @@ func (ib *indexBackend) pulled() []index.Source {
 	return out
 }
 
-// redisIndexStore is the Redis index store on the root's client, its queries read through
-// the client-side cache when redis.client-cache is on.
-func (a *app) redisIndexStore() *redisindex.Store {
-	if a.cache != nil {
-		return redisindex.NewCached(a.redis, a.cache)
+// RedisStore is the Redis index store on env's client, its queries read through env's
+// client-side cache when there is one.
+func RedisStore(env component.Env) *redisindex.Store {
+	if env.Cache != nil {
+		return redisindex.NewCached(env.Redis, env.Cache)
 	}
-	return redisindex.New(a.redis)
+	return redisindex.New(env.Redis)
 }
 
-// index builds the index of cfg.Index.Tables (nil indexer when none are declared): memindex
-// without Redis, redisindex on the root's client with it (tables need hash-tag on Cluster),
-// and its sources (Redis Streams, Kafka; PostgreSQL and MySQL through a pool the root opens).
-func (a *app) openIndex(ctx context.Context) (*indexBackend, error) {
-	cfg, m, log := a.cfg, a.metrics, a.log
-	ib := &indexBackend{log: log}
-	if len(cfg.Index.Tables) == 0 {
+// Open builds the index of cfg.Tables (a block with no indexer when none are declared) on env:
+// memindex without Redis, redisindex on env's client with it (tables need hash-tag on Cluster),
+// and its sources (Redis Streams, Kafka; PostgreSQL and MySQL through a pool env opens).
+// Errors: the index's and the sources' construction errors, each naming its source.
+func Open(ctx context.Context, env component.Env, cfg index.Config) (*Block, error) {
+	m, log := env.Metrics, env.Logger()
+	ib := &Block{log: log}
+	if len(cfg.Tables) == 0 {
 		return ib, nil
 	}
-	opts := a.indexOptions()
+	opts := Options(env.Namespace, cfg)
 	var store index.Store
 	var client redis.UniversalClient
 	backend := component.BackendMemory
-	if a.redis != nil {
-		client = a.redis
-		store, opts.Cluster, backend = a.redisIndexStore(), redisconn.IsCluster(client), component.BackendRedis
+	if env.Redis != nil {
+		client = env.Redis
+		store, opts.Cluster, backend = RedisStore(env), redisconn.IsCluster(client), component.BackendRedis
 	} else {
 		store = memindex.New()
 		log.Info("CDC index on the embedded memory backend: it lives only as long as this process (configure Redis to keep it)")
 	}
-	ix, err := index.New(store, cfg.Index.Tables, opts)
+	ix, err := index.New(store, cfg.Tables, opts)
 	if err != nil {
 		return nil, fmt.Errorf("index: %w", err)
 	}
 	ib.indexer, ib.backend, ib.push = ix, backend, index.NewPushSource()
 	ib.sources = append(ib.sources, ib.push)
 	index.RegisterMetrics(m, ix)
-	if pg := cfg.Index.Postgres; pg.URL != "" {
-		db, err := a.sqlAt(ctx, pg.URL)
+	if pg := cfg.Postgres; pg.URL != "" {
+		db, err := env.DBAt(ctx, pg.URL)
 		if err != nil {
 			return nil, fmt.Errorf("index postgres source: %w", err)
 		}
@@ -143,8 +161,8 @@ func (a *app) openIndex(ctx context.Context) (*indexBackend, error) {
 		index.RegisterSourceProgress(m, "postgres", index.SourceProgress{Events: func() float64 { return float64(src.Events.Load()) }})
 		log.Info("CDC index following PostgreSQL", "dsn", db.DSN, "slot", pg.Slot, "plugin", pg.Plugin, "tables", pg.Tables)
 	}
-	if my := cfg.Index.MySQL; my.URL != "" {
-		db, err := a.sqlAt(ctx, mysqlsource.SQLURL(my.URL))
+	if my := cfg.MySQL; my.URL != "" {
+		db, err := env.DBAt(ctx, mysqlsource.SQLURL(my.URL))
 		if err != nil {
 			return nil, fmt.Errorf("index mysql source: %w", err)
 		}
@@ -164,7 +182,7 @@ func (a *app) openIndex(ctx context.Context) (*indexBackend, error) {
 		index.RegisterSourceProgress(m, "mysql", mysqlProgress(src))
 		log.Info("CDC index following the MySQL binary log", "dsn", db.DSN, "tables", my.Tables)
 	}
-	if st := cfg.Index.Streams; len(st.Keys) > 0 {
+	if st := cfg.Streams; len(st.Keys) > 0 {
 		src, err := streamsource.New(ix, streamsource.Options{Client: client, Streams: st.Keys, Group: st.Group,
 			Consumer: st.Consumer, Format: st.Format, ClaimIdle: st.ClaimIdle, NullValue: st.NullValue, Logger: log})
 		if err != nil {
@@ -174,7 +192,7 @@ func (a *app) openIndex(ctx context.Context) (*indexBackend, error) {
 		streamsource.RegisterMetrics(m, src)
 		log.Info("CDC index consuming Redis Streams", "streams", len(st.Keys), "group", st.Group, "format", st.Format)
 	}
-	src, err := kafkaSource(ix, cfg.Index.Kafka, log)
+	src, err := KafkaSource(ix, cfg.Kafka, log)
 	if err != nil {
 		return nil, fmt.Errorf("index kafka source: %w", err)
 	}
@@ -182,7 +200,7 @@ func (a *app) openIndex(ctx context.Context) (*indexBackend, error) {
 		ib.sources = append(ib.sources, src)
 		kafkasource.RegisterMetrics(m, src)
 	}
-	log.Info("CDC index ready", "tables", len(cfg.Index.Tables), "namespace", cfg.Namespace, "prefix", cfg.Index.Prefix, "backend", backend)
+	log.Info("CDC index ready", "tables", len(cfg.Tables), "namespace", env.Namespace, "prefix", cfg.Prefix, "backend", backend)
 	return ib, nil
 }
 
@@ -207,9 +225,9 @@ func registerSourceLag(m *metrics.Metrics, src index.Source) {
 		func() float64 { return float64(src.Status().Lag.Behind) }, func() float64 { return float64(src.Status().Copied) })
 }
 
-// indexOptions are the index's options from cfg.Index, under the namespace (the key rule).
-func (a *app) indexOptions() index.Options {
-	ix := a.cfg.Index
-	return index.Options{Namespace: a.cfg.Namespace, Prefix: ix.Prefix, VersionTTL: ix.VersionTTL, DeadLetterMax: ix.DeadLetterMax,
-		Debezium: ix.Debezium}
+// Options are the index's options from cfg (the index section), under namespace (the key
+// rule).
+func Options(namespace string, cfg index.Config) index.Options {
+	return index.Options{Namespace: namespace, Prefix: cfg.Prefix, VersionTTL: cfg.VersionTTL, DeadLetterMax: cfg.DeadLetterMax,
+		Debezium: cfg.Debezium}
 }
