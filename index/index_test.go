@@ -3,6 +3,8 @@ package index
 import (
 	"strings"
 	"testing"
+
+	"github.com/redstate/redstate"
 )
 
 func TestConvert_SeedTypes(t *testing.T) {
@@ -68,7 +70,7 @@ func TestVersions_OrderAndLSN(t *testing.T) {
 }
 
 func TestKeys_SeedLayout(t *testing.T) {
-	k := NewKeys("las_im_data_sync", "db1", "table1", false)
+	k := NewKeys(redstate.Prefix("", "las_im_data_sync"), "db1", "table1", false)
 	parts := []Part{{Code: "las", Column: "a"}, {Code: "cat", Column: "b"}, {Code: "bra", Column: "c"}}
 	if got := k.Index(parts, []*string{Str("72"), Str("870"), Str("3987")}); got != "las_im_data_sync:db1:table1:las-72:cat-870:bra-3987" {
 		t.Errorf("index key %s", got)
@@ -76,13 +78,30 @@ func TestKeys_SeedLayout(t *testing.T) {
 	if k.Version("10001") != "las_im_data_sync:db1:table1:fil-10001" || k.Relation("10001") != "las_im_data_sync:db1:table1:kid-10001" {
 		t.Errorf("row keys %s %s", k.Version("10001"), k.Relation("10001"))
 	}
-	if got := NewKeys("p", "d", "t", true).Index(parts[:1], []*string{nil}); got != "{p:d:t}:las-~" {
+	if got := NewKeys(redstate.Prefix("", "p"), "d", "t", true).Index(parts[:1], []*string{nil}); got != "{p:d:t}:las-~" {
 		t.Errorf("tagged null key %s", got)
 	}
 	if got := k.Index(parts[:1], []*string{Str("")}); got != "las_im_data_sync:db1:table1:las-%" {
 		t.Errorf("empty value key %s, want the segment %% as docs/index.md says", got)
 	}
-	if got := NewKeysUnder("nsq-", "p", "d", "t", true).Version("1"); got != "nsq-{p:d:t}:fil-1" {
+	if got := NewKeys(redstate.Prefix("nsq-", "p"), "d", "t", true).Version("1"); got != "nsq-{p:d:t}:fil-1" {
 		t.Errorf("namespaced tagged key %s", got)
+	}
+}
+
+// TestBlockKeys_Layout pins the index's own keys (dead letters, counters, the sources' prefix)
+// with and without a namespace, and the Indexer's accessors that return them.
+func TestBlockKeys_Layout(t *testing.T) {
+	k := NewBlockKeys(redstate.Prefix("nsq-", ""))
+	if k.DeadLetter() != "nsq-las_im_data_sync:deadletter" || k.Counters() != "nsq-las_im_data_sync:counters" ||
+		k.SourcePrefix() != "nsq-las_im_data_sync:source:" {
+		t.Errorf("block keys %s %s %s", k.DeadLetter(), k.Counters(), k.SourcePrefix())
+	}
+	ix, err := New(nil, nil, Options{Namespace: "nsq-", Prefix: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ix.DeadLetterKey() != "nsq-p:deadletter" || ix.CountersKey() != "nsq-p:counters" || ix.SourceKeyPrefix() != "nsq-p:source:" {
+		t.Errorf("indexer keys %s %s %s", ix.DeadLetterKey(), ix.CountersKey(), ix.SourceKeyPrefix())
 	}
 }

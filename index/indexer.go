@@ -128,7 +128,7 @@ func New(store Store, specs []TableSpec, opts Options) (*Indexer, error) {
 			return nil, redstate.Errorf(redstate.EINVALID,
 				"index table %s: on Redis Cluster set hash-tag: true (a row's fil-, kid- and index keys must share a slot for its change to be atomic; see docs/index.md)", name)
 		}
-		t := &table{spec: s, keys: NewKeysUnder(opts.Namespace, opts.Prefix, s.DB, s.Table, s.HashTag), bySignature: map[string]int{},
+		t := &table{spec: s, keys: NewKeys(redstate.Prefix(opts.Namespace, opts.Prefix), s.DB, s.Table, s.HashTag), bySignature: map[string]int{},
 			stats: &TableStats{}, codec: newRowCodec(s.Columns)}
 		t.floorKey = t.keys.Truncated()
 		if i := slices.IndexFunc(s.Columns, func(c Column) bool { return c.Name == s.Key }); i >= 0 && t.codec.cols[i].base == TypeBytes {
@@ -168,10 +168,12 @@ func (ix *Indexer) Table(db, tbl string) (TableSpec, bool) {
 
 // SourceKeyPrefix is the prefix of the keys sources keep their positions under
 // ("<namespace><prefix>:source:").
-func (ix *Indexer) SourceKeyPrefix() string { return ix.keyPrefix() + ":source:" }
+func (ix *Indexer) SourceKeyPrefix() string { return ix.blockKeys().SourcePrefix() }
 
-// keyPrefix is the namespace and prefix every key of the index starts with.
-func (ix *Indexer) keyPrefix() string { return ix.opts.Namespace + ix.opts.Prefix }
+// blockKeys are the index's keys that belong to no one table.
+func (ix *Indexer) blockKeys() BlockKeys {
+	return NewBlockKeys(redstate.Prefix(ix.opts.Namespace, ix.opts.Prefix))
+}
 
 // Tables returns the declared tables in declaration order.
 func (ix *Indexer) Tables() []TableSpec {
@@ -474,7 +476,7 @@ func (ix *Indexer) DeadLetterEvent(ctx context.Context, source string, raw []byt
 }
 
 // DeadLetterKey is the LIST of changes that could not be applied, newest first.
-func (ix *Indexer) DeadLetterKey() string { return ix.keyPrefix() + ":deadletter" }
+func (ix *Indexer) DeadLetterKey() string { return ix.blockKeys().DeadLetter() }
 
 // Query returns the rows of db.tbl matching conds (code → value; every code of one declared
 // combination, in any order): one HGETALL. Errors: ENOTFOUND (undeclared table), EINVALID

@@ -38,22 +38,45 @@ func ValidatePrefix(prefix string) error {
 	return nil
 }
 
-// NewKeys returns the keys of table db.table under prefix (which must pass ValidatePrefix;
-// db and table pass TableSpec.Validate).
-func NewKeys(prefix, db, table string, hashTag bool) Keys {
-	return NewKeysUnder("", prefix, db, table, hashTag)
-}
-
-// NewKeysUnder is NewKeys with the deployment's namespace (config namespace, validated there:
-// no braces, glob characters or whitespace) put before every key, outside the hash tag:
-// "nsq-{las_im_data_sync:db1:table1}:fil-10001".
-func NewKeysUnder(namespace, prefix, db, table string, hashTag bool) Keys {
-	base := prefix + ":" + db + ":" + table
+// NewKeys returns the keys of table db.table under p: the deployment's namespace (validated by
+// the configuration: no braces, glob characters or whitespace), put before every key outside
+// the hash tag ("nsq-{las_im_data_sync:db1:table1}:fil-10001"), and the index's prefix
+// (DefaultPrefix when empty; it must pass ValidatePrefix). db and table pass
+// TableSpec.Validate.
+func NewKeys(p redstate.KeyPrefix, db, table string, hashTag bool) Keys {
+	p = p.Or(DefaultPrefix)
+	base := p.Block + ":" + db + ":" + table
 	if hashTag {
 		base = "{" + base + "}"
 	}
-	return Keys{base: namespace + base}
+	return Keys{base: p.Namespace + base}
 }
+
+// BlockKeys builds the index's keys that belong to no one table (P = namespace + prefix):
+//
+//	P:deadletter           List, changes that could not be applied (newest first, capped)
+//	P:counters             Hash, applied/stale/failed counts per table, shared by instances
+//	P:source:…             the sources' positions, leases and snapshot progress
+//	                       (PostgresSourceKeys, MySQLSourceKeys)
+type BlockKeys struct {
+	base string
+}
+
+// NewBlockKeys returns the index's own keys under p (the namespace and the index's prefix,
+// DefaultPrefix when empty).
+func NewBlockKeys(p redstate.KeyPrefix) BlockKeys {
+	return BlockKeys{base: p.Or(DefaultPrefix).String()}
+}
+
+// DeadLetter is the dead-letter list.
+func (k BlockKeys) DeadLetter() string { return k.base + ":deadletter" }
+
+// Counters is the hash of the shared applied/stale/failed counts.
+func (k BlockKeys) Counters() string { return k.base + ":counters" }
+
+// SourcePrefix is the prefix of the keys sources keep their positions under
+// ("<namespace><prefix>:source:").
+func (k BlockKeys) SourcePrefix() string { return k.base + ":source:" }
 
 // Version returns the version key of row id.
 func (k Keys) Version(id string) string { return k.base + ":fil-" + keyspace.EscapeSegment(id) }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/index"
 	"github.com/redstate/redstate/index/redisindex"
@@ -123,7 +124,7 @@ func Run(ctx context.Context, opts Options) (Measurements, error) {
 		return nil, err
 	}
 	// The baseline writes the seed's layout under its own prefix, with the same keys module.
-	seedKeys := index.NewKeys(prefix+"-seed", "bench", "items", cluster)
+	seedKeys := index.NewKeys(redstate.Prefix("", prefix+"-seed"), "bench", "items", cluster)
 
 	streams := generate(opts.Rows, opts.Clients)
 	events := 0

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/index"
 	"github.com/redstate/redstate/index/kafkasource"
@@ -159,7 +160,7 @@ func RunKafka(ctx context.Context, opts KafkaOptions) (*KafkaMeasurement, error)
 		return m, fmt.Errorf("ours: %d changes failed", st.Failed.Load())
 	}
 
-	sink := newBaselineSink(opts.Client, brokers, baselineTopic, prefix+"-base", table(cluster), index.NewKeys(prefix+"-base", "bench", "items", cluster))
+	sink := newBaselineSink(opts.Client, brokers, baselineTopic, prefix+"-base", table(cluster), index.NewKeys(redstate.Prefix("", prefix+"-base"), "bench", "items", cluster))
 	base := consumer{name: "baseline", topic: baselineTopic, run: sink.run, applied: sink.records.Load, failure: sink.failure}
 	err = base.measure(ctx, opts, prod, stream, &m.Baseline, &m.SteadyBaseline, &m.BaselineRedisCPU, &m.BaselineLatency)
 	return m, err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/index"
 	"github.com/redstate/redstate/index/mysqlsource"
 	"github.com/redstate/redstate/index/redisindex"
@@ -66,7 +67,7 @@ func (e *mysqlEnv) start(ctx context.Context, impl, prefix string, from mysqlsou
 	r := &running{cancel: cancel, done: make(chan error, 1)}
 	client := e.opts.Client
 	if impl == implTransfer {
-		t := &transfer{client: client, keys: index.NewKeys(prefix, e.spec.DB, e.spec.Table, e.spec.HashTag), spec: e.spec,
+		t := &transfer{client: client, keys: index.NewKeys(redstate.Prefix("", prefix), e.spec.DB, e.spec.Table, e.spec.HashTag), spec: e.spec,
 			posKey: prefix + ":position", batch: e.opts.Batch, columns: []string{"id", "lastAddrId", "categoryId", "brandId", "name", "yn"}}
 		r.reader = t
 		go func() { r.done <- t.run(rctx, e.syncerConfig(), from) }()
