@@ -187,3 +187,21 @@ func TestDeleteIf(t *testing.T) {
 		t.Fatalf("DeleteIf of a missing key = %v, %v", deleted, err)
 	}
 }
+
+// TestMemory_Held lists the live leases under a prefix, as a SCAN of the lease keys does.
+func TestMemory_Held(t *testing.T) {
+	ctx := context.Background()
+	m := lease.NewMemory(nil)
+	a, b, other := lease.Keys{Lease: "lock:{a}", Fence: "fence:{a}"}, lease.Keys{Lease: "lock:{b}", Fence: "fence:{b}"}, newKeys()
+	for _, k := range []lease.Keys{a, b, other} {
+		if _, ok, err := m.TryAcquire(ctx, k, "tok-"+k.Lease, time.Minute); err != nil || !ok {
+			t.Fatalf("acquire %s = %v, %v", k.Lease, ok, err)
+		}
+	}
+	if _, err := m.Release(ctx, b, "tok-lock:{b}"); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Held("lock:{"); len(got) != 1 || got["lock:{a}"] != "tok-lock:{a}" {
+		t.Fatalf("Held = %v; want only lock:{a}", got)
+	}
+}

@@ -2,6 +2,7 @@ package lease
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 )
@@ -110,4 +111,19 @@ func (m *Memory) Holder(_ context.Context, keys Keys) (string, error) {
 	defer m.mu.Unlock()
 	holder, _ := live(m.leases, keys.Lease, now)
 	return holder, nil
+}
+
+// Held returns the leases held now whose key starts with prefix, lease key → holder's token:
+// what a SCAN of the lease keys gives on Redis, for an inspector listing the holders.
+func (m *Memory) Held(prefix string) map[string]string {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]string{}
+	for key := range m.leases {
+		if holder, ok := live(m.leases, key, now); ok && strings.HasPrefix(key, prefix) {
+			out[key] = holder
+		}
+	}
+	return out
 }
