@@ -85,7 +85,9 @@ func TestLeader_OneRunsAtATimeAndTakesOver(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := store(t)
-			l := lease.Leader{Store: s, Keys: newKeys(), TTL: 300 * time.Millisecond, Retry: 10 * time.Millisecond}
+			// A TTL long enough that renewals every TTL/3 keep the lease on a loaded machine;
+			// Retry short, so that a takeover after a release is quick.
+			l := lease.Leader{Store: s, Keys: newKeys(), TTL: 2 * time.Second, Retry: 10 * time.Millisecond}
 			rec := &jobRecorder{t: t, started: make(chan session, 4)}
 			run := func(who string) (stop func()) {
 				ctx, cancel := context.WithCancel(context.Background())
@@ -174,18 +176,18 @@ func TestLeader_HoldLosesTheLeaseWhenRenewalsFailUntilItExpires(t *testing.T) {
 // releases it.
 func TestLeader_HoldKeepsTheLeasePastItsTTL(t *testing.T) {
 	mem := lease.NewMemory(nil)
-	l := lease.Leader{Store: mem, Keys: newKeys(), TTL: 150 * time.Millisecond}
+	l := lease.Leader{Store: mem, Keys: newKeys(), TTL: time.Second, Renew: 50 * time.Millisecond}
 	g, ok, err := l.Acquire(context.Background())
 	if err != nil || !ok {
 		t.Fatalf("acquire = %v, %v", ok, err)
 	}
 	held, stop := l.Hold(context.Background(), g)
-	time.Sleep(4 * l.TTL) // the condition here is elapsed time: the lease must outlive its TTL
+	time.Sleep(2 * l.TTL) // the condition here is elapsed time: the lease must outlive its TTL
 	if held.Err() != nil {
 		t.Fatalf("lost while renewing: %v", context.Cause(held))
 	}
 	if holder, _ := mem.Holder(context.Background(), l.Keys); holder != g.Token {
-		t.Fatalf("holder = %q after 4 TTLs of renewals; want %q", holder, g.Token)
+		t.Fatalf("holder = %q after 2 TTLs of renewals; want %q", holder, g.Token)
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
