@@ -154,7 +154,8 @@ func NewPostgresSourceKeys(prefix, slot string) PostgresSourceKeys {
 //	P{mysql}:snapshot           String, the position the snapshot was read at
 //	P{mysql}:snapshot-progress  Hash, followed table → last key copied ("\x00done" when complete)
 //	P{mysql}:lease              String, the reading instance's token, PX the lease TTL
-//	P{mysql}:fence              String, a counter that grows at each acquisition of the lease
+//	P{mysql}:fence              String, a counter that grows at each acquisition of the lease,
+//	                            PX 30 days after the last one (internal/lease)
 //
 // Every key carries the hash tag {mysql}, so they share one Redis Cluster slot and the source's
 // scripts, which check the lease and write another key in one step, run on Cluster. A prefix

@@ -2,101 +2,86 @@ package memstate
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/executor"
+	"github.com/redstate/redstate/internal/lease"
 )
 
 var _ executor.TenantLocks = (*Locks)(nil)
 
-// Locks is the memory executor.TenantLocks: locks shared by the goroutines of one process.
+// Locks is the memory executor.TenantLocks: locks shared by the goroutines of one process, one
+// lease of a memory lease store (internal/lease) per tenant, with the Redis locks' semantics.
 // Fences start above the clock in microseconds and never decrease. Safe for concurrent use.
 type Locks struct {
 	now    func() time.Time
-	mu     sync.Mutex
-	held   map[string]entry[string] // tenant -> token
-	fences map[string]int64
+	leases *lease.Memory
 }
 
 // NewLocks returns a lock table with nothing held. Only opts.Now is used.
 func NewLocks(opts Options) *Locks {
 	opts = opts.withDefaults(executor.DefaultLockTTL)
-	return &Locks{now: opts.Now, held: map[string]entry[string]{}, fences: map[string]int64{}}
+	return &Locks{now: opts.Now, leases: lease.NewMemory(opts.Now)}
+}
+
+// lockPrefix starts the lease key of every tenant's lock in the lease store.
+const lockPrefix = "lock:{"
+
+// leaseKeys names tenantID's lock in the lease store: "lock:{tenant}" and "fence:{tenant}",
+// one hash tag as the lease store requires (tenant ids hold no braces).
+func leaseKeys(tenantID string) lease.Keys {
+	return lease.Keys{Lease: lockPrefix + tenantID + "}", Fence: "fence:{" + tenantID + "}"}
 }
 
 // TryAcquire implements executor.TenantLocks.
-func (l *Locks) TryAcquire(_ context.Context, tenantID, owner string, ttl time.Duration) (executor.Lease, bool, error) {
+func (l *Locks) TryAcquire(ctx context.Context, tenantID, owner string, ttl time.Duration) (executor.Lease, bool, error) {
 	if err := executor.ValidateLockArgs(tenantID, owner, ttl); err != nil {
 		return executor.Lease{}, false, err
 	}
-	now := l.now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if e, ok := l.held[tenantID]; ok && !e.expired(now) {
-		return executor.Lease{}, false, nil
-	}
-	fence := max(l.fences[tenantID]+1, now.UnixMicro())
-	l.fences[tenantID] = fence
 	token := executor.NewLockToken(owner)
-	exp := now.Add(ttl)
-	l.held[tenantID] = entry[string]{val: token, expires: exp}
-	return executor.Lease{Tenant: tenantID, Owner: owner, Token: token, Fence: fence, ExpiresAt: exp}, true, nil
-}
-
-// holder returns the live entry of tenantID (caller holds mu).
-func (l *Locks) holder(tenantID string, now time.Time) (entry[string], bool) {
-	e, ok := l.held[tenantID]
-	if ok && e.expired(now) {
-		delete(l.held, tenantID)
-		return e, false
+	sent := l.now() // read before the store's clock: ExpiresAt is never after the real expiry
+	fence, ok, err := l.leases.TryAcquire(ctx, leaseKeys(tenantID), token, ttl)
+	if err != nil || !ok {
+		return executor.Lease{}, false, err
 	}
-	return e, ok
+	return executor.Lease{Tenant: tenantID, Owner: owner, Token: token, Fence: fence, ExpiresAt: sent.Add(ttl)}, true, nil
 }
 
 // Release implements executor.TenantLocks.
-func (l *Locks) Release(_ context.Context, tenantID, token string) error {
+func (l *Locks) Release(ctx context.Context, tenantID, token string) error {
 	if err := checkToken(tenantID, token); err != nil {
 		return err
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if e, ok := l.holder(tenantID, l.now()); !ok || e.val != token {
+	held, err := l.leases.Release(ctx, leaseKeys(tenantID), token)
+	if err == nil && !held {
 		return notOwner(tenantID)
 	}
-	delete(l.held, tenantID)
-	return nil
+	return err
 }
 
 // Renew implements executor.TenantLocks.
-func (l *Locks) Renew(_ context.Context, tenantID, token string, ttl time.Duration) error {
+func (l *Locks) Renew(ctx context.Context, tenantID, token string, ttl time.Duration) error {
 	if err := checkToken(tenantID, token); err != nil {
 		return err
 	}
 	if err := executor.ValidateLockTTL(ttl); err != nil {
 		return err
 	}
-	now := l.now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	e, ok := l.holder(tenantID, now)
-	if !ok || e.val != token {
+	held, err := l.leases.Renew(ctx, leaseKeys(tenantID), token, ttl)
+	if err == nil && !held {
 		return notOwner(tenantID)
 	}
-	l.held[tenantID] = entry[string]{val: token, expires: now.Add(ttl)}
-	return nil
+	return err
 }
 
 // Exists implements executor.TenantLocks.
-func (l *Locks) Exists(_ context.Context, tenantID string) (bool, error) {
+func (l *Locks) Exists(ctx context.Context, tenantID string) (bool, error) {
 	if err := executor.ValidateID("tenantId", tenantID); err != nil {
 		return false, err
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	_, ok := l.holder(tenantID, l.now())
-	return ok, nil
+	h, err := l.leases.Holder(ctx, leaseKeys(tenantID))
+	return h != "", err
 }
 
 func checkToken(tenantID, token string) error {
@@ -111,14 +96,9 @@ func notOwner(tenantID string) error {
 }
 
 // Holder implements executor.TenantLocks.
-func (l *Locks) Holder(_ context.Context, tenantID string) (string, error) {
+func (l *Locks) Holder(ctx context.Context, tenantID string) (string, error) {
 	if err := executor.ValidateID("tenantId", tenantID); err != nil {
 		return "", err
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if e, ok := l.holder(tenantID, l.now()); ok {
-		return e.val, nil
-	}
-	return "", nil
+	return l.leases.Holder(ctx, leaseKeys(tenantID))
 }

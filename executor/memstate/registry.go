@@ -194,15 +194,10 @@ func (in Inspector) Inspect(context.Context) (executor.StateStats, error) {
 		s.mu.Unlock()
 	}
 	if l := in.Locks; l != nil {
-		now := l.now()
-		l.mu.Lock()
-		for tenant, e := range l.held {
-			if !e.expired(now) {
-				owner, _, _ := strings.Cut(e.val, "#")
-				st.Locks[tenant] = owner
-			}
+		for key, token := range l.leases.Held(lockPrefix) {
+			owner, _, _ := strings.Cut(token, "#")
+			st.Locks[strings.TrimSuffix(strings.TrimPrefix(key, lockPrefix), "}")] = owner
 		}
-		l.mu.Unlock()
 		st.Keys["lock"] = int64(len(st.Locks))
 	}
 	return st, nil

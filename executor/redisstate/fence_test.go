@@ -3,11 +3,13 @@ package redisstate_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/executor/redisstate"
+	"github.com/redstate/redstate/internal/lease"
 	"github.com/redstate/redstate/redistest"
 )
 
@@ -78,4 +80,14 @@ func TestLocks_FenceAboveACounterAheadOfTheClock(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestLocks_FenceCounterLivesFenceTTL: the tenant's fence counter lives executor.FenceTTL of
+// the lease, the lifetime lease.CounterTTL gives every fence counter, refreshed per acquire.
+func TestLocks_FenceCounterLivesFenceTTL(t *testing.T) {
+	for _, ttl := range []time.Duration{time.Millisecond, executor.DefaultLockTTL, 20 * 24 * time.Hour} {
+		if got, want := lease.CounterTTL(ttl), executor.FenceTTL(ttl); got != want {
+			t.Errorf("lease %s: the counter lives %s; executor.FenceTTL says %s", ttl, got, want)
+		}
+	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/executor"
+	"github.com/redstate/redstate/internal/lease"
 	"github.com/redstate/redstate/internal/resend"
 )
 
@@ -204,15 +205,6 @@ func (in *Inspector) Inspect(ctx context.Context) (executor.StateStats, error) {
 	return st, nil
 }
 
-// releaseClaimScript deletes a claim key only while it still holds this claim's token, so a
-// rollback never removes another claimer's key.
-//
-//	KEYS[1] claim key; ARGV[1] token
-var releaseClaimScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-`)
-
 // ClaimIDs implements executor.TaskRegistry: one pipelined SET NX PX GET per id (the ids live
 // in different slots on Cluster, so no single script can hold them): a key that already holds
 // this call's token was set by a first copy of the pipeline that go-redis sent again, and is
@@ -266,8 +258,9 @@ func (r *Registry) ClaimIDs(ctx context.Context, planID string, taskIDs []string
 		return nil
 	}
 	for _, k := range taken {
+		// Token-checked (lease.DeleteIf), so a rollback never removes another claimer's key.
 		// Best effort: a claim left behind by a failed rollback only expires with its TTL.
-		_ = releaseClaimScript.Run(context.WithoutCancel(ctx), r.client, []string{k}, token).Err()
+		_, _ = lease.DeleteIf(context.WithoutCancel(ctx), r.client, k, token)
 	}
 	if conflict >= 0 {
 		return executor.ClaimConflict(kinds[conflict], ids[conflict])

@@ -121,69 +121,6 @@ redis.call('PEXPIRE', k, ARGV[1])
 return 1
 `)
 
-// deleteIfScript deletes a key only if it holds the given value (tenant index Delete, lock
-// Release).
-//
-//	KEYS[1]  the key
-//	ARGV[1]  the value it must hold
-//
-// Returns 1 if deleted, 0 otherwise.
-var deleteIfScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-`)
-
-// renewIfScript sets a key's TTL only if it holds the given value (lock Renew).
-//
-//	KEYS[1]  lock key (Keys.TenantLock)
-//	ARGV[1]  the holder's token
-//	ARGV[2]  new TTL in milliseconds
-//
-// Returns 1 if renewed, 0 otherwise.
-var renewIfScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0
-`)
-
-// acquireScript takes a tenant lock (SET NX PX) and, only if it was free, issues the next
-// fencing token in the same atomic step.
-//
-//	KEYS[1]  lock key (Keys.TenantLock)
-//	KEYS[2]  fence counter (Keys.TenantFence: same Cluster slot as KEYS[1])
-//	ARGV[1]  the new holder's token
-//	ARGV[2]  lease TTL in milliseconds
-//	ARGV[3]  fence counter TTL in milliseconds (executor.FenceTTL(lease)), refreshed per acquire
-//
-// Returns the new fence (a positive integer) or 0 if the lock is held. A lock held with this
-// very token (unique per acquisition) was taken by a first copy of this call that go-redis sent
-// again (internal/resend): the call answers with the fence that copy issued, from the counter,
-// rather than 0 for a lock it holds. The fence is the larger
-// of the counter plus one and the server clock in microseconds (TIME), stored back into the
-// counter (one SET ... GET writes the clock and returns the counter; a second SET corrects it
-// in the rare case the counter was ahead). A fence issued at server time T is at most T (one acquisition takes longer than
-// 1µs), so the clock alone puts a later acquisition above it, whatever became of the counter:
-// missing (first acquisition, FLUSHALL, restart without persistence, expiry) or behind (a
-// failover that lost its last writes: the promoted replica holds an older value). Fences
-// strictly increase per tenant as long as no master's clock is behind the clock of the master
-// that issued an earlier fence by more than the time between the two acquisitions (servers
-// synced by NTP; a failover takes seconds). The counter expires FenceTTL after the tenant's
-// last acquisition, which bounds the fence keys to the tenants locked recently; expiry is as
-// safe as any other loss.
-var acquireScript = redis.NewScript(`
-if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  if redis.call('GET', KEYS[1]) == ARGV[1] then return tonumber(redis.call('GET', KEYS[2])) or 0 end
-  return 0
-end
-local t = redis.call('TIME')
-local f = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local c = tonumber(redis.call('SET', KEYS[2], string.format('%.0f', f), 'PX', ARGV[3], 'GET'))
-if c and c >= f then
-  f = c + 1
-  redis.call('SET', KEYS[2], string.format('%.0f', f), 'PX', ARGV[3])
-end
-return f
-`)
-
 // takeControlsScript reads and deletes an instance's control inbox, once per call
 // (resend.Once): a copy that go-redis sends again returns the commands the first run took,
 // which would otherwise be deleted and never applied.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/executor"
+	"github.com/redstate/redstate/internal/lease"
 )
 
 var _ executor.TenantIndex = (*TenantIndex)(nil)
@@ -52,14 +53,12 @@ func (x *TenantIndex) Get(ctx context.Context, tenantID string) (string, error) 
 	return v, mapErr(err, "get tenant index")
 }
 
-// Delete implements executor.TenantIndex (deleteIfScript).
+// Delete implements executor.TenantIndex: the compare-and-delete of leases (lease.DeleteIf), so
+// that an entry naming another task is kept.
 func (x *TenantIndex) Delete(ctx context.Context, tenantID, taskID string) (bool, error) {
 	if err := checkPair(tenantID, taskID); err != nil {
 		return false, err
 	}
-	n, err := deleteIfScript.Run(ctx, x.client, []string{x.keys.TenantIndex(tenantID)}, taskID).Int()
-	if err != nil {
-		return false, mapErr(err, "delete tenant index")
-	}
-	return n == 1, nil
+	deleted, err := lease.DeleteIf(ctx, x.client, x.keys.TenantIndex(tenantID), taskID)
+	return deleted, mapErr(err, "delete tenant index")
 }

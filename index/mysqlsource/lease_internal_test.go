@@ -16,9 +16,22 @@ func leaseSource(t *testing.T, keys Keys) (*Source, *Source) {
 	t.Helper()
 	client := redistest.StartStandalone(t, redistest.WithAppendOnly(false)).Client(t)
 	mk := func() *Source {
-		return &Source{opts: Options{Redis: client, LeaseTTL: 5 * time.Second}, keys: keys, log: slog.New(slog.DiscardHandler)}
+		leases, err := newLeader(client, keys, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &Source{opts: Options{Redis: client, LeaseTTL: 5 * time.Second}, keys: keys, log: slog.New(slog.DiscardHandler), leases: leases}
 	}
 	return mk(), mk()
+}
+
+// release releases the lease s holds with token, as a session's end does (a stale token
+// releases nothing).
+func release(t *testing.T, s *Source, token string) {
+	t.Helper()
+	if _, err := s.leases.Store.Release(context.Background(), s.leases.Keys, token); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestLease_FencedWritesOfAStaleHolderAreRefused: once another instance holds the lease, the
@@ -30,10 +43,10 @@ func TestLease_FencedWritesOfAStaleHolderAreRefused(t *testing.T) {
 	a, b := leaseSource(t, NewKeys("t:source:"))
 	client := a.opts.Redis
 	la, ok, err := a.acquire(ctx)
-	if err != nil || !ok || la.fence <= 0 {
+	if err != nil || !ok || la.Fence <= 0 {
 		t.Fatalf("first acquire = %+v, %v, %v", la, ok, err)
 	}
-	a.token = la.token
+	a.token = la.Token
 	if _, ok, err := b.acquire(ctx); err != nil || ok {
 		t.Fatalf("second acquire while held = %v, %v: want refused", ok, err)
 	}
@@ -45,10 +58,10 @@ func TestLease_FencedWritesOfAStaleHolderAreRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	lb, ok, err := b.acquire(ctx)
-	if err != nil || !ok || lb.fence <= la.fence {
-		t.Fatalf("acquire after expiry = %+v, %v, %v: want a fence above %d", lb, ok, err, la.fence)
+	if err != nil || !ok || lb.Fence <= la.Fence {
+		t.Fatalf("acquire after expiry = %+v, %v, %v: want a fence above %d", lb, ok, err, la.Fence)
 	}
-	b.token = lb.token
+	b.token = lb.Token
 	for _, w := range []error{
 		a.fenced(ctx, "record binlog position", fencedSetScript, []string{a.keys.Position}, "binlog.000001:999"),
 		a.fenced(ctx, "record snapshot position", snapshotStartScript, []string{a.keys.Snapshot, a.keys.Progress}, "binlog.000001:999"),
@@ -64,24 +77,24 @@ func TestLease_FencedWritesOfAStaleHolderAreRefused(t *testing.T) {
 	if n := client.Exists(ctx, a.keys.Snapshot, a.keys.Progress).Val(); n != 0 {
 		t.Fatalf("%d snapshot keys written by the stale holder", n)
 	}
-	if n, err := renewScript.Run(ctx, client, []string{a.keys.Lease}, la.token, 5000).Int(); err != nil || n != 0 {
-		t.Fatalf("stale renewal = %d, %v: want 0", n, err)
+	if held, err := a.leases.Store.Renew(ctx, a.leases.Keys, la.Token, 5*time.Second); err != nil || held {
+		t.Fatalf("stale renewal = %v, %v: want refused", held, err)
 	}
-	a.release(ctx, la.token)
-	if holder := client.Get(ctx, a.keys.Lease).Val(); holder != lb.token {
+	release(t, a, la.Token)
+	if holder := client.Get(ctx, a.keys.Lease).Val(); holder != lb.Token {
 		t.Fatalf("lease = %q after the stale holder's release, want b's", holder)
 	}
 	if err := b.fenced(ctx, "record binlog position", fencedSetScript, []string{b.keys.Position}, "binlog.000001:200"); err != nil {
 		t.Fatal(err)
 	}
 	// A lost fence counter is seeded above every fence issued.
-	b.release(ctx, lb.token)
+	release(t, b, lb.Token)
 	if err := client.Del(ctx, b.keys.Fence).Err(); err != nil {
 		t.Fatal(err)
 	}
 	lc, ok, err := a.acquire(ctx)
-	if err != nil || !ok || lc.fence <= lb.fence {
-		t.Fatalf("acquire after the fence was lost = %+v, %v, %v: want a fence above %d", lc, ok, err, lb.fence)
+	if err != nil || !ok || lc.Fence <= lb.Fence {
+		t.Fatalf("acquire after the fence was lost = %+v, %v, %v: want a fence above %d", lc, ok, err, lb.Fence)
 	}
 }
 
@@ -98,8 +111,8 @@ func TestLease_FenceAboveEveryEarlierAfterTheCounterWentBack(t *testing.T) {
 		if err != nil || !ok {
 			t.Fatalf("acquire = %v, %v", ok, err)
 		}
-		a.release(ctx, l.token)
-		fences = append(fences, l.fence)
+		release(t, a, l.Token)
+		fences = append(fences, l.Fence)
 	}
 	f1, f2 := fences[0], fences[1]
 	if f2 <= f1 {
@@ -113,8 +126,8 @@ func TestLease_FenceAboveEveryEarlierAfterTheCounterWentBack(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("acquire after the counter went back = %v, %v", ok, err)
 	}
-	if l.fence <= f2 {
-		t.Fatalf("fence %d after the counter went back to %d: want above every earlier fence (%d)", l.fence, f1, f2)
+	if l.Fence <= f2 {
+		t.Fatalf("fence %d after the counter went back to %d: want above every earlier fence (%d)", l.Fence, f1, f2)
 	}
 }
 

@@ -42,6 +42,7 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/index"
+	"github.com/redstate/redstate/internal/lease"
 	"github.com/redstate/redstate/internal/rediserr"
 	"github.com/redstate/redstate/sqldb"
 )
@@ -135,6 +136,8 @@ type Source struct {
 	// goroutine only); fence its fence while held, 0 otherwise.
 	token string
 	fence atomic.Int64
+	// leases is the binlog lease (newLeader).
+	leases lease.Leader
 	// standby is set while another instance holds the lease.
 	standby  atomic.Bool
 	progress progress
@@ -214,6 +217,9 @@ func New(ix *index.Indexer, opts Options) (*Source, error) {
 	s.opts = opts
 	s.log = opts.Logger.With("source", "mysql", "server_id", opts.ServerID)
 	s.keys = KeysOf(ix)
+	if s.leases, err = newLeader(opts.Redis, s.keys, opts.LeaseTTL); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

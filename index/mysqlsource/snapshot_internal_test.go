@@ -99,7 +99,7 @@ func (f *snapshotFixture) take(t *testing.T, s *Source) {
 	if err != nil || !ok {
 		t.Fatalf("acquire = %v, %v", ok, err)
 	}
-	s.token = l.token
+	s.token = l.Token
 }
 
 // copy runs s's copy of items at a fixed position on a connection of its own.
