@@ -6,9 +6,9 @@ import (
 	"net/http"
 )
 
-//go:generate go run ../internal/openapigen -o openapi.json
+//go:generate go run ./openapigen -o openapi.json
 
-// openAPIDocument is the OpenAPI 3.1 document of every route, written by internal/openapigen.
+// openAPIDocument is the OpenAPI 3.1 document of every route, written by httpapi/openapigen.
 // The tests fail when it and the registered routes disagree (openapi_test.go).
 //
 //go:embed openapi.json

@@ -13,7 +13,7 @@ func TestCheckedInDocumentIsCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile("../../httpapi/openapi.json")
+	got, err := os.ReadFile("../openapi.json")
 	if err != nil {
 		t.Fatal(err)
 	}
