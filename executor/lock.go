@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/lease"
 )
 
 // Lease is a held tenant lock.
@@ -146,10 +147,9 @@ func AutoRenew(ctx context.Context, locks TenantLocks, lease Lease, ttl, every t
 }
 
 // FenceTTL is how long a tenant's fencing counter lives after its last acquisition with a
-// lease of lease: the projection TTL (30 days), and at least twice the lease. Counters of
-// tenants not locked for that long expire (bounding them). A fence is never below the server
-// clock in microseconds, and a fence issued at time T is at most T, so a missing counter
-// (expired, or lost) or one behind (a failover lost its last writes) never lets fences go back.
-func FenceTTL(lease time.Duration) time.Duration {
-	return max(DefaultProjectionTTL, 2*lease)
-}
+// lease of ttl: the fenced lease's counter lifetime (lease.CounterTTL: 30 days, the projection
+// TTL, and at least twice the lease). Counters of tenants not locked for that long expire
+// (bounding them). A fence is never below the server clock in microseconds, and a fence issued
+// at time T is at most T, so a missing counter (expired, or lost) or one behind (a failover
+// lost its last writes) never lets fences go back.
+func FenceTTL(ttl time.Duration) time.Duration { return lease.CounterTTL(ttl) }

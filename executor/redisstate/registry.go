@@ -15,6 +15,7 @@ import (
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/internal/lease"
 	"github.com/redstate/redstate/internal/resend"
+	"github.com/redstate/redstate/redisconn"
 )
 
 var _ executor.TaskRegistry = (*Registry)(nil)
@@ -193,13 +194,7 @@ func (in *Inspector) Inspect(ctx context.Context) (executor.StateStats, error) {
 		}
 		return nil
 	}
-	var err error
-	if cc, ok := in.client.(*redis.ClusterClient); ok {
-		err = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return scanNode(ctx, c) })
-	} else {
-		err = scanNode(ctx, in.client)
-	}
-	if err != nil {
+	if err := redisconn.ForEachMaster(ctx, in.client, scanNode); err != nil {
 		return executor.StateStats{}, mapErr(err, "inspect executor keys")
 	}
 	return st, nil
