@@ -31,7 +31,7 @@ redstate index verify --source mysql --repair.`,
 				return fmt.Errorf("--source must be mysql (the only source with a snapshot to take again), got %q", source)
 			}
 			return withIndexer(cmd, func(a *app, ix *index.Indexer) error {
-				keys := mysqlsource.KeysOf(ix)
+				keys := ix.BlockKeys().MySQL()
 				if !*yes {
 					return notConfirmed("delete the MySQL source's binlog position, snapshot and lease (%s, %s, %s, %s) so that it snapshots the tables again",
 						keys.Position, keys.Snapshot, keys.Progress, keys.Lease)

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/index"
-	"github.com/redstate/redstate/index/mysqlsource"
 	"github.com/redstate/redstate/redistest"
 )
 
@@ -17,7 +17,7 @@ func TestIndexResnapshot_DeletesPositionAndLease(t *testing.T) {
 	srv := redistest.StartStandalone(t)
 	client := srv.Client(t)
 	ctx := context.Background()
-	keys := mysqlsource.NewKeys("prod-" + index.DefaultPrefix + ":source:")
+	keys := index.NewBlockKeys(redstate.Prefix("prod-", index.DefaultPrefix)).MySQL()
 	client.Set(ctx, keys.Position, "binlog.000007:4242", 0)
 	client.Set(ctx, keys.Snapshot, "binlog.000002:100", 0)
 	client.HSet(ctx, keys.Progress, "db1.table1", "\x00done")

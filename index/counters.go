@@ -74,7 +74,7 @@ func (l *counterLog) snapshot() CounterSet {
 }
 
 // CountersKey is the hash the counters of every instance are added to (Store.AddCounters).
-func (ix *Indexer) CountersKey() string { return ix.blockKeys().Counters() }
+func (ix *Indexer) CountersKey() string { return ix.BlockKeys().Counters() }
 
 // FlushCounters adds the counts recorded since the last flush to the store's shared counters;
 // what fails stays pending for the next flush. Errors: EUNAVAILABLE.

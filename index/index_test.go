@@ -101,7 +101,7 @@ func TestBlockKeys_Layout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ix.DeadLetterKey() != "nsq-p:deadletter" || ix.CountersKey() != "nsq-p:counters" || ix.SourceKeyPrefix() != "nsq-p:source:" {
-		t.Errorf("indexer keys %s %s %s", ix.DeadLetterKey(), ix.CountersKey(), ix.SourceKeyPrefix())
+	if ix.DeadLetterKey() != "nsq-p:deadletter" || ix.CountersKey() != "nsq-p:counters" || ix.BlockKeys().SourcePrefix() != "nsq-p:source:" {
+		t.Errorf("indexer keys %s %s %s", ix.DeadLetterKey(), ix.CountersKey(), ix.BlockKeys().SourcePrefix())
 	}
 }

@@ -166,12 +166,9 @@ func (ix *Indexer) Table(db, tbl string) (TableSpec, bool) {
 	return t.spec, true
 }
 
-// SourceKeyPrefix is the prefix of the keys sources keep their positions under
-// ("<namespace><prefix>:source:").
-func (ix *Indexer) SourceKeyPrefix() string { return ix.blockKeys().SourcePrefix() }
-
-// blockKeys are the index's keys that belong to no one table.
-func (ix *Indexer) blockKeys() BlockKeys {
+// BlockKeys are the index's keys that belong to no one table: dead letters, counters and the
+// sources' keys.
+func (ix *Indexer) BlockKeys() BlockKeys {
 	return NewBlockKeys(redstate.Prefix(ix.opts.Namespace, ix.opts.Prefix))
 }
 
@@ -476,7 +473,7 @@ func (ix *Indexer) DeadLetterEvent(ctx context.Context, source string, raw []byt
 }
 
 // DeadLetterKey is the LIST of changes that could not be applied, newest first.
-func (ix *Indexer) DeadLetterKey() string { return ix.blockKeys().DeadLetter() }
+func (ix *Indexer) DeadLetterKey() string { return ix.BlockKeys().DeadLetter() }
 
 // Query returns the rows of db.tbl matching conds (code → value; every code of one declared
 // combination, in any order): one HGETALL. Errors: ENOTFOUND (undeclared table), EINVALID

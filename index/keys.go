@@ -123,7 +123,7 @@ func (k Keys) VersionID(key string) (id string, ok bool) {
 }
 
 // PostgresSourceKeys are the Redis keys of the PostgreSQL source following one replication
-// slot (pgsource). Layout (P = the index's SourceKeyPrefix, "<namespace><prefix>:source:"):
+// slot (pgsource). Layout (P = BlockKeys.SourcePrefix, "<namespace><prefix>:source:"):
 //
 //	P pg:<slot>:position  String, the last applied LSN (wal2json)
 //	P pg:<slot>:snapshot  String, the slot's consistent point: the backfilled rows' version
@@ -140,15 +140,14 @@ type PostgresSourceKeys struct {
 	Backfill string
 }
 
-// NewPostgresSourceKeys returns the keys of the PostgreSQL source of slot under prefix, an
-// index's SourceKeyPrefix.
-func NewPostgresSourceKeys(prefix, slot string) PostgresSourceKeys {
-	base := prefix + "pg:" + slot
+// Postgres returns the keys of the PostgreSQL source following replication slot.
+func (k BlockKeys) Postgres(slot string) PostgresSourceKeys {
+	base := k.SourcePrefix() + "pg:" + slot
 	return PostgresSourceKeys{Position: base + ":position", Snapshot: base + ":snapshot", Backfill: base + ":backfill"}
 }
 
 // MySQLSourceKeys are the Redis keys of the MySQL/MariaDB binlog source (mysqlsource).
-// Layout (P = the index's SourceKeyPrefix, "<namespace><prefix>:source:"):
+// Layout (P = BlockKeys.SourcePrefix, "<namespace><prefix>:source:"):
 //
 //	P{mysql}:position           String, the last applied position "file:pos"
 //	P{mysql}:snapshot           String, the position the snapshot was read at
@@ -174,10 +173,9 @@ type MySQLSourceKeys struct {
 	Fence string
 }
 
-// NewMySQLSourceKeys returns the keys of the MySQL source under prefix, an index's
-// SourceKeyPrefix.
-func NewMySQLSourceKeys(prefix string) MySQLSourceKeys {
-	base := prefix + "{mysql}:"
+// MySQL returns the keys of the MySQL/MariaDB binlog source.
+func (k BlockKeys) MySQL() MySQLSourceKeys {
+	base := k.SourcePrefix() + "{mysql}:"
 	return MySQLSourceKeys{Position: base + "position", Snapshot: base + "snapshot", Progress: base + "snapshot-progress",
 		Lease: base + "lease", Fence: base + "fence"}
 }

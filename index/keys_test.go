@@ -18,12 +18,12 @@ func TestSourceKeys_Pinned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prefix := ix.SourceKeyPrefix()
+	prefix := ix.BlockKeys().SourcePrefix()
 	if prefix != "nsq-las_im_data_sync:source:" {
-		t.Fatalf("SourceKeyPrefix = %q", prefix)
+		t.Fatalf("SourcePrefix = %q", prefix)
 	}
-	pg := index.NewPostgresSourceKeys(prefix, index.DefaultSlot)
-	my := index.NewMySQLSourceKeys(prefix)
+	pg := ix.BlockKeys().Postgres(index.DefaultSlot)
+	my := ix.BlockKeys().MySQL()
 	for _, c := range []struct{ got, want string }{
 		{pg.Position, "nsq-las_im_data_sync:source:pg:redstate_index:position"},
 		{pg.Snapshot, "nsq-las_im_data_sync:source:pg:redstate_index:snapshot"},

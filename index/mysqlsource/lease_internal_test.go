@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/index"
 	"github.com/redstate/redstate/internal/keyspace"
 	"github.com/redstate/redstate/redistest"
 )
@@ -40,7 +42,7 @@ func release(t *testing.T, s *Source, token string) {
 // counter is lost.
 func TestLease_FencedWritesOfAStaleHolderAreRefused(t *testing.T) {
 	ctx := context.Background()
-	a, b := leaseSource(t, NewKeys("t:source:"))
+	a, b := leaseSource(t, index.NewBlockKeys(redstate.Prefix("", "t")).MySQL())
 	client := a.opts.Redis
 	la, ok, err := a.acquire(ctx)
 	if err != nil || !ok || la.Fence <= 0 {
@@ -103,7 +105,7 @@ func TestLease_FencedWritesOfAStaleHolderAreRefused(t *testing.T) {
 // acquisition reuse a fence already handed out.
 func TestLease_FenceAboveEveryEarlierAfterTheCounterWentBack(t *testing.T) {
 	ctx := context.Background()
-	a, _ := leaseSource(t, NewKeys("t:source:"))
+	a, _ := leaseSource(t, index.NewBlockKeys(redstate.Prefix("", "t")).MySQL())
 	client := a.opts.Redis
 	var fences []int64
 	for range 2 {
@@ -134,8 +136,8 @@ func TestLease_FenceAboveEveryEarlierAfterTheCounterWentBack(t *testing.T) {
 // TestKeys_ShareOneSlot: every key of the source hashes to one Cluster slot, with the {mysql}
 // tag or, when the prefix holds a tag of its own, with that one.
 func TestKeys_ShareOneSlot(t *testing.T) {
-	for prefix, tag := range map[string]string{"las_im_data_sync:source:": "mysql", "prod-{eu}las:source:": "eu"} {
-		k := NewKeys(prefix)
+	for prefix, tag := range map[redstate.KeyPrefix]string{redstate.Prefix("", "las_im_data_sync"): "mysql", redstate.Prefix("prod-", "{eu}las"): "eu"} {
+		k := index.NewBlockKeys(prefix).MySQL()
 		for _, key := range []string{k.Position, k.Snapshot, k.Progress, k.Lease, k.Fence} {
 			if keyspace.Slot(key) != keyspace.Slot(tag) {
 				t.Errorf("prefix %q: %s is in slot %d, want %d (tag %q)", prefix, key, keyspace.Slot(key), keyspace.Slot(tag), tag)

@@ -216,7 +216,7 @@ func New(ix *index.Indexer, opts Options) (*Source, error) {
 	}
 	s.opts = opts
 	s.log = opts.Logger.With("source", "mysql", "server_id", opts.ServerID)
-	s.keys = KeysOf(ix)
+	s.keys = ix.BlockKeys().MySQL()
 	if s.leases, err = newLeader(opts.Redis, s.keys, opts.LeaseTTL); err != nil {
 		return nil, err
 	}

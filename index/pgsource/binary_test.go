@@ -62,7 +62,7 @@ func TestSource_BinaryColumns(t *testing.T) {
 					go func() { _ = src.Run(ctx); close(done) }()
 					defer func() { cancel(); <-done }()
 					if path == "stream" {
-						backfill := ix.SourceKeyPrefix() + "pg:" + slot + ":backfill"
+						backfill := ix.BlockKeys().Postgres(slot).Backfill
 						await(t, "the backfill of the empty table", func() bool {
 							return client.HGet(context.Background(), backfill, "blobs").Val() == "\x00done"
 						})

@@ -139,7 +139,7 @@ func New(ix *index.Indexer, opts Options) (*Source, error) {
 		opts.Logger = slog.Default()
 	}
 	return &Source{ix: ix, opts: opts, log: opts.Logger.With("source", "postgres", "slot", opts.Slot, "plugin", opts.Plugin),
-		keys: index.NewPostgresSourceKeys(ix.SourceKeyPrefix(), opts.Slot)}, nil
+		keys: ix.BlockKeys().Postgres(opts.Slot)}, nil
 }
 
 // Run checks the tables' replica identity, creates the publication (pgoutput) and the slot if
