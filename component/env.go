@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redstate/redstate/internal/metrics"
+	"github.com/redstate/redstate/metrics"
 	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/sqldb"
 )

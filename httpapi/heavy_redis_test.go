@@ -21,8 +21,8 @@ import (
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/buildstatus/redisstore"
 	"github.com/redstate/redstate/buildstatus/resilientstore"
-	"github.com/redstate/redstate/internal/metrics"
 	"github.com/redstate/redstate/internal/resilience"
+	"github.com/redstate/redstate/metrics"
 	"github.com/redstate/redstate/redistest"
 )
 

@@ -19,9 +19,9 @@ import (
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/buildstatus/memstore"
 	"github.com/redstate/redstate/buildstatus/resilientstore"
-	"github.com/redstate/redstate/internal/metrics"
 	"github.com/redstate/redstate/internal/rediserr"
 	"github.com/redstate/redstate/internal/resilience"
+	"github.com/redstate/redstate/metrics"
 )
 
 // switchedStore is a build store whose "Redis" can be turned off: while down, saves fail as a
