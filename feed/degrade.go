@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/redstate/redstate/metrics"
 	"github.com/redstate/redstate/internal/resilience"
+	"github.com/redstate/redstate/metrics"
 )
 
 // BreakerState returns the state of the breaker in front of the cache ("closed", "half-open",

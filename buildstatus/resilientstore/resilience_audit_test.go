@@ -8,8 +8,8 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/buildstatus"
-	"github.com/redstate/redstate/metrics"
 	"github.com/redstate/redstate/internal/resilience"
+	"github.com/redstate/redstate/metrics"
 )
 
 // TestFallbackAudit_ConditionalWritesOfNonPendingIDsAreUnavailable: docs/resilience.md's

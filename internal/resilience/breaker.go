@@ -39,8 +39,8 @@ import (
 	"github.com/failsafe-go/failsafe-go/circuitbreaker"
 
 	"github.com/redstate/redstate"
-	"github.com/redstate/redstate/metrics"
 	"github.com/redstate/redstate/internal/rediserr"
+	"github.com/redstate/redstate/metrics"
 )
 
 // State is a breaker state name: metrics.BreakerClosed, metrics.BreakerHalfOpen or
