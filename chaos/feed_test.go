@@ -103,7 +103,7 @@ func newFeedRun(t *testing.T, r *run) *feedRun {
 	cfg := feed.DefaultConfig()
 	prober := redisconn.NewProber(r.rdb, clientOptions(r.topo, r.mode).Durability)
 	t.Cleanup(func() { _ = prober.Close() })
-	br, err := resilience.NewBreaker(feed.Block, cfg.Breaker.Options(), nil, f.log, resilience.WithProbe(prober.Ping))
+	br, err := resilience.NewBreaker(feed.Block, cfg.Resilience.Options(), nil, f.log, resilience.WithProbe(prober.Ping))
 	if err != nil {
 		t.Fatalf("resilience.NewBreaker: %v", err)
 	}

@@ -180,7 +180,7 @@ func (a *app) openIndex(ctx context.Context) (*indexBackend, error) {
 		ib.kafka = src
 		metrics.RegisterIndexKafka(m, src)
 	}
-	log.Info("CDC index ready", "tables", len(cfg.Index.Tables), "namespace", cfg.Namespace, "prefix", cfg.Index.Prefix, "backend", backend)
+	log.Info("CDC index ready", "tables", len(cfg.Index.Tables), "namespace", cfg.Namespace, "prefix", cfg.Index.KeyPrefix, "backend", backend)
 	return ib, nil
 }
 
@@ -201,7 +201,7 @@ func mysqlProgress(src *mysqlsource.Source) metrics.SourceProgress {
 // indexOptions are the index's options from cfg.Index, under the namespace (the key rule).
 func (a *app) indexOptions() index.Options {
 	ix := a.cfg.Index
-	return index.Options{Namespace: a.cfg.Namespace, Prefix: ix.Prefix, VersionTTL: ix.VersionTTL, DeadLetterMax: ix.DeadLetterMax,
+	return index.Options{Namespace: a.cfg.Namespace, Prefix: ix.KeyPrefix, VersionTTL: ix.VersionTTL, DeadLetterMax: ix.DeadLetterMax,
 		Debezium: ix.Debezium}
 }
 

@@ -55,6 +55,10 @@ type Config struct {
 	// under the file, environment and flags, and makes serve register the built-in stage handler
 	// "steps", so every example of the README works on a bare `serve --demo` (default false).
 	Demo bool `koanf:"demo"`
+	// Deprecations are the renamed keys (RenamedKeys) that the loaded file or environment gave
+	// by their old names, each already read into its new key. Load fills it; it is not a key.
+	// The CLI logs each once at startup.
+	Deprecations []Deprecation `koanf:"-"`
 }
 
 // Database selects the SQL database (package sqldb).

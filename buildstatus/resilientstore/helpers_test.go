@@ -11,8 +11,8 @@ import (
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/buildstatus/memstore"
 	"github.com/redstate/redstate/buildstatus/storetest"
-	"github.com/redstate/redstate/metrics"
 	"github.com/redstate/redstate/internal/resilience"
+	"github.com/redstate/redstate/metrics"
 )
 
 // fixture is a resilient store over a flaky memory "Redis" (raw is its unwrapped store, the
@@ -28,11 +28,13 @@ func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, n
 
 func testConfig(policy string, writeBack time.Duration) resilience.Options {
 	return resilience.Options{
-		Policy:                  policy,
-		FailureRateThreshold:    50,
-		SlidingWindowSize:       10,
-		WaitDurationInOpenState: 30 * time.Millisecond,
-		WriteBackInterval:       writeBack,
+		Policy: policy,
+		BreakerConfig: resilience.BreakerConfig{
+			FailureRateThreshold:    50,
+			SlidingWindowSize:       10,
+			WaitDurationInOpenState: 30 * time.Millisecond,
+		},
+		WriteBackInterval: writeBack,
 	}
 }
 

@@ -48,7 +48,7 @@ type Block struct {
 // RedisCache is the feed's Redis side on env's client under env.Namespace + cfg.Prefix, its
 // unread pages read through env's client-side cache when there is one.
 func RedisCache(env component.Env, cfg feed.Config) *redisfeed.Cache {
-	prefix := env.Namespace + cfg.Prefix
+	prefix := env.Namespace + cfg.KeyPrefix
 	if env.Cache != nil {
 		return redisfeed.NewCached(env.Redis, prefix, env.Cache)
 	}
@@ -88,11 +88,11 @@ func Open(ctx context.Context, env component.Env, cfg feed.Config, queues Queues
 		if env.BreakerProbe != nil {
 			probe = append(probe, resilience.WithProbe(env.BreakerProbe))
 		}
-		if fb.breaker, err = resilience.NewBreaker(feed.Block, cfg.Breaker.Options(), env.Metrics, log, probe...); err != nil {
+		if fb.breaker, err = resilience.NewBreaker(feed.Block, cfg.Resilience.Options(), env.Metrics, log, probe...); err != nil {
 			return nil, fmt.Errorf("feed breaker: %w", err)
 		}
 		cache, backend = RedisCache(env, cfg), component.BackendRedis
-		fb.notifier = redisfeed.NewNotifier(env.Redis, env.Namespace+cfg.Prefix, log)
+		fb.notifier = redisfeed.NewNotifier(env.Redis, env.Namespace+cfg.KeyPrefix, log)
 	}
 	var notifier feed.Notifier
 	if fb.notifier != nil {
