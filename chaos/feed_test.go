@@ -148,7 +148,7 @@ func feedUserIDs(r *run, n int) []int64 {
 // defaults) under a consumer id of its own.
 func (f *feedRun) newWorker(t *testing.T, phase int) *queue.Worker {
 	t.Helper()
-	w, err := queue.NewWorker(f.broker, feed.FanOutHandler(f.svc), queue.Config{Queue: f.queue,
+	w, err := queue.NewWorker(f.broker, feed.FanOutHandler(f.svc), queue.WorkerSettings{Queue: f.queue,
 		ConsumerID: fmt.Sprintf("chaosfeed-%s-p%d", f.mode, phase), Concurrency: feed.DefaultFanOutConcurrency,
 		Logger: f.log, Check: feed.CheckFanOutJob})
 	if err != nil {

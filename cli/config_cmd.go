@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/redstate/redstate/config"
+	"github.com/redstate/redstate/report"
 )
 
 // loadConfig loads the configuration selected by cmd's flags (--config or REDSTATE_CONFIG,
@@ -67,7 +68,7 @@ configuration is invalid, listing every problem.`,
 				return err
 			}
 			printed := cfg.Redacted()
-			printed.Queue.Queues = printed.Queue.EffectiveQueues() // defaults spelled out (prefetch: its concurrency, not null)
+			printed.Queue.Queues = printed.Queue.EffectiveQueues(report.HandlerReport) // defaults spelled out (prefetch: its concurrency, not null)
 			out, err := printed.YAML()
 			if err != nil {
 				return fmt.Errorf("printing configuration: %w", err)

@@ -61,7 +61,7 @@ func (c Config) Validate() error {
 	v.add(c.Redis.Validate())
 	c.Log.validate(v)
 	v.add(c.Publish.BuildStatus.Validate())
-	v.add(c.Queue.Validate())
+	v.add(report.ValidateQueueConfig(c.Queue))
 	for i, q := range c.Queue.Queues {
 		p := fmt.Sprintf("queue.queues[%d].", i)
 		v.urlNotRedacted(p+"webhook.url", q.Webhook.URL)

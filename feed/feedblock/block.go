@@ -107,7 +107,7 @@ func Open(ctx context.Context, env component.Env, cfg feed.Config, queues Queues
 	if err != nil {
 		return nil, err
 	}
-	w, err := queue.NewWorker(broker, feed.FanOutHandler(svc), queue.Config{Queue: cfg.FanOutQueue, Concurrency: cfg.FanOutConcurrency,
+	w, err := queue.NewWorker(broker, feed.FanOutHandler(svc), queue.WorkerSettings{Queue: cfg.FanOutQueue, Concurrency: cfg.FanOutConcurrency,
 		ShutdownTimeout: env.Shutdown(), Logger: log, Observer: queues.Observer(), Check: feed.CheckFanOutJob})
 	if err != nil {
 		return nil, fmt.Errorf("feed fan-out worker: %w", err)
