@@ -211,3 +211,36 @@ func TestRenamedKeys_NoFlagSetsAnOldName(t *testing.T) {
 		}
 	}
 }
+
+// TestBreakerConfig_SameKeysInBothSections: the build-status registry's and the feed's breaker
+// are one type under the same keys (the build-status one squashed into its resilience
+// section), read from the file and the environment and printed back by YAML.
+func TestBreakerConfig_SameKeysInBothSections(t *testing.T) {
+	breaker := "    failure-rate-threshold: 70\n    wait-duration-in-open-state: 3s\n    sliding-window-size: 7\n    probe-interval: 100ms\n"
+	doc := "publish:\n  build-status:\n    resilience:\n" + strings.ReplaceAll(breaker, "    ", "      ") + "feed:\n  resilience:\n" + breaker
+	cfg, err := load(writeFile(t, doc), nil, envOf(map[string]string{"REDSTATE_PUBLISH_BUILD_STATUS_RESILIENCE_SLIDING_WINDOW_SIZE": "9"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs, fd := cfg.Publish.BuildStatus.Resilience.BreakerConfig, cfg.Feed.Resilience
+	if bs.FailureRateThreshold != 70 || bs.WaitDurationInOpenState != 3*time.Second || bs.SlidingWindowSize != 9 || bs.ProbeInterval != 100*time.Millisecond {
+		t.Errorf("build-status breaker = %+v", bs)
+	}
+	if fd.FailureRateThreshold != 70 || fd.WaitDurationInOpenState != 3*time.Second || fd.SlidingWindowSize != 7 || fd.ProbeInterval != 100*time.Millisecond {
+		t.Errorf("feed breaker = %+v", fd)
+	}
+	printed, err := cfg.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := load(writeFile(t, string(printed)), nil, envOf(nil))
+	if err != nil {
+		t.Fatalf("printed configuration does not load: %v\n%s", err, printed)
+	}
+	if again.Publish.BuildStatus.Resilience != cfg.Publish.BuildStatus.Resilience || again.Feed.Resilience != cfg.Feed.Resilience {
+		t.Errorf("printed and loaded again: %+v %+v\n%s", again.Publish.BuildStatus.Resilience, again.Feed.Resilience, printed)
+	}
+	if d := Default(); d.Feed.Resilience.WaitDurationInOpenState != 5*time.Second || d.Publish.BuildStatus.Resilience.WaitDurationInOpenState != 10*time.Second {
+		t.Errorf("default waits: feed %s, build status %s", d.Feed.Resilience.WaitDurationInOpenState, d.Publish.BuildStatus.Resilience.WaitDurationInOpenState)
+	}
+}
