@@ -118,7 +118,7 @@ func (c Config) Validate() error {
 		add("executor.persistence.on-redis-unavailable", "must be memory (degrade) or fail, got %q", p.OnRedisUnavailable)
 	}
 	if p.Redis.KeyPrefix != "" {
-		if err := ValidateID("namespace", p.Redis.KeyPrefix); err != nil {
+		if err := ValidateID("key prefix", p.Redis.KeyPrefix); err != nil {
 			add("executor.persistence.redis.key-prefix", "%s", redstate.ErrorMessage(err))
 		}
 	}
