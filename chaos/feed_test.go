@@ -104,7 +104,7 @@ func newFeedRun(t *testing.T, r *run) *feedRun {
 	cfg := feed.DefaultConfig()
 	prober := redisconn.NewProber(r.rdb, clientOptions(r.topo, r.mode).Durability)
 	t.Cleanup(func() { _ = prober.Close() })
-	br, err := resilience.NewBreaker(feed.Block, cfg.Breaker.Options(), nil, f.log, resilience.WithProbe(prober.Ping))
+	br, err := resilience.NewBreaker(feed.Block, cfg.Resilience.Options(), nil, f.log, resilience.WithProbe(prober.Ping))
 	if err != nil {
 		t.Fatalf("resilience.NewBreaker: %v", err)
 	}
@@ -149,7 +149,7 @@ func feedUserIDs(r *run, n int) []int64 {
 // defaults) under a consumer id of its own.
 func (f *feedRun) newWorker(t *testing.T, phase int) *queue.Worker {
 	t.Helper()
-	w, err := queue.NewWorker(f.broker, feed.FanOutHandler(f.svc), queue.Config{Queue: f.queue,
+	w, err := queue.NewWorker(f.broker, feed.FanOutHandler(f.svc), queue.WorkerSettings{Queue: f.queue,
 		ConsumerID: fmt.Sprintf("chaosfeed-%s-p%d", f.mode, phase), Concurrency: feed.DefaultFanOutConcurrency,
 		Logger: f.log, Check: feed.CheckFanOutJob})
 	if err != nil {

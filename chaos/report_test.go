@@ -114,7 +114,7 @@ type reportLoad struct {
 func newReportLoad(t *testing.T, b *redisqueue.Broker, records report.RecordStore, retries *retryLog, name string, first int64) *reportLoad {
 	t.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	rc, err := report.NewReconciler(b, records, report.ReconcilerConfig{Queue: name, Logger: quiet})
+	rc, err := report.NewReconciler(b, records, report.ReconcilerSettings{Queue: name, Logger: quiet})
 	if err != nil {
 		t.Fatalf("report.NewReconciler: %v", err)
 	}
@@ -215,7 +215,7 @@ func (l *reportLoad) settle(t *testing.T) {
 	l.drain()
 	submitted, regenerated := l.acked()
 	l.staleS, l.staleR = l.unfinished(t, submitted, regenerated)
-	rc, err := report.NewReconciler(l.broker, l.records, report.ReconcilerConfig{Queue: l.queue, Age: reportAge, Logger: l.quiet})
+	rc, err := report.NewReconciler(l.broker, l.records, report.ReconcilerSettings{Queue: l.queue, Age: reportAge, Logger: l.quiet})
 	if err != nil {
 		t.Fatalf("report.NewReconciler: %v", err)
 	}

@@ -220,7 +220,7 @@ func withRedisBuilds(cmd *cobra.Command, f func(buildstatus.Store) error) error 
 // (its Redis client; the SQL pool on first need) and runs f; everything the root opened is
 // closed after.
 func withApp(cmd *cobra.Command, f func(*app) error) error {
-	cfg, err := loadConfig(cmd.Flags())
+	cfg, err := loadConfig(cmd)
 	if err != nil {
 		return err
 	}

@@ -149,3 +149,51 @@ func TestConfigPrint_SpellsOutQueueDefaults(t *testing.T) {
 		t.Errorf("queue defaults not spelled out:\n%s", out)
 	}
 }
+
+// TestConfigPrint_RenamedKeys: a file with renamed keys under their old names prints with the
+// new names, and each old name is logged once as a deprecation naming the new key.
+func TestConfigPrint_RenamedKeys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.yaml")
+	old := "index:\n  prefix: old_index\nfeed:\n  breaker:\n    probe-interval: 500ms\n"
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("REDSTATE_FEED_PREFIX", "oldfeed:")
+	var out, errOut bytes.Buffer
+	root := NewRootCommand()
+	root.SetArgs([]string{"config", "print", "--config", path, "--log-format", "json"})
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	if err := root.Execute(); err != nil {
+		t.Fatalf("config print: %v\n%s", err, errOut.String())
+	}
+	printed := out.String()
+	for _, want := range []string{"key-prefix: old_index", "key-prefix: 'oldfeed:'", "probe-interval: 500ms"} {
+		if !strings.Contains(printed, want) {
+			t.Errorf("output lacks %q:\n%s", want, printed)
+		}
+	}
+	if old := regexp.MustCompile(`(?m)^\s+(prefix|breaker):`).FindString(printed); old != "" {
+		t.Errorf("output still has the old name %q:\n%s", old, printed)
+	}
+	var warnings []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(errOut.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if rec["msg"] == "deprecated configuration key" {
+			warnings = append(warnings, rec)
+		}
+	}
+	want := map[string]string{"index.prefix": "index.key-prefix", "feed.breaker.probe-interval": "feed.resilience.probe-interval",
+		"feed.prefix": "feed.key-prefix"}
+	if len(warnings) != len(want) {
+		t.Fatalf("warnings = %v, want one for each of %v", warnings, want)
+	}
+	for _, w := range warnings {
+		if w["level"] != "WARN" || want[w["old"].(string)] != w["new"] {
+			t.Errorf("warning %v", w)
+		}
+	}
+}

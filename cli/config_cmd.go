@@ -2,18 +2,42 @@ package cli
 
 import (
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/redstate/redstate/config"
+	"github.com/redstate/redstate/report"
 )
 
-// loadConfig loads the configuration selected by fs (--config or REDSTATE_CONFIG, then the
-// environment, then the explicitly set flags). It does not validate.
-func loadConfig(fs *pflag.FlagSet) (config.Config, error) {
-	return config.Load(config.ConfigPath(fs, os.LookupEnv), fs)
+// loadConfig loads the configuration selected by cmd's flags (--config or REDSTATE_CONFIG,
+// then the environment, then the explicitly set flags) and logs a warning to cmd's error
+// output for every renamed key given by its old name. It does not validate.
+func loadConfig(cmd *cobra.Command) (config.Config, error) {
+	fs := cmd.Flags()
+	cfg, err := config.Load(config.ConfigPath(fs, os.LookupEnv), fs)
+	if err != nil {
+		return cfg, err
+	}
+	logDeprecations(cfg, cmd.ErrOrStderr())
+	return cfg, nil
+}
+
+// logDeprecations logs one warning per renamed key in cfg.Deprecations, in the format of
+// cfg.Log (text when it is not valid: Validate reports that).
+func logDeprecations(cfg config.Config, w io.Writer) {
+	if len(cfg.Deprecations) == 0 {
+		return
+	}
+	log, err := newLogger(cfg.Log, w)
+	if err != nil {
+		log = slog.New(slog.NewTextHandler(w, nil))
+	}
+	for _, d := range cfg.Deprecations {
+		log.Warn("deprecated configuration key", "old", d.Old, "new", d.New, "source", d.Source)
+	}
 }
 
 func newConfigCommand() *cobra.Command {
@@ -39,12 +63,12 @@ The output is a valid configuration file. Exits with 1 after printing when the
 configuration is invalid, listing every problem.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadConfig(cmd.Flags())
+			cfg, err := loadConfig(cmd)
 			if err != nil {
 				return err
 			}
 			printed := cfg.Redacted()
-			printed.Queue.Queues = printed.Queue.EffectiveQueues() // defaults spelled out (prefetch: its concurrency, not null)
+			printed.Queue.Queues = printed.Queue.EffectiveQueues(report.HandlerReport) // defaults spelled out (prefetch: its concurrency, not null)
 			out, err := printed.YAML()
 			if err != nil {
 				return fmt.Errorf("printing configuration: %w", err)

@@ -27,7 +27,7 @@ func newExecutorCommand() *cobra.Command {
 		Short: "Inspect the stage executor in Redis (plans, tasks, locks, checkpoints) and control tasks",
 		Long: `Admin commands for the stage executor (seed 002). They read the configured Redis directly
 (--redis, --redis-cluster, --redis-sentinel*, --config or REDSTATE_* variables) under the same
-namespace as serve (namespace + executor.persistence.redis.namespace).
+namespace as serve (namespace + executor.persistence.redis.key-prefix).
 
 Listings print a table, or one JSON array with --json. Control commands (pause, resume, retry,
 cancel) are sent to the serving instance that runs the task (or, for a task running nowhere, to
@@ -48,7 +48,7 @@ no server up; resume and retry need a live instance, since the task runs there.`
 // and their keys.
 func redisExecutorStores(client redis.UniversalClient, cfg config.Config) (executor.Stores, executor.Keys, error) {
 	pc := cfg.Executor.Persistence.Redis.WithDefaults()
-	keys, err := executor.NewKeys(redstate.Prefix(cfg.Namespace, pc.Namespace))
+	keys, err := executor.NewKeys(redstate.Prefix(cfg.Namespace, pc.KeyPrefix))
 	if err != nil {
 		return executor.Stores{}, executor.Keys{}, err
 	}

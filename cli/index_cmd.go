@@ -371,7 +371,7 @@ func newIndexStatusCommand() *cobra.Command {
 		Use:   "status",
 		Short: "Print every declared table's changes applied, stale and failed, counted by all instances",
 		Long: `Reads the counters every serve instance (and index replay) adds to Redis
-(<index.prefix>:counters, every 5 s and when it stops): per declared table the changes applied,
+(<index.key-prefix>:counters, every 5 s and when it stops): per declared table the changes applied,
 stale (older than the stored version) and failed (dead-lettered), and the events skipped
 (undeclared tables) and unreadable.`,
 		Args: cobra.NoArgs,

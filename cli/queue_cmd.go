@@ -143,7 +143,7 @@ func (s *queueSession) reportAdmin(ctx context.Context) (*report.Admin, error) {
 			return nil, err
 		}
 	}
-	return report.NewAdmin(s.broker, records, report.AdminOptions{Queue: s.admin.Queue()})
+	return report.NewAdmin(s.broker, records, report.Options{Queue: s.admin.Queue()})
 }
 
 func queueStats(cmd *cobra.Command, s *queueSession, f *queueFlags, _ []string) error {

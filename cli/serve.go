@@ -52,7 +52,7 @@ jobs finish (server.shutdown-timeout), stores and the Redis client are closed,
 and the exit code is 0.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadConfig(cmd.Flags())
+			cfg, err := loadConfig(cmd)
 			if err != nil {
 				return err
 			}

@@ -2,7 +2,7 @@
 // environment variables, then command-line flags, each overriding the one before (Load,
 // BindFlags), into one Config whose sections are the blocks' own option types (redis:
 // redisconn.Options, publish.build-status: buildstatus.Config, executor: executor.Config,
-// index: index.Config, feed: feed.Config, queue: report.QueueConfig, report: report.Config)
+// index: index.Config, feed: feed.Config, queue: queue.Config, report: report.Config)
 // next to the server's own. Config.Validate runs every block's Validate
 // and adds the checks that span blocks; Config.Redacted and Config.YAML print it. Keys are
 // kebab-case and mirror the seeds where they give one (publish.build-status.ttl-days).
@@ -17,6 +17,7 @@ import (
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/feed"
 	"github.com/redstate/redstate/index"
+	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/report"
 )
@@ -36,7 +37,7 @@ type Config struct {
 	// Publish holds the build-status registry's settings (seed 000).
 	Publish Publish `koanf:"publish"`
 	// Queue configures the job queues (seed 004): queues, workers, records, reconciler.
-	Queue report.QueueConfig `koanf:"queue"`
+	Queue queue.Config `koanf:"queue"`
 	// Report configures the seed's report flow on top of the queue (seed 004).
 	Report report.Config `koanf:"report"`
 	// Executor configures the multi-tenant stage executor (seed 002).
@@ -55,6 +56,10 @@ type Config struct {
 	// under the file, environment and flags, and makes serve register the built-in stage handler
 	// "steps", so every example of the README works on a bare `serve --demo` (default false).
 	Demo bool `koanf:"demo"`
+	// Deprecations are the renamed keys (RenamedKeys) that the loaded file or environment gave
+	// by their old names, each already read into its new key. Load fills it; it is not a key.
+	// The CLI logs each once at startup.
+	Deprecations []Deprecation `koanf:"-"`
 }
 
 // Database selects the SQL database (package sqldb).

@@ -33,6 +33,13 @@ func TestDocs_ListEveryKey(t *testing.T) {
 		}
 	}
 
+	renamed := doc[max(strings.Index(doc, "## Renamed keys"), 0):]
+	for _, r := range RenamedKeys() {
+		if !strings.Contains(renamed, "| `"+r.Old+"` | `"+r.New+"` |") {
+			t.Errorf("docs/configuration.md's Renamed keys table has no row %s → %s", r.Old, r.New)
+		}
+	}
+
 	start := strings.Index(doc, "```yaml\n")
 	end := strings.Index(doc[start+8:], "```")
 	example := doc[start+8 : start+8+end]

@@ -10,7 +10,7 @@ import (
 // seedIndexYAML declares the seed's example table.
 const seedIndexYAML = `
 index:
-  prefix: las_im_data_sync
+  key-prefix: las_im_data_sync
   tables:
     - db: db1
       table: table1

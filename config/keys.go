@@ -74,15 +74,10 @@ func EnvName(key string) string {
 
 func collectKeys(t reflect.Type, prefix string) []keyInfo {
 	var out []keyInfo
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("koanf")
-		if tag == "" || tag == "-" || !f.IsExported() {
-			continue
-		}
-		key := tag
+	for _, f := range koanfFields(t) {
+		key := f.Name
 		if prefix != "" {
-			key = prefix + "." + tag
+			key = prefix + "." + f.Name
 		}
 		switch {
 		case f.Type.Kind() == reflect.Struct && f.Type != durationType:
@@ -100,14 +95,37 @@ func collectKeys(t reflect.Type, prefix string) []keyInfo {
 	return out
 }
 
-// structFields returns the koanf tags of a struct type's fields.
+// structFields returns the koanf tags of a struct type's fields (see koanfFields).
 func structFields(t reflect.Type) map[string]reflect.Type {
-	out := make(map[string]reflect.Type, t.NumField())
+	fields := koanfFields(t)
+	out := make(map[string]reflect.Type, len(fields))
+	for _, f := range fields {
+		out[f.Name] = f.Type
+	}
+	return out
+}
+
+// koanfFields returns the configuration fields of a struct type in struct order, each with its
+// koanf tag as Name and its index path as Index. The fields of an embedded struct tagged
+// `koanf:",squash"` (resilience.Options' BreakerConfig) are the section's own keys, as the
+// decoder reads them.
+func koanfFields(t reflect.Type) []reflect.StructField {
+	var out []reflect.StructField
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if tag := f.Tag.Get("koanf"); tag != "" && tag != "-" && f.IsExported() {
-			out[tag] = f.Type
+		tag := f.Tag.Get("koanf")
+		if tag == "" || tag == "-" || !f.IsExported() {
+			continue
 		}
+		if name, opts, _ := strings.Cut(tag, ","); name == "" && opts == "squash" && f.Anonymous && f.Type.Kind() == reflect.Struct {
+			for _, sub := range koanfFields(f.Type) {
+				sub.Index = append([]int{i}, sub.Index...)
+				out = append(out, sub)
+			}
+			continue
+		}
+		f.Name = tag
+		out = append(out, f)
 	}
 	return out
 }

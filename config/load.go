@@ -34,16 +34,18 @@ func Load(path string, flags *pflag.FlagSet) (Config, error) {
 
 func load(path string, flags *pflag.FlagSet, lookupEnv func(string) (string, bool)) (Config, error) {
 	var file map[string]any
+	var deps []Deprecation
 	if path != "" {
 		var err error
-		if file, err = readFile(path); err != nil {
+		if file, deps, err = readFile(path); err != nil {
 			return Config{}, err
 		}
 	}
-	env, err := readEnv(lookupEnv)
+	env, envDeps, err := readEnv(lookupEnv)
 	if err != nil {
 		return Config{}, err
 	}
+	deps = append(deps, envDeps...)
 	k, err := layers(nil, file, path, env, flags)
 	if err != nil {
 		return Config{}, err
@@ -68,6 +70,7 @@ func load(path string, flags *pflag.FlagSet, lookupEnv func(string) (string, boo
 	if err := k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{DecoderConfig: dc}); err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
+	cfg.Deprecations = deps
 	return cfg, nil
 }
 
@@ -101,40 +104,48 @@ func layers(base, file map[string]any, path string, env map[string]any, flags *p
 //go:embed demo.yaml
 var demoYAML []byte
 
-// demoLayer parses demoYAML as a configuration file.
-func demoLayer() (map[string]any, error) { return parseYAML(demoYAML, "the demo layer") }
+// demoLayer parses demoYAML as a configuration file; it gives every key by its current name.
+func demoLayer() (map[string]any, error) {
+	raw, deps, err := parseYAML(demoYAML, "the demo layer")
+	if err == nil && len(deps) > 0 {
+		err = fmt.Errorf("the demo layer: %s", deps[0])
+	}
+	return raw, err
+}
 
-// readFile parses the YAML file at path and rejects keys that are not configuration keys.
-func readFile(path string) (map[string]any, error) {
+// readFile parses the YAML file at path and rejects keys that are not configuration keys. It
+// returns the renamed keys the file gives by their old names.
+func readFile(path string) (map[string]any, []Deprecation, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("config file: %w", err)
+		return nil, nil, fmt.Errorf("config file: %w", err)
 	}
 	return parseYAML(b, "config file "+path)
 }
 
-// parseYAML parses the configuration file b (named by what in errors) and rejects keys that are
-// not configuration keys.
-func parseYAML(b []byte, what string) (map[string]any, error) {
+// parseYAML parses the configuration file b (named by what in errors and deprecations),
+// normalizes it (renamed keys under their new names) and rejects keys that are not
+// configuration keys.
+func parseYAML(b []byte, what string) (map[string]any, []Deprecation, error) {
 	raw, err := yaml.Parser().Unmarshal(b)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if raw == nil {
 		raw = map[string]any{}
 	}
-	raw, err = normalize(raw)
+	raw, deps, err := normalize(raw, what)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if problems := keyProblems(raw, reflect.TypeOf(Config{}), ""); len(problems) > 0 {
 		msgs := make([]string, len(problems))
 		for i, p := range problems {
 			msgs[i] = p.Error()
 		}
-		return nil, fmt.Errorf("%s: %w", what, &ValidationError{Problems: msgs})
+		return nil, nil, fmt.Errorf("%s: %w", what, &ValidationError{Problems: msgs})
 	}
-	return raw, nil
+	return raw, deps, nil
 }
 
 // checkKeys returns every problem with the keys of raw, in sorted key order: keys that are not
@@ -261,12 +272,24 @@ func stripIndex(key string) string {
 }
 
 // readEnv returns the configuration set by REDSTATE_* variables as a nested map. The variable of
-// each known key is looked up (never the reverse), so '_' vs '-' in names is never ambiguous.
-func readEnv(lookupEnv func(string) (string, bool)) (map[string]any, error) {
+// each known key is looked up (never the reverse), so '_' vs '-' in names is never ambiguous;
+// so is the variable of a renamed key's old name, which sets the key with a Deprecation.
+func readEnv(lookupEnv func(string) (string, bool)) (map[string]any, []Deprecation, error) {
 	list, _ := knownKeys()
 	flat := map[string]any{}
+	var deps []Deprecation
 	for _, key := range list {
 		v, ok := lookupEnv(key.Env)
+		if r, renamed := renamedFrom(key.Key); renamed {
+			oldEnv := EnvName(r.Old)
+			if old, set := lookupEnv(oldEnv); set {
+				deps = append(deps, Deprecation{Old: r.Old, New: r.New, Source: "environment " + oldEnv})
+				if ok && !sameValue(old, v) {
+					return nil, nil, fmt.Errorf("environment %s and %s: %w", oldEnv, key.Env, bothSetError(r, old, v))
+				}
+				v, ok = old, true
+			}
+		}
 		if !ok {
 			continue
 		}
@@ -276,7 +299,7 @@ func readEnv(lookupEnv func(string) (string, bool)) (map[string]any, error) {
 		case kindTokens:
 			tokens, err := ParseTokens(v)
 			if err != nil {
-				return nil, fmt.Errorf("environment %s: %w", key.Env, err)
+				return nil, nil, fmt.Errorf("environment %s: %w", key.Env, err)
 			}
 			items := make([]any, len(tokens))
 			for i, t := range tokens {
@@ -290,15 +313,15 @@ func readEnv(lookupEnv func(string) (string, bool)) (map[string]any, error) {
 		case kindStructs:
 			list, err := parseStructList(v)
 			if err != nil {
-				return nil, fmt.Errorf("environment %s: %w", key.Env, err)
+				return nil, nil, fmt.Errorf("environment %s: %w", key.Env, err)
 			}
 			for i, item := range list {
 				m, ok := item.(map[string]any)
 				if !ok {
-					return nil, fmt.Errorf("environment %s: item %d must be a mapping, got %T", key.Env, i, item)
+					return nil, nil, fmt.Errorf("environment %s: item %d must be a mapping, got %T", key.Env, i, item)
 				}
 				if err := checkKeys(m, key.Type.Elem(), fmt.Sprintf("%s[%d]", key.Key, i)); err != nil {
-					return nil, fmt.Errorf("environment %s: %w", key.Env, err)
+					return nil, nil, fmt.Errorf("environment %s: %w", key.Env, err)
 				}
 			}
 			flat[key.Key] = list
@@ -309,7 +332,7 @@ func readEnv(lookupEnv func(string) (string, bool)) (map[string]any, error) {
 			flat[key.Key] = v
 		}
 	}
-	return maps.Unflatten(flat, "."), nil
+	return maps.Unflatten(flat, "."), deps, nil
 }
 
 // parseStructList parses the environment form of a list of mappings (queue.queues): a YAML

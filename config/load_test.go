@@ -335,7 +335,7 @@ executor.persistence.namespace: prod-executor
 	}
 	p := cfg.Executor.Persistence
 	if p.Redis.TTL.Checkpoint != 7*24*time.Hour || p.Redis.TTL.Projection != 30*24*time.Hour || p.Redis.TTL.Lock != 9000*time.Second ||
-		p.Redis.Namespace != "prod-executor" || p.StoreType != "redis" {
+		p.Redis.KeyPrefix != "prod-executor" || p.StoreType != "redis" {
 		t.Fatalf("persistence = %+v", p)
 	}
 	cfg, err = load(writeFile(t, "executor:\n  persistence:\n    projection-ttl: 7d\n"), nil, envOf(map[string]string{

@@ -83,12 +83,8 @@ func toNode(v reflect.Value) *yaml.Node {
 	case v.Kind() == reflect.Struct:
 		n := &yaml.Node{Kind: yaml.MappingNode}
 		t := v.Type()
-		for i := range t.NumField() {
-			tag := t.Field(i).Tag.Get("koanf")
-			if tag == "" || tag == "-" || !t.Field(i).IsExported() {
-				continue
-			}
-			n.Content = append(n.Content, scalar(tag, "!!str"), toNode(v.Field(i)))
+		for _, f := range koanfFields(t) {
+			n.Content = append(n.Content, scalar(f.Name, "!!str"), toNode(v.FieldByIndex(f.Index)))
 		}
 		return n
 	case v.Kind() == reflect.Slice:

@@ -13,12 +13,12 @@ import (
 // write keys in forms that nested YAML alone does not cover; normalize rewrites them into
 // the canonical nested form before the keys are checked:
 //
-//   - dotted keys at any level: `executor.persistence.redis.namespace: prod-executor` is
-//     `executor: {persistence: {redis: {namespace: prod-executor}}}` (mixable with nested
+//   - dotted keys at any level: `executor.persistence.redis.key-prefix: prod-executor` is
+//     `executor: {persistence: {redis: {key-prefix: prod-executor}}}` (mixable with nested
 //     keys; the same key set twice with different values is an error);
 //   - bare integers as seconds for the executor TTLs (`ttl.checkpoint: 604800`, as in 6.3);
 //   - the 7.4 aliases under executor.persistence: `namespace`, `projection-ttl`, `lock-ttl`
-//     for `redis.namespace`, `redis.ttl.projection`, `redis.ttl.lock` (an alias and its key
+//     for `redis.key-prefix`, `redis.ttl.projection`, `redis.ttl.lock` (an alias and its key
 //     with different values is an error).
 
 // secondsKeys are the keys whose bare integers are seconds (seed 6.3).
@@ -30,16 +30,19 @@ var secondsKeys = []string{
 
 // executorAliases maps seed 7.4 keys under executor.persistence to their 6.3 keys.
 var executorAliases = map[string]string{
-	"namespace":      "redis.namespace",
+	"namespace":      "redis.key-prefix",
 	"projection-ttl": "redis.ttl.projection",
 	"lock-ttl":       "redis.ttl.lock",
 }
 
-// normalize rewrites raw (a parsed YAML document) into the canonical nested form, reporting
-// every conflict at once.
-func normalize(raw map[string]any) (map[string]any, error) {
+// normalize rewrites raw (a parsed YAML document, named by source in deprecations) into the
+// canonical nested form, renamed keys under their new names (renameInFile), reporting every
+// conflict at once. It returns the renamed keys raw gave by their old names.
+func normalize(raw map[string]any, source string) (map[string]any, []Deprecation, error) {
 	var problems []error
 	out := expandDotted(raw, "", &problems)
+	deps, renameProblems := renameInFile(out, source)
+	problems = append(problems, renameProblems...)
 	if p, ok := nested(out, "executor", "persistence"); ok {
 		names := make([]string, 0, len(executorAliases))
 		for alias := range executorAliases {
@@ -73,7 +76,7 @@ func normalize(raw map[string]any) (map[string]any, error) {
 			parent[path[len(path)-1]] = strconv.FormatUint(v, 10) + "s"
 		}
 	}
-	return out, errors.Join(problems...)
+	return out, deps, errors.Join(problems...)
 }
 
 // expandDotted returns a copy of m with every dotted key expanded into nested maps.

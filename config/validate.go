@@ -61,7 +61,7 @@ func (c Config) Validate() error {
 	v.add(c.Redis.Validate())
 	c.Log.validate(v)
 	v.add(c.Publish.BuildStatus.Validate())
-	v.add(c.Queue.Validate())
+	v.add(report.ValidateQueueConfig(c.Queue))
 	for i, q := range c.Queue.Queues {
 		p := fmt.Sprintf("queue.queues[%d].", i)
 		v.urlNotRedacted(p+"webhook.url", q.Webhook.URL)
@@ -129,7 +129,7 @@ func (c Config) Validate() error {
 func (c Config) checkQueueKeyspace(v *validator) {
 	reserved := []struct{ prefix, owner string }{
 		{c.Publish.BuildStatus.KeyPrefix, "the build-status registry (publish.build-status.key-prefix)"},
-		{c.Executor.Persistence.Redis.Namespace + ":", "the executor (executor.persistence.redis.namespace)"},
+		{c.Executor.Persistence.Redis.KeyPrefix + ":", "the executor (executor.persistence.redis.key-prefix)"},
 		{"report:record:", "the report records"},
 		{"report:records:", "the report records"},
 		{"{", "hash-tagged keys"},

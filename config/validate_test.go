@@ -56,11 +56,11 @@ func TestValidate_Messages(t *testing.T) {
 		{"key prefix", func(c *Config) { c.Publish.BuildStatus.KeyPrefix = "a?" }, `publish.build-status.key-prefix: "a?" contains "?"`},
 		{"addr", func(c *Config) { c.Server.Addr = "8080" }, `server.addr: "8080" is not host:port`},
 		{"feed repair interval", func(c *Config) { c.Feed.RepairInterval = 0 }, "feed.repair-interval: must be positive, got 0s"},
-		{"feed breaker threshold", func(c *Config) { c.Feed.Breaker.FailureRateThreshold = 0 },
-			"feed.breaker.failure-rate-threshold: must be a percentage between 1 and 100, got 0"},
-		{"feed breaker wait", func(c *Config) { c.Feed.Breaker.WaitDurationInOpenState = -time.Second },
-			"feed.breaker.wait-duration-in-open-state: must be positive, got -1s"},
-		{"feed breaker window", func(c *Config) { c.Feed.Breaker.SlidingWindowSize = 0 }, "feed.breaker.sliding-window-size: must be at least 1, got 0"},
+		{"feed breaker threshold", func(c *Config) { c.Feed.Resilience.FailureRateThreshold = 0 },
+			"feed.resilience.failure-rate-threshold: must be a percentage between 1 and 100, got 0"},
+		{"feed breaker wait", func(c *Config) { c.Feed.Resilience.WaitDurationInOpenState = -time.Second },
+			"feed.resilience.wait-duration-in-open-state: must be positive, got -1s"},
+		{"feed breaker window", func(c *Config) { c.Feed.Resilience.SlidingWindowSize = 0 }, "feed.resilience.sliding-window-size: must be at least 1, got 0"},
 		// One rule each for the disagreements config and the blocks had (docs/configuration.md):
 		// a liveness interval above half the TTL is refused (executor.Options refuse it too),
 		// and a hybrid threshold below 1 is refused (feed.Options' "negative: every author" is

@@ -117,9 +117,9 @@ func (c Config) Validate() error {
 	if p.OnRedisUnavailable != OnUnavailableDegrade && p.OnRedisUnavailable != OnUnavailableFail {
 		add("executor.persistence.on-redis-unavailable", "must be memory (degrade) or fail, got %q", p.OnRedisUnavailable)
 	}
-	if p.Redis.Namespace != "" {
-		if err := ValidateID("namespace", p.Redis.Namespace); err != nil {
-			add("executor.persistence.redis.namespace", "%s", redstate.ErrorMessage(err))
+	if p.Redis.KeyPrefix != "" {
+		if err := ValidateID("key prefix", p.Redis.KeyPrefix); err != nil {
+			add("executor.persistence.redis.key-prefix", "%s", redstate.ErrorMessage(err))
 		}
 	}
 	switch p.Redis.LockPipelining {

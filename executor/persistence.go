@@ -20,7 +20,7 @@ import "time"
 
 // Seed section 6.3 defaults.
 const (
-	// DefaultNamespace is the key namespace (executor.persistence.redis.namespace).
+	// DefaultNamespace is the key namespace (executor.persistence.redis.key-prefix).
 	DefaultNamespace = "executor"
 	// DefaultCheckpointTTL is the lifetime of a checkpoint after its last Put (ttl.checkpoint).
 	DefaultCheckpointTTL = 7 * 24 * time.Hour
@@ -34,9 +34,9 @@ const (
 // PersistenceConfig mirrors the seed's configuration block executor.persistence.redis
 // (section 6.3). The zero value means every default.
 type PersistenceConfig struct {
-	// Namespace prefixes every key ("prod-executor" gives "prod-executor:task:…").
+	// KeyPrefix prefixes every key ("prod-executor" gives "prod-executor:task:…").
 	// Empty: DefaultNamespace.
-	Namespace string `koanf:"namespace"`
+	KeyPrefix string `koanf:"key-prefix"`
 	// TTL holds the lifetimes of the stored entities.
 	TTL TTLConfig `koanf:"ttl"`
 	// LockPipelining is how the tenant locks' scripts reach Redis: LockPipeliningAuto (the
@@ -68,8 +68,8 @@ type TTLConfig struct {
 
 // WithDefaults returns c with every zero field replaced by its default.
 func (c PersistenceConfig) WithDefaults() PersistenceConfig {
-	if c.Namespace == "" {
-		c.Namespace = DefaultNamespace
+	if c.KeyPrefix == "" {
+		c.KeyPrefix = DefaultNamespace
 	}
 	if c.TTL.Checkpoint == 0 {
 		c.TTL.Checkpoint = DefaultCheckpointTTL

@@ -27,8 +27,8 @@ const (
 type Config struct {
 	// Enabled turns the feed routes on (default true).
 	Enabled bool `koanf:"enabled"`
-	// Prefix is put before every feed key after the namespace (default "": the seed's names).
-	Prefix string `koanf:"prefix"`
+	// KeyPrefix is put before every feed key after the namespace (default "": the seed's names).
+	KeyPrefix string `koanf:"key-prefix"`
 	// HybridThreshold: authors with more followers get no fan-out; their followers' unread
 	// state is computed on read (default DefaultHybridThreshold). At least 1 in the
 	// configuration (Options also accepts a negative value, "every author is hybrid", for
@@ -38,9 +38,11 @@ type Config struct {
 	FanOutQueue string `koanf:"fanout-queue"`
 	// FanOutConcurrency is how many fan-out jobs run at once (default DefaultFanOutConcurrency).
 	FanOutConcurrency int `koanf:"fanout-concurrency"`
-	// Breaker is the circuit breaker in front of the feed's Redis calls: while it is open,
-	// reads are answered from SQL at once.
-	Breaker BreakerConfig `koanf:"breaker"`
+	// Resilience is the circuit breaker in front of the feed's Redis calls (the same keys as
+	// publish.build-status.resilience's breaker; no policy: the feed always falls back to
+	// SQL): while it is open, reads are answered from SQL at once. Default: the breaker's
+	// defaults with a wait of DefaultBreakerWait.
+	Resilience resilience.BreakerConfig `koanf:"resilience"`
 	// RepairInterval is how often the Redis state that missed writes (durable repair marks in
 	// SQL) is repaired, and Redis probed while the breaker is open (default
 	// DefaultRepairInterval).
@@ -174,39 +176,13 @@ func (c SQLConfig) Validate() error {
 	return errors.Join(errs...)
 }
 
-// BreakerConfig configures the feed's circuit breaker (the same count-based breaker as
-// publish.build-status.resilience, without a policy: the feed always falls back to SQL).
-type BreakerConfig struct {
-	// FailureRateThreshold is the failure percentage that opens the breaker (default 50).
-	FailureRateThreshold int `koanf:"failure-rate-threshold"`
-	// WaitDurationInOpenState is how long the breaker stays open before Redis is probed again
-	// (default 5s).
-	WaitDurationInOpenState time.Duration `koanf:"wait-duration-in-open-state"`
-	// SlidingWindowSize is how many recent calls the failure rate is computed over (default 10).
-	SlidingWindowSize int `koanf:"sliding-window-size"`
-	// ProbeInterval is how often the open breaker pings Redis (default 250ms); once a ping
-	// answers after Redis was unreachable, the breaker half-opens without waiting out
-	// WaitDurationInOpenState (see resilience.WithProbe).
-	ProbeInterval time.Duration `koanf:"probe-interval"`
-}
-
 // DefaultConfig returns the feed section's defaults.
 func DefaultConfig() Config {
-	r := resilience.DefaultOptions()
+	breaker := resilience.DefaultBreakerConfig()
+	breaker.WaitDurationInOpenState = DefaultBreakerWait
 	return Config{Enabled: true, HybridThreshold: DefaultHybridThreshold, FanOutQueue: DefaultFanOutQueue,
 		FanOutConcurrency: DefaultFanOutConcurrency, RepairInterval: DefaultRepairInterval, SQL: DefaultSQLConfig(),
-		Breaker: BreakerConfig{FailureRateThreshold: r.FailureRateThreshold, WaitDurationInOpenState: DefaultBreakerWait,
-			SlidingWindowSize: r.SlidingWindowSize, ProbeInterval: r.ProbeInterval}}
-}
-
-// Options returns the breaker's resilience options.
-func (b BreakerConfig) Options() resilience.Options {
-	o := resilience.DefaultOptions()
-	o.FailureRateThreshold = b.FailureRateThreshold
-	o.WaitDurationInOpenState = b.WaitDurationInOpenState
-	o.SlidingWindowSize = b.SlidingWindowSize
-	o.ProbeInterval = b.ProbeInterval
-	return o
+		Resilience: breaker}
 }
 
 // Validate reports every problem of the section at once, each naming its key. The fan-out
@@ -223,14 +199,14 @@ func (c Config) Validate() error {
 	if c.FanOutConcurrency < 1 {
 		add("feed.fanout-concurrency", "must be at least 1, got %d", c.FanOutConcurrency)
 	}
-	if c.Prefix != "" {
-		if err := keyspace.CheckPrefix(c.Prefix); err != nil {
-			add("feed.prefix", "%s", err)
+	if c.KeyPrefix != "" {
+		if err := keyspace.CheckPrefix(c.KeyPrefix); err != nil {
+			add("feed.key-prefix", "%s", err)
 		}
 	}
 	if c.RepairInterval <= 0 {
 		add("feed.repair-interval", "must be positive, got %s", c.RepairInterval)
 	}
-	errs = append(errs, c.Breaker.Options().ValidateAt("feed.breaker."), c.SQL.Validate())
+	errs = append(errs, c.Resilience.ValidateAt("feed.resilience."), c.SQL.Validate())
 	return errors.Join(errs...)
 }

@@ -15,13 +15,13 @@ func TestConfig_DefaultsAreValid(t *testing.T) {
 
 func TestConfig_ValidateReportsEveryProblem(t *testing.T) {
 	c := feed.DefaultConfig()
-	c.HybridThreshold, c.FanOutConcurrency, c.RepairInterval, c.Prefix = 0, 0, 0, "bad*prefix"
-	c.Breaker.FailureRateThreshold = 101
+	c.HybridThreshold, c.FanOutConcurrency, c.RepairInterval, c.KeyPrefix = 0, 0, 0, "bad*prefix"
+	c.Resilience.FailureRateThreshold = 101
 	err := c.Validate()
 	if err == nil {
 		t.Fatal("no error")
 	}
-	for _, key := range []string{"feed.hybrid-threshold", "feed.fanout-concurrency", "feed.repair-interval", "feed.prefix", "feed.breaker.failure-rate-threshold"} {
+	for _, key := range []string{"feed.hybrid-threshold", "feed.fanout-concurrency", "feed.repair-interval", "feed.key-prefix", "feed.resilience.failure-rate-threshold"} {
 		if !strings.Contains(err.Error(), key+":") {
 			t.Errorf("%s missing from %v", key, err)
 		}

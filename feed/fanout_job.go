@@ -56,7 +56,7 @@ func DecodeFanOutJob(m queue.Message) (int64, error) {
 	return post, nil
 }
 
-// CheckFanOutJob is the fan-out queue's queue.Config.Check: a message that is not a fan-out
+// CheckFanOutJob is the fan-out queue's queue.WorkerSettings.Check: a message that is not a fan-out
 // job (DecodeFanOutJob fails) is dropped.
 func CheckFanOutJob(m queue.Message) error {
 	_, err := DecodeFanOutJob(m)

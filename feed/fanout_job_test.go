@@ -96,7 +96,7 @@ func TestFanOutHandler_PreSplitJobFansOut(t *testing.T) {
 	if _, err := svc.Publish(ctx, feed.Post{AuthorID: author, Title: "after the upgrade"}); err != nil { // enqueues a current job
 		t.Fatal(err)
 	}
-	w, err := queue.NewWorker(b, feed.FanOutHandler(svc), queue.Config{Queue: q, Check: feed.CheckFanOutJob, Logger: quiet,
+	w, err := queue.NewWorker(b, feed.FanOutHandler(svc), queue.WorkerSettings{Queue: q, Check: feed.CheckFanOutJob, Logger: quiet,
 		BlockTimeout: 50 * time.Millisecond, PromoteInterval: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

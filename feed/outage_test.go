@@ -307,7 +307,7 @@ func TestVerifyAndRebuild_AuthorIndexDrift(t *testing.T) {
 // opened, reads are answered from SQL without waiting for Redis; Run's probe closes the breaker
 // again after Redis returned and repairs what was missed.
 func TestBreaker_DegradedReadsAreFast(t *testing.T) {
-	br, err := resilience.NewBreaker(feed.Block, resilience.Options{WaitDurationInOpenState: 300 * time.Millisecond}, nil, nil)
+	br, err := resilience.NewBreaker(feed.Block, resilience.BreakerConfig{WaitDurationInOpenState: 300 * time.Millisecond}.Options(), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,7 +91,7 @@ func TestRefusedRequests_LogTheOutageNotEachRequest(t *testing.T) {
 	mem := memstore.New(memstore.Options{TTL: time.Hour})
 	t.Cleanup(func() { _ = mem.Close() })
 	redis := &switchedStore{Store: mem}
-	store, err := resilientstore.New(redis, nil, resilience.Options{WaitDurationInOpenState: time.Hour, ProbeInterval: time.Millisecond},
+	store, err := resilientstore.New(redis, nil, resilience.Options{BreakerConfig: resilience.BreakerConfig{WaitDurationInOpenState: time.Hour, ProbeInterval: time.Millisecond}},
 		metrics.New(), log, resilience.WithProbe(redis.ping))
 	if err != nil {
 		t.Fatal(err)

@@ -58,7 +58,7 @@ func newReportAPI(t *testing.T, withTokens bool) *reportAPI {
 func (ra *reportAPI) runWorker(t *testing.T) {
 	t.Helper()
 	g := &report.Generator{Records: ra.records, Delay: 5 * time.Millisecond}
-	w, err := queue.NewWorker(ra.broker, g.Handler(), queue.Config{
+	w, err := queue.NewWorker(ra.broker, g.Handler(), queue.WorkerSettings{
 		Queue: report.DefaultQueue, Check: report.CheckJob, OnDead: report.MarkFailed(ra.records),
 		BlockTimeout: 50 * time.Millisecond, PromoteInterval: 10 * time.Millisecond, ShutdownTimeout: time.Second,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),

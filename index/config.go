@@ -40,8 +40,8 @@ const (
 // Config is the index's configuration section (index.*, seed 001): the key layout, the
 // declared tables and the two change sources.
 type Config struct {
-	// Prefix is the key prefix (default DefaultPrefix, the seed's).
-	Prefix string `koanf:"prefix"`
+	// KeyPrefix is the key prefix (default DefaultPrefix, the seed's).
+	KeyPrefix string `koanf:"key-prefix"`
 	// VersionTTL is how long a row's version key (its tombstone after a delete) lives after the
 	// row's last change (default 720h, the seed's 30 days).
 	VersionTTL time.Duration `koanf:"version-ttl"`
@@ -136,7 +136,7 @@ type StreamsConfig struct {
 // both sources off.
 func DefaultConfig() Config {
 	return Config{
-		Prefix:        DefaultPrefix,
+		KeyPrefix:     DefaultPrefix,
 		VersionTTL:    DefaultVersionTTL,
 		DeadLetterMax: DefaultDeadLetterMax,
 		Tables:        []TableSpec{},
@@ -155,8 +155,8 @@ func (c Config) Validate() error {
 	add := func(key, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
 	}
-	if err := ValidatePrefix(c.Prefix); err != nil {
-		add("index.prefix", "%s", redstate.ErrorMessage(err))
+	if err := ValidatePrefix(c.KeyPrefix); err != nil {
+		add("index.key-prefix", "%s", redstate.ErrorMessage(err))
 	}
 	if c.VersionTTL < MinVersionTTL {
 		add("index.version-ttl", "must be at least %s, got %s", MinVersionTTL, c.VersionTTL)

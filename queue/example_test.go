@@ -41,7 +41,7 @@ func Example() {
 		fmt.Printf("sending %s (retry %d)\n", job.Message.Payload, job.Message.RetryCount)
 		close(handled)
 		return nil // acks the job
-	}, queue.Config{Queue: name})
+	}, queue.WorkerSettings{Queue: name})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func TestWorker_ReleasesAJobWhoseAckWasRolledBack(t *testing.T) {
 		done <- struct{}{}
 		return nil
 	}
-	cfg := queue.Config{Queue: "jobs", Lease: 300 * time.Millisecond, PromoteInterval: 20 * time.Millisecond, BlockTimeout: 50 * time.Millisecond}
+	cfg := queue.WorkerSettings{Queue: "jobs", Lease: 300 * time.Millisecond, PromoteInterval: 20 * time.Millisecond, BlockTimeout: 50 * time.Millisecond}
 	w, err := queue.NewWorker(b, h, cfg)
 	if err != nil {
 		t.Fatal(err)

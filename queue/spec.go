@@ -23,7 +23,7 @@ const (
 
 // Spec is one queue of the configuration (an element of queue.queues) and the settings of its
 // worker. Zero fields take the defaults stated on them (DefaultSpec), see Effective; Worker
-// turns it into the worker's Config.
+// turns it into the worker's WorkerSettings.
 type Spec struct {
 	// Name is the queue name, e.g. "jobs": 1..200 characters from [A-Za-z0-9:_.-]
 	// (ValidateQueueName).
@@ -124,11 +124,11 @@ func (s Spec) Retries() int {
 	return *s.MaxRetries
 }
 
-// Worker returns the worker Config of s: its queue and its settings, with MaxRetries 0 and
+// Worker returns the WorkerSettings of s: its queue and its settings, with MaxRetries 0 and
 // Prefetch 0 spelled as NoRetries and NoPrefetch. The caller adds the rest (consumer id,
 // shutdown timeout, logger, observer, hooks).
-func (s Spec) Worker() Config {
-	c := Config{
+func (s Spec) Worker() WorkerSettings {
+	c := WorkerSettings{
 		Queue:        s.Name,
 		Concurrency:  s.Concurrency,
 		BlockTimeout: s.BlockTimeout,

@@ -17,7 +17,7 @@ import (
 func TestSpec_DefaultsAreTheWorkers(t *testing.T) {
 	b := memqueue.NewBroker(memqueue.Options{})
 	h := func(context.Context, *queue.Delivery) error { return nil }
-	plain, err := queue.NewWorker(b, h, queue.Config{Queue: "jobs"})
+	plain, err := queue.NewWorker(b, h, queue.WorkerSettings{Queue: "jobs"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestSpec_DefaultsAreTheWorkers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, want := w.Config(), plain.Config()
+		got, want := w.Settings(), plain.Settings()
 		got.ConsumerID, got.Logger, got.Now = "", nil, nil
 		want.ConsumerID, want.Logger, want.Now = "", nil, nil
 		if !reflect.DeepEqual(got, want) {

@@ -17,13 +17,13 @@ import (
 
 // Handler processes one job. A nil return acks the job; an error retries it (or dead-letters it
 // after the last retry). ctx is not canceled when the Worker begins a graceful shutdown, only
-// Config.ShutdownTimeout later. Handlers must be idempotent: delivery is at least once. A panic
+// WorkerSettings.ShutdownTimeout later. Handlers must be idempotent: delivery is at least once. A panic
 // is recovered and treated as an error.
 type Handler func(ctx context.Context, job *Delivery) error
 
 // DeadHook is told about every job the Worker dead-letters, after the job is on the dead-letter
 // list: m is the job as received and cause the handler's last error. Its ctx is bounded by
-// Config.BlockTimeout. An error it returns is logged; the job stays dead-lettered either way.
+// WorkerSettings.BlockTimeout. An error it returns is logged; the job stays dead-lettered either way.
 type DeadHook func(ctx context.Context, m Message, cause error) error
 
 // Worker consumes one queue: a dispatcher fetches jobs with DequeueBatch (prefetch: up to
@@ -38,7 +38,7 @@ type DeadHook func(ctx context.Context, m Message, cause error) error
 type Worker struct {
 	b      Broker
 	h      Handler
-	cfg    Config
+	cfg    WorkerSettings
 	log    *slog.Logger
 	outage *outagelog.Log // one log line per backend state change
 	// holding is what the worker holds, for the in-flight audit (releaseOrphans).
@@ -47,7 +47,7 @@ type Worker struct {
 
 // NewWorker returns a Worker for cfg (defaults applied). Errors: EINVALID (bad config, no
 // queue, nil broker or handler).
-func NewWorker(b Broker, h Handler, cfg Config) (*Worker, error) {
+func NewWorker(b Broker, h Handler, cfg WorkerSettings) (*Worker, error) {
 	if b == nil || h == nil {
 		return nil, redstate.Errorf(redstate.EINVALID, "queue worker: broker and handler are required")
 	}
@@ -62,8 +62,8 @@ func NewWorker(b Broker, h Handler, cfg Config) (*Worker, error) {
 // ConsumerID returns the worker's consumer id.
 func (w *Worker) ConsumerID() string { return w.cfg.ConsumerID }
 
-// Config returns the worker's effective configuration (defaults applied).
-func (w *Worker) Config() Config { return w.cfg }
+// Settings returns the worker's effective configuration (defaults applied).
+func (w *Worker) Settings() WorkerSettings { return w.cfg }
 
 // Run consumes until ctx is canceled, then shuts down gracefully: it stops dequeuing, gives
 // prefetched jobs that no handler started back to the head of the pending list (in order), lets
@@ -293,7 +293,7 @@ func (w *Worker) release(ctx context.Context, ds []*Delivery) {
 }
 
 // Process handles one delivery exactly as Run does: it drops a malformed message, runs the
-// handler, and acks, retries or dead-letters the job (calling Config.OnDead in the last case). It is exported for callers that drive their own Dequeue loop, and for tests; it uses
+// handler, and acks, retries or dead-letters the job (calling WorkerSettings.OnDead in the last case). It is exported for callers that drive their own Dequeue loop, and for tests; it uses
 // no lease or maintenance goroutine. It returns when the job is settled or ctx ends.
 func (w *Worker) Process(ctx context.Context, d *Delivery) {
 	w.handle(ctx, d, func(c context.Context, d *Delivery) error { return w.b.Ack(c, d) })

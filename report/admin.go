@@ -13,19 +13,6 @@ import (
 // MaxBatchRegenerate is the largest id list BatchRegenerate accepts.
 const MaxBatchRegenerate = 1000
 
-// AdminOptions configure an Admin. The zero value is ready to use.
-type AdminOptions struct {
-	// Queue is the queue jobs are enqueued on. Default DefaultQueue.
-	Queue string
-	// Logger receives enqueue failures. Default slog.Default().
-	Logger *slog.Logger
-	// Now is the clock for EnqueueTime. Default time.Now.
-	Now func() time.Time
-	// Nudger, if set, is told about a record Regenerate reset but could not enqueue (the
-	// queue's Reconciler), so that it is enqueued as soon as the queue answers.
-	Nudger Nudger
-}
-
 // Admin holds the seed's back-office operations on records (后台管理): reading a record and
 // regenerating reports. (The report queue's dead letters and counts are the generic
 // queue.Admin's.) Its errors are *BusinessError values for the seed's business codes (1001,
@@ -39,8 +26,8 @@ type Admin struct {
 	nudger  Nudger
 }
 
-// NewAdmin returns an Admin. Errors: EINVALID (nil broker or store, bad queue name).
-func NewAdmin(b queue.Broker, records RecordStore, opts AdminOptions) (*Admin, error) {
+// NewAdmin returns an Admin with opts (those of the Service it serves). Errors: EINVALID (nil broker or store, bad queue name).
+func NewAdmin(b queue.Broker, records RecordStore, opts Options) (*Admin, error) {
 	if b == nil || records == nil {
 		return nil, redstate.Errorf(redstate.EINVALID, "report admin: broker and record store are required")
 	}

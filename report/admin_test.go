@@ -17,7 +17,7 @@ import (
 
 func newAdmin(t *testing.T, b queue.Broker, rs report.RecordStore) *report.Admin {
 	t.Helper()
-	a, err := report.NewAdmin(b, rs, report.AdminOptions{})
+	a, err := report.NewAdmin(b, rs, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestReconciler_ReenqueuesStrandedRecords(t *testing.T) {
 	if err := b.Enqueue(ctx, report.DefaultQueue, report.NewJob(2, time.Now(), nil)); err != nil { // record 2 has its job; record 1 is stranded
 		t.Fatal(err)
 	}
-	r, err := report.NewReconciler(b, rs, report.ReconcilerConfig{Age: 1})
+	r, err := report.NewReconciler(b, rs, report.ReconcilerSettings{Age: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 // report flow's (CheckJob, MarkFailed), so the choice of handler is this package's.
 const HandlerReport = "report"
 
-// Record stores (QueueConfig.RecordStore).
+// Record stores (queue.Config.RecordStore).
 const (
 	// RecordStoreSQL keeps records in the SQL database (package sqlrecords).
 	RecordStoreSQL = "sql"
@@ -24,42 +24,6 @@ const (
 	// RecordStoreMemory keeps records in this process (package memrecords).
 	RecordStoreMemory = "memory"
 )
-
-// QueueConfig is the queue section of redstate's configuration (queue.*): the queues, each a
-// generic queue.Spec whose handler this package chooses (HandlerReport by default), and the
-// report flow's settings that seed 004 keeps next to them: where records live and the
-// reconciler. Its Redis keys are the seed's names ("report:queue", "report:queue:dead") after
-// the global namespace.
-type QueueConfig struct {
-	// RecordStore is where job records (the seed's assessment records) live: RecordStoreSQL
-	// (the default: the SQL database, as the seed keeps them in SQL), RecordStoreRedis (next to
-	// the queue; needs Redis) or RecordStoreMemory (this process only).
-	RecordStore string `koanf:"record-store"`
-	// RecordRetention is how long a job record is kept after its last write; 0 (the default)
-	// means the store's default: DefaultRecordRetention in Redis and memory, forever in SQL.
-	RecordRetention time.Duration `koanf:"record-retention"`
-	// Queues are the queues serve consumes, each with its own worker (default: one queue,
-	// DefaultQueueSpec). Handler is HandlerReport (the built-in report generator, the default
-	// of an empty one), queue.HandlerWebhook (POST each job to Webhook.URL) or
-	// queue.HandlerExternal (no worker here: a consumer outside redstate, such as the seed's
-	// legacy service, takes the jobs). From the environment: REDSTATE_QUEUE_QUEUES as a
-	// YAML/JSON flow list, e.g. '[{name: report:queue, concurrency: 4}]'.
-	Queues []queue.Spec `koanf:"queues"`
-	// Reconciler re-enqueues records stranded in status 3.
-	Reconciler ReconcilerSettings `koanf:"reconciler"`
-}
-
-// ReconcilerSettings configures the reconciler of stranded records (queue.reconciler.*);
-// ReconcilerConfig is the reconciler's own view of them.
-type ReconcilerSettings struct {
-	// Enabled turns the reconciler on (default true).
-	Enabled bool `koanf:"enabled"`
-	// Age is how long a record stays in status 3 before it is checked (default
-	// DefaultReconcileAge).
-	Age time.Duration `koanf:"age"`
-	// Interval is how often it runs (default DefaultReconcileInterval).
-	Interval time.Duration `koanf:"interval"`
-}
 
 // Config is the report section of redstate's configuration (report.*).
 type Config struct {
@@ -163,11 +127,11 @@ func DefaultQueueSpec() queue.Spec {
 
 // DefaultQueueConfig returns the queue section's defaults: records in SQL, kept for the
 // store's default, the seed's queue (DefaultQueueSpec), the reconciler on.
-func DefaultQueueConfig() QueueConfig {
-	return QueueConfig{
+func DefaultQueueConfig() queue.Config {
+	return queue.Config{
 		RecordStore: RecordStoreSQL,
 		Queues:      []queue.Spec{DefaultQueueSpec()},
-		Reconciler:  ReconcilerSettings{Enabled: true, Age: DefaultReconcileAge, Interval: DefaultReconcileInterval},
+		Reconciler:  queue.ReconcilerConfig{Enabled: true, Age: DefaultReconcileAge, Interval: DefaultReconcileInterval},
 	}
 }
 
@@ -176,64 +140,11 @@ func DefaultConfig() Config {
 	return Config{Delay: DefaultDelay, SQL: DefaultRecordsSQLConfig()}
 }
 
-// EffectiveQueues returns the queues with every default spelled out (queue.Spec.Effective),
-// an empty handler as HandlerReport.
-func (c QueueConfig) EffectiveQueues() []queue.Spec {
-	if c.Queues == nil {
-		return nil
-	}
-	out := make([]queue.Spec, len(c.Queues))
-	for i, s := range c.Queues {
-		out[i] = effectiveQueue(s)
-	}
-	return out
-}
-
-func effectiveQueue(s queue.Spec) queue.Spec {
-	s = s.Effective()
-	if s.Handler == "" {
-		s.Handler = HandlerReport
-	}
-	return s
-}
-
-// Validate reports every problem of the section at once, each naming its key. Whether queue
-// names overlap each other's or another block's keys is checked by the configuration, which
-// knows every block.
-func (c QueueConfig) Validate() error {
-	var errs []error
-	add := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
-	}
-	if c.RecordRetention < 0 {
-		add("queue.record-retention", "must not be negative, got %s (0 means the store's default)", c.RecordRetention)
-	}
-	switch c.RecordStore {
-	case RecordStoreSQL, RecordStoreRedis, RecordStoreMemory:
-	default:
-		add("queue.record-store", "must be sql, redis or memory, got %q", c.RecordStore)
-	}
-	names := map[string]int{}
-	for i, s := range c.Queues {
-		if s.Handler == "" {
-			s.Handler = HandlerReport
-		}
-		if queue.ValidateQueueName(s.Name) == nil {
-			if j, dup := names[s.Name]; dup {
-				add(fmt.Sprintf("queue.queues[%d].name", i), "%q is also the name of queue.queues[%d]; names must be unique", s.Name, j)
-			} else {
-				names[s.Name] = i
-			}
-		}
-		errs = append(errs, s.ValidateAt(fmt.Sprintf("queue.queues[%d].", i), HandlerReport))
-	}
-	if c.Reconciler.Age <= 0 {
-		add("queue.reconciler.age", "must be positive, got %s", c.Reconciler.Age)
-	}
-	if c.Reconciler.Interval <= 0 {
-		add("queue.reconciler.interval", "must be positive, got %s", c.Reconciler.Interval)
-	}
-	return errors.Join(errs...)
+// ValidateQueueConfig reports every problem of the queue section q at once, each naming its
+// key (queue.Config.Validate), with this package's handler (HandlerReport, the default) and
+// record stores.
+func ValidateQueueConfig(q queue.Config) error {
+	return q.Validate(HandlerReport, RecordStoreSQL, RecordStoreRedis, RecordStoreMemory)
 }
 
 // Validate reports every problem of the section at once, each naming its key. That Queue is
@@ -249,7 +160,7 @@ func (c Config) Validate() error {
 // QueueIn returns the queue of the report flow among the queues of q (see Config.Queue) and
 // whether the flow is on: Queue when set (on when q has it), else DefaultQueue when q has it,
 // else q's first queue with handler report.
-func (c Config) QueueIn(q QueueConfig) (string, bool) {
+func (c Config) QueueIn(q queue.Config) (string, bool) {
 	has := func(name string) bool {
 		for _, s := range q.Queues {
 			if s.Name == name {
@@ -265,7 +176,7 @@ func (c Config) QueueIn(q QueueConfig) (string, bool) {
 		return DefaultQueue, true
 	}
 	for _, s := range q.Queues {
-		if effectiveQueue(s).Handler == HandlerReport {
+		if s.Handler == "" || s.Handler == HandlerReport {
 			return s.Name, true
 		}
 	}

@@ -11,7 +11,7 @@ import (
 
 func TestConfig_DefaultsAreValid(t *testing.T) {
 	q, r := report.DefaultQueueConfig(), report.DefaultConfig()
-	if err := q.Validate(); err != nil {
+	if err := report.ValidateQueueConfig(q); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Validate(); err != nil {
@@ -33,7 +33,7 @@ func TestConfig_ValidateReportsEveryProblem(t *testing.T) {
 	q.Reconciler.Age, q.Reconciler.Interval = 0, -time.Second
 	q.Queues = append(q.Queues,
 		queue.Spec{Name: "jobs"}, queue.Spec{Name: "jobs", Handler: "cron"}, queue.Spec{Name: "mail", Webhook: queue.WebhookSpec{URL: "http://h/j"}})
-	err := q.Validate()
+	err := report.ValidateQueueConfig(q)
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -63,7 +63,7 @@ func TestConfig_QueueIn(t *testing.T) {
 		{[]queue.Spec{webhook}, "jobs", "jobs", true},
 		{[]queue.Spec{webhook}, "missing", "missing", false},
 	} {
-		name, on := report.Config{Queue: c.queue}.QueueIn(report.QueueConfig{Queues: c.queues})
+		name, on := report.Config{Queue: c.queue}.QueueIn(queue.Config{Queues: c.queues})
 		if name != c.want || on != c.on {
 			t.Errorf("queue %q in %v: %q, %v; want %q, %v", c.queue, c.queues, name, on, c.want, c.on)
 		}
@@ -71,8 +71,8 @@ func TestConfig_QueueIn(t *testing.T) {
 }
 
 func TestConfig_EffectiveQueues(t *testing.T) {
-	q := report.QueueConfig{Queues: []queue.Spec{{Name: "a"}, {Name: "b", Handler: queue.HandlerExternal, Concurrency: 3}}}
-	eff := q.EffectiveQueues()
+	q := queue.Config{Queues: []queue.Spec{{Name: "a"}, {Name: "b", Handler: queue.HandlerExternal, Concurrency: 3}}}
+	eff := q.EffectiveQueues(report.HandlerReport)
 	if eff[0].Handler != report.HandlerReport || eff[0].Retries() != queue.DefaultMaxRetries || *eff[0].Prefetch != 1 ||
 		eff[1].Handler != queue.HandlerExternal || *eff[1].Prefetch != 3 || q.Queues[0].Handler != "" {
 		t.Errorf("effective = %+v", eff)

@@ -54,7 +54,7 @@ func Example() {
 	}
 
 	generator := &report.Generator{Records: records, Delay: -1} // no artificial work time
-	worker, err := queue.NewWorker(broker, generator.Handler(), queue.Config{Queue: svc.Queue(), Check: report.CheckJob})
+	worker, err := queue.NewWorker(broker, generator.Handler(), queue.WorkerSettings{Queue: svc.Queue(), Check: report.CheckJob})
 	if err != nil {
 		log.Fatal(err)
 	}

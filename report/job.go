@@ -45,7 +45,7 @@ func RecordIDOf(m queue.Message) (int64, error) {
 	return id, nil
 }
 
-// CheckJob is the report queues' queue.Config.Check: a message without a valid RecordId is
+// CheckJob is the report queues' queue.WorkerSettings.Check: a message without a valid RecordId is
 // malformed, so the Worker logs and drops it (the seed: 消息反序列化失败 … 丢弃该消息).
 func CheckJob(m queue.Message) error {
 	_, err := RecordIDOf(m)

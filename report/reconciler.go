@@ -31,8 +31,8 @@ type Nudger interface {
 	Nudge(id int64)
 }
 
-// ReconcilerConfig configures a Reconciler. Zero fields take the defaults stated on them.
-type ReconcilerConfig struct {
+// ReconcilerSettings configures a Reconciler. Zero fields take the defaults stated on them.
+type ReconcilerSettings struct {
 	// Queue is the queue jobs are enqueued on. Default DefaultQueue.
 	Queue string
 	// Age is how long a record must have been in status 3 (since its last write) before it is
@@ -57,7 +57,7 @@ type ReconcilerConfig struct {
 type Reconciler struct {
 	b       queue.Broker
 	records RecordStore
-	cfg     ReconcilerConfig
+	cfg     ReconcilerSettings
 	log     *slog.Logger
 
 	mu sync.Mutex
@@ -67,7 +67,7 @@ type Reconciler struct {
 }
 
 // NewReconciler returns a Reconciler. Errors: EINVALID (nil broker or store, bad config).
-func NewReconciler(b queue.Broker, records RecordStore, cfg ReconcilerConfig) (*Reconciler, error) {
+func NewReconciler(b queue.Broker, records RecordStore, cfg ReconcilerSettings) (*Reconciler, error) {
 	if b == nil || records == nil {
 		return nil, redstate.Errorf(redstate.EINVALID, "report reconciler: broker and record store are required")
 	}

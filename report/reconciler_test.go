@@ -32,11 +32,11 @@ func TestAdmin_RegenerateEnqueueFailureIsUnavailableAndNudges(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := refusingBroker{memqueue.NewBroker(memqueue.Options{})}
-	r, err := report.NewReconciler(b, rs, report.ReconcilerConfig{Age: time.Hour})
+	r, err := report.NewReconciler(b, rs, report.ReconcilerSettings{Age: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := report.NewAdmin(b, rs, report.AdminOptions{Nudger: r})
+	a, err := report.NewAdmin(b, rs, report.Options{Nudger: r})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestReconciler_NudgedRecordEnqueuedPromptlyWhateverItsAge(t *testing.T) {
 	if _, err := rs.Submit(ctx, 3, nil); err != nil {
 		t.Fatal(err)
 	}
-	r, err := report.NewReconciler(fb, rs, report.ReconcilerConfig{Age: time.Hour, Interval: time.Hour, NudgeRetryInterval: 5 * time.Millisecond})
+	r, err := report.NewReconciler(fb, rs, report.ReconcilerSettings{Age: time.Hour, Interval: time.Hour, NudgeRetryInterval: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestReconciler_NudgeSettlesWithoutEnqueueWhenNotNeeded(t *testing.T) {
 	if _, err := rs.Create(ctx, 2, report.StatusDone, nil); err != nil {
 		t.Fatal(err)
 	}
-	r, err := report.NewReconciler(b, rs, report.ReconcilerConfig{Age: time.Hour})
+	r, err := report.NewReconciler(b, rs, report.ReconcilerSettings{Age: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestReconciler_NudgedRecordWhoseJobIsLostIsEnqueued(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, err := report.NewReconciler(b, rs, report.ReconcilerConfig{Age: time.Hour, Now: clock})
+	r, err := report.NewReconciler(b, rs, report.ReconcilerSettings{Age: time.Hour, Now: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,15 +25,18 @@ import (
 	"github.com/redstate/redstate/queue"
 )
 
-// Options configure a Service. The zero value is ready to use.
+// Options configure a Service and its Admin. The zero value is ready to use.
 type Options struct {
 	// Queue is the queue report jobs go to. Default DefaultQueue ("report:queue").
 	Queue string
 	// Logger receives enqueue failures. Default slog.Default().
 	Logger *slog.Logger
-	// Nudger, if set, is told about every record a failed enqueue left in status 3 (the
-	// report queue's Reconciler), so that it is enqueued as soon as the queue answers.
+	// Nudger, if set, is told about every record a failed enqueue (or a regeneration whose
+	// enqueue failed) left in status 3 (the report queue's Reconciler), so that it is
+	// enqueued as soon as the queue answers.
 	Nudger Nudger
+	// Now is the clock for EnqueueTime. Default time.Now.
+	Now func() time.Time
 }
 
 // Service is the seed's AssessmentService (submit, result status) and AssessmentRecordService
@@ -58,7 +61,10 @@ func NewService(b queue.Broker, records RecordStore, opts Options) (*Service, er
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	admin, err := NewAdmin(b, records, AdminOptions{Queue: opts.Queue, Logger: opts.Logger, Nudger: opts.Nudger})
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	admin, err := NewAdmin(b, records, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +80,7 @@ func NewService(b queue.Broker, records RecordStore, opts Options) (*Service, er
 		queue:   opts.Queue,
 		log:     opts.Logger.With("queue", opts.Queue),
 		nudger:  opts.Nudger,
-		now:     time.Now,
+		now:     opts.Now,
 	}, nil
 }
 

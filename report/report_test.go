@@ -37,7 +37,7 @@ func newFlow(t *testing.T) (*report.Service, *memqueue.Broker, *memrecords.Store
 // runWorker runs a worker with the built-in generator until the test ends.
 func runWorker(t *testing.T, b queue.Broker, rs report.RecordStore, g *report.Generator) {
 	t.Helper()
-	w, err := queue.NewWorker(b, g.Handler(), queue.Config{
+	w, err := queue.NewWorker(b, g.Handler(), queue.WorkerSettings{
 		Queue: report.DefaultQueue, Check: report.CheckJob, OnDead: report.MarkFailed(rs),
 		BlockTimeout: 50 * time.Millisecond, PromoteInterval: 10 * time.Millisecond,
 		RetryDelays: []time.Duration{time.Millisecond}, ShutdownTimeout: time.Second,
@@ -122,7 +122,7 @@ func TestSubmit_EnqueueFailureStillSucceeds(t *testing.T) {
 		t.Errorf("pending = %d", s.Pending)
 	}
 	// The reconciler picks the stranded record up.
-	rc, err := report.NewReconciler(b, rs, report.ReconcilerConfig{Age: time.Nanosecond})
+	rc, err := report.NewReconciler(b, rs, report.ReconcilerSettings{Age: time.Nanosecond})
 	if err != nil {
 		t.Fatal(err)
 	}

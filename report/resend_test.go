@@ -34,7 +34,7 @@ func TestSubmit_StalledRedisEnqueuesOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin, err := report.NewAdmin(b, records, report.AdminOptions{})
+	admin, err := report.NewAdmin(b, records, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

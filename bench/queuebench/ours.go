@@ -101,7 +101,7 @@ func (o *ours) process(ctx context.Context, r int) (*bench.Result, error) {
 		if i < o.opts.Concurrency%o.opts.Workers {
 			conc++
 		}
-		w, err := queue.NewWorker(o.broker, handler, queue.Config{
+		w, err := queue.NewWorker(o.broker, handler, queue.WorkerSettings{
 			Queue:           o.queue,
 			ConsumerID:      fmt.Sprintf("%s-r%d-w%d", o.queue, r, i),
 			Concurrency:     conc,

@@ -28,11 +28,13 @@ func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, n
 
 func testConfig(policy string, writeBack time.Duration) resilience.Options {
 	return resilience.Options{
-		Policy:                  policy,
-		FailureRateThreshold:    50,
-		SlidingWindowSize:       10,
-		WaitDurationInOpenState: 30 * time.Millisecond,
-		WriteBackInterval:       writeBack,
+		Policy: policy,
+		BreakerConfig: resilience.BreakerConfig{
+			FailureRateThreshold:    50,
+			SlidingWindowSize:       10,
+			WaitDurationInOpenState: 30 * time.Millisecond,
+		},
+		WriteBackInterval: writeBack,
 	}
 }
 

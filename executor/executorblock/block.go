@@ -91,7 +91,7 @@ func Open(ctx context.Context, env component.Env, cfg executor.Config) (*Block, 
 	if env.Redis == nil {
 		return nil, errors.New("executor.persistence.store-type redis: no Redis configured: pass --redis URL (or --redis-cluster, --redis-sentinel, --config)")
 	}
-	keys, err := executor.NewKeys(redstate.Prefix(env.Namespace, pc.Namespace))
+	keys, err := executor.NewKeys(redstate.Prefix(env.Namespace, pc.KeyPrefix))
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +186,7 @@ func (b *Block) newRunner(env component.Env, cfg executor.Config, stores executo
 
 // logReady logs that the executor serves.
 func (b *Block) logReady(pc executor.PersistenceConfig) {
-	b.log.Info("stage executor ready", "backend", b.backend, "namespace", pc.Namespace, "lock_ttl", pc.TTL.Lock.String())
+	b.log.Info("stage executor ready", "backend", b.backend, "namespace", pc.KeyPrefix, "lock_ttl", pc.TTL.Lock.String())
 }
 
 // Runner returns the executor's runner, or EUNAVAILABLE while it is degraded (waiting for

@@ -49,7 +49,7 @@ type Block struct {
 // RedisCache is the feed's Redis side on env's client under env.Namespace + cfg.Prefix, its
 // unread pages read through env's client-side cache when there is one.
 func RedisCache(env component.Env, cfg feed.Config) *redisfeed.Cache {
-	prefix := redstate.Prefix(env.Namespace, cfg.Prefix)
+	prefix := redstate.Prefix(env.Namespace, cfg.KeyPrefix)
 	if env.Cache != nil {
 		return redisfeed.NewCached(env.Redis, prefix, env.Cache)
 	}
@@ -89,11 +89,11 @@ func Open(ctx context.Context, env component.Env, cfg feed.Config, queues Queues
 		if env.BreakerProbe != nil {
 			probe = append(probe, resilience.WithProbe(env.BreakerProbe))
 		}
-		if fb.breaker, err = resilience.NewBreaker(feed.Block, cfg.Breaker.Options(), env.Metrics, log, probe...); err != nil {
+		if fb.breaker, err = resilience.NewBreaker(feed.Block, cfg.Resilience.Options(), env.Metrics, log, probe...); err != nil {
 			return nil, fmt.Errorf("feed breaker: %w", err)
 		}
 		cache, backend = RedisCache(env, cfg), component.BackendRedis
-		fb.notifier = redisfeed.NewNotifier(env.Redis, redstate.Prefix(env.Namespace, cfg.Prefix), log)
+		fb.notifier = redisfeed.NewNotifier(env.Redis, redstate.Prefix(env.Namespace, cfg.KeyPrefix), log)
 	}
 	var notifier feed.Notifier
 	if fb.notifier != nil {
@@ -108,7 +108,7 @@ func Open(ctx context.Context, env component.Env, cfg feed.Config, queues Queues
 	if err != nil {
 		return nil, err
 	}
-	w, err := queue.NewWorker(broker, feed.FanOutHandler(svc), queue.Config{Queue: cfg.FanOutQueue, Concurrency: cfg.FanOutConcurrency,
+	w, err := queue.NewWorker(broker, feed.FanOutHandler(svc), queue.WorkerSettings{Queue: cfg.FanOutQueue, Concurrency: cfg.FanOutConcurrency,
 		ShutdownTimeout: env.Shutdown(), Logger: log, Observer: queues.Observer(), Check: feed.CheckFanOutJob})
 	if err != nil {
 		return nil, fmt.Errorf("feed fan-out worker: %w", err)

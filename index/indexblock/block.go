@@ -200,7 +200,7 @@ func Open(ctx context.Context, env component.Env, cfg index.Config) (*Block, err
 		ib.sources = append(ib.sources, src)
 		kafkasource.RegisterMetrics(m, src)
 	}
-	log.Info("CDC index ready", "tables", len(cfg.Tables), "namespace", env.Namespace, "prefix", cfg.Prefix, "backend", backend)
+	log.Info("CDC index ready", "tables", len(cfg.Tables), "namespace", env.Namespace, "prefix", cfg.KeyPrefix, "backend", backend)
 	return ib, nil
 }
 
@@ -228,6 +228,6 @@ func registerSourceLag(m *metrics.Metrics, src index.Source) {
 // Options are the index's options from cfg (the index section), under namespace (the key
 // rule).
 func Options(namespace string, cfg index.Config) index.Options {
-	return index.Options{Namespace: namespace, Prefix: cfg.Prefix, VersionTTL: cfg.VersionTTL, DeadLetterMax: cfg.DeadLetterMax,
+	return index.Options{Namespace: namespace, Prefix: cfg.KeyPrefix, VersionTTL: cfg.VersionTTL, DeadLetterMax: cfg.DeadLetterMax,
 		Debezium: cfg.Debezium}
 }

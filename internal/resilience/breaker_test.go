@@ -23,9 +23,9 @@ func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, n
 func newTestBreaker(t *testing.T, wait time.Duration) (*Breaker, *metrics.Metrics) {
 	t.Helper()
 	m := metrics.New()
-	b, err := NewBreaker("buildstatus", Options{
+	b, err := NewBreaker("buildstatus", Options{BreakerConfig: BreakerConfig{
 		FailureRateThreshold: 50, SlidingWindowSize: 10, WaitDurationInOpenState: wait,
-	}, m, quietLog())
+	}}, m, quietLog())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,9 +177,9 @@ func TestBreaker_HalfOpenReopensOnFailures(t *testing.T) {
 
 func TestNewBreaker_RejectsBadConfig(t *testing.T) {
 	for name, cfg := range map[string]Options{
-		"rate over 100": {FailureRateThreshold: 150},
+		"rate over 100": {BreakerConfig: BreakerConfig{FailureRateThreshold: 150}},
 		"bad policy":    {Policy: "retry-forever"},
-		"negative wait": {WaitDurationInOpenState: -time.Second},
+		"negative wait": {BreakerConfig: BreakerConfig{WaitDurationInOpenState: -time.Second}},
 	} {
 		if _, err := NewBreaker("b", cfg, nil, quietLog()); err == nil {
 			t.Errorf("%s: NewBreaker accepted %+v", name, cfg)
@@ -223,11 +223,11 @@ func TestOptionsValidateAt_ReportsEveryProblemUnderPrefix(t *testing.T) {
 	o.Fallback = "disk"
 	o.FailureRateThreshold = 101
 	o.WriteBackInterval = -time.Second
-	err := o.ValidateAt("feed.breaker.")
+	err := o.ValidateAt("feed.resilience.")
 	for _, w := range []string{
-		`feed.breaker.fallback: "disk" is not supported`,
-		"feed.breaker.failure-rate-threshold: must be a percentage between 1 and 100, got 101",
-		"feed.breaker.write-back-interval: must be positive, got -1s",
+		`feed.resilience.fallback: "disk" is not supported`,
+		"feed.resilience.failure-rate-threshold: must be a percentage between 1 and 100, got 101",
+		"feed.resilience.write-back-interval: must be positive, got -1s",
 	} {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Errorf("err = %v, want it to contain %q", err, w)

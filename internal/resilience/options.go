@@ -17,14 +17,10 @@ const (
 // FallbackMemory is the only degraded store of the fallback policy.
 const FallbackMemory = "memory"
 
-// Options configure a block's circuit breaker and degraded mode (seed 000 section 9; the
-// configuration section publish.build-status.resilience). Zero fields take DefaultOptions'
-// values (WithDefaults).
-type Options struct {
-	// Policy is "fail-fast" (503 while Redis is unavailable, the default) or "fallback".
-	Policy string `koanf:"policy"`
-	// Fallback is the degraded store used by the fallback policy; only "memory" exists.
-	Fallback string `koanf:"fallback"`
+// BreakerConfig is the count-based circuit breaker's settings, under the same keys in every
+// section that has one (publish.build-status.resilience.*, feed.resilience.*). Zero fields take
+// DefaultBreakerConfig's values (see Options.WithDefaults).
+type BreakerConfig struct {
 	// FailureRateThreshold is the failure percentage that opens the breaker (default 50).
 	FailureRateThreshold int `koanf:"failure-rate-threshold"`
 	// WaitDurationInOpenState is how long the breaker stays open (default 10s).
@@ -36,6 +32,20 @@ type Options struct {
 	// replicas back for redis.durability.wait-replicas), the breaker half-opens at once instead
 	// of waiting out WaitDurationInOpenState. Only a breaker given a probe (WithProbe) pings.
 	ProbeInterval time.Duration `koanf:"probe-interval"`
+}
+
+// Options configure a block's circuit breaker and degraded mode (the configuration section
+// publish.build-status.resilience): the breaker's settings, whose keys sit directly in the
+// section, and what the block does while the breaker is open. Zero fields take DefaultOptions'
+// values (WithDefaults).
+type Options struct {
+	// Policy is "fail-fast" (503 while Redis is unavailable, the default) or "fallback".
+	Policy string `koanf:"policy"`
+	// Fallback is the degraded store used by the fallback policy; only "memory" exists.
+	Fallback string `koanf:"fallback"`
+	// BreakerConfig is the breaker's settings (failure-rate-threshold,
+	// wait-duration-in-open-state, sliding-window-size, probe-interval).
+	BreakerConfig `koanf:",squash"`
 	// WriteBackInterval is how often pending fallback writes are retried (default 1s).
 	WriteBackInterval time.Duration `koanf:"write-back-interval"`
 	// Journal is the path of the fallback journal, a write-ahead log on local disk (default ""
@@ -46,22 +56,37 @@ type Options struct {
 	Journal string `koanf:"journal"`
 }
 
-// DefaultProbeInterval is Options.ProbeInterval's default: four pings a second while the breaker
+// DefaultProbeInterval is BreakerConfig.ProbeInterval's default: four pings a second while the breaker
 // is open, so calls resume within about a quarter of a second of Redis answering again.
 const DefaultProbeInterval = 250 * time.Millisecond
 
-// DefaultOptions returns the seed's breaker settings (failure rate 50 %, open 10 s, window 10)
-// with the fail-fast policy and no journal.
-func DefaultOptions() Options {
-	return Options{
-		Policy:                  PolicyFailFast,
-		Fallback:                FallbackMemory,
+// DefaultBreakerConfig returns the breaker's default settings: failure rate 50 %, open 10 s,
+// window 10, a probe every DefaultProbeInterval.
+func DefaultBreakerConfig() BreakerConfig {
+	return BreakerConfig{
 		FailureRateThreshold:    50,
 		WaitDurationInOpenState: 10 * time.Second,
 		SlidingWindowSize:       10,
 		ProbeInterval:           DefaultProbeInterval,
-		WriteBackInterval:       time.Second,
 	}
+}
+
+// DefaultOptions returns DefaultBreakerConfig with the fail-fast policy and no journal.
+func DefaultOptions() Options {
+	return Options{
+		Policy:            PolicyFailFast,
+		Fallback:          FallbackMemory,
+		BreakerConfig:     DefaultBreakerConfig(),
+		WriteBackInterval: time.Second,
+	}
+}
+
+// Options returns the fail-fast Options with b's breaker settings, for a block whose
+// degraded mode is its own (the feed falls back to SQL) and so has no policy of its own.
+func (b BreakerConfig) Options() Options {
+	o := DefaultOptions()
+	o.BreakerConfig = b
+	return o
 }
 
 // WithDefaults returns o with every zero field (Journal excepted) set to DefaultOptions' value.
@@ -107,18 +132,7 @@ func (o Options) ValidateAt(prefix string) error {
 	if o.Fallback != FallbackMemory {
 		add("fallback", "%q is not supported; the only fallback store is memory", o.Fallback)
 	}
-	if o.FailureRateThreshold < 1 || o.FailureRateThreshold > 100 {
-		add("failure-rate-threshold", "must be a percentage between 1 and 100, got %d", o.FailureRateThreshold)
-	}
-	if o.SlidingWindowSize < 1 {
-		add("sliding-window-size", "must be at least 1, got %d", o.SlidingWindowSize)
-	}
-	if o.WaitDurationInOpenState <= 0 {
-		add("wait-duration-in-open-state", "must be positive, got %s", o.WaitDurationInOpenState)
-	}
-	if o.ProbeInterval <= 0 {
-		add("probe-interval", "must be positive, got %s", o.ProbeInterval)
-	}
+	errs = append(errs, o.BreakerConfig.ValidateAt(prefix))
 	if o.WriteBackInterval <= 0 {
 		add("write-back-interval", "must be positive, got %s", o.WriteBackInterval)
 	}
@@ -126,6 +140,28 @@ func (o Options) ValidateAt(prefix string) error {
 		if err := checkJournalPath(o.Journal); err != nil {
 			add("journal", "%s", err)
 		}
+	}
+	return errors.Join(errs...)
+}
+
+// ValidateAt reports every problem of b at once, each naming its key under prefix, the
+// section's place in the configuration (e.g. "feed.resilience.").
+func (b BreakerConfig) ValidateAt(prefix string) error {
+	var errs []error
+	add := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s%s: %s", prefix, key, fmt.Sprintf(format, args...)))
+	}
+	if b.FailureRateThreshold < 1 || b.FailureRateThreshold > 100 {
+		add("failure-rate-threshold", "must be a percentage between 1 and 100, got %d", b.FailureRateThreshold)
+	}
+	if b.SlidingWindowSize < 1 {
+		add("sliding-window-size", "must be at least 1, got %d", b.SlidingWindowSize)
+	}
+	if b.WaitDurationInOpenState <= 0 {
+		add("wait-duration-in-open-state", "must be positive, got %s", b.WaitDurationInOpenState)
+	}
+	if b.ProbeInterval <= 0 {
+		add("probe-interval", "must be positive, got %s", b.ProbeInterval)
 	}
 	return errors.Join(errs...)
 }

@@ -50,7 +50,7 @@ func (l *logLines) lines(t *testing.T) []map[string]any {
 func TestBreaker_LogsAnOutageOnceNotPerCall(t *testing.T) {
 	sink := &logLines{}
 	log := slog.New(slog.NewJSONHandler(sink, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	b, err := NewBreaker("buildstatus", Options{WaitDurationInOpenState: time.Hour}, metrics.New(), log)
+	b, err := NewBreaker("buildstatus", Options{BreakerConfig: BreakerConfig{WaitDurationInOpenState: time.Hour}}, metrics.New(), log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func (replyErr) RedisError()     {}
 // probing every millisecond, closed in t.Cleanup.
 func newProbedBreaker(t *testing.T, p *fakeProbe) *Breaker {
 	t.Helper()
-	b, err := NewBreaker("buildstatus", Options{WaitDurationInOpenState: time.Hour, ProbeInterval: time.Millisecond},
+	b, err := NewBreaker("buildstatus", Options{BreakerConfig: BreakerConfig{WaitDurationInOpenState: time.Hour, ProbeInterval: time.Millisecond}},
 		metrics.New(), quietLog(), WithProbe(p.ping))
 	if err != nil {
 		t.Fatal(err)

@@ -63,7 +63,7 @@ type Block struct {
 // records in env's SQL pool (queue.record-store sql), Redis or memory. Workers are created but
 // not started (see Start). An unreachable Redis is not an error: workers log and retry.
 // Errors: the stores', workers' and report flow's construction errors.
-func Open(ctx context.Context, env component.Env, cfg report.QueueConfig, reports report.Config) (*Block, error) {
+func Open(ctx context.Context, env component.Env, cfg queue.Config, reports report.Config) (*Block, error) {
 	log := env.Logger()
 	qb := &Block{admins: map[string]*queue.Admin{}, handlers: map[string]string{}, log: log, reach: env.Reachability,
 		recordStore: cfg.RecordStore}
@@ -123,7 +123,7 @@ func Open(ctx context.Context, env component.Env, cfg report.QueueConfig, report
 		qb.observer = queue.MultiObserver{qm, qb.throughput}
 	}
 	reportQueue, reportOn := reports.QueueIn(cfg)
-	for _, spec := range cfg.EffectiveQueues() {
+	for _, spec := range cfg.EffectiveQueues(report.HandlerReport) {
 		var admin *queue.Admin
 		if reportOn && spec.Name == reportQueue {
 			svc, err := qb.openReports(cfg, spec.Name, log)
@@ -179,10 +179,10 @@ func Open(ctx context.Context, env component.Env, cfg report.QueueConfig, report
 
 // openReports builds the report flow on queue name (report.Config.QueueIn) with its
 // reconciler (when enabled), which the service nudges about every failed enqueue.
-func (qb *Block) openReports(cfg report.QueueConfig, name string, log *slog.Logger) (*report.Service, error) {
+func (qb *Block) openReports(cfg queue.Config, name string, log *slog.Logger) (*report.Service, error) {
 	var nudger report.Nudger
 	if cfg.Reconciler.Enabled {
-		rc, err := report.NewReconciler(qb.broker, qb.records, report.ReconcilerConfig{
+		rc, err := report.NewReconciler(qb.broker, qb.records, report.ReconcilerSettings{
 			Queue: name, Age: cfg.Reconciler.Age, Interval: cfg.Reconciler.Interval, Logger: log,
 		})
 		if err != nil {
@@ -248,7 +248,7 @@ func (qb *Block) ThroughputStore() queue.ThroughputStore {
 // jobs finish (within server.shutdown-timeout).
 func (qb *Block) Start(ctx context.Context) error {
 	for _, w := range qb.workers {
-		c := w.Config()
+		c := w.Settings()
 		qb.log.Info("queue worker started", "queue", c.Queue, "concurrency", c.Concurrency, "handler", qb.handlers[c.Queue],
 			"consumer", w.ConsumerID(), "backend", qb.backend, "max_retries", c.MaxRetries, "lease", c.Lease.String())
 		qb.bg.Go(ctx, func(ctx context.Context) { _ = w.Run(ctx) })

@@ -210,7 +210,7 @@ func (s brokerSuite) batchTests() []NamedTest {
 }
 
 // prefetchWorkerTests cover the Worker's prefetching dispatcher and coalesced acks.
-func prefetchWorkerTests(newBroker NewBroker, newWorker func(*testing.T, queue.Broker, queue.Handler, queue.Config) *queue.Worker) []NamedTest {
+func prefetchWorkerTests(newBroker NewBroker, newWorker func(*testing.T, queue.Broker, queue.Handler, queue.WorkerSettings) *queue.Worker) []NamedTest {
 	ctx := context.Background()
 	return []NamedTest{
 		{"PrefetchKeepsFIFO", func(t *testing.T) {

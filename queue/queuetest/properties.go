@@ -129,7 +129,7 @@ func PropertyRetryIncrements(t *testing.T, b queue.Broker) {
 		q := NewQueueName()
 		w, err := queue.NewWorker(b, func(context.Context, *queue.Delivery) error {
 			return errors.New("generation failed")
-		}, queue.Config{Queue: q, ConsumerID: "p3", Logger: quiet, Now: func() time.Time { return now }})
+		}, queue.WorkerSettings{Queue: q, ConsumerID: "p3", Logger: quiet, Now: func() time.Time { return now }})
 		if err != nil {
 			rt.Fatal(err)
 		}

@@ -27,10 +27,10 @@ func collectDead(calls chan<- deadCall, err error) queue.DeadHook {
 	}
 }
 
-// FastConfig returns a worker Config for tests: tiny delays, a short block timeout and a quiet
+// FastConfig returns worker settings for tests: tiny delays, a short block timeout and a quiet
 // logger.
-func FastConfig(q string) queue.Config {
-	return queue.Config{
+func FastConfig(q string) queue.WorkerSettings {
+	return queue.WorkerSettings{
 		Queue:           q,
 		BlockTimeout:    100 * time.Millisecond,
 		ErrorDelay:      10 * time.Millisecond,
@@ -73,7 +73,7 @@ func startWorker(t *testing.T, w *queue.Worker) (stop func()) {
 func RunWorkerSuite(t *testing.T, newBroker NewBroker, f Features) {
 	_ = f
 	ctx := context.Background()
-	newWorker := func(t *testing.T, b queue.Broker, h queue.Handler, cfg queue.Config) *queue.Worker {
+	newWorker := func(t *testing.T, b queue.Broker, h queue.Handler, cfg queue.WorkerSettings) *queue.Worker {
 		t.Helper()
 		w, err := queue.NewWorker(b, h, cfg)
 		if err != nil {

@@ -62,7 +62,7 @@ func TestResend_WorkerAckIsNotReportedLost(t *testing.T) {
 		started <- struct{}{}
 		<-release
 		return nil
-	}, queue.Config{Queue: s.q, ConsumerID: "w2", NoPrefetch: true, Lease: time.Minute, BlockTimeout: 10 * time.Second,
+	}, queue.WorkerSettings{Queue: s.q, ConsumerID: "w2", NoPrefetch: true, Lease: time.Minute, BlockTimeout: 10 * time.Second,
 		ErrorDelay: 50 * time.Millisecond, Logger: slog.New(logs), Observer: seen})
 	if err != nil {
 		t.Fatal(err)

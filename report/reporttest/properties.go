@@ -40,7 +40,7 @@ func RunProperties(t *testing.T, newBroker queuetest.NewBroker, newRecords NewRe
 // newAdmin returns an Admin on a fresh queue.
 func newAdmin(rt *rapid.T, b queue.Broker, rs report.RecordStore) (*report.Admin, string) {
 	q := queuetest.NewQueueName()
-	a, err := report.NewAdmin(b, rs, report.AdminOptions{Queue: q, Logger: quiet})
+	a, err := report.NewAdmin(b, rs, report.Options{Queue: q, Logger: quiet})
 	if err != nil {
 		rt.Fatal(err)
 	}

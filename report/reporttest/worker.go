@@ -22,7 +22,7 @@ func (FailingSetFailed) SetFailed(context.Context, int64, string) (*report.Recor
 
 // WorkerConfig returns queuetest.FastConfig for a report queue: CheckJob drops messages
 // without a valid RecordId and MarkFailed(records) sets status 5 on dead-lettering.
-func WorkerConfig(q string, records report.RecordStore) queue.Config {
+func WorkerConfig(q string, records report.RecordStore) queue.WorkerSettings {
 	cfg := queuetest.FastConfig(q)
 	cfg.Check = report.CheckJob
 	cfg.OnDead = report.MarkFailed(records)
@@ -33,7 +33,7 @@ func WorkerConfig(q string, records report.RecordStore) queue.Config {
 // dead-lettering, the seed's legacy message) on the backends newBroker and newRecords create.
 func RunWorkerSuite(t *testing.T, newBroker queuetest.NewBroker, newRecords NewRecordStore) {
 	ctx := context.Background()
-	newWorker := func(t *testing.T, b queue.Broker, h queue.Handler, cfg queue.Config) {
+	newWorker := func(t *testing.T, b queue.Broker, h queue.Handler, cfg queue.WorkerSettings) {
 		t.Helper()
 		w, err := queue.NewWorker(b, h, cfg)
 		if err != nil {
