@@ -1,6 +1,6 @@
-// Package buildstatus is the build-status registry of seed 000: the JSON build/publish state of
-// every build, kept with a TTL, readable one at a time, in batches, per project or all by cursor,
-// updatable one platform at a time without losing concurrent updates, and observable live.
+// Package buildstatus is the build-status registry (docs/buildstatus.md): the JSON build/publish
+// state of every build, kept with a TTL, readable one at a time, in batches, per project or all by
+// cursor, updatable one platform at a time without losing concurrent updates, and observable live.
 //
 // PublishResponse (with a PlatformResult per platform) is the seed's document; a Store keeps
 // it and hands back a Build (the stored bytes, ETag and decoded document); PatchPlatform

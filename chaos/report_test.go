@@ -21,7 +21,7 @@ import (
 	"github.com/redstate/redstate/sqldb"
 )
 
-// Report load (seed 004), wired as serve wires a Redis deployment by default: the report
+// Report load (the report flow), wired as serve wires a Redis deployment by default: the report
 // queue on redisqueue over the run's client, the records in SQL (queue.record-store: sql; an
 // SQLite file here), the report Service nudging the Reconciler about failed enqueues, the
 // Reconciler running with the product's age and interval, and reportWorkers workers (separate

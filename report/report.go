@@ -1,17 +1,17 @@
-// Package report is the seed's assessment-report flow (seed 004) on top of the queue block:
-// Service submits answers (status 3 生成中, then enqueue; an enqueue failure is logged and the
-// submission still succeeds, leaving the record to the reconciler), reads a record's status
-// and result with the seed's texts, and regenerates reports (the admin operations with the
-// seed's business errors 1001 / 2005 / 3241); Generator is the built-in report generator, a
-// queue.Handler that computes a report from the answers and sets status 4 (已完成).
+// Package report is the assessment-report flow on top of the queue block: Service submits answers
+// (status 3 生成中, then enqueue; an enqueue failure is logged and the submission still succeeds,
+// leaving the record to the reconciler), reads a record's status and result with the seed's texts,
+// and regenerates reports (the admin operations with the seed's business errors 1001 / 2005 /
+// 3241); Generator is the built-in report generator, a queue.Handler that computes a report from
+// the answers and sets status 4 (已完成).
 //
 // Records (Record, with the seed's statuses) are kept by a RecordStore: report/sqlrecords (the
 // seed's assessment_records in SQL, the default), report/redisrecords or report/memrecords;
 // report/reporttest is the conformance suite they pass. Jobs ride a queue.Broker (Redis:
-// queue/redisqueue). Admin reads records and regenerates reports, Reconciler enqueues
-// records a failed enqueue left in status 3, MarkFailed sets status 5 on a dead letter, and Complete and Fail
-// take results from generators outside redstate. The Example submits answers and polls the
-// report on SQLite and Redis; docs/report.md describes the flow.
+// queue/redisqueue). Admin reads records and regenerates reports, Reconciler enqueues records a
+// failed enqueue left in status 3, MarkFailed sets status 5 on a dead letter, and Complete and Fail
+// take results from generators outside redstate. The Example submits answers and polls the report
+// on SQLite and Redis; docs/report.md describes the flow.
 package report
 
 import (
