@@ -30,7 +30,8 @@ const (
 	StoreRedis = "redis"
 	// StoreMemory keeps it in this process.
 	StoreMemory = "memory"
-	// OnUnavailableDegrade starts on the memory store when Redis does not answer at startup.
+	// OnUnavailableDegrade starts the executor degraded when Redis does not answer at startup: it
+	// refuses work (503) until Redis answers, then runs on Redis (executor/executorblock).
 	OnUnavailableDegrade = "memory"
 	// OnUnavailableFail makes serve fail when Redis does not answer at startup.
 	OnUnavailableFail = "fail"
