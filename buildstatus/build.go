@@ -23,8 +23,9 @@ import (
 	"github.com/redstate/redstate"
 )
 
-// PublishResponse is one build's publish state, exactly the seed's section 3.2 model. Every
-// field is always present in JSON; absent values are written as null (nulls kept).
+// PublishResponse is one build's publish state, the registry's build document
+// (docs/buildstatus.md). Every field is always present in JSON; absent values are written as null
+// (nulls kept).
 type PublishResponse struct {
 	BuildID         string                     `json:"buildId"`
 	ProjectID       string                     `json:"projectId"`
