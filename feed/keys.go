@@ -19,9 +19,9 @@ import (
 // A count is the number of entries of an unread set above -inf (ZCOUNT), not a structure of its
 // own. Read posts stay in the set at -inf, so that a fan-out after the read (ZADD NX) does not add
 // them again; the marker "" (at -inf) is added with every ZADD that may create the set, and a ZADD
-// that reports it added too created the set, which then gets its TTL. The first layout's counts hash
-// (user:unread:count:{userId}) and the v1 unread sets (user:unread:{userId}:{authorId}, without
-// read entries) are not read: docs/feed.md, "Layout v2".
+// that reports it added too created the set, which then gets its TTL. The first layout's counts
+// hash (user:unread:count:{userId}) and the v1 unread sets (user:unread:{userId}:{authorId},
+// without read entries) are not read: docs/feed.md, "Layout v2".
 //
 // On a standalone or Sentinel server the user id goes in as it is ("user:read:1001"); on
 // Cluster a user's keys carry the user id as hash tag ("user:read:{1001}",
