@@ -20,8 +20,8 @@ func isEnqueue(c redis.Cmder) bool { return c.Name() == "evalsha" || c.Name() ==
 // TestSubmit_StalledRedisEnqueuesOnce: a report submitted once is generated once. Redis stalls
 // longer than redis.read-timeout while a report is submitted; go-redis sends the enqueue again and
 // both copies used to land on report:queue (two identical entries, one JobId), so the report was
-// generated twice at once. The same for a regeneration. Each now leaves one job, in the seed's
-// message format, which a legacy consumer BRPOPs as before.
+// generated twice at once. The same for a regeneration. Each now leaves one job, in the legacy
+// application's message format, which a legacy consumer BRPOPs as before.
 func TestSubmit_StalledRedisEnqueuesOnce(t *testing.T) {
 	srv := redistest.StartStandalone(t)
 	client := srv.ResendClient(t)
