@@ -352,7 +352,7 @@ func (l *reportLoad) rows(t *testing.T, faultAt time.Time) []row {
 	}
 	l.mu.Unlock()
 	for _, v := range l.gen.retries.take() {
-		t.Errorf("report: seed Property 3 violated: %s", v)
+		t.Errorf("report: a retry did not follow its previous attempt with RetryCount one lower (queue property 3): %s", v)
 	}
 	return []row{s, g}
 }
