@@ -13,7 +13,8 @@ import (
 )
 
 // TestEveryPackageHasADoc: every directory of the module holding Go files has a package (or
-// command) doc on a non-test file, a doc.go for a package of tests only (issue 32).
+// command) doc on a non-test file, a doc.go for a package of tests only, so go doc and
+// pkg.go.dev describe every package.
 func TestEveryPackageHasADoc(t *testing.T) {
 	dirs := map[string]bool{} // directory → has a documented non-test file
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {

@@ -1,6 +1,6 @@
-// Package buildstatus is the build-status registry of seed 000: the JSON build/publish state of
-// every build, kept with a TTL, readable one at a time, in batches, per project or all by cursor,
-// updatable one platform at a time without losing concurrent updates, and observable live.
+// Package buildstatus is the build-status registry (docs/buildstatus.md): the JSON build/publish
+// state of every build, kept with a TTL, readable one at a time, in batches, per project or all by
+// cursor, updatable one platform at a time without losing concurrent updates, and observable live.
 //
 // PublishResponse (with a PlatformResult per platform) is the seed's document; a Store keeps
 // it and hands back a Build (the stored bytes, ETag and decoded document); PatchPlatform
@@ -23,8 +23,9 @@ import (
 	"github.com/redstate/redstate"
 )
 
-// PublishResponse is one build's publish state, exactly the seed's section 3.2 model. Every
-// field is always present in JSON; absent values are written as null (nulls kept).
+// PublishResponse is one build's publish state, the registry's build document
+// (docs/buildstatus.md). Every field is always present in JSON; absent values are written as null
+// (nulls kept).
 type PublishResponse struct {
 	BuildID         string                     `json:"buildId"`
 	ProjectID       string                     `json:"projectId"`

@@ -11,7 +11,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-// sampleJSON is the seed's section 3.2 example (storetest.SampleJSON, which this internal test
+// sampleJSON is the sample build document (storetest.SampleJSON, which this internal test
 // package cannot import).
 const sampleJSON = `{
   "buildId": "550e8400-e29b-41d4-a716-446655440000",

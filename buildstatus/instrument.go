@@ -35,7 +35,7 @@ const (
 )
 
 // Instrument returns a Store that times every call of s and reports it to obs (which may be nil)
-// under backend, and logs like the seed's section 8.2: Debug for each save (buildId, size in
+// under backend, and logs: Debug for each save (buildId, size in
 // bytes) and get (buildId, found), Error for EUNAVAILABLE and EINTERNAL failures (operation,
 // buildId, err). Watch is timed up to the subscription only. log may be nil (slog.Default).
 func Instrument(s Store, backend string, obs Observer, log *slog.Logger) Store {

@@ -1,4 +1,4 @@
-// Package chaos is the Redis failover fault harness (issue 23). Its tests carry the build tag
+// Package chaos is the Redis failover fault harness. Its tests carry the build tag
 // chaos and run with `make chaos`: each starts a Sentinel topology (a master, two replicas,
 // three sentinels) or a Cluster with one replica per master (redistest.StartSentinelHA,
 // redistest.StartClusterHA), drives steady load from the blocks through the product's client

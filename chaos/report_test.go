@@ -21,7 +21,7 @@ import (
 	"github.com/redstate/redstate/sqldb"
 )
 
-// Report load (seed 004), wired as serve wires a Redis deployment by default: the report
+// Report load (the report flow), wired as serve wires a Redis deployment by default: the report
 // queue on redisqueue over the run's client, the records in SQL (queue.record-store: sql; an
 // SQLite file here), the report Service nudging the Reconciler about failed enqueues, the
 // Reconciler running with the product's age and interval, and reportWorkers workers (separate
@@ -352,7 +352,7 @@ func (l *reportLoad) rows(t *testing.T, faultAt time.Time) []row {
 	}
 	l.mu.Unlock()
 	for _, v := range l.gen.retries.take() {
-		t.Errorf("report: seed Property 3 violated: %s", v)
+		t.Errorf("report: a retry did not follow its previous attempt with RetryCount one lower (queue property 3): %s", v)
 	}
 	return []row{s, g}
 }

@@ -48,7 +48,7 @@ var errTransient = errors.New("chaos: report generator failed transiently")
 // decided by record id, counting every generation (a run of report.Generator past its status
 // check: OnRun) per record, generations of one record that overlapped, the records that
 // reached a terminal status through this generator or the dead-letter hook; every delivery
-// goes to the run's retryLog (the seed's Property 3).
+// goes to the run's retryLog (queue property 3: a retry increments RetryCount).
 type reportGen struct {
 	records report.RecordStore
 	logger  *slog.Logger
@@ -65,7 +65,7 @@ type reportGen struct {
 	// dead are the records of fate fatePermanent dead-lettered and not regenerated yet, oldest
 	// first: the admin's candidates.
 	dead []int64
-	// retries checks the seed's Property 3 over the run.
+	// retries checks queue property 3 (a retry increments RetryCount) over the run.
 	retries *retryLog
 }
 
@@ -154,10 +154,10 @@ func (g *reportGen) nextRegeneration() (id int64, ok bool) {
 	return id, true
 }
 
-// retryLog checks the seed's Property 3 over a whole run (a job's retry may be delivered in
-// the phase after its first attempt): it records every delivery and notes a violation when a
-// retry (RetryCount k > 0) follows no delivery of the same job with RetryCount k-1, or changed
-// its RecordId or EnqueueTime.
+// retryLog checks queue property 3 (a retry increments RetryCount) over a whole run (a job's retry
+// may be delivered in the phase after its first attempt): it records every delivery and notes a
+// violation when a retry (RetryCount k > 0) follows no delivery of the same job with RetryCount
+// k-1, or changed its RecordId or EnqueueTime.
 type retryLog struct {
 	mu sync.Mutex
 	// attempts are the deliveries seen per JobID: RetryCount → the message.

@@ -25,7 +25,7 @@ func newExecutorCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "executor",
 		Short: "Inspect the stage executor in Redis (plans, tasks, locks, checkpoints) and control tasks",
-		Long: `Admin commands for the stage executor (seed 002). They read the configured Redis directly
+		Long: `Admin commands for the stage executor (docs/executor.md). They read the configured Redis directly
 (--redis, --redis-cluster, --redis-sentinel*, --config or REDSTATE_* variables) under the same
 namespace as serve (namespace + executor.persistence.redis.key-prefix).
 

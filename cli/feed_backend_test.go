@@ -195,7 +195,7 @@ func TestFeedCommands_RebuildNeedsYesAndRepairsDrift(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The author index holds the post at a wrong time and the cached post a wrong liked count
-	// (issue 19 items 4 and 5): verify reports both, rebuild repairs both.
+	// (drift a Redis outage can leave): verify reports both, rebuild repairs both.
 	if err := rc.ZAdd(t.Context(), "author:blogs:1001", redis.Z{Score: 1, Member: "1"}).Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func newFeedCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "feed",
 		Short: "Rebuild the feed's Redis state from SQL, or report where it drifted",
-		Long: `Commands for the feed block (seed 003). They use the configured SQL database
+		Long: `Commands for the feed block (docs/feed.md). They use the configured SQL database
 (database.url, default SQLite in --data-dir) and Redis, as serve does.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },

@@ -13,9 +13,9 @@ import (
 	"github.com/redstate/redstate/sqldb/sqltest"
 )
 
-// TestServe_FeedOnTeamTables: serve on seed 003's Blog and tb_follow, owned by the team's
-// application (feed.sql.owns-tables false), in SQLite, PostgreSQL and MariaDB: the app's post
-// is announced and fanned out, the publish route is refused, and the team's tables keep their
+// TestServe_FeedOnTeamTables: serve on an existing blog application's Blog and tb_follow, owned by
+// the team's application (feed.sql.owns-tables false), in SQLite, PostgreSQL and MariaDB: the app's
+// post is announced and fanned out, the publish route is refused, and the team's tables keep their
 // rows.
 func TestServe_FeedOnTeamTables(t *testing.T) {
 	for engine, dsn := range map[string]func(testing.TB) string{

@@ -7,7 +7,7 @@ import (
 )
 
 // TestUnknownFlag_SuggestsTheNearestFlag: a misspelt flag names the one probably meant and the
-// help to see them all (issue 31 item 14).
+// help to see them all, instead of only saying it is unknown.
 func TestUnknownFlag_SuggestsTheNearestFlag(t *testing.T) {
 	_, err := run(t, "queue", "stats", "--jsn")
 	if err == nil || !strings.Contains(err.Error(), "unknown flag: --jsn (did you mean --json?)") || !strings.Contains(err.Error(), "redstate queue stats --help") {

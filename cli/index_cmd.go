@@ -32,7 +32,7 @@ func newIndexCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "index",
 		Short: "Replay change streams into the CDC index and verify it against its source",
-		Long: `Commands for the CDC tag index (seed 001). They use the configured Redis and index.tables
+		Long: `Commands for the CDC tag index (docs/index.md). They use the configured Redis and index.tables
 (--config, --redis, REDSTATE_* variables), as serve does.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },

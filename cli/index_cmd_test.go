@@ -100,7 +100,7 @@ func TestIndexReplay_CanalBatchAcrossApplyBatches(t *testing.T) {
 
 // TestIndexReplay_FailedEventsExitNonZero: a replay where one event is refused (a value that is
 // not the column's type) applies the others, lists the failure, and returns an error so a CI
-// job sees it (issue 31 item 11).
+// job sees it.
 func TestIndexReplay_FailedEventsExitNonZero(t *testing.T) {
 	srv := redistest.StartStandalone(t)
 	row := func(id, cat string) string {

@@ -278,10 +278,10 @@ func TestServe_ReportFlowWithExternalConsumer(t *testing.T) {
 	}
 }
 
-// TestServe_SubmitDuringRedisOutageWithSQLRecords is seed 004's rule with records in SQL (the
-// default record store): while Redis is down a submit still succeeds with status 3 and the
-// status reads from SQL; when Redis returns the reconciler enqueues the record (it was nudged,
-// so well before queue.reconciler.age) and the report reaches status 4.
+// TestServe_SubmitDuringRedisOutageWithSQLRecords: an accepted submit is never lost, with records
+// in SQL (the default record store; docs/report.md): while Redis is down a submit still succeeds
+// with status 3 and the status reads from SQL; when Redis returns the reconciler enqueues the
+// record (it was nudged, so well before queue.reconciler.age) and the report reaches status 4.
 func TestServe_SubmitDuringRedisOutageWithSQLRecords(t *testing.T) {
 	srv := redistest.StartStandalone(t)
 	cfg := writeConfig(t, `

@@ -1,10 +1,12 @@
-// Package component gives every part of a running redstate process one shape. The
-// composition root (package cli) builds each block as a Component on the process's one Redis
-// client and one SQL pool, starts them in order, asks them for their health (/readyz and the
-// dashboard's overview read it) and closes them in reverse order within a deadline.
+// Package component gives every part of a running redstate process one shape. Each block opens
+// itself as a Component (its package's Open, e.g. buildstatusblock.Open) from one Env (the
+// process's one Redis client, SQL pool, namespace, metrics and logger) and its own configuration
+// section. The composition root (package cli) opens the blocks, starts them in order, asks them
+// for their health (/readyz and the dashboard's overview read it) and closes them in reverse
+// order within a deadline.
 //
-// A component never opens a connection of its own and never reads configuration: the root
-// hands it what it needs.
+// A component never opens a connection of its own and reads no configuration beyond its own
+// section: the root (or an embedding Go program) hands it what it needs.
 package component
 
 import "context"

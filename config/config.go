@@ -34,17 +34,17 @@ type Config struct {
 	Redis redisconn.Options `koanf:"redis"`
 	// Log configures logging.
 	Log Log `koanf:"log"`
-	// Publish holds the build-status registry's settings (seed 000).
+	// Publish holds the build-status registry's settings.
 	Publish Publish `koanf:"publish"`
-	// Queue configures the job queues (seed 004): queues, workers, records, reconciler.
+	// Queue configures the job queues: queues, workers, records, reconciler.
 	Queue queue.Config `koanf:"queue"`
-	// Report configures the seed's report flow on top of the queue (seed 004).
+	// Report configures the report flow on top of the queue.
 	Report report.Config `koanf:"report"`
-	// Executor configures the multi-tenant stage executor (seed 002).
+	// Executor configures the multi-tenant stage executor.
 	Executor executor.Config `koanf:"executor"`
-	// Index configures the change-data-capture tag index (seed 001).
+	// Index configures the change-data-capture tag index.
 	Index index.Config `koanf:"index"`
-	// Feed configures the feed read/unread state block (seed 003).
+	// Feed configures the feed read/unread state block.
 	Feed feed.Config `koanf:"feed"`
 	// DataDir is where embedded state lives on disk: the SQLite database (default
 	// "redstate-data", relative to the working directory; created on start).

@@ -327,7 +327,7 @@ func readEnv(lookupEnv func(string) (string, bool)) (map[string]any, []Deprecati
 			flat[key.Key] = list
 		default:
 			if slices.Contains(secondsKeys, key.Key) && isDigits(v) {
-				v += "s" // seed 6.3 writes these TTLs as integer seconds
+				v += "s" // the executor design's snippets write these TTLs as integer seconds
 			}
 			flat[key.Key] = v
 		}

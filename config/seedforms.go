@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// The seed's own configuration snippets (seed 002 sections 6.3 and 7.4) and Spring-style YAML
+// The seed's own configuration snippets (the executor design's snippets of its persistence and degradation settings) and Spring-style YAML
 // write keys in forms that nested YAML alone does not cover; normalize rewrites them into
 // the canonical nested form before the keys are checked:
 //
@@ -21,14 +21,15 @@ import (
 //     for `redis.key-prefix`, `redis.ttl.projection`, `redis.ttl.lock` (an alias and its key
 //     with different values is an error).
 
-// secondsKeys are the keys whose bare integers are seconds (seed 6.3).
+// secondsKeys are the keys whose bare integers are seconds (the design's persistence snippet).
 var secondsKeys = []string{
 	"executor.persistence.redis.ttl.checkpoint",
 	"executor.persistence.redis.ttl.projection",
 	"executor.persistence.redis.ttl.lock",
 }
 
-// executorAliases maps seed 7.4 keys under executor.persistence to their 6.3 keys.
+// executorAliases maps the design's degradation-snippet keys under executor.persistence to
+// the persistence keys they mean.
 var executorAliases = map[string]string{
 	"namespace":      "redis.key-prefix",
 	"projection-ttl": "redis.ttl.projection",

@@ -52,7 +52,7 @@ func TestDocs_CurlExamplesWork(t *testing.T) {
 
 // TestDocs_ReadmeExamplesWorkWithoutRedis runs the README's curl examples against `redstate
 // serve --demo` on the embedded default (no Redis: memory backends, SQLite), as a newcomer's
-// first try does (issue 32: the quick start works with or without --redis).
+// first try does: the quick start works with or without --redis.
 func TestDocs_ReadmeExamplesWorkWithoutRedis(t *testing.T) {
 	runDocExamples(t, func(ex docExample) bool { return ex.file == "README.md" }, "--demo")
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // TestExecutorLiveness_KilledInstanceOrphanedInSeconds: two instances share Redis with the
-// seed's 9000 s tenant lock TTL. Instance 1 runs a stage that outlives many liveness periods;
+// default 9000 s tenant lock TTL. Instance 1 runs a stage that outlives many liveness periods;
 // instance 2 never marks it while instance 1 lives. Instance 1 is SIGKILLed: instance 2 marks
 // the task interrupted within seconds (liveness TTL + scan interval), not 2.5 hours, takes the
 // lock over, and a retry from the checkpoint completes.

@@ -78,13 +78,13 @@ func (s *stageServer) counts() map[string]int {
 	return out
 }
 
-// TestExecutorRestart_KilledMidPlanRetriesFromCheckpoint is the "Restart" proof of issue 4:
-// an executor process with a 3 s tenant lock is SIGKILLed while stage s3 of a 6-stage task
-// runs (s0..s2 completed and checkpointed); a new process shows the task through the query
-// API (RUNNING, checkpoint present), marks it FAILED "interrupted" once the dead process's
-// lock has expired, and a retry from the checkpoint runs only s3..s5: per-stage execution
-// counts are s0..s2 = 1, s3 = 2 (it was running at the kill), s4..s5 = 1. The new holder's
-// fencing token is higher than the dead one's.
+// TestExecutorRestart_KilledMidPlanRetriesFromCheckpoint: a task whose process died resumes from
+// its last checkpoint. An executor process with a 3 s tenant lock is SIGKILLed while stage s3 of a
+// 6-stage task runs (s0..s2 completed and checkpointed); a new process shows the task through the
+// query API (RUNNING, checkpoint present), marks it FAILED "interrupted" once the dead process's
+// lock has expired, and a retry from the checkpoint runs only s3..s5: per-stage execution counts
+// are s0..s2 = 1, s3 = 2 (it was running at the kill), s4..s5 = 1. The new holder's fencing token
+// is higher than the dead one's.
 func TestExecutorRestart_KilledMidPlanRetriesFromCheckpoint(t *testing.T) {
 	if testing.Short() {
 		t.Skip("restart test with real processes: not under -short")

@@ -22,7 +22,7 @@ import (
 	"github.com/redstate/redstate/sqldb"
 )
 
-// TestFeed_OutageConvergesWithoutCommands (issue 19 items 4-7): redis-server (AOF, fsync
+// TestFeed_OutageConvergesWithoutCommands: redis-server (AOF, fsync
 // always) is SIGKILLed while posts are published (to a fan-out and a hybrid author), liked and
 // unliked, users follow, unfollow and follow again, read and mark all read, and pages and
 // counts are read; it is restarted, and then, without any command, within a bounded time every

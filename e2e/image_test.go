@@ -46,7 +46,7 @@ func requirePodman(t *testing.T) {
 // release binary), checks its configuration (non-root, entrypoint and default command, port,
 // volume, health check, labels), runs it with its default command against a Redis on the host,
 // writes and reads a build through the API, runs the image's health check inside it, and stops
-// it gracefully (issue 32 item 3).
+// it gracefully: the published image works as docs/deploy.md describes.
 func TestImage_ServesAgainstHostRedis(t *testing.T) {
 	requirePodman(t)
 	image := fmt.Sprintf("localhost/redstate-e2e-%d", os.Getpid())

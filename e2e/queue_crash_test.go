@@ -20,8 +20,8 @@ import (
 	"github.com/redstate/redstate/report"
 )
 
-// Crash test parameters (issue 3, "Proof"): 5,000 jobs, the worker process is SIGKILLed
-// mid-run and a new one takes over.
+// Crash test parameters (no job is lost when a worker dies): 5,000 jobs, the worker process is
+// SIGKILLed mid-run and a new one takes over.
 const (
 	crashJobs       = 5000
 	crashFirstID    = 100001 // record ids crashFirstID .. crashFirstID+crashJobs-1

@@ -20,7 +20,8 @@ const LocalDateTimeLayout = "2006-01-02T15:04:05"
 // MaxCheckpointBytes bounds a checkpoint's encoded JSON.
 const MaxCheckpointBytes = 1 << 20
 
-// Checkpoint is a task's resume point (seed 6.2). Stored as one JSON document:
+// Checkpoint is a task's resume point (docs/executor.md, Checkpoint guarantees). Stored as one JSON
+// document:
 //
 //	{"version":3,"lastCompletedStageIndex":2,"completedStages":["stage-0","stage-1","stage-2"],
 //	 "contextData":{"customKey":"customValue"},"savedAt":"2025-11-24T10:30:00"}

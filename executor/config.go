@@ -30,16 +30,17 @@ const (
 	StoreRedis = "redis"
 	// StoreMemory keeps it in this process.
 	StoreMemory = "memory"
-	// OnUnavailableDegrade starts on the memory store when Redis does not answer at startup.
+	// OnUnavailableDegrade starts the executor degraded when Redis does not answer at startup: it
+	// refuses work (503) until Redis answers, then runs on Redis (executor/executorblock).
 	OnUnavailableDegrade = "memory"
 	// OnUnavailableFail makes serve fail when Redis does not answer at startup.
 	OnUnavailableFail = "fail"
 )
 
-// Config is the executor's configuration section (executor.*, seed 002): its state store, its
+// Config is the executor's configuration section (executor.*): its state store, its
 // timers and the webhook stage handlers serve offers.
 type Config struct {
-	// Persistence selects and tunes the state store (seed 6.3 / 7.4).
+	// Persistence selects and tunes the state store.
 	Persistence Persistence `koanf:"persistence"`
 	// HeartbeatInterval is the TaskProgressEvent period of running tasks (default 10s).
 	HeartbeatInterval time.Duration `koanf:"heartbeat-interval"`
@@ -64,7 +65,9 @@ type Persistence struct {
 	// StoreType is "redis" or "memory" ("" = redis when Redis is configured, else memory).
 	StoreType string `koanf:"store-type"`
 	// OnRedisUnavailable is what serve does when Redis does not answer at startup: "memory"
-	// (degrade to the memory store with a loud warning and a metric, the seed's 7.4) or "fail".
+	// (start degraded with a loud warning and a metric: refuse work with 503 until Redis
+	// answers, then run on Redis; tenant locks are never kept in memory) or "fail" (do not
+	// start).
 	OnRedisUnavailable string `koanf:"on-redis-unavailable"`
 	// Redis holds namespace and TTLs (executor.persistence.redis.*).
 	Redis PersistenceConfig `koanf:"redis"`
@@ -84,7 +87,8 @@ type HandlerConfig struct {
 }
 
 // DefaultConfig returns the executor's defaults: store type chosen by whether Redis is
-// configured, degrade to memory when Redis is down at startup, the seed's namespace and TTLs,
+// configured, start degraded (refusing work until Redis answers) when Redis is down at
+// startup, the default key prefix and TTLs,
 // the default timers and no handlers.
 func DefaultConfig() Config {
 	return Config{

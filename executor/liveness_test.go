@@ -116,9 +116,9 @@ func TestOrphans_AliveOwnerNeverMarked(t *testing.T) {
 	}
 }
 
-// TestOrphans_DeadOwnerMarkedFast: when instance A stops renewing its liveness (it died), B
-// marks A's RUNNING task FAILED (interrupted) within a few scans, although A's tenant lock has
-// the seed's 9000 s TTL, and takes the lock over with a new fence so a retry can run.
+// TestOrphans_DeadOwnerMarkedFast: when instance A stops renewing its liveness (it died), B marks
+// A's RUNNING task FAILED (interrupted) within a few scans, although A's tenant lock has the
+// default 9000 s TTL (DefaultLockTTL), and takes the lock over with a new fence so a retry can run.
 func TestOrphans_DeadOwnerMarkedFast(t *testing.T) {
 	st := newMemStores()
 	regA := &countingRegistry{TaskRegistry: st.Registry}

@@ -36,8 +36,8 @@ type Lease struct {
 	ExpiresAt time.Time
 }
 
-// TenantLocks is the distributed per-tenant lock (seed 3.5), with owner-checked release and
-// renew and fencing tokens. Implementations are safe for concurrent use.
+// TenantLocks is the distributed per-tenant lock (at most one running task per tenant), with
+// owner-checked release and renew and fencing tokens. Implementations are safe for concurrent use.
 type TenantLocks interface {
 	// TryAcquire takes the tenant's lock for ttl if nobody holds it (SET NX PX semantics) and
 	// returns the lease with a fresh Token and Fence. ok is false, with a zero Lease, if the lock

@@ -1,4 +1,4 @@
-// Package executor is the multi-tenant stage executor of seed 002: plans of tasks, each task
+// Package executor is the multi-tenant stage executor: plans of tasks, each task
 // a tenant's ordered stages run by a named StageHandler (a Go function, or a webhook), at most
 // one running task per tenant across every instance (a fenced tenant lock renewed while it
 // runs), a checkpoint after every stage, pause, resume, cancel and retry (from the checkpoint

@@ -42,7 +42,7 @@ const (
 // Terminal reports whether s is COMPLETED or FAILED.
 func (s PlanStatus) Terminal() bool { return s == PlanCompleted || s == PlanFailed }
 
-// TaskEventType names the task events the projection listens to (seed 3.4).
+// TaskEventType names the task events the projection listens to.
 type TaskEventType string
 
 // Task event types.
@@ -53,7 +53,8 @@ const (
 	EventTaskCompleted      TaskEventType = "TaskCompleted"
 	EventTaskFailed         TaskEventType = "TaskFailed"
 	EventTaskStageCompleted TaskEventType = "TaskStageCompleted"
-	// EventTaskCancelled is the runtime's addition (seed 6.4 names TaskCancelled).
+	// EventTaskCancelled is the event of a cancelled task (the runtime's addition to the
+	// documented task events).
 	EventTaskCancelled TaskEventType = "TaskCancelled"
 )
 
@@ -77,7 +78,7 @@ func (t TaskEventType) Status() TaskStatus {
 	return ""
 }
 
-// PlanEventType names the plan events the projection listens to (seed 3.4).
+// PlanEventType names the plan events the projection listens to.
 type PlanEventType string
 
 // Plan event types.
@@ -145,7 +146,7 @@ type PlanEvent struct {
 	At time.Time
 }
 
-// TaskProjection is the task read model (Redis Hash "N:task:<taskId>", seed 6.2).
+// TaskProjection is the task read model (Redis Hash "N:task:<taskId>", docs/executor.md, Keys).
 type TaskProjection struct {
 	TaskID                  string     `json:"taskId"`
 	TenantID                string     `json:"tenantId"`
@@ -159,7 +160,7 @@ type TaskProjection struct {
 	UpdatedAt time.Time `json:"updatedAt"`
 }
 
-// PlanProjection is the plan read model (Redis Hash "N:plan:<planId>", seed 6.2).
+// PlanProjection is the plan read model (Redis Hash "N:plan:<planId>", docs/executor.md, Keys).
 type PlanProjection struct {
 	PlanID         string     `json:"planId"`
 	Status         PlanStatus `json:"status"`
@@ -171,7 +172,7 @@ type PlanProjection struct {
 	UpdatedAt time.Time `json:"updatedAt"`
 }
 
-// ProjectionStore keeps the task and plan read models up to date from events (seed 3.4).
+// ProjectionStore keeps the task and plan read models up to date from events.
 //
 // Applying events is idempotent and order-insensitive, so listeners may redeliver and reorder:
 //

@@ -163,7 +163,7 @@ func (r *Runner) TenantCheckpoint(ctx context.Context, tenantID string) (taskID,
 	return id, state, reason, err
 }
 
-// RetryByTenant retries the tenant's current task (seed 7.3 retryTaskByTenant).
+// RetryByTenant retries the tenant's current task (the query API's retryTaskByTenant).
 func (r *Runner) RetryByTenant(ctx context.Context, tenantID string, fromCheckpoint bool) (string, error) {
 	id, err := r.st.Index.Get(ctx, tenantID)
 	if err != nil {

@@ -189,7 +189,7 @@ func ClaimConflict(kind, id string) error {
 		kind, id, DefaultProjectionTTL)
 }
 
-// StateStats is a snapshot of the executor's keyspace for monitoring (seed 6.6).
+// StateStats is a snapshot of the executor's keyspace for monitoring (docs/executor.md, Metrics).
 type StateStats struct {
 	// Keys counts keys per type: "ckpt", "task", "plan", "index", "lock", "spec".
 	Keys map[string]int64

@@ -7,13 +7,12 @@ import (
 	"time"
 )
 
-// Runner is the stage executor of seed 002 on the state layer: it runs plans of tasks with at
-// most MaxConcurrency tasks of a plan at once and at most one running task per tenant across
-// every instance (the tenant lock, renewed while the task runs), checkpoints after every
-// stage, publishes task and plan events to the projections (and OnEvent hooks), heartbeats
-// progress, pauses at stage boundaries, cancels, retries (from the checkpoint or from the
-// start), and marks RUNNING tasks whose lock expired (their instance died) as FAILED
-// ("interrupted"). See docs/executor.md.
+// Runner is the stage executor on the state layer: it runs plans of tasks with at most
+// MaxConcurrency tasks of a plan at once and at most one running task per tenant across every
+// instance (the tenant lock, renewed while the task runs), checkpoints after every stage, publishes
+// task and plan events to the projections (and OnEvent hooks), heartbeats progress, pauses at stage
+// boundaries, cancels, retries (from the checkpoint or from the start), and marks RUNNING tasks
+// whose lock expired (their instance died) as FAILED ("interrupted"). See docs/executor.md.
 type Runner struct {
 	opts Options
 	st   Stores

@@ -289,7 +289,8 @@ func TestRunner_RetryFromCheckpointRunsOnlyRemainingStages(t *testing.T) {
 	if ps, _ := r.PlanStatus(ctx, "p"); ps.Status != executor.PlanFailed {
 		t.Fatalf("plan %s", ps.Status)
 	}
-	// The failed task stays findable by tenant (seed 7.3: query, then retry by tenant).
+	// The failed task stays findable by tenant, so an operator can query it and retry it by
+	// tenant (RetryByTenant).
 	if _, ok, err := r.HasCheckpoint(ctx, "a"); err != nil || !ok {
 		t.Fatalf("has checkpoint %v %v", ok, err)
 	}

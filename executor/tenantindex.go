@@ -2,7 +2,7 @@ package executor
 
 import "context"
 
-// TenantIndex maps a tenant to its current task (seed 6.4, Redis String
+// TenantIndex maps a tenant to its current task (Redis String
 // "N:index:tenant:<tenantId>"). The executor sets it on TaskCreated and deletes it when the
 // task reaches a terminal state. Implementations are safe for concurrent use.
 type TenantIndex interface {

@@ -31,8 +31,8 @@ func TestWebhookHandler_CallsAreSignedAndVerifiable(t *testing.T) {
 }
 
 // TestWebhookHandler_ContextValueNotAStringNamesTheKey: a 2xx answer whose contextData holds a
-// number fails the attempt with an error naming the key (it named only the map, in Go's terms:
-// issue 31 item 15); string values replace the context.
+// number fails the attempt with an error naming the key (not only the map, in Go's terms, so
+// the webhook's author can tell which value to fix); string values replace the context.
 func TestWebhookHandler_ContextValueNotAStringNamesTheKey(t *testing.T) {
 	answer := `{"contextData":{"region":"eu","retries":5}}`
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

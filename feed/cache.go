@@ -37,10 +37,10 @@ type UserState struct {
 	Replace bool
 }
 
-// Cache is the Redis side of the feed (seed 4.1). feed/redisfeed and feed/memfeed implement it
-// with the same semantics, checked by feedtest.RunCacheSuite. Every method that changes a
-// user's unread set and count does it in one atomic step, and moves the count only by what the
-// set changed, so retries are harmless and a count never drifts from its set. Errors are
+// Cache is the Redis side of the feed (docs/feed.md, Keys). feed/redisfeed and feed/memfeed
+// implement it with the same semantics, checked by feedtest.RunCacheSuite. Every method that
+// changes a user's unread set and count does it in one atomic step, and moves the count only by
+// what the set changed, so retries are harmless and a count never drifts from its set. Errors are
 // *redstate.Error: EINVALID, EUNAVAILABLE.
 type Cache interface {
 	// PutPosts caches those of posts that are not cached (HSET + EXPIRE PostTTL, one script

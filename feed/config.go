@@ -53,7 +53,7 @@ type Config struct {
 }
 
 // SQLConfig maps the feed's post and follow model onto SQL tables (feed.sql.*), so that a
-// team's existing tables (seed 003's Blog) are read in place. redstate's own tables
+// team's existing tables (the blog's posts and follows) are read in place. redstate's own tables
 // (blog_read, blog_like, feed_repair) keep their names.
 type SQLConfig struct {
 	// OwnsTables says whether redstate owns the posts and follows tables (default true): it

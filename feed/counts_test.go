@@ -66,8 +66,9 @@ func (e *countsEnv) sqlCallsOf(t *testing.T, svc *feed.Service) int64 {
 	return e.src.calls() - before
 }
 
-// TestUnreadCounts_HybridCostsConstantSQL (issue 20): one UnreadCounts call of a viewer who
-// follows 200 hybrid authors (and 20 without posts) makes one SQL query, not one per author.
+// TestUnreadCounts_HybridCostsConstantSQL: the SQL cost of counts does not grow with the authors
+// followed. One UnreadCounts call of a viewer who follows 200 hybrid authors (and 20 without posts)
+// makes one SQL query, not one per author.
 func TestUnreadCounts_HybridCostsConstantSQL(t *testing.T) {
 	e := newCountsEnv(t, feed.Options{HybridThreshold: -1}) // every author is hybrid
 	svc := e.service(t, memfeed.New())
@@ -77,8 +78,8 @@ func TestUnreadCounts_HybridCostsConstantSQL(t *testing.T) {
 	}
 }
 
-// TestUnreadCounts_DegradedCostsConstantSQL (issue 20): answered from SQL (Redis down), one
-// UnreadCounts call makes one SQL query whatever the number of followed authors.
+// TestUnreadCounts_DegradedCostsConstantSQL: answered from SQL (Redis down), one UnreadCounts call
+// makes one SQL query whatever the number of followed authors.
 func TestUnreadCounts_DegradedCostsConstantSQL(t *testing.T) {
 	e := newCountsEnv(t, feed.Options{})
 	svc := e.service(t, downCache{memfeed.New()})
@@ -98,10 +99,10 @@ func (downCache) UnreadCounts(context.Context, int64, []int64) (map[int64]int64,
 	return nil, redstate.Errorf(redstate.EUNAVAILABLE, "redis down")
 }
 
-// TestUnreadCounts_SubscribedViewerCostsNoSQLUntilChange (issue 20): while the viewer is
-// subscribed (a live counts stream), repeated UnreadCounts calls (its heartbeats) make no SQL
-// query after the first answer; a follow through another instance (sharing the notifier, as
-// instances share Redis Pub/Sub) is seen at the next call.
+// TestUnreadCounts_SubscribedViewerCostsNoSQLUntilChange: while the viewer is subscribed (a live
+// counts stream), repeated UnreadCounts calls (its heartbeats) make no SQL query after the first
+// answer; a follow through another instance (sharing the notifier, as instances share Redis
+// Pub/Sub) is seen at the next call.
 func TestUnreadCounts_SubscribedViewerCostsNoSQLUntilChange(t *testing.T) {
 	for _, mode := range []struct {
 		name      string

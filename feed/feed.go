@@ -1,4 +1,4 @@
-// Package feed is the feed read/unread state block (seed 003, "大V博客阅读状态"): posts of
+// Package feed is the feed read/unread state block ("大V博客阅读状态", docs/feed.md): posts of
 // authors live in SQL (the source of truth, Source); Redis keeps post caches, author indexes,
 // per-user per-author unread sets, unread counts and read sets (Cache), so that "the unread posts
 // of author A for user U" and "U's unread count per author" take one or two round trips.

@@ -6,7 +6,7 @@ import (
 	"github.com/redstate/redstate"
 )
 
-// Keys builds every Redis key of the feed, in one place (seed 4.1, layout v2):
+// Keys builds every Redis key of the feed, in one place (layout v2, docs/feed.md, Keys):
 //
 //	blog:info:{blogId}                   Hash   post cache (TTL 7 d)
 //	author:blogs:{authorId}              ZSET   author index: post id → create time (ms); no TTL
@@ -16,12 +16,12 @@ import (
 //	                                            (TTL 30 d + 1 h)
 //	user:built:v2:{userId}               String when the user's state was built from SQL (TTL 30 d)
 //
-// A count is the number of entries of an unread set above -inf (ZCOUNT), not a structure of
-// its own. Read posts stay in the set at -inf, so that a fan-out after the read (ZADD NX) does
-// not add them again; the marker "" (at -inf) is added with every ZADD that may create the set,
-// and a ZADD that reports it added too created the set, which then gets its TTL. The seed's counts hash (user:unread:count:{userId}) and the v1 unread sets
-// (user:unread:{userId}:{authorId}, without read entries) are not read: docs/feed.md,
-// "Layout v2".
+// A count is the number of entries of an unread set above -inf (ZCOUNT), not a structure of its
+// own. Read posts stay in the set at -inf, so that a fan-out after the read (ZADD NX) does not add
+// them again; the marker "" (at -inf) is added with every ZADD that may create the set, and a ZADD
+// that reports it added too created the set, which then gets its TTL. The first layout's counts
+// hash (user:unread:count:{userId}) and the v1 unread sets (user:unread:{userId}:{authorId},
+// without read entries) are not read: docs/feed.md, "Layout v2".
 //
 // On a standalone or Sentinel server the user id goes in as it is ("user:read:1001"); on
 // Cluster a user's keys carry the user id as hash tag ("user:read:{1001}",

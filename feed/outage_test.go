@@ -116,10 +116,10 @@ func must[T any](t *testing.T) func(T, error) T {
 	}
 }
 
-// TestOutage_PostsPublishedWhileRedisDownReachAuthorIndex (issue 19 item 4): posts published
-// while Redis is down are in the author's Redis index (and so in ALL pages and a hybrid
-// author's unread) once a process repairs after Redis returned, also a process other than the
-// one that accepted them (the marks are in SQL).
+// TestOutage_PostsPublishedWhileRedisDownReachAuthorIndex: posts published while Redis is down are
+// in the author's Redis index (and so in ALL pages and a hybrid author's unread) once a process
+// repairs after Redis returned, also a process other than the one that accepted them (the marks are
+// in SQL).
 func TestOutage_PostsPublishedWhileRedisDownReachAuthorIndex(t *testing.T) {
 	e := newOutageEnv(t, feed.Options{HybridThreshold: 1}) // 1 follower: fan-out; 2: hybrid
 	ctx := context.Background()
@@ -158,10 +158,9 @@ func TestOutage_PostsPublishedWhileRedisDownReachAuthorIndex(t *testing.T) {
 	mustNoDrift(t, svc, []int64{u1, u2}, []int64{fan, big})
 }
 
-// TestOutage_UnfollowRefollowLeavesNoOldUnread (issue 19 item 6): an unfollow and a new follow
-// while Redis is down leave no unread post from before the new follow once Redis returned and
-// a process repaired, without `feed rebuild`; reads and likes during the outage are repaired
-// too.
+// TestOutage_UnfollowRefollowLeavesNoOldUnread: an unfollow and a new follow while Redis is down
+// leave no unread post from before the new follow once Redis returned and a process repaired,
+// without `feed rebuild`; reads and likes during the outage are repaired too.
 func TestOutage_UnfollowRefollowLeavesNoOldUnread(t *testing.T) {
 	e := newOutageEnv(t, feed.Options{})
 	ctx := context.Background()
@@ -199,9 +198,9 @@ func TestOutage_UnfollowRefollowLeavesNoOldUnread(t *testing.T) {
 	mustNoDrift(t, svc, []int64{u}, []int64{a, b})
 }
 
-// TestLikes_ConcurrentBurstsKeepCachedLikedExact (issue 19 item 5): eight users liking one post
-// at once, with readers refilling the cache meanwhile, never leave a cached liked count that
-// differs from SQL once the burst is over.
+// TestLikes_ConcurrentBurstsKeepCachedLikedExact: eight users liking one post at once, with readers
+// refilling the cache meanwhile, never leave a cached liked count that differs from SQL once the
+// burst is over.
 func TestLikes_ConcurrentBurstsKeepCachedLikedExact(t *testing.T) {
 	e := newOutageEnv(t, feed.Options{})
 	ctx := context.Background()
@@ -240,9 +239,9 @@ func TestLikes_ConcurrentBurstsKeepCachedLikedExact(t *testing.T) {
 	}
 }
 
-// TestLikes_OutageAndRebuildRepairPostCache (issue 19 item 5): a like while Redis is down does
-// not leave the old cached count once Redis returned and a process repaired; a cached copy
-// that drifted otherwise is reported by VerifyAuthor and rewritten by RebuildAuthor.
+// TestLikes_OutageAndRebuildRepairPostCache: a like while Redis is down does not leave the old
+// cached count once Redis returned and a process repaired; a cached copy that drifted otherwise is
+// reported by VerifyAuthor and rewritten by RebuildAuthor.
 func TestLikes_OutageAndRebuildRepairPostCache(t *testing.T) {
 	e := newOutageEnv(t, feed.Options{})
 	ctx := context.Background()
@@ -279,8 +278,8 @@ func TestLikes_OutageAndRebuildRepairPostCache(t *testing.T) {
 	mustNoDrift(t, svc, nil, []int64{author})
 }
 
-// TestVerifyAndRebuild_AuthorIndexDrift (issue 19 item 4): an author index that lacks a post
-// SQL has is reported by VerifyAuthor and repaired by RebuildAuthor.
+// TestVerifyAndRebuild_AuthorIndexDrift: an author index that lacks a post SQL has is reported by
+// VerifyAuthor and repaired by RebuildAuthor.
 func TestVerifyAndRebuild_AuthorIndexDrift(t *testing.T) {
 	e := newOutageEnv(t, feed.Options{})
 	ctx := context.Background()
@@ -303,9 +302,9 @@ func TestVerifyAndRebuild_AuthorIndexDrift(t *testing.T) {
 	mustNoDrift(t, svc, nil, []int64{author})
 }
 
-// TestBreaker_DegradedReadsAreFast (issue 19 item 7): while Redis is down, once the breaker
-// opened, reads are answered from SQL without waiting for Redis; Run's probe closes the breaker
-// again after Redis returned and repairs what was missed.
+// TestBreaker_DegradedReadsAreFast: while Redis is down, once the breaker opened, reads are
+// answered from SQL without waiting for Redis; Run's probe closes the breaker again after Redis
+// returned and repairs what was missed.
 func TestBreaker_DegradedReadsAreFast(t *testing.T) {
 	br, err := resilience.NewBreaker(feed.Block, resilience.BreakerConfig{WaitDurationInOpenState: 300 * time.Millisecond}.Options(), nil, nil)
 	if err != nil {
@@ -348,7 +347,7 @@ func TestBreaker_DegradedReadsAreFast(t *testing.T) {
 	p95 := lat[len(lat)*95/100]
 	t.Logf("degraded reads (page + counts) with the breaker open: p50 %s, p95 %s, max %s", lat[len(lat)/2], p95, lat[len(lat)-1])
 	// Without the breaker each of these reads waits for go-redis to fail (p50 ≈ 63 ms against a
-	// refused port here, ≈ 450 ms under load in issue 19); with it they touch no Redis (above)
+	// refused port here, ≈ 450 ms measured under load); with it they touch no Redis (above)
 	// and take SQL's time (≈ 0.5 ms, ≈ 10 ms under -race): the bound is generous for a loaded
 	// machine, far under the 2 s dial timeout.
 	if p95 > 250*time.Millisecond {

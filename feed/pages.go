@@ -9,7 +9,7 @@ import (
 // PostView is a post as a viewer sees it in a page.
 type PostView struct {
 	Post
-	// IsLiked says whether the viewer likes the post (seed 3.2).
+	// IsLiked says whether the viewer likes the post.
 	IsLiked bool `json:"isLike"`
 }
 

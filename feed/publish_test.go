@@ -16,9 +16,9 @@ import (
 	"github.com/redstate/redstate/sqldb/sqltest"
 )
 
-// TestPublish_OneRedisRoundTrip (issue 20): a publish (its fan-out enqueued) caches the post
-// and adds it to the author's index in one Redis round trip (one pipeline), where it took three
-// sequential ones (EXISTS of the index, ZADD, the caching script).
+// TestPublish_OneRedisRoundTrip: a publish (its fan-out enqueued) caches the post and adds it to
+// the author's index in one Redis round trip (one pipeline), where it took three sequential ones
+// (EXISTS of the index, ZADD, the caching script).
 func TestPublish_OneRedisRoundTrip(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real redis-server: not under -short")

@@ -50,9 +50,10 @@ type Options struct {
 	RepairInterval time.Duration
 }
 
-// Service is the feed (seed 003: saveBlog, markBlogAsRead, queryUserBlogByReadStatus, and
-// follow, like, unread counts). SQL is the source of truth; every read is answered from Redis
-// when it can and from SQL when it cannot. It is safe for concurrent use.
+// Service is the feed: publish (saveBlog), mark read (markBlogAsRead), pages by read status
+// (queryUserBlogByReadStatus), follow, like and unread counts. SQL is the source of truth; every
+// read is answered from Redis when it can and from SQL when it cannot. It is safe for concurrent
+// use.
 type Service struct {
 	src   Source
 	cache Cache

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Source is the SQL source of truth (seed 2.1.1): posts, follows, read marks and likes.
+// Source is the SQL source of truth: posts, follows, read marks and likes.
 // feed/sqlfeed implements it on SQLite and PostgreSQL (package sqldb), checked by
 // feedtest.RunSourceSuite on both. Implementations are safe for concurrent use, also from
 // several processes sharing the database.

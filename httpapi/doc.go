@@ -1,4 +1,4 @@
-// Package httpapi is redstate's HTTP/JSON API: the build-status registry (seed 000) over
+// Package httpapi is redstate's HTTP/JSON API: the build-status registry (docs/buildstatus.md) over
 // net/http, with bearer-token auth, JSON errors, Server-Sent Events, Prometheus metrics and
 // request logging. New returns the http.Handler; cmd/redstate mounts it on a server.
 //

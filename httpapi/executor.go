@@ -8,7 +8,8 @@ import (
 	"github.com/redstate/redstate/executor"
 )
 
-// executorRoutes registers the stage executor's routes (seed 002 §7 query API plus control).
+// executorRoutes registers the stage executor's routes: the query API plus control
+// (docs/executor.md).
 func (s *server) executorRoutes() {
 	s.handle("POST /v1/executor/plans", roleWrite, s.createPlan)
 	s.handle("GET /v1/executor/plans/{planId}", roleRead, s.getPlan)

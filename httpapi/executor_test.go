@@ -185,7 +185,8 @@ func TestExecutorAPI_RetryBackoffAsDurationString(t *testing.T) {
 }
 
 // TestExecutorAPI_ContextValueNotAStringNamesTheKey: a plan whose task contextData holds a number
-// is 400 naming the task and the key (it named "tasks.contextData": issue 31 item 15).
+// is 400 naming the task and the key, not only "tasks.contextData", so the caller can tell
+// which value to fix.
 func TestExecutorAPI_ContextValueNotAStringNamesTheKey(t *testing.T) {
 	api, _, _ := newExecutorAPI(t)
 	body := `{"maxConcurrency":1,"tasks":[{"tenantId":"a","stages":["s0"],"handler":"h","contextData":{"region":"eu"}},` +

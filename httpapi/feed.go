@@ -14,8 +14,8 @@ import (
 	"github.com/redstate/redstate/feed"
 )
 
-// feedRoutes registers the feed (seed 003). The viewer is passed explicitly: the calling
-// back-end authenticates its users. Without Deps.Feed the routes answer 404.
+// feedRoutes registers the feed's routes (docs/feed.md). The viewer is passed explicitly: the
+// calling back-end authenticates its users. Without Deps.Feed the routes answer 404.
 func (s *server) feedRoutes() {
 	s.handle("POST /v1/feed/posts", roleWrite, s.feedPublish)
 	s.handle("POST /v1/feed/posts/{post}/announce", roleWrite, s.feedAnnounce)

@@ -13,8 +13,8 @@ import (
 const noType = "Content-Type:"
 
 // TestGuard_BodylessRequestsNeedNoContentType: a state-changing request without a body may
-// leave Content-Type out (curl -X PUT $B/v1/feed/users/2001/following/1001, issue 19 item
-// 11); one with a body, or one that declares another type, is still 415.
+// leave Content-Type out (curl -X PUT $B/v1/feed/users/2001/following/1001, as the
+// README's example does); one with a body, or one that declares another type, is still 415.
 func TestGuard_BodylessRequestsNeedNoContentType(t *testing.T) {
 	ra := newReportAPI(t, false)
 	if r := ra.do("POST", "/v1/queues/report:queue/dead/requeue-all", "", noType); r.status != 200 {

@@ -12,8 +12,8 @@ import (
 // maxIndexBatchQueries bounds one batch query.
 const maxIndexBatchQueries = 100
 
-// indexRoutes registers the CDC tag index (seed 001). Without Deps.Index the routes answer 404
-// naming the missing configuration.
+// indexRoutes registers the CDC tag index's routes (docs/index.md). Without Deps.Index the routes
+// answer 404 naming the missing configuration.
 func (s *server) indexRoutes() {
 	s.handle("POST /v1/index/events", roleWrite, s.indexEvents)
 	s.handle("GET /v1/index/{db}/{table}", roleRead, s.indexQuery)

@@ -13,8 +13,8 @@ import (
 )
 
 // TestQuery_UnknownParameterRefused: a query parameter the operation does not declare is a 400
-// naming it, the nearest known one and every known one, instead of being ignored (issue 31 item
-// 12: "?limt=5" listed with the default limit, "?page=2" on the feed answered page 1).
+// naming it, the nearest known one and every known one, instead of being ignored ("?limt=5"
+// listed with the default limit, "?page=2" on the feed answered page 1).
 func TestQuery_UnknownParameterRefused(t *testing.T) {
 	a := newTestAPI(t, nil)
 	cases := []struct {

@@ -9,7 +9,7 @@ import (
 	"github.com/redstate/redstate/report"
 )
 
-// reportRoutes registers the seed's report flow (seed 004). Without Deps.Reports the routes
+// reportRoutes registers the report flow's routes (docs/report.md). Without Deps.Reports the routes
 // answer 404 not_found naming the missing configuration.
 func (s *server) reportRoutes() {
 	s.handle("POST /api/assessment/submit", roleWrite, s.submitAnswers)

@@ -115,7 +115,7 @@ func TestReports_SubmitThenResult(t *testing.T) {
 		t.Errorf("report: %+v", rep)
 	}
 
-	// Done records cannot be regenerated: 409 with the seed's 2005.
+	// Done records cannot be regenerated: 409 with business code 2005.
 	e := wantError(t, ra.do("POST", "/api/admin/assessmentRecord/regenerateReport", `{"id": 12345}`), http.StatusConflict, "conflict")
 	if e.BusinessCode != 2005 || e.Message != "当前状态不允许重新生成" {
 		t.Errorf("regenerate done: %+v", e)
@@ -221,7 +221,7 @@ func TestReports_NotWired(t *testing.T) {
 }
 
 // TestSubmit_FinishedReportCannotBeOverwritten: a write token re-submitting answers for a
-// record past status 2 gets 409 with the seed's 2005 and the stored report stays (only the
+// record past status 2 gets 409 with business code 2005 and the stored report stays (only the
 // admin-only regenerate may reset a report).
 func TestSubmit_FinishedReportCannotBeOverwritten(t *testing.T) {
 	ra := newReportAPI(t, false)

@@ -93,18 +93,18 @@ type Deps struct {
 	// Queues returns the admin of a configured queue, or nil for an unknown name
 	// (/v1/queues/{queue}/...); nil: every queue is unknown (404).
 	Queues func(name string) *queue.Admin
-	// Executor is the stage executor of seed 002 (/v1/executor/...); nil: those routes answer
-	// 404 unless ExecutorRunner is set.
+	// Executor is the stage executor (/v1/executor/...); nil: those routes answer 404 unless
+	// ExecutorRunner is set.
 	Executor *executor.Runner
 	// ExecutorRunner, when set, supplies the executor per request instead of Executor: an
 	// error (EUNAVAILABLE while the executor is degraded) is the answer.
 	ExecutorRunner func() (*executor.Runner, error)
-	// Index is the CDC tag index of seed 001 (/v1/index/...); nil: those routes answer 404.
+	// Index is the CDC tag index (/v1/index/...); nil: those routes answer 404.
 	Index *index.Indexer
 	// IndexPush counts the batches of POST /v1/index/events, the index's push source; nil:
 	// not counted.
 	IndexPush *index.PushSource
-	// Feed is the feed of seed 003 (/v1/feed/...); nil: those routes answer 404.
+	// Feed is the feed read/unread state block (/v1/feed/...); nil: those routes answer 404.
 	Feed *feed.Service
 	// Overview fills GET /v1/overview (the dashboard's first page); nil: 404.
 	Overview func(ctx context.Context) Overview

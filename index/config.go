@@ -37,7 +37,7 @@ const (
 	PluginWal2JSON = "wal2json"
 )
 
-// Config is the index's configuration section (index.*, seed 001): the key layout, the
+// Config is the index's configuration section (index.*): the key layout, the
 // declared tables and the two change sources.
 type Config struct {
 	// KeyPrefix is the key prefix (default DefaultPrefix, the seed's).

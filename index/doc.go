@@ -1,4 +1,4 @@
-// Package index is the change-data-capture tag index (seed 001): a database's row changes
+// Package index is the change-data-capture tag index (docs/index.md): a database's row changes
 // applied to Redis hashes so that "rows of table T matching conditions A, B, C" is one HGETALL.
 //
 // Tables are declared (TableSpec): the business key, the logical-delete column, the columns to

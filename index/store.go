@@ -11,7 +11,7 @@ import (
 )
 
 // DefaultVersionTTL is how long a version key (and so a tombstone) is kept after the row's last
-// change: the seed's 30 days.
+// change: 30 days.
 const DefaultVersionTTL = 30 * 24 * time.Hour
 
 // MinVersionTTL is the shortest version TTL (index.version-ttl, Options.VersionTTL).

@@ -9,7 +9,7 @@ import (
 )
 
 // Config is the queue section of redstate's configuration (queue.*): the queues, each a Spec,
-// and the settings of the job records and their reconciler that seed 004 keeps next to them.
+// and the settings of the job records and their reconciler that the report flow keeps next to them.
 // The program built on the queue supplies what is its own: its handler (the handler of a queue
 // that names none), its record stores and its defaults (report.DefaultQueueConfig).
 type Config struct {

@@ -8,8 +8,9 @@ import (
 	"github.com/redstate/redstate/queue/queuetest"
 )
 
-// The queue's correctness properties (seed 004's properties 1 to 3) on the memory backend;
-// the Redis backend runs the same queuetest helpers. Each runs rapid's default 100 checks (or -rapid.checks).
+// The queue's correctness properties 1 to 3 (message round trip, list round trip, a retry
+// increments RetryCount; docs/queue.md) on the memory backend; the Redis backend runs the same
+// queuetest helpers. Each runs rapid's default 100 checks (or -rapid.checks).
 
 func memBroker(*testing.T) queue.Broker { return memqueue.NewBroker(memqueue.Options{}) }
 

@@ -65,7 +65,7 @@ type WebhookSpec struct {
 	Secret string `koanf:"secret"`
 }
 
-// DefaultSpec returns the queue name with every default (seed 004's constants where it has
+// DefaultSpec returns the queue name with every default (the legacy report queue's constants where it has
 // them): one consumer, a 30s blocking dequeue, a 5s error delay, retries after 10/30/60s, at
 // most 3, a 30s lease, webhook calls bounded by 30s. Prefetch and Handler stay unset: the
 // prefetch follows the concurrency, the handler is the program's choice.

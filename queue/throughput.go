@@ -45,12 +45,12 @@ type ThroughputStore interface {
 	Throughput(ctx context.Context, queue string, from, to int64) (map[int64]map[string]int64, error)
 }
 
-// ThroughputCounter is an Observer that counts outcomes per queue and minute in memory and
-// flushes them to a ThroughputStore every FlushEvery (Run), so counting never adds a round
-// trip to a job. Counts of a process that dies are lost since its last flush (at most
-// FlushEvery's worth). A batch whose add failed is added again by the next flush, unchanged
-// and under the same batch id, so that it counts once even when the failed add was applied
-// (the store answered too late): see AddThroughputBatch.
+// ThroughputCounter is an Observer that counts outcomes per queue and minute in memory and flushes
+// them to a ThroughputStore at the interval NewThroughputCounter was given (Run), so counting never
+// adds a round trip to a job. Counts of a process that dies are lost since its last flush (at most
+// one interval's worth). A batch whose add failed is added again by the next flush, unchanged and
+// under the same batch id, so that it counts once even when the failed add was applied (the store
+// answered too late): see AddThroughputBatch.
 type ThroughputCounter struct {
 	store ThroughputStore
 	every time.Duration
@@ -149,7 +149,7 @@ func (r *ThroughputCounter) Flush(ctx context.Context) error {
 	return first
 }
 
-// Run flushes every FlushEvery until ctx ends, then once more.
+// Run flushes at the counter's interval until ctx ends, then once more.
 func (r *ThroughputCounter) Run(ctx context.Context) error {
 	t := time.NewTicker(r.every)
 	defer t.Stop()

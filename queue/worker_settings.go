@@ -11,15 +11,15 @@ import (
 	"github.com/redstate/redstate/internal/keyspace"
 )
 
-// Worker defaults (those of seed 004's queue, where it has them).
+// Worker defaults (those of the legacy report queue, where it has them).
 const (
 	// DefaultConcurrency: one job at a time (serial consumption).
 	DefaultConcurrency = 1
-	// DefaultBlockTimeout bounds one blocking Dequeue (seed 004's BrpopTimeout).
+	// DefaultBlockTimeout bounds one blocking Dequeue (the legacy queue's BrpopTimeout).
 	DefaultBlockTimeout = 30 * time.Second
-	// DefaultErrorDelay is the wait after a broker error (seed 004's ErrorRecoveryDelay).
+	// DefaultErrorDelay is the wait after a broker error (the legacy queue's ErrorRecoveryDelay).
 	DefaultErrorDelay = 5 * time.Second
-	// DefaultMaxRetries is how often a failed job is retried (seed 004's MaxRetryCount).
+	// DefaultMaxRetries is how often a failed job is retried (the legacy queue's MaxRetryCount).
 	DefaultMaxRetries = 3
 	// DefaultLease is how long a consumer's jobs stay its own without a heartbeat.
 	DefaultLease = 30 * time.Second
@@ -29,7 +29,7 @@ const (
 	DefaultShutdownTimeout = time.Minute
 )
 
-// DefaultRetryDelays returns the default retry schedule (seed 004's RetryDelays): 10s, 30s,
+// DefaultRetryDelays returns the default retry schedule (the legacy queue's RetryDelays): 10s, 30s,
 // 60s.
 func DefaultRetryDelays() []time.Duration {
 	return []time.Duration{10 * time.Second, 30 * time.Second, 60 * time.Second}

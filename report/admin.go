@@ -13,10 +13,10 @@ import (
 // MaxBatchRegenerate is the largest id list BatchRegenerate accepts.
 const MaxBatchRegenerate = 1000
 
-// Admin holds the seed's back-office operations on records (后台管理): reading a record and
-// regenerating reports. (The report queue's dead letters and counts are the generic
-// queue.Admin's.) Its errors are *BusinessError values for the seed's business codes (1001,
-// 2005, 3241) and *redstate.Error values otherwise.
+// Admin holds the back-office operations on records (后台管理): reading a record and regenerating
+// reports. (The report queue's dead letters and counts are the generic queue.Admin's.) Its errors
+// are *BusinessError values for the legacy application's business codes (1001, 2005, 3241) and
+// *redstate.Error values otherwise.
 type Admin struct {
 	b       queue.Broker
 	records RecordStore
@@ -46,8 +46,8 @@ func NewAdmin(b queue.Broker, records RecordStore, opts Options) (*Admin, error)
 	return &Admin{b: b, records: records, queue: opts.Queue, log: opts.Logger.With("queue", opts.Queue), now: opts.Now, nudger: opts.Nudger}, nil
 }
 
-// BatchRegenerateResult is the outcome of BatchRegenerate (the seed's BatchRegenerateResult).
-// SuccessCount + SkippedCount always equals the number of ids requested.
+// BatchRegenerateResult is the outcome of BatchRegenerate (the legacy application's
+// BatchRegenerateResult). SuccessCount + SkippedCount always equals the number of ids requested.
 type BatchRegenerateResult struct {
 	// SuccessCount is how many records were reset and enqueued (成功入队数量).
 	SuccessCount int `json:"SuccessCount"`
@@ -68,12 +68,12 @@ func (a *Admin) Record(ctx context.Context, id int64) (*Record, error) {
 	return r, err
 }
 
-// Regenerate is the seed's RegenerateReportAsync: if the record is in status 3 (生成中) or 5
-// (生成失败) it atomically resets it to 3 and clears its result, then enqueues a new job with
-// RetryCount 0. Errors: 3241 (unknown id, "测评记录不存在"), 2005 (other status, "当前状态不允许
-// 重新生成"; nothing changes), EUNAVAILABLE (store or broker unreachable). If only the enqueue
-// fails, the record stays in status 3, the error (EUNAVAILABLE) says so, and the Reconciler
-// enqueues it later: at once when it answers, if it is the Admin's Nudger.
+// Regenerate is the legacy application's RegenerateReportAsync: if the record is in status 3 (生成中)
+// or 5 (生成失败) it atomically resets it to 3 and clears its result, then enqueues a new job with
+// RetryCount 0. Errors: 3241 (unknown id, "测评记录不存在"), 2005 (other status, "当前状态不允许 重新生成"; nothing
+// changes), EUNAVAILABLE (store or broker unreachable). If only the enqueue fails, the record stays
+// in status 3, the error (EUNAVAILABLE) says so, and the Reconciler enqueues it later: at once when
+// it answers, if it is the Admin's Nudger.
 func (a *Admin) Regenerate(ctx context.Context, id int64) error {
 	if id <= 0 {
 		return errNotFound(nil)
@@ -98,9 +98,9 @@ func (a *Admin) Regenerate(ctx context.Context, id int64) error {
 	return nil
 }
 
-// BatchRegenerate is the seed's BatchRegenerateReportAsync: Regenerate for each id, counting
-// successes and skips (see BatchRegenerateResult); a repeated id is regenerated once and its
-// repetitions are skipped. Errors: 1001 ("记录ID列表不能为空") for an empty list or more than
+// BatchRegenerate is the legacy application's BatchRegenerateReportAsync: Regenerate for each id,
+// counting successes and skips (see BatchRegenerateResult); a repeated id is regenerated once and
+// its repetitions are skipped. Errors: 1001 ("记录ID列表不能为空") for an empty list or more than
 // MaxBatchRegenerate ids; individual failures never fail the batch.
 func (a *Admin) BatchRegenerate(ctx context.Context, ids []int64) (BatchRegenerateResult, error) {
 	var res BatchRegenerateResult

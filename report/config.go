@@ -41,7 +41,7 @@ type Config struct {
 }
 
 // RecordsSQLConfig maps the report flow's records onto an SQL table (report.sql.*), so that a
-// team's existing records table (seed 004's assessment_records) is used in place.
+// team's existing records table (the legacy application's assessment_records) is used in place.
 type RecordsSQLConfig struct {
 	// OwnsTable says whether redstate owns the records table (default true): it creates it
 	// when missing. False: the table is the team's; redstate checks at start that it has the

@@ -14,12 +14,12 @@ import (
 )
 
 // DefaultDelay is the built-in generator's artificial work time when Generator.Delay is 0.
-// The seed's real report generation takes about 30 s; serve's report.delay defaults to 2 s.
+// A real report generation takes about 30 s; serve's report.delay defaults to 2 s.
 const DefaultDelay = 2 * time.Second
 
-// Generator is the built-in report generator (the seed's ReportGenerationService): a
+// Generator is the built-in report generator (the legacy application's ReportGenerationService): a
 // queue.Handler that reads the record's answers, computes a deterministic report, waits Delay
-// (standing in for the seed's ~30 s of work, honouring ctx) and stores the report with
+// (standing in for a real generator's ~30 s of work, honouring ctx) and stores the report with
 // RecordStore.SetResult (status 4, 已完成). It is idempotent: a job for a record already in
 // status 4 is acknowledged without running again (a redelivery after a crash).
 type Generator struct {

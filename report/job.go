@@ -10,17 +10,17 @@ import (
 	"github.com/redstate/redstate/queue"
 )
 
-// DefaultQueue is the seed's report queue: pending list "report:queue", dead letters
+// DefaultQueue is the legacy application's report queue: pending list "report:queue", dead letters
 // "report:queue:dead".
 const DefaultQueue = "report:queue"
 
-// RecordIDField is the top-level member of a report job that names its record: the seed's
-// ReportQueueMessage.RecordId.
+// RecordIDField is the top-level member of a report job that names its record: the legacy
+// application's ReportQueueMessage.RecordId.
 const RecordIDField = "RecordId"
 
-// NewJob returns a new report job for record id: a queue.Message whose RecordId member is id,
-// with RetryCount 0, EnqueueTime now (whole seconds, the seed's precision), the given payload
-// (may be nil) and a random JobID. Encoded it is the seed's message,
+// NewJob returns a new report job for record id: a queue.Message whose RecordId member is id, with
+// RetryCount 0, EnqueueTime now (whole seconds, the legacy application's precision), the given
+// payload (may be nil) and a random JobID. Encoded it is the legacy application's message,
 // {"RecordId":12345,"RetryCount":0,"EnqueueTime":"2025-01-15T10:30:00","JobId":"…"}.
 func NewJob(id int64, now time.Time, payload json.RawMessage) queue.Message {
 	m := queue.NewMessage(now, payload)
@@ -46,7 +46,7 @@ func RecordIDOf(m queue.Message) (int64, error) {
 }
 
 // CheckJob is the report queues' queue.WorkerSettings.Check: a message without a valid RecordId is
-// malformed, so the Worker logs and drops it (the seed: 消息反序列化失败 … 丢弃该消息).
+// malformed, so the Worker logs and drops it (as the legacy application does: 消息反序列化失败 … 丢弃该消息).
 func CheckJob(m queue.Message) error {
 	_, err := RecordIDOf(m)
 	return err

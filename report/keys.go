@@ -6,7 +6,8 @@ import (
 	"github.com/redstate/redstate"
 )
 
-// DefaultKeyPrefix is the records' block prefix: "report:record:<id>" as the seed names them.
+// DefaultKeyPrefix is the records' block prefix: "report:record:<id>", the legacy application's
+// names.
 const DefaultKeyPrefix = "report"
 
 // Keys are the Redis keys of the report records (see docs/report.md); the report queue's own

@@ -10,8 +10,8 @@ import (
 	"github.com/redstate/redstate/report/reporttest"
 )
 
-// The seed's correctness properties of the report flow on the memory backends; the Redis and
-// SQL stores run the same reporttest helpers. Each runs rapid's default 100 checks (or
+// The correctness properties of the report flow (docs/report.md) on the memory backends; the Redis
+// and SQL stores run the same reporttest helpers. Each runs rapid's default 100 checks (or
 // -rapid.checks). Properties 2 and 3 are the queue's (queue/properties_test.go).
 
 func memBroker(*testing.T) queue.Broker { return memqueue.NewBroker(memqueue.Options{}) }

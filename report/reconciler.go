@@ -49,11 +49,12 @@ type ReconcilerSettings struct {
 	Now func() time.Time
 }
 
-// Reconciler finds records stranded in status 3 (生成中) with no job anywhere in the queue
-// (pending, in-flight or retrying) — because a producer's enqueue failed (the seed keeps status
-// 3 then), or a status-5 update failed after dead-lettering — and enqueues a new job for each.
-// Records it is nudged about (Nudge) are checked at once and then every NudgeRetryInterval
-// until enqueued, whatever their age; the others once they have been in status 3 for Age.
+// Reconciler finds records stranded in status 3 (生成中) with no job anywhere in the queue (pending,
+// in-flight or retrying) — because a producer's enqueue failed (the record keeps status 3 then, so
+// the submit still succeeds), or a status-5 update failed after dead-lettering — and enqueues a new
+// job for each. Records it is nudged about (Nudge) are checked at once and then every
+// NudgeRetryInterval until enqueued, whatever their age; the others once they have been in status 3
+// for Age.
 type Reconciler struct {
 	b       queue.Broker
 	records RecordStore

@@ -9,7 +9,7 @@ import (
 	"github.com/redstate/redstate"
 )
 
-// Record statuses of the seed's assessment records (Assessment_Record.Status).
+// Record statuses of the legacy application's assessment records (Assessment_Record.Status).
 const (
 	// StatusPending: 待测评, the assessment has not started.
 	StatusPending = 1
@@ -23,14 +23,14 @@ const (
 	StatusFailed = 5
 )
 
-// FailedResultText is the seed's result description for a record in StatusFailed.
+// FailedResultText is the legacy application's result description for a record in StatusFailed.
 const FailedResultText = "报告生成失败,请联系客服"
 
 // DefaultRecordRetention is how long a record is kept after its last write, by default.
 const DefaultRecordRetention = 30 * 24 * time.Hour
 
-// StatusText returns the seed's name of status (e.g. "生成失败" for 5), or "" for an unknown
-// status.
+// StatusText returns the legacy application's name of status (e.g. "生成失败" for 5), or "" for an
+// unknown status.
 func StatusText(status int) string {
 	switch status {
 	case StatusPending:
@@ -53,9 +53,9 @@ func ValidStatus(status int) bool { return status >= StatusPending && status <= 
 // Regenerable reports whether a record in status may be regenerated: 生成中 (3) or 生成失败 (5).
 func Regenerable(status int) bool { return status == StatusGenerating || status == StatusFailed }
 
-// Record is the seed's assessment record as far as its report is concerned.
+// Record is the legacy application's assessment record as far as its report is concerned.
 type Record struct {
-	// ID is the business record id (the seed's RecordId), > 0.
+	// ID is the business record id (the legacy application's RecordId), > 0.
 	ID int64 `json:"id"`
 	// Status is one of the Status constants.
 	Status int `json:"status"`

@@ -1,17 +1,22 @@
-// Package report is the seed's assessment-report flow (seed 004) on top of the queue block:
-// Service submits answers (status 3 生成中, then enqueue; an enqueue failure is logged and the
-// submission still succeeds, leaving the record to the reconciler), reads a record's status
-// and result with the seed's texts, and regenerates reports (the admin operations with the
-// seed's business errors 1001 / 2005 / 3241); Generator is the built-in report generator, a
-// queue.Handler that computes a report from the answers and sets status 4 (已完成).
+// Package report is the assessment-report flow on top of the queue block: Service submits answers
+// (status 3 生成中, then enqueue; an enqueue failure is logged and the submission still succeeds,
+// leaving the record to the reconciler), reads a record's status and result with the legacy
+// application's texts, and regenerates reports (the admin operations with its business errors 1001,
+// 2005 and 3241); Generator is the built-in report generator, a queue.Handler that computes a
+// report from the answers and sets status 4 (已完成).
 //
-// Records (Record, with the seed's statuses) are kept by a RecordStore: report/sqlrecords (the
-// seed's assessment_records in SQL, the default), report/redisrecords or report/memrecords;
-// report/reporttest is the conformance suite they pass. Jobs ride a queue.Broker (Redis:
-// queue/redisqueue). Admin reads records and regenerates reports, Reconciler enqueues
-// records a failed enqueue left in status 3, MarkFailed sets status 5 on a dead letter, and Complete and Fail
-// take results from generators outside redstate. The Example submits answers and polls the
-// report on SQLite and Redis; docs/report.md describes the flow.
+// Records (Record, with the legacy application's statuses) are kept by a RecordStore:
+// report/sqlrecords (its assessment_records in SQL, the default), report/redisrecords or
+// report/memrecords; report/reporttest is the conformance suite they pass. Jobs ride a queue.Broker
+// (Redis: queue/redisqueue). Admin reads records and regenerates reports, Reconciler enqueues
+// records a failed enqueue left in status 3, MarkFailed sets status 5 on a dead letter, and
+// Complete and Fail take results from generators outside redstate. The Example submits answers and
+// polls the report on SQLite and Redis; docs/report.md describes the flow.
+//
+// The flow keeps the queue message format, key names, record statuses, texts and business codes of
+// the legacy assessment application (a C# service), so that application's producers, consumers and
+// clients work with redstate unchanged; "the legacy application" in this package's comments is that
+// one, and docs/report.md maps each of its operations to redstate's.
 package report
 
 import (
@@ -39,8 +44,9 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Service is the seed's AssessmentService (submit, result status) and AssessmentRecordService
-// (regenerate) as far as reports are concerned. It is safe for concurrent use.
+// Service is the legacy application's AssessmentService (submit, result status) and
+// AssessmentRecordService (regenerate) as far as reports are concerned. It is safe for concurrent
+// use.
 type Service struct {
 	b       queue.Broker
 	records RecordStore
@@ -90,7 +96,7 @@ func (s *Service) Queue() string { return s.queue }
 // Admin returns the queue admin of the report queue (dead letters, stats).
 func (s *Service) Admin() *queue.Admin { return s.queues }
 
-// Submit is the seed's SubmitAnswersAsync: it stores answers with status 3 (生成中) and
+// Submit is the legacy application's SubmitAnswersAsync: it stores answers with status 3 (生成中) and
 // enqueues a report job, returning at once. An enqueue failure is logged and does not fail the
 // call: the record stays in status 3 and the reconciler enqueues it later (as soon as the queue
 // answers when it is the Service's Nudger).
@@ -141,15 +147,15 @@ func (s *Service) submitRetryingOnce(ctx context.Context, id int64, answers json
 	return rec, err
 }
 
-// Status is a record's report status: the seed's GetResultStatusAsync answer.
+// Status is a record's report status: the legacy application's GetResultStatusAsync answer.
 type Status struct {
 	// ID is the record id.
 	ID int64 `json:"id"`
 	// Status is 1..5 (3 生成中, 4 已完成, 5 生成失败).
 	Status int `json:"status"`
-	// StatusText is the seed's name of Status.
+	// StatusText is the legacy application's name of Status.
 	StatusText string `json:"statusText"`
-	// ResultText describes the result: for status 5 the seed's "报告生成失败,请联系客服",
+	// ResultText describes the result: for status 5 the legacy application's "报告生成失败,请联系客服",
 	// otherwise StatusText.
 	ResultText string `json:"resultText"`
 	// LastError is why the report failed (the last attempt's error, or the reason an external
@@ -190,12 +196,12 @@ func (s *Service) Status(ctx context.Context, id int64) (*Status, error) {
 	return &st, nil
 }
 
-// Regenerate is the seed's RegenerateReportAsync (see Admin.Regenerate).
+// Regenerate is the legacy application's RegenerateReportAsync (see Admin.Regenerate).
 // Errors: 3241, 2005, EUNAVAILABLE.
 func (s *Service) Regenerate(ctx context.Context, id int64) error { return s.admin.Regenerate(ctx, id) }
 
-// BatchRegenerate is the seed's BatchRegenerateReportAsync (see Admin.BatchRegenerate).
-// Errors: 1001 (empty or oversized list).
+// BatchRegenerate is the legacy application's BatchRegenerateReportAsync (see
+// Admin.BatchRegenerate). Errors: 1001 (empty or oversized list).
 func (s *Service) BatchRegenerate(ctx context.Context, ids []int64) (BatchRegenerateResult, error) {
 	return s.admin.BatchRegenerate(ctx, ids)
 }

@@ -17,11 +17,11 @@ import (
 // isEnqueue is the stall's trigger: the enqueue (a script now, a plain LPUSH before).
 func isEnqueue(c redis.Cmder) bool { return c.Name() == "evalsha" || c.Name() == "lpush" }
 
-// TestSubmit_StalledRedisEnqueuesOnce is issue 31's reproduction: Redis stalls longer than
-// redis.read-timeout while a report is submitted; go-redis sends the enqueue again and both
-// copies used to land on report:queue (two identical entries, one JobId), so the report was
-// generated twice at once. The same for a regeneration. Each now leaves one job, in the seed's
-// message format, which a legacy consumer BRPOPs as before.
+// TestSubmit_StalledRedisEnqueuesOnce: a report submitted once is generated once. Redis stalls
+// longer than redis.read-timeout while a report is submitted; go-redis sends the enqueue again and
+// both copies used to land on report:queue (two identical entries, one JobId), so the report was
+// generated twice at once. The same for a regeneration. Each now leaves one job, in the legacy
+// application's message format, which a legacy consumer BRPOPs as before.
 func TestSubmit_StalledRedisEnqueuesOnce(t *testing.T) {
 	srv := redistest.StartStandalone(t)
 	client := srv.ResendClient(t)

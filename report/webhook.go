@@ -12,7 +12,7 @@ import (
 type WebhookJob struct {
 	// Queue is the queue the job was taken from.
 	Queue string `json:"queue"`
-	// RecordID is the job's record id (the seed's RecordId).
+	// RecordID is the job's record id (the legacy application's RecordId).
 	RecordID int64 `json:"recordId"`
 	// RetryCount is how many times the job has been retried (0 on the first attempt).
 	RetryCount int `json:"retryCount"`

@@ -13,8 +13,8 @@ import (
 	"github.com/redstate/redstate/report"
 )
 
-// TestWebhookBody_SeedJob: a report queue's webhook body is the seed's job with its record id,
-// member for member, for a legacy message (null payload) and a current one.
+// TestWebhookBody_SeedJob: a report queue's webhook body is the legacy application's job with its
+// record id, member for member, for a legacy message (null payload) and a current one.
 func TestWebhookBody_SeedJob(t *testing.T) {
 	bodies := make(chan string, 2)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -35,7 +35,7 @@ type workload struct {
 // seedPlatforms are the names the seed uses first; further platforms are numbered.
 var seedPlatforms = []string{"android", "ios", "h5", "wechat-mp"}
 
-// newDoc returns a document shaped like the seed's section 3.2 sample with size platforms.
+// newDoc returns a document shaped like storetest.SampleJSON with size platforms.
 func newDoc(id string, i, size int, now time.Time) *buildstatus.PublishResponse {
 	started := buildstatus.NewLocalDateTime(now.Add(-5 * time.Minute))
 	est := int64(15)

@@ -1,6 +1,6 @@
 // Package resilientstore wraps the Redis buildstatus.Store in a circuit breaker and, with the
 // "fallback" policy, an in-memory degraded mode that writes back to Redis when it returns
-// (seed 000 section 9). It implements buildstatus.Store.
+// (docs/resilience.md). It implements buildstatus.Store.
 //
 // # Policies
 //

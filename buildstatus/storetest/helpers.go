@@ -13,7 +13,7 @@ import (
 	"github.com/redstate/redstate/buildstatus"
 )
 
-// SampleJSON is the seed's section 3.2 example document, verbatim.
+// SampleJSON is a complete sample build document, every field present.
 const SampleJSON = `{
   "buildId": "550e8400-e29b-41d4-a716-446655440000",
   "projectId": "test-project-001",

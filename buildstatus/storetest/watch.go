@@ -112,7 +112,7 @@ func (s suite) testWatchCloses(t *testing.T) {
 	}
 }
 
-// testWatchSlowSubscriberGetsGap writes many changes while the watcher reads nothing: writers
+// testWatchSlowSubscriber writes many changes while the watcher reads nothing: writers
 // must not block, and the watcher must then see the changes in order, with an EventGap wherever
 // it missed some.
 func (s suite) testWatchSlowSubscriber(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 
 // TestServerLinksNoBenchmarkPeers: the server binary carries none of the libraries only the
 // benchmarks need (the peers they measure against and the fake Kafka); those live in
-// cmd/redstate-bench (issue 32).
+// cmd/redstate-bench, so the server stays small and its dependency list short.
 func TestServerLinksNoBenchmarkPeers(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {

@@ -46,7 +46,7 @@ const (
 	mpKillTTL    = 2 * time.Second
 )
 
-// TestLockSafety_MultiProcess is issue 4's multi-process lock-safety proof. 3 processes × 4
+// TestLockSafety_MultiProcess proves the tenant lock safe across processes. 3 processes × 4
 // goroutines contend for 20 tenants on one redis-server; every holder appends
 // "tenant fence enter|exit unixnano" to its process's log (O_APPEND, one write per line; enter
 // is stamped after TryAcquire returned, exit before Release is sent, so the logged interval lies

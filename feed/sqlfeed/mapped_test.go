@@ -16,7 +16,8 @@ import (
 	"github.com/redstate/redstate/sqldb/sqltest"
 )
 
-// seedConfig maps the feed onto seed 003's tables: Blog and the follow table tb_follow.
+// seedConfig maps the feed onto an existing blog application's tables: Blog and the follow
+// table tb_follow.
 func seedConfig(owns bool) feed.SQLConfig {
 	return feed.SQLConfig{OwnsTables: owns, TimeZone: "Asia/Shanghai",
 		Posts: feed.PostsTable{Table: "Blog", ID: "id", Author: "user_id", Title: "title", Content: "content", Images: "images",
@@ -24,7 +25,7 @@ func seedConfig(owns bool) feed.SQLConfig {
 		Follows: feed.FollowsTable{Table: "tb_follow", Follower: "user_id", Author: "follow_user_id", Created: "create_time"}}
 }
 
-// createSeedTables creates seed 003's Blog (2.1.1: id, user_id, title, content, images, liked,
+// createSeedTables creates that application's Blog (id, user_id, title, content, images, liked,
 // create_time, update_time; date-times without zone) and follow table as the team's
 // application has them, leaving out the columns named in without. On MySQL the date-times are
 // DATETIME(6), as the Source suite needs microseconds.
@@ -51,7 +52,7 @@ func createSeedTables(t *testing.T, db *sqldb.DB, without ...string) {
 	}
 }
 
-// TestSeedSchema_SourceSuiteOwned runs the Source conformance suite on seed 003's tables,
+// TestSeedSchema_SourceSuiteOwned runs the Source conformance suite on that application's tables,
 // mapped in place and owned (redstate writes them), with date-time columns in Asia/Shanghai.
 func TestSeedSchema_SourceSuiteOwned(t *testing.T) {
 	sqltest.Each(t, func(t *testing.T, db *sqldb.DB) {

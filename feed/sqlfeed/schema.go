@@ -8,10 +8,10 @@ import (
 // Component is the name the feed schema's migrations are recorded under.
 const Component = "feed"
 
-// Migrations are the feed schema (seed 2.1.1's blog table plus follows, read marks and likes,
+// Migrations are the feed schema (a blog table plus follows, read marks and likes,
 // and the repair marks a Redis write that failed leaves behind).
-// Times are Unix microseconds (BIGINT) on every engine. MySQL has its own statements (see
-// mysqlMigrations).
+// Times are Unix microseconds (BIGINT) on every engine. MySQL has its own statements (mysqlV1,
+// mysqlV2).
 var Migrations = []sqldb.Migration{
 	{Version: 1, Name: "create blog, follow, blog_read, blog_like", Up: func(d sqldb.Dialect) []string {
 		if d == sqldb.MySQL {

@@ -5,9 +5,9 @@
 // insert that may meet an existing row is INSERT … ON DUPLICATE KEY UPDATE (a no-op update
 // for "do nothing", whose affected-row count is 0), and ids come from LastInsertId.
 //
-// The posts and follows tables and their columns are those of a feed.SQLConfig (Open): by
-// default redstate's own blog and follow tables; mapped, a team's existing tables (seed 003's
-// Blog), read in place and, unless the configuration says redstate owns them, never written.
+// The posts and follows tables and their columns are those of a feed.SQLConfig (Open): by default
+// redstate's own blog and follow tables; mapped, a team's existing tables (such as a Blog table),
+// read in place and, unless the configuration says redstate owns them, never written.
 package sqlfeed
 
 import (

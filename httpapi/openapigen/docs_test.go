@@ -15,7 +15,7 @@ var operationFigureRE = regexp.MustCompile(`\b(\d+)\s+(operations|routes|endpoin
 
 // TestDocsOperationCountsMatchTheDocument: every "N operations" figure in README.md and
 // docs/*.md is the number of operations of the generated document, and docs/openapi.md states
-// it (it said 44 when the document had 55: issue 19 item 12).
+// it (a hand-kept figure once said 44 when the document had 55).
 func TestDocsOperationCountsMatchTheDocument(t *testing.T) {
 	raw, err := render()
 	if err != nil {

@@ -1,6 +1,7 @@
 // Package resilience holds the circuit breaker that guards every call a block makes to Redis
-// (seed 000 section 9.2, Resilience4j's "redis" instance: failure-rate-threshold 50,
-// wait-duration-in-open-state 10s, sliding-window-size 10).
+// (docs/resilience.md). Its defaults are those of a Resilience4j "redis" instance, so a Java
+// deployment's settings carry over: failure-rate-threshold 50, wait-duration-in-open-state 10s,
+// sliding-window-size 10.
 //
 // The breaker is count based: it opens when at least FailureRateThreshold percent of the last
 // SlidingWindowSize calls failed (with the defaults, 5 of the last 10), stays open for
@@ -15,11 +16,11 @@
 // up, Redis did not fail), and so does a timeout of a heavy read (DoHeavyRead). While open,
 // calls fail at once with an EUNAVAILABLE *redstate.Error (IsRefused).
 //
-// Recovery follows Redis: a breaker given a probe (WithProbe: in serve a redisconn.Prober)
-// pings Redis every ProbeInterval while it is open, one ping at a time, and half-opens as soon
-// as a ping answers after a failure the probe sees (Redis unreachable, changing master, short of
-// replicas), then pings as its trial calls until it closes (see probe.go). A failover therefore costs the time until the client sees
-// the new master, not WaitDurationInOpenState.
+// Recovery follows Redis: a breaker given a probe (WithProbe: in serve a redisconn.Prober) pings
+// Redis every ProbeInterval while it is open, one ping at a time, and half-opens as soon as a ping
+// answers after a failure the probe sees (Redis unreachable, changing master, short of replicas),
+// then pings as its trial calls until it closes (see probe.go). A failover therefore costs the time
+// until the client sees the new master, not WaitDurationInOpenState.
 //
 // An outage is logged three ways, never once per call: when the breaker opens (Warn, with the
 // failure that opened it), every outageSummaryEvery while it stays open and calls are refused

@@ -17,8 +17,9 @@ import (
 	"github.com/redstate/redstate/queue"
 )
 
-// RunProperties checks the queue's three correctness properties (seed 004's properties 1 to 3,
-// on the generic envelope) with rapid, each over at least 100 generated cases (rapid's default
+// RunProperties checks the queue's three correctness properties (message round trip, list round
+// trip, a retry increments RetryCount; on the generic envelope) with rapid, each over at least 100
+// generated cases (rapid's default
 // -rapid.checks is 100), against the backend newBroker creates.
 func RunProperties(t *testing.T, newBroker NewBroker) {
 	t.Run("Property1_MessageRoundTrip", func(t *testing.T) { PropertyMessageRoundTrip(t) })

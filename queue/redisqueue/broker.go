@@ -19,13 +19,13 @@
 // marks its call (internal/resend), so that a command go-redis sends twice takes effect once;
 // see scripts.go and docs/resilience.md.
 //
-// Round trips: Enqueue, EnqueueRaw, Ack, AckBatch (one script per consumer, pipelined),
-// Release, Retry, Bury, Heartbeat, PromoteDue, DeadLetters, RequeueDead, RequeueAllDead and
-// PurgeDead are one round trip each; Dequeue and DequeueBatch are one when a job is waiting (DequeueBatch: up to max
-// jobs in one script call) and otherwise add one CLIENT ID round trip and one blocking BLMOVE
-// per wait (see dequeue.go);
-// RecoverExpired is two (list the expired consumers, then one pipeline of one script per
-// consumer); Stats is two; HasJob is two for queues below scanChunk entries per place.
+// Round trips: Enqueue, EnqueueRaw, Ack, AckBatch (one script per consumer, pipelined), Release,
+// Retry, Bury, Heartbeat, PromoteDue, DeadLetters, RequeueDead, RequeueAllDead and PurgeDead are
+// one round trip each; Dequeue and DequeueBatch are one when a job is waiting (DequeueBatch: up to
+// max jobs in one script call) and otherwise add one CLIENT ID round trip and one blocking BLMOVE
+// per wait (see dequeue.go); RecoverExpired is two (list the expired consumers, then one pipeline
+// of one script per consumer); Stats is two; HasJob is two for queues below scanChunk entries per
+// place.
 //
 // Lease deadlines follow the Redis server clock (TIME inside the scripts) unless Options.Now
 // is set, so many hosts agree on expiry without synchronized clocks.
@@ -47,8 +47,8 @@ var _ queue.Broker = (*Broker)(nil)
 
 // Options configure a Broker. The zero value is ready to use.
 type Options struct {
-	// Namespace is prepended to every key (e.g. "prod-"); default "" (the seed's names
-	// verbatim). At most 100 characters from [A-Za-z0-9:_.-].
+	// Namespace is prepended to every key (e.g. "prod-"); default "" (the queue names verbatim, as
+	// producers outside redstate use them). At most 100 characters from [A-Za-z0-9:_.-].
 	Namespace string
 	// Now, if set, is the clock for lease deadlines (Heartbeat, Dequeue's lease check,
 	// RecoverExpired), as in memqueue. Nil (the default, and the right choice in production):

@@ -16,7 +16,8 @@ import (
 	"github.com/redstate/redstate/redistest"
 )
 
-// TestRedisCrash_AcknowledgedEnqueuesSurviveSIGKILL (issue 3, "Proof"): Redis runs with
+// TestRedisCrash_AcknowledgedEnqueuesSurviveSIGKILL: an acknowledged enqueue survives a Redis
+// crash. Redis runs with
 // appendonly yes and appendfsync always; producers enqueue jobs with distinct JobIds as fast
 // as they can while Redis is killed with SIGKILL. After a restart every job whose Enqueue
 // returned nil (acknowledged) is on the pending list; jobs whose Enqueue failed may or may

@@ -32,8 +32,8 @@ func (b *Broker) Enqueue(ctx context.Context, name string, msg queue.Message) er
 	return b.push(ctx, name, mark, string(raw))
 }
 
-// EnqueueRaw implements queue.Broker: one enqueueScript call pushing raw, verbatim, as the
-// seed's legacy producer's `LPUSH <queue> '{"RetryCount":0,…}'` does, marked by a token of this
+// EnqueueRaw implements queue.Broker: one enqueueScript call pushing raw, verbatim, as a
+// legacy producer's `LPUSH <queue> '{"RetryCount":0,…}'` does, marked by a token of this
 // call (raw is not parsed, so two equal raw strings are two jobs).
 func (b *Broker) EnqueueRaw(ctx context.Context, name, raw string) error {
 	if err := queue.ValidateQueueName(name); err != nil {

@@ -109,9 +109,10 @@ func (s *stalled) stats(t *testing.T) queue.Stats {
 	return st
 }
 
-// TestResend_EnqueuePushesOnce is issue 31's report: an enqueue sent while Redis stalls
-// landed twice (two identical entries, one JobId), and both copies ran at once. The pending
-// list now holds it once, byte for byte the encoded message a plain LPUSH pushed.
+// TestResend_EnqueuePushesOnce: a job enqueued once is pushed once. An enqueue sent while Redis
+// stalls (go-redis sends it again after redis.read-timeout) used to land twice (two identical
+// entries, one JobId), and both copies ran at once. The pending list now holds it once, byte for
+// byte the encoded message a plain LPUSH pushed.
 func TestResend_EnqueuePushesOnce(t *testing.T) {
 	s := newStalled(t)
 	ctx := context.Background()

@@ -46,8 +46,9 @@ func (w *warnings) contains(s string) bool {
 	return false
 }
 
-// TestResend_WorkerAckIsNotReportedLost is issue 31's warning "queue ack found the job no
-// longer in flight; it will be redelivered", logged at the moment of a duplicate: a worker
+// TestResend_WorkerAckIsNotReportedLost: an acked job is not reported lost. The warning "queue
+// ack found the job no longer in flight; it will be redelivered" used to be logged for a
+// duplicate: a worker
 // acked a job while Redis stalled, go-redis re-sent the ack, the copy found the job already
 // removed (by the first copy) and the worker reported it lost, although it was acked and
 // nothing would redeliver it. Now the copy answers as the first did: the job counts as acked,

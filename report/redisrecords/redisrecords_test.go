@@ -85,7 +85,7 @@ func TestProperties(t *testing.T) {
 	}
 }
 
-// TestKeys_SeedNames checks the seed's key names on standalone: the report queue is
+// TestKeys_SeedNames checks the legacy application's key names on standalone: the report queue is
 // "report:queue" (dead letters "report:queue:dead"), a record is "report:record:<id>" and the
 // generating index "report:records:generating"; on Cluster a record and the index share a slot.
 func TestKeys_SeedNames(t *testing.T) {
@@ -121,9 +121,9 @@ func TestKeys_SeedNames(t *testing.T) {
 	}
 }
 
-// TestLegacyLPUSHGenerated: a message the seed's producer (or redis-cli) LPUSHed onto
-// report:queue before the upgrade, in the seed's format, is consumed by a report worker and
-// its report generated.
+// TestLegacyLPUSHGenerated: a message the legacy application's producer (or redis-cli) LPUSHed onto
+// report:queue before the upgrade, in the legacy application's format, is consumed by a report
+// worker and its report generated.
 func TestLegacyLPUSHGenerated(t *testing.T) {
 	for _, topo := range redistest.Topologies() {
 		t.Run(topo.Name, func(t *testing.T) {

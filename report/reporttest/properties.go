@@ -17,7 +17,7 @@ import (
 	"github.com/redstate/redstate/report"
 )
 
-// RunProperties checks the seed's properties 4 to 7 (设计文档 Correctness Properties: the
+// RunProperties checks the report flow's properties 4 to 7 (设计文档 Correctness Properties: the
 // regenerate operations) with rapid, each over at least 100 generated cases, against the
 // backends newBroker and newRecords create. Properties 1 to 3 are the queue's
 // (queuetest.RunProperties) plus PropertyJobRoundTrip.
@@ -203,10 +203,10 @@ func PropertyBatchCountInvariant(t *testing.T, b queue.Broker, rs report.RecordS
 	})
 }
 
-// PropertyJobRoundTrip is Property 1 for report jobs: 队列消息序列化/反序列化 round trip — any
-// report job (RecordId in [1, MaxInt64], RetryCount in [0, MaxRetryCount], any EnqueueTime,
-// optionally a payload) encodes to the seed's JSON, RecordId first, and decodes back to the
-// same record id and envelope.
+// PropertyJobRoundTrip is Property 1 for report jobs: 队列消息序列化/反序列化 round trip — any report job
+// (RecordId in [1, MaxInt64], RetryCount in [0, MaxRetryCount], any EnqueueTime, optionally a
+// payload) encodes to the legacy application's JSON, RecordId first, and decodes back to the same
+// record id and envelope.
 func PropertyJobRoundTrip(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		id := rapid.Int64Range(1, math.MaxInt64).Draw(rt, "recordId")

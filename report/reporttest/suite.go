@@ -1,9 +1,9 @@
-// Package reporttest is the conformance suite of the report block: every record store
-// (memrecords, redisrecords, sqlrecords) runs RunRecordStoreSuite, and the report flow's
-// properties (the seed's correctness properties 4 to 7) and worker tests run on a broker and a
-// store with RunProperties and RunWorkerSuite, so that all backends keep the contracts
-// documented on report.RecordStore. Subtests run in parallel on random record ids (and queue
-// names), so one backend instance may serve them all.
+// Package reporttest is the conformance suite of the report block: every record store (memrecords,
+// redisrecords, sqlrecords) runs RunRecordStoreSuite, and the report flow's properties (the report
+// flow's correctness properties 4 to 7, docs/report.md) and worker tests run on a broker and a
+// store with RunProperties and RunWorkerSuite, so that all backends keep the contracts documented
+// on report.RecordStore. Subtests run in parallel on random record ids (and queue names), so one
+// backend instance may serve them all.
 package reporttest
 
 import (
@@ -22,7 +22,7 @@ import (
 // random ids) with the default retention.
 type NewRecordStore func(t *testing.T) report.RecordStore
 
-// LegacyMessage is the seed's example message, as a legacy producer LPUSHes it.
+// LegacyMessage is the legacy application's example message, as a legacy producer LPUSHes it.
 const LegacyMessage = `{"RecordId":12345,"RetryCount":0,"EnqueueTime":"2025-01-15T10:30:00"}`
 
 // longLease is the lease of consumers that must not expire during a test.

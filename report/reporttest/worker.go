@@ -30,7 +30,8 @@ func WorkerConfig(q string, records report.RecordStore) queue.WorkerSettings {
 }
 
 // RunWorkerSuite runs the report queue's worker tests (the built-in generator, status 5 on
-// dead-lettering, the seed's legacy message) on the backends newBroker and newRecords create.
+// dead-lettering, the legacy application's message) on the backends newBroker and newRecords
+// create.
 func RunWorkerSuite(t *testing.T, newBroker queuetest.NewBroker, newRecords NewRecordStore) {
 	ctx := context.Background()
 	newWorker := func(t *testing.T, b queue.Broker, h queue.Handler, cfg queue.WorkerSettings) {

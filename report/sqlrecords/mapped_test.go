@@ -15,7 +15,7 @@ import (
 	"github.com/redstate/redstate/sqldb/sqltest"
 )
 
-// createSeedRecords creates a records table as seed 004's application keeps it (its own
+// createSeedRecords creates a records table as an existing report application keeps it (its own
 // column names, a date-time without zone, columns redstate does not know about). On MySQL the
 // date-time is DATETIME(6), as the RecordStore suite needs microseconds.
 func createSeedRecords(t *testing.T, db *sqldb.DB, withoutError bool) {

@@ -1,11 +1,11 @@
-// Package sqlrecords is the SQL report.RecordStore (package sqldb: SQLite embedded, PostgreSQL
-// or MySQL/MariaDB in production). The seed keeps its assessment records in SQL and only the
-// queue in Redis, so with this store a submit succeeds (status 3) while Redis is down and the
+// Package sqlrecords is the SQL report.RecordStore (package sqldb: SQLite embedded, PostgreSQL or
+// MySQL/MariaDB in production). The legacy application keeps its assessment records in SQL and only
+// the queue in Redis, so with this store a submit succeeds (status 3) while Redis is down and the
 // reconciler enqueues it when Redis returns. On SQLite and PostgreSQL every operation is one
-// statement (an upsert or a guarded UPDATE … RETURNING), so each is atomic without explicit
-// locks. MySQL has neither RETURNING nor a conditional upsert: there a write is a plain INSERT
-// and, when the record exists, a transaction that locks its row (SELECT … FOR UPDATE), checks
-// the same guard and updates it (see mysqlWrite).
+// statement (an upsert or a guarded UPDATE … RETURNING), so each is atomic without explicit locks.
+// MySQL has neither RETURNING nor a conditional upsert: there a write is a plain INSERT and, when
+// the record exists, a transaction that locks its row (SELECT … FOR UPDATE), checks the same guard
+// and updates it (see mysqlWrite).
 package sqlrecords
 
 import (

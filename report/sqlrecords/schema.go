@@ -10,7 +10,8 @@ import (
 // Component is the name the record schema's migrations are recorded under.
 const Component = "report-records"
 
-// Table is the records table: the seed's assessment_records as far as its report is concerned.
+// Table is the records table: the legacy application's assessment_records as far as its report is
+// concerned.
 const Table = "assessment_records"
 
 // Migrations are the record schema's migrations (sqldb.Migrate). Times are Unix microseconds
