@@ -41,7 +41,9 @@ type waiter struct {
 	ready chan struct{}
 }
 
-func newFakeClock(now time.Time) *fakeClock { return &fakeClock{now: now, changed: make(chan struct{})} }
+func newFakeClock(now time.Time) *fakeClock {
+	return &fakeClock{now: now, changed: make(chan struct{})}
+}
 
 func (c *fakeClock) Now() time.Time {
 	c.mu.Lock()
