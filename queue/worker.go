@@ -309,9 +309,9 @@ func (w *Worker) handle(ctx context.Context, d *Delivery, ack ackFunc) {
 	if decodeErr != nil {
 		// Not one of the queue's jobs: dead-lettered with the reason (never dropped), so an
 		// operator sees it and may requeue it; no handler and no OnDead hook runs.
+		log.Error("queue message malformed; dead-lettering it", "err", decodeErr)
 		dead := MalformedDeadLetter(d, decodeErr, w.cfg.Now())
 		if w.settle(ctx, "bury", func(c context.Context) error { return w.b.Bury(c, d, dead) }) {
-			log.Error("queue message malformed; dead-lettered", "err", decodeErr)
 			w.observe(OutcomeMalformed, 0)
 		}
 		return
