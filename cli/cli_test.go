@@ -140,7 +140,7 @@ func TestConfigPrint_OutputFedBackRefusesRedactionMarker(t *testing.T) {
 // TestConfigPrint_SpellsOutQueueDefaults: config print shows the effective queue settings, so
 // prefetch is its concurrency (the documented default), never null.
 func TestConfigPrint_SpellsOutQueueDefaults(t *testing.T) {
-	cfg := writeConfig(t, "queue:\n  queues:\n    - name: a\n      concurrency: 4\n    - name: b\n      prefetch: 0\n")
+	cfg := writeConfig(t, "queue:\n  queues:\n    - name: a\n      concurrency: 4\n    - name: b\n      handler: external\n      prefetch: 0\n")
 	out, err := run(t, "config", "print", "--config", cfg)
 	if err != nil {
 		t.Fatalf("config print: %v\n%s", err, out)

@@ -68,6 +68,7 @@ func (c Config) Validate() error {
 		v.notRedacted(p+"webhook.secret", q.Webhook.Secret)
 	}
 	v.add(c.Report.Validate())
+	v.add(c.Report.ValidateQueueHandlers(c.Queue))
 	if c.Report.Queue != "" {
 		if _, on := c.Report.QueueIn(c.Queue); !on {
 			v.addf("report.queue", "%q is not one of queue.queues; add it there (handler: external when a consumer outside redstate takes its jobs)", c.Report.Queue)

@@ -57,7 +57,7 @@ func DecodeFanOutJob(m queue.Message) (int64, error) {
 }
 
 // CheckFanOutJob is the fan-out queue's queue.WorkerSettings.Check: a message that is not a fan-out
-// job (DecodeFanOutJob fails) is dropped.
+// job (DecodeFanOutJob fails) is dead-lettered with the reason.
 func CheckFanOutJob(m queue.Message) error {
 	_, err := DecodeFanOutJob(m)
 	return err

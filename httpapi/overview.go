@@ -105,7 +105,7 @@ func (s *server) queueList(w http.ResponseWriter, r *http.Request) error {
 type throughputMinute struct {
 	// Minute is the minute's start (UTC).
 	Minute time.Time `json:"minute"`
-	// Counts are jobs by outcome (acked, retried, dead, dropped, lost).
+	// Counts are jobs by outcome (acked, retried, dead, malformed, lost).
 	Counts map[string]int64 `json:"counts"`
 }
 

@@ -46,7 +46,7 @@ type Broker interface {
 	// polling; on timeout it returns (nil, nil). consumerID must hold a live lease (Heartbeat
 	// first). The returned Delivery carries the exact stored string and its decoding; a string
 	// that is not a valid Message is still delivered, with DecodeErr set, so that the caller can
-	// log it and Ack (drop) it.
+	// dead-letter it with the reason (Bury).
 	// Errors: EINVALID (bad queue name or consumer id, timeout <= 0), ECONFLICT (consumerID holds
 	// no live lease), EUNAVAILABLE, or ctx.Err() when ctx ended.
 	Dequeue(ctx context.Context, queue, consumerID string, timeout time.Duration) (*Delivery, error)
@@ -173,7 +173,7 @@ type Delivery struct {
 	// Message is Raw decoded; the zero Message when DecodeErr is set.
 	Message Message
 	// DecodeErr is non-nil when Raw is not a valid Message. The Worker logs such a delivery at
-	// Error level and Acks it (drops it).
+	// Error level and dead-letters it with the reason (MalformedDeadLetter).
 	DecodeErr error
 }
 

@@ -227,8 +227,8 @@ func EncodeMessage(m Message) ([]byte, error) {
 }
 
 // DecodeMessage parses a stored message. It fails (EINVALID) on malformed JSON (or a value
-// that is not an object), a bad EnqueueTime or RetryCount < 0; the Worker logs such a message
-// and drops it.
+// that is not an object), a bad EnqueueTime or RetryCount < 0; the Worker dead-letters such a
+// message with the reason (MalformedDeadLetter).
 func DecodeMessage(b []byte) (Message, error) {
 	var m Message
 	if err := json.Unmarshal(b, &m); err != nil {

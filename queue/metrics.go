@@ -15,7 +15,7 @@ const queueDepthTimeout = 2 * time.Second
 
 // Metrics are the queue block's metrics, registered in a metrics.Metrics registry:
 //
-//	redstate_queue_jobs_total{queue,outcome}        handled jobs by outcome (acked, retried, dead, dropped, lost)
+//	redstate_queue_jobs_total{queue,outcome}        handled jobs by outcome (acked, retried, dead, malformed, lost)
 //	redstate_queue_job_duration_seconds{queue}      handler run time
 //	redstate_queue_depth{queue,place}               jobs per place (pending, running, retrying, dead), read at scrape time
 //
@@ -37,7 +37,7 @@ func NewMetrics(m *metrics.Metrics) *Metrics {
 	q := &Metrics{
 		jobs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "redstate_queue_jobs_total",
-			Help: "Jobs handled by queue workers, by queue and outcome (acked, retried, dead, dropped, lost).",
+			Help: "Jobs handled by queue workers, by queue and outcome (acked, retried, dead, malformed, lost).",
 		}, []string{"queue", "outcome"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "redstate_queue_job_duration_seconds",
@@ -55,14 +55,14 @@ func NewMetrics(m *metrics.Metrics) *Metrics {
 	return q
 }
 
-// ObserveJob implements Observer: it counts the outcome and, unless the job was dropped
-// or lost (no handler run), observes its duration.
+// ObserveJob implements Observer: it counts the outcome and, unless the message was malformed
+// or the job lost (no handler run), observes its duration.
 func (q *Metrics) ObserveJob(name, outcome string, d time.Duration) {
 	if q == nil {
 		return
 	}
 	q.jobs.WithLabelValues(name, outcome).Inc()
-	if outcome != OutcomeDropped && outcome != OutcomeLost {
+	if outcome != OutcomeMalformed && outcome != OutcomeLost {
 		q.duration.WithLabelValues(name).Observe(d.Seconds())
 	}
 }

@@ -17,7 +17,7 @@ func TestMetrics_CountJobsAndReadDepths(t *testing.T) {
 	q := NewMetrics(m)
 	q.ObserveJob("report:queue", OutcomeAcked, 20*time.Millisecond)
 	q.ObserveJob("report:queue", OutcomeRetried, 10*time.Millisecond)
-	q.ObserveJob("report:queue", OutcomeDropped, 0)
+	q.ObserveJob("report:queue", OutcomeMalformed, 0)
 	q.WatchDepth("report:queue", func(context.Context) (Stats, error) {
 		return Stats{Pending: 3, Running: 1, Retrying: 2, Dead: 4}, nil
 	})
@@ -30,10 +30,10 @@ redstate_queue_depth{place="dead",queue="report:queue"} 4
 redstate_queue_depth{place="pending",queue="report:queue"} 3
 redstate_queue_depth{place="retrying",queue="report:queue"} 2
 redstate_queue_depth{place="running",queue="report:queue"} 1
-# HELP redstate_queue_jobs_total Jobs handled by queue workers, by queue and outcome (acked, retried, dead, dropped, lost).
+# HELP redstate_queue_jobs_total Jobs handled by queue workers, by queue and outcome (acked, retried, dead, malformed, lost).
 # TYPE redstate_queue_jobs_total counter
 redstate_queue_jobs_total{outcome="acked",queue="report:queue"} 1
-redstate_queue_jobs_total{outcome="dropped",queue="report:queue"} 1
+redstate_queue_jobs_total{outcome="malformed",queue="report:queue"} 1
 redstate_queue_jobs_total{outcome="retried",queue="report:queue"} 1
 `
 	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "redstate_queue_depth", "redstate_queue_jobs_total"); err != nil {

@@ -7,7 +7,7 @@ import "time"
 // be safe for concurrent use and fast (they run on the worker's goroutines).
 type Observer interface {
 	// ObserveJob counts one handled delivery of queue: its outcome (an Outcome constant) and
-	// how long the handler ran (0 for OutcomeDropped).
+	// how long the handler ran (0 for OutcomeMalformed and OutcomeLost).
 	ObserveJob(queue, outcome string, d time.Duration)
 }
 
@@ -19,8 +19,10 @@ const (
 	OutcomeRetried = "retried"
 	// OutcomeDead: the handler failed after the last retry; the job was dead-lettered.
 	OutcomeDead = "dead"
-	// OutcomeDropped: the message was malformed and was dropped.
-	OutcomeDropped = "dropped"
+	// OutcomeMalformed: the message was malformed (not a JSON object, a bad envelope member,
+	// or rejected by WorkerSettings.Check) and was dead-lettered with the reason, no handler
+	// run.
+	OutcomeMalformed = "malformed"
 	// OutcomeLost: the job could not be settled (acked, retried or buried) because its lease
 	// had expired and it was recovered; it will be (or was) delivered again.
 	OutcomeLost = "lost"

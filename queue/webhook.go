@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,47 +20,54 @@ const DefaultWebhookTimeout = 30 * time.Second
 // webhookSnippet bounds how much of a failing response body goes into the error.
 const webhookSnippet = 256
 
-// WebhookJob is the JSON body WebhookHandler POSTs for each job by default (JSONWebhookBody).
-type WebhookJob struct {
-	// Queue is the queue the job was taken from.
-	Queue string `json:"queue"`
-	// RetryCount is how many times the job has been retried (0 on the first attempt).
-	RetryCount int `json:"retryCount"`
-	// EnqueueTime is when the job was first enqueued (RFC 3339, UTC).
-	EnqueueTime time.Time `json:"enqueueTime"`
-	// Payload is the job's optional payload (null when absent).
-	Payload json.RawMessage `json:"payload"`
-	// Raw is the exact stored message.
-	Raw string `json:"raw"`
-}
+// Headers of every webhook call, besides Content-Type and the signature's (package webhook).
+const (
+	// HeaderQueue carries the queue the job was taken from.
+	HeaderQueue = "X-Redstate-Queue"
+	// HeaderJobID carries the job's JobId; absent when the job has none (a message a
+	// producer outside redstate wrote without one).
+	HeaderJobID = "X-Redstate-Job-Id"
+	// HeaderAttempt carries the attempt number: 1 on the first delivery, RetryCount + 1 after
+	// retries. A job redelivered after a crash keeps its number (delivery is at least once).
+	HeaderAttempt = "X-Redstate-Attempt"
+	// HeaderDeadline carries when redstate gives up on the call (RFC 3339, UTC, milliseconds):
+	// the call's timeout or the handler's own deadline, whichever comes first. An answer
+	// after it counts as a failure.
+	HeaderDeadline = "X-Redstate-Deadline"
+)
+
+// deadlineLayout is HeaderDeadline's format: RFC 3339 with milliseconds.
+const deadlineLayout = "2006-01-02T15:04:05.000Z07:00"
 
 // WebhookBody builds the JSON body WebhookHandler POSTs for a job.
 type WebhookBody func(job *Delivery) ([]byte, error)
 
-// JSONWebhookBody is the default WebhookBody: the job as a WebhookJob. Payload is null when
-// the job has none.
-func JSONWebhookBody(job *Delivery) ([]byte, error) {
+// PayloadWebhookBody is the default WebhookBody: the job's payload as its producer sent it —
+// its Payload member when it has one (a Producer's job), else the members its producer wrote
+// beside the envelope, as one object (a plain JSON object LPUSHed by a producer outside
+// redstate: {"to":"a@example.com"} is posted as {"to":"a@example.com"}, whatever RetryCount
+// or EnqueueTime it carries), else null.
+func PayloadWebhookBody(job *Delivery) ([]byte, error) {
 	m := job.Message
-	payload := m.Payload
-	if len(payload) == 0 {
-		payload = json.RawMessage("null")
+	switch {
+	case len(m.Payload) > 0:
+		return m.Payload, nil
+	case len(m.Fields) > 0:
+		return json.Marshal(m.Fields)
+	default:
+		return []byte("null"), nil
 	}
-	return json.Marshal(WebhookJob{
-		Queue:       job.Queue,
-		RetryCount:  m.RetryCount,
-		EnqueueTime: m.EnqueueTime.UTC(),
-		Payload:     payload,
-		Raw:         job.Raw,
-	})
 }
 
 // WebhookHandler returns a Handler that POSTs each job to url, as built by body (nil:
-// JSONWebhookBody), with Content-Type application/json. A 2xx answer is success; any other status (the error names it
-// and a snippet of the body), a timeout or a connection error is a failure, so the job is
-// retried or dead-lettered by the Worker. timeout bounds each call (0: DefaultWebhookTimeout);
-// client nil uses a client without its own timeout (the per-call timeout applies). With a
-// non-empty secret every call is signed (package webhook: X-Redstate-Timestamp and
-// X-Redstate-Signature, HMAC-SHA256 of timestamp and body).
+// PayloadWebhookBody), with Content-Type application/json and the job's queue, id, attempt
+// and deadline in the headers HeaderQueue, HeaderJobID, HeaderAttempt and HeaderDeadline. A
+// 2xx answer is success; any other status (the error names it and a snippet of the body), a
+// timeout or a connection error is a failure, so the job is retried or dead-lettered by the
+// Worker. timeout bounds each call (0: DefaultWebhookTimeout), and so does the handler's ctx
+// when it ends first; client nil uses a client without its own timeout (the per-call
+// timeout applies). With a non-empty secret every call is signed (package webhook:
+// X-Redstate-Timestamp and X-Redstate-Signature, HMAC-SHA256 of timestamp and body).
 func WebhookHandler(url, secret string, timeout time.Duration, client *http.Client, body WebhookBody) Handler {
 	if timeout <= 0 {
 		timeout = DefaultWebhookTimeout
@@ -68,7 +76,7 @@ func WebhookHandler(url, secret string, timeout time.Duration, client *http.Clie
 		client = &http.Client{}
 	}
 	if body == nil {
-		body = JSONWebhookBody
+		body = PayloadWebhookBody
 	}
 	encode := body
 	return func(ctx context.Context, job *Delivery) error {
@@ -83,6 +91,7 @@ func WebhookHandler(url, secret string, timeout time.Duration, client *http.Clie
 			return fmt.Errorf("webhook: %w", err)
 		}
 		req.Header.Set("Content-Type", "application/json")
+		setJobHeaders(ctx, req.Header, job)
 		webhook.SignRequest(req, body, time.Now(), []byte(secret))
 		resp, err := client.Do(req)
 		if err != nil {
@@ -98,6 +107,18 @@ func WebhookHandler(url, secret string, timeout time.Duration, client *http.Clie
 			return nil
 		}
 		return fmt.Errorf("webhook POST %s: status %d: %s", url, resp.StatusCode, cleanSnippet(snippet))
+	}
+}
+
+// setJobHeaders sets the job headers of a call for job, whose deadline is ctx's.
+func setJobHeaders(ctx context.Context, h http.Header, job *Delivery) {
+	h.Set(HeaderQueue, job.Queue)
+	if job.Message.JobID != "" {
+		h.Set(HeaderJobID, job.Message.JobID)
+	}
+	h.Set(HeaderAttempt, strconv.Itoa(job.Message.RetryCount+1))
+	if d, ok := ctx.Deadline(); ok {
+		h.Set(HeaderDeadline, d.UTC().Format(deadlineLayout))
 	}
 }
 

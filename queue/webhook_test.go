@@ -25,36 +25,56 @@ func webhookDelivery(t *testing.T) *queue.Delivery {
 	return queue.NewDelivery("jobs", "c1", string(raw))
 }
 
-func TestWebhookHandler_PostsJobAndAccepts2xx(t *testing.T) {
-	var got queue.WebhookJob
-	var ctype, method string
+// TestWebhookHandler_PostsPayloadWithJobHeaders: the body is the job's payload as sent; the
+// queue, job id, attempt and deadline are headers.
+func TestWebhookHandler_PostsPayloadWithJobHeaders(t *testing.T) {
+	var body string
+	var header http.Header
+	var method string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		method, ctype = r.Method, r.Header.Get("Content-Type")
 		b, _ := io.ReadAll(r.Body)
-		if err := json.Unmarshal(b, &got); err != nil {
-			t.Errorf("body %s: %v", b, err)
-		}
-		var generic map[string]any
-		_ = json.Unmarshal(b, &generic)
-		for _, k := range []string{"queue", "retryCount", "enqueueTime", "payload", "raw"} {
-			if _, ok := generic[k]; !ok {
-				t.Errorf("body lacks %q: %s", k, b)
-			}
-		}
+		method, body, header = r.Method, string(b), r.Header.Clone()
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	defer srv.Close()
 
 	d := webhookDelivery(t)
-	if err := queue.WebhookHandler(srv.URL, "", time.Second, nil, nil)(context.Background(), d); err != nil {
+	before := time.Now()
+	if err := queue.WebhookHandler(srv.URL, "", time.Minute, nil, nil)(context.Background(), d); err != nil {
 		t.Fatalf("2xx: %v", err)
 	}
-	if method != http.MethodPost || ctype != "application/json" {
-		t.Errorf("method %s, content-type %q", method, ctype)
+	if method != http.MethodPost || header.Get("Content-Type") != "application/json" {
+		t.Errorf("method %s, content-type %q", method, header.Get("Content-Type"))
 	}
-	if got.Queue != "jobs" || got.RetryCount != 2 || got.Raw != d.Raw ||
-		!got.EnqueueTime.Equal(d.Message.EnqueueTime) || string(got.Payload) != `{"a":1}` {
-		t.Errorf("job = %+v", got)
+	if body != `{"a":1}` {
+		t.Errorf("body = %s, want the payload", body)
+	}
+	if header.Get(queue.HeaderQueue) != "jobs" || header.Get(queue.HeaderJobID) != "j1" || header.Get(queue.HeaderAttempt) != "3" {
+		t.Errorf("queue %q, job id %q, attempt %q; want jobs, j1, 3 (RetryCount 2)",
+			header.Get(queue.HeaderQueue), header.Get(queue.HeaderJobID), header.Get(queue.HeaderAttempt))
+	}
+	deadline, err := time.Parse(time.RFC3339, header.Get(queue.HeaderDeadline))
+	if err != nil || deadline.Before(before.Add(time.Minute).Truncate(time.Millisecond)) || deadline.After(time.Now().Add(time.Minute)) {
+		t.Errorf("deadline %q (%v), want the call's timeout from its start", header.Get(queue.HeaderDeadline), err)
+	}
+}
+
+// TestWebhookHandler_DeadlineIsTheHandlersWhenEarlier: a handler ctx ending before the call's
+// timeout (a job's own timeout) is the deadline the receiver is told.
+func TestWebhookHandler_DeadlineIsTheHandlersWhenEarlier(t *testing.T) {
+	got := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get(queue.HeaderDeadline)
+	}))
+	defer srv.Close()
+	want := time.Now().Add(time.Hour).UTC().Truncate(time.Millisecond)
+	ctx, cancel := context.WithDeadline(context.Background(), want)
+	defer cancel()
+	if err := queue.WebhookHandler(srv.URL, "", 24*time.Hour, nil, nil)(ctx, webhookDelivery(t)); err != nil {
+		t.Fatal(err)
+	}
+	if d := <-got; d != want.Format("2006-01-02T15:04:05.000Z") {
+		t.Errorf("deadline %s, want the handler's %s", d, want.Format(time.RFC3339Nano))
 	}
 }
 
@@ -100,21 +120,32 @@ func TestWebhookHandler_FailureCases(t *testing.T) {
 	}
 }
 
-func TestWebhookHandler_NullPayloadForForeignMessage(t *testing.T) {
-	var body map[string]any
+// TestWebhookHandler_ForeignMessageBodyIsItsOwnMembers: a message without a Payload member
+// (a producer outside redstate LPUSHed a plain object) is posted as the members its producer
+// wrote, without the envelope, and without a job id header; a job with neither is null.
+func TestWebhookHandler_ForeignMessageBodyIsItsOwnMembers(t *testing.T) {
+	type call struct {
+		body  string
+		jobID []string
+	}
+	calls := make(chan call, 3)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewDecoder(r.Body).Decode(&body)
+		b, _ := io.ReadAll(r.Body)
+		calls <- call{string(b), r.Header.Values(queue.HeaderJobID)}
 	}))
 	defer srv.Close()
-	d := queue.NewDelivery("jobs", "c1", `{"Key":12345,"RetryCount":0,"EnqueueTime":"2025-01-15T10:30:00"}`)
-	if err := queue.WebhookHandler(srv.URL, "", time.Second, nil, nil)(context.Background(), d); err != nil {
-		t.Fatal(err)
-	}
-	if v, ok := body["payload"]; !ok || v != nil {
-		t.Errorf("payload = %v (present %v)", v, ok)
-	}
-	if body["raw"] != d.Raw {
-		t.Errorf("raw = %v", body["raw"])
+	h := queue.WebhookHandler(srv.URL, "", time.Second, nil, nil)
+	for _, tc := range []struct{ raw, want string }{
+		{`{"Key":12345,"RetryCount":0,"EnqueueTime":"2025-01-15T10:30:00"}`, `{"Key":12345}`},
+		{`{"to":"a@example.com","tags":["x"]}`, `{"tags":["x"],"to":"a@example.com"}`},
+		{`{"RetryCount":1,"EnqueueTime":"2025-01-15T10:30:00"}`, `null`},
+	} {
+		if err := h(context.Background(), queue.NewDelivery("jobs", "c1", tc.raw)); err != nil {
+			t.Fatal(err)
+		}
+		if c := <-calls; c.body != tc.want || c.jobID != nil {
+			t.Errorf("%s: body %s, job id %v; want %s and no job id", tc.raw, c.body, c.jobID, tc.want)
+		}
 	}
 }
 

@@ -292,8 +292,8 @@ func (w *Worker) release(ctx context.Context, ds []*Delivery) {
 	w.log.Info("queue released prefetched jobs to the head of the queue", "jobs", n)
 }
 
-// Process handles one delivery exactly as Run does: it drops a malformed message, runs the
-// handler, and acks, retries or dead-letters the job (calling WorkerSettings.OnDead in the last case). It is exported for callers that drive their own Dequeue loop, and for tests; it uses
+// Process handles one delivery exactly as Run does: it dead-letters a malformed message
+// (MalformedDeadLetter), runs the handler, and acks, retries or dead-letters the job (calling WorkerSettings.OnDead in the last case). It is exported for callers that drive their own Dequeue loop, and for tests; it uses
 // no lease or maintenance goroutine. It returns when the job is settled or ctx ends.
 func (w *Worker) Process(ctx context.Context, d *Delivery) {
 	w.handle(ctx, d, func(c context.Context, d *Delivery) error { return w.b.Ack(c, d) })
@@ -307,9 +307,12 @@ func (w *Worker) handle(ctx context.Context, d *Delivery, ack ackFunc) {
 		decodeErr = w.cfg.Check(d.Message)
 	}
 	if decodeErr != nil {
-		log.Error("queue message malformed; dropping it", "err", decodeErr)
-		if w.settle(ctx, "ack", func(c context.Context) error { return ack(c, d) }) {
-			w.observe(OutcomeDropped, 0)
+		// Not one of the queue's jobs: dead-lettered with the reason (never dropped), so an
+		// operator sees it and may requeue it; no handler and no OnDead hook runs.
+		log.Error("queue message malformed; dead-lettering it", "err", decodeErr)
+		dead := MalformedDeadLetter(d, decodeErr, w.cfg.Now())
+		if w.settle(ctx, "bury", func(c context.Context) error { return w.b.Bury(c, d, dead) }) {
+			w.observe(OutcomeMalformed, 0)
 		}
 		return
 	}

@@ -83,8 +83,8 @@ type WorkerSettings struct {
 	// Now is the clock used for retry due times. Default time.Now.
 	Now func() time.Time
 	// Check, if non-nil, vets every decoded message before the handler runs: a message it
-	// rejects is malformed, and is logged and dropped like one that is not valid JSON (a
-	// queue's user states here which messages its jobs are).
+	// rejects is malformed, and is dead-lettered with the reason like one that is not valid
+	// JSON (MalformedDeadLetter; a queue's user states here which messages its jobs are).
 	Check func(Message) error
 	// OnDead, if non-nil, is called for every job the worker dead-letters (see DeadHook).
 	OnDead DeadHook

@@ -10,9 +10,10 @@ import (
 )
 
 // HandlerReport is the queue handler of the built-in report generator (queue.queues[].handler:
-// report), the default of a queue of the configuration. The other handlers are the queue's
-// (queue.HandlerWebhook, queue.HandlerExternal); whichever a queue has, its jobs are the
-// report flow's (CheckJob, MarkFailed), so the choice of handler is this package's.
+// report), the default of a queue of the configuration, and valid on the report queue only
+// (ValidateQueueHandlers). The other handlers are the queue's (queue.HandlerWebhook,
+// queue.HandlerExternal); whichever the report queue has, its jobs are the report flow's
+// (CheckJob, MarkFailed), and every other queue's are plain jobs.
 const HandlerReport = "report"
 
 // Record stores (queue.Config.RecordStore).
@@ -155,6 +156,31 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("report.delay: must not be negative, got %s (0 means no artificial delay)", c.Delay))
 	}
 	return errors.Join(append(errs, c.SQL.Validate())...)
+}
+
+// ValidateQueueHandlers reports every queue of q other than the report flow's queue (QueueIn)
+// whose handler is HandlerReport, by name or as the default of an empty one, each naming its
+// key: the generator, the report checks and the dead-letter hook are the report queue's only
+// (a second report queue would run report jobs nothing submits or reconciles).
+func (c Config) ValidateQueueHandlers(q queue.Config) error {
+	reportQueue, on := c.QueueIn(q)
+	var errs []error
+	for i, s := range q.Queues {
+		if (s.Handler != "" && s.Handler != HandlerReport) || (on && s.Name == reportQueue) {
+			continue
+		}
+		how := fmt.Sprintf("%q", HandlerReport)
+		if s.Handler == "" {
+			how = fmt.Sprintf("%q (the default of a queue that names none)", HandlerReport)
+		}
+		where := "the report queue (report.queue)"
+		if on {
+			where = fmt.Sprintf("the report queue %q (report.queue)", reportQueue)
+		}
+		errs = append(errs, fmt.Errorf("queue.queues[%d].handler: %s runs the report generator, which serves only %s; give %q handler %s or %s",
+			i, how, where, s.Name, queue.HandlerWebhook, queue.HandlerExternal))
+	}
+	return errors.Join(errs...)
 }
 
 // QueueIn returns the queue of the report flow among the queues of q (see Config.Queue) and

@@ -96,3 +96,38 @@ func TestRecordsSQLConfig_Validate(t *testing.T) {
 		}
 	}
 }
+
+// TestConfig_HandlerReportOnTheReportQueueOnly: handler report, named or by default, is valid
+// on the report queue only; webhook and external queues beside it are plain queues.
+func TestConfig_HandlerReportOnTheReportQueueOnly(t *testing.T) {
+	webhook := queue.Spec{Name: "mail:queue", Handler: queue.HandlerWebhook, Webhook: queue.WebhookSpec{URL: "http://127.0.0.1:9000/jobs"}}
+	ok := []queue.Config{
+		report.DefaultQueueConfig(),
+		{Queues: []queue.Spec{report.DefaultQueueSpec(), webhook, {Name: "legacy", Handler: queue.HandlerExternal}}},
+		{Queues: []queue.Spec{webhook, {Name: "reports"}}}, // the first queue with handler report is the report queue
+	}
+	for _, q := range ok {
+		if err := report.DefaultConfig().ValidateQueueHandlers(q); err != nil {
+			t.Errorf("%+v: %v", q.Queues, err)
+		}
+	}
+	q := queue.Config{Queues: []queue.Spec{report.DefaultQueueSpec(), {Name: "other"}, webhook, {Name: "v2", Handler: report.HandlerReport}}}
+	err := report.DefaultConfig().ValidateQueueHandlers(q)
+	for _, want := range []string{
+		`queue.queues[1].handler: "report" (the default of a queue that names none) runs the report generator, which serves only the report queue "report:queue" (report.queue); give "other" handler webhook or external`,
+		`queue.queues[3].handler: "report" runs the report generator`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v lacks %q", err, want)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "queues[2]") {
+		t.Errorf("the webhook queue was refused: %v", err)
+	}
+	r := report.DefaultConfig()
+	r.Queue = "mail:queue" // the report flow on a webhook queue: no queue may have handler report
+	if err := r.ValidateQueueHandlers(queue.Config{Queues: []queue.Spec{webhook, {Name: "x", Handler: report.HandlerReport}}}); err == nil ||
+		!strings.Contains(err.Error(), `queue.queues[1].handler: "report" runs the report generator, which serves only the report queue "mail:queue"`) {
+		t.Errorf("handler report beside a webhook report queue: %v", err)
+	}
+}

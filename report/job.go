@@ -45,8 +45,10 @@ func RecordIDOf(m queue.Message) (int64, error) {
 	return id, nil
 }
 
-// CheckJob is the report queues' queue.WorkerSettings.Check: a message without a valid RecordId is
-// malformed, so the Worker logs and drops it (as the legacy application does: 消息反序列化失败 … 丢弃该消息).
+// CheckJob is the report queue's queue.WorkerSettings.Check: a message without a valid RecordId
+// is malformed, so the Worker dead-letters it with the reason and touches no record. (The
+// legacy application logged and dropped such a message, 消息反序列化失败 … 丢弃该消息; a dead
+// letter keeps it for an operator.)
 func CheckJob(m queue.Message) error {
 	_, err := RecordIDOf(m)
 	return err

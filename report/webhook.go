@@ -7,8 +7,9 @@ import (
 	"github.com/redstate/redstate/queue"
 )
 
-// WebhookJob is the JSON body a report queue's webhook handler POSTs for each job: the
-// queue's generic body (queue.WebhookJob) with the job's record id.
+// WebhookJob is the JSON body a report queue's webhook handler POSTs for each job (in place of
+// the queue's default, the payload alone), so that report webhook receivers get the job with
+// its record id.
 type WebhookJob struct {
 	// Queue is the queue the job was taken from.
 	Queue string `json:"queue"`
@@ -24,9 +25,9 @@ type WebhookJob struct {
 	Raw string `json:"raw"`
 }
 
-// WebhookBody is the queue.WebhookBody of a report queue: the job as a WebhookJob. A job
-// without a valid RecordId has record id 0 (a report queue's worker drops such jobs before
-// any handler runs: CheckJob).
+// WebhookBody is the queue.WebhookBody of the report queue: the job as a WebhookJob. A job
+// without a valid RecordId has record id 0 (the report queue's worker dead-letters such jobs
+// before any handler runs: CheckJob).
 func WebhookBody(job *queue.Delivery) ([]byte, error) {
 	m := job.Message
 	id, _ := RecordIDOf(m)

@@ -216,7 +216,7 @@ function chart(minutes) {
   const ns = 'http://www.w3.org/2000/svg';
   const w = 720, h = 140, n = minutes.length;
   const done = minutes.map((m) => m.counts.acked || 0);
-  const failed = minutes.map((m) => (m.counts.retried || 0) + (m.counts.dead || 0) + (m.counts.dropped || 0) + (m.counts.lost || 0));
+  const failed = minutes.map((m) => (m.counts.retried || 0) + (m.counts.dead || 0) + (m.counts.malformed || 0) + (m.counts.lost || 0));
   const max = Math.max(1, ...done.map((d, i) => d + failed[i]));
   const svg = document.createElementNS(ns, 'svg');
   svg.setAttribute('viewBox', `0 0 ${w} ${h}`);
@@ -239,7 +239,7 @@ function chart(minutes) {
       svg.append(r);
     }
   });
-  return el('figure', {}, svg, el('figcaption', { text: `last ${n} minutes: ${total} done, ${fails} failed (retried, dead, dropped or lost), all instances` }));
+  return el('figure', {}, svg, el('figcaption', { text: `last ${n} minutes: ${total} done, ${fails} failed (retried, dead, malformed or lost), all instances` }));
 }
 
 async function queuesPage(view) {

@@ -197,7 +197,7 @@ func schemas() obj {
 			req("queue", str("The queue name.")),
 			req("minutes", array(object("One minute (httpapi.throughputMinute).",
 				req("minute", dateTime("The minute's start (UTC).")),
-				req("counts", mapOf(integer(""), "Jobs by outcome: acked, retried, dead, dropped, lost.")),
+				req("counts", mapOf(integer(""), "Jobs by outcome: acked, retried, dead, malformed, lost.")),
 			), "Oldest first, every minute present.")),
 		),
 		"QueueMessage": openObject("A queue job as stored (queue.Message); member names are the seed's. Jobs of the report flow's queues carry RecordId (the seed's format); other members a producer wrote are kept as they are.",

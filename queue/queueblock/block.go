@@ -29,9 +29,10 @@ import (
 // Name is the block's name in Health, logs and the overview.
 const Name = "queue"
 
-// Block is the queue block with the report flow on top. The queues of queue.queues carry the
-// report jobs: their workers drop messages without a RecordId (report.CheckJob) and set a
-// dead-lettered job's record to status 5 (report.MarkFailed), whatever their handler.
+// Block is the queue block: a worker per queue of queue.queues, each running its queue's
+// handler, with the report flow as one client (Client) on the report queue only. Every other
+// queue runs its webhook, no worker (external), or a Go handler a program embedding the block
+// brings as a Client, with no report checks.
 type Block struct {
 	// backend is component.BackendMemory or component.BackendRedis.
 	backend string
@@ -66,10 +67,16 @@ type Block struct {
 
 // Open builds the queue block from cfg (the queue section) and reports (the report section) on
 // env: the memory broker without Redis, the Redis broker (keys under env.Namespace) with it;
-// records in env's SQL pool (queue.record-store sql), Redis or memory. Workers are created but
-// not started (see Start). An unreachable Redis is not an error: workers log and retry.
-// Errors: the stores', workers' and report flow's construction errors.
-func Open(ctx context.Context, env component.Env, cfg queue.Config, reports report.Config) (*Block, error) {
+// records in env's SQL pool (queue.record-store sql), Redis or memory. The report flow, when
+// on (report.Config.QueueIn), is the client of the report queue: its generator (handler
+// report), its check (report.CheckJob), its dead-letter hook (report.MarkFailed) and its
+// webhook body (report.WebhookBody). clients are the embedding program's, one per queue of
+// cfg other than the report queue. Workers are created but not started (see Start). An
+// unreachable Redis is not an error: workers log and retry.
+// Errors: EINVALID (a client for no queue of cfg or for a queue that has one; a queue whose
+// handler no client serves, such as handler report on a queue other than the report queue),
+// the stores', workers' and report flow's construction errors.
+func Open(ctx context.Context, env component.Env, cfg queue.Config, reports report.Config, clients ...Client) (*Block, error) {
 	log := env.Logger()
 	qb := &Block{admins: map[string]*queue.Admin{}, handlers: map[string]string{}, log: log, reach: env.Reachability,
 		recordStore: cfg.RecordStore}
@@ -128,51 +135,50 @@ func Open(ctx context.Context, env component.Env, cfg queue.Config, reports repo
 		qb.throughput = queue.NewThroughputCounter(ts, 5*time.Second, log)
 		qb.observer = queue.MultiObserver{qm, qb.throughput}
 	}
+	specs := cfg.EffectiveQueues(report.HandlerReport)
 	reportQueue, reportOn := reports.QueueIn(cfg)
-	for _, spec := range cfg.EffectiveQueues(report.HandlerReport) {
-		var admin *queue.Admin
-		if reportOn && spec.Name == reportQueue {
-			svc, err := qb.openReports(cfg, spec.Name, log)
-			if err != nil {
-				_ = qb.Close(ctx)
-				return nil, err
-			}
-			admin = svc.Admin()
-		} else {
-			a, err := queue.NewAdmin(qb.broker, spec.Name)
-			if err != nil {
-				_ = qb.Close(ctx)
-				return nil, err
-			}
-			admin = a
+	if reportOn {
+		svc, err := qb.openReports(cfg, reportQueue, log)
+		if err != nil {
+			_ = qb.Close(ctx)
+			return nil, err
 		}
-		qb.admins[spec.Name] = admin
+		qb.admins[reportQueue] = svc.Admin()
+		clients = append(slices.Clip(clients), reportClient(reportQueue, qb.records, reports, log))
+	}
+	byQueue, err := clientsByQueue(specs, clients)
+	if err != nil {
+		_ = qb.Close(ctx)
+		return nil, err
+	}
+	for _, spec := range specs {
+		admin := qb.admins[spec.Name]
+		if admin == nil {
+			if admin, err = queue.NewAdmin(qb.broker, spec.Name); err != nil {
+				_ = qb.Close(ctx)
+				return nil, err
+			}
+			qb.admins[spec.Name] = admin
+		}
 		qb.handlers[spec.Name] = spec.Handler
 		qm.WatchDepth(spec.Name, admin.Stats)
-		var h queue.Handler
-		switch spec.Handler {
-		case report.HandlerReport:
-			delay := reports.Delay
-			if delay == 0 {
-				delay = -1 // none (report.Generator treats 0 as its default)
-			}
-			h = (&report.Generator{Records: qb.records, Delay: delay, Logger: log.With("queue", spec.Name)}).Handler()
-		case queue.HandlerWebhook:
-			if spec.Webhook.Secret == "" {
-				log.Warn("queue webhook calls are unsigned: set queue.queues[].webhook.secret so the receiver can verify them (docs/security.md)",
-					"queue", spec.Name)
-			}
-			h = queue.WebhookHandler(spec.Webhook.URL, spec.Webhook.Secret, spec.Webhook.Timeout, nil, report.WebhookBody)
-		case queue.HandlerExternal:
+		c := byQueue[spec.Name]
+		h, err := handlerFor(spec, c)
+		if err != nil {
+			_ = qb.Close(ctx)
+			return nil, err
+		}
+		if h == nil {
 			log.Info("queue has handler external: no worker here, a consumer outside redstate takes its jobs", "queue", spec.Name)
 			continue
-		default:
-			_ = qb.Close(ctx)
-			return nil, fmt.Errorf("queue %s: unknown handler %q", spec.Name, spec.Handler)
+		}
+		if spec.Handler == queue.HandlerWebhook && spec.Webhook.Secret == "" {
+			log.Warn("queue webhook calls are unsigned: set queue.queues[].webhook.secret so the receiver can verify them (docs/security.md)",
+				"queue", spec.Name)
 		}
 		wc := spec.Worker()
 		wc.ShutdownTimeout, wc.Logger, wc.Observer = env.Shutdown(), log, qb.observer
-		wc.Check, wc.OnDead = report.CheckJob, report.MarkFailed(qb.records)
+		wc.Check, wc.OnDead = c.Check, c.OnDead
 		w, err := queue.NewWorker(qb.broker, h, wc)
 		if err != nil {
 			_ = qb.Close(ctx)

@@ -2,9 +2,11 @@ package queuetest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -189,9 +191,10 @@ func RunWorkerSuite(t *testing.T, newBroker NewBroker, f Features) {
 			eventually(t, "dead letter", func() bool { return mustStats(t, b, q) == queue.Stats{Dead: 1} })
 			eventually(t, "dead-letter hook", func() bool { return len(dead) == 1 })
 		}},
-		{"CheckRejectsAreDropped", func(t *testing.T) {
+		{"CheckRejectsAreDeadLettered", func(t *testing.T) {
 			b, q := newBroker(t), NewQueueName()
 			got := make(chan int64, 4)
+			dead := make(chan deadCall, 2)
 			cfg := FastConfig(q)
 			cfg.Check = func(m queue.Message) error {
 				if IDOf(m) == 0 {
@@ -199,6 +202,7 @@ func RunWorkerSuite(t *testing.T, newBroker NewBroker, f Features) {
 				}
 				return nil
 			}
+			cfg.OnDead = collectDead(dead, nil)
 			w := newWorker(t, b, func(_ context.Context, d *queue.Delivery) error {
 				got <- IDOf(d.Message)
 				return nil
@@ -217,12 +221,22 @@ func RunWorkerSuite(t *testing.T, newBroker NewBroker, f Features) {
 			case <-time.After(waitFor):
 				t.Fatal("valid job not handled")
 			}
-			eventually(t, "queue empty", func() bool { return mustStats(t, b, q) == queue.Stats{} })
+			eventually(t, "rejected message dead-lettered", func() bool { return mustStats(t, b, q) == queue.Stats{Dead: 1} })
 			if len(got) != 0 {
 				t.Fatal("a rejected message reached the handler")
 			}
+			dl, err := b.DeadLetters(ctx, q, 0, 10)
+			if err != nil || len(dl) != 1 || dl[0].Message == nil {
+				t.Fatalf("dead letters = %+v, %v", dl, err)
+			}
+			if m := dl[0].Message; m.LastError != "no id" || m.FailedAt.IsZero() || string(m.Fields["Key"]) != "12345" {
+				t.Fatalf("dead letter %s: want the message as sent with LastError %q and FailedAt", dl[0].Raw, "no id")
+			}
+			if len(dead) != 0 {
+				t.Fatal("the dead-letter hook was called for a message that is not a job of the queue")
+			}
 		}},
-		{"MalformedDroppedForeignConsumed", func(t *testing.T) {
+		{"MalformedDeadLetteredForeignConsumed", func(t *testing.T) {
 			b, q := newBroker(t), NewQueueName()
 			got := make(chan queue.Message, 4)
 			w := newWorker(t, b, func(_ context.Context, d *queue.Delivery) error {
@@ -230,8 +244,11 @@ func RunWorkerSuite(t *testing.T, newBroker NewBroker, f Features) {
 				return nil
 			}, FastConfig(q))
 			startWorker(t, w)
-			if err := b.EnqueueRaw(ctx, q, `{"Key":"nope"`); err != nil {
-				t.Fatal(err)
+			malformed := []string{`{"Key":"nope"`, `[1,2]`, `{"RetryCount":0,"EnqueueTime":"yesterday"}`}
+			for _, raw := range malformed {
+				if err := b.EnqueueRaw(ctx, q, raw); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if err := b.EnqueueRaw(ctx, q, ForeignMessage); err != nil {
 				t.Fatal(err)
@@ -244,7 +261,28 @@ func RunWorkerSuite(t *testing.T, newBroker NewBroker, f Features) {
 			case <-time.After(waitFor):
 				t.Fatal("foreign message not handled")
 			}
-			eventually(t, "queue empty", func() bool { return mustStats(t, b, q) == queue.Stats{} })
+			eventually(t, "malformed messages dead-lettered", func() bool { return mustStats(t, b, q) == queue.Stats{Dead: int64(len(malformed))} })
+			dl, err := b.DeadLetters(ctx, q, 0, 10)
+			if err != nil || len(dl) != len(malformed) {
+				t.Fatalf("dead letters = %+v, %v", dl, err)
+			}
+			byPayload := map[string]*queue.Message{}
+			for _, d := range dl {
+				if d.Message != nil {
+					byPayload[string(d.Message.Payload)] = d.Message
+				}
+			}
+			for _, raw := range malformed {
+				want := raw // its text, verbatim when it is JSON, else as a JSON string
+				if !json.Valid([]byte(raw)) {
+					b, _ := json.Marshal(raw)
+					want = string(b)
+				}
+				m := byPayload[want]
+				if m == nil || !strings.Contains(m.LastError, "malformed queue message") || m.FailedAt.IsZero() || m.JobID == "" {
+					t.Errorf("dead letter of %s = %+v: want its text as the payload, the reason, FailedAt and a job id (dead letters %+v)", raw, m, dl)
+				}
+			}
 		}},
 		{"GracefulShutdownFinishesRunningJob", func(t *testing.T) {
 			b, q := newBroker(t), NewQueueName()

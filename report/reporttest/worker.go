@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,8 +21,9 @@ func (FailingSetFailed) SetFailed(context.Context, int64, string) (*report.Recor
 	return nil, errInjected
 }
 
-// WorkerConfig returns queuetest.FastConfig for a report queue: CheckJob drops messages
-// without a valid RecordId and MarkFailed(records) sets status 5 on dead-lettering.
+// WorkerConfig returns queuetest.FastConfig for a report queue: CheckJob dead-letters messages
+// without a valid RecordId (with the reason, the record untouched) and MarkFailed(records)
+// sets status 5 when a job is dead-lettered.
 func WorkerConfig(q string, records report.RecordStore) queue.WorkerSettings {
 	cfg := queuetest.FastConfig(q)
 	cfg.Check = report.CheckJob
@@ -114,22 +116,46 @@ func RunWorkerSuite(t *testing.T, newBroker queuetest.NewBroker, newRecords NewR
 				t.Fatalf("status = %d, want 3 (the update failed)", r.Status)
 			}
 		}},
-		{Name: "MessagesWithoutRecordIdDropped", Run: func(t *testing.T) {
+		{Name: "MessagesWithoutRecordIdDeadLettered", Run: func(t *testing.T) {
 			b, rs, q := newBroker(t), newRecords(t), queuetest.NewQueueName()
+			id := submit(t, rs)
 			ran := make(chan struct{}, 4)
 			newWorker(t, b, func(context.Context, *queue.Delivery) error { ran <- struct{}{}; return nil }, WorkerConfig(q, rs))
-			for _, raw := range []string{
-				`{"RecordId":0,"RetryCount":0,"EnqueueTime":"2025-01-15T10:30:00"}`,
-				`{"RecordId":"x","RetryCount":0,"EnqueueTime":"2025-01-15T10:30:00"}`,
-				`{"RetryCount":0,"EnqueueTime":"2025-01-15T10:30:00"}`,
-			} {
+			reasons := map[string]string{
+				`{"RecordId":0,"RetryCount":0,"EnqueueTime":"2025-01-15T10:30:00"}`:         "RecordId must be > 0, got 0",
+				`{"RecordId":"x","RetryCount":0,"EnqueueTime":"2025-01-15T10:30:00"}`:       `report job RecordId "x" is not an integer`,
+				`{"RetryCount":0,"EnqueueTime":"2025-01-15T10:30:00"}`:                      "report job without RecordId",
+				`{"RecordId":` + strconv.FormatInt(id, 10) + `,"EnqueueTime":"not a time"}`: "malformed queue message",
+			}
+			for raw := range reasons {
 				if err := b.EnqueueRaw(ctx, q, raw); err != nil {
 					t.Fatal(err)
 				}
 			}
-			eventually(t, "dropped", func() bool { st, err := b.Stats(ctx, q); return err == nil && st == queue.Stats{} })
+			eventually(t, "dead-lettered", func() bool {
+				st, err := b.Stats(ctx, q)
+				return err == nil && st == queue.Stats{Dead: int64(len(reasons))}
+			})
 			if len(ran) != 0 {
 				t.Fatal("a message without a valid RecordId reached the handler")
+			}
+			dls, err := b.DeadLetters(ctx, q, 0, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for raw, reason := range reasons {
+				n := 0
+				for _, dl := range dls {
+					if dl.Message != nil && strings.Contains(dl.Message.LastError, reason) && !dl.Message.FailedAt.IsZero() {
+						n++
+					}
+				}
+				if n != 1 {
+					t.Errorf("%s: %d dead letters with the reason %q, want 1 (dead letters %+v)", raw, n, reason, dls)
+				}
+			}
+			if r, err := rs.Get(ctx, id); err != nil || r.Status != report.StatusGenerating {
+				t.Fatalf("record %d = %+v, %v; a malformed message must not touch it (status 3)", id, r, err)
 			}
 		}},
 	}})
