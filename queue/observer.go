@@ -21,6 +21,8 @@ const (
 	OutcomeDead = "dead"
 	// OutcomeDropped: the message was malformed and was dropped.
 	OutcomeDropped = "dropped"
+	// OutcomeCancelled: a job with a record was cancelled (CancelJob) before or while it ran.
+	OutcomeCancelled = "cancelled"
 	// OutcomeLost: the job could not be settled (acked, retried or buried) because its lease
 	// had expired and it was recovered; it will be (or was) delivered again.
 	OutcomeLost = "lost"
