@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -72,6 +74,52 @@ func (s brokerSuite) jobTests() []NamedTest {
 			}
 			if again.ID != "order-1" || string(again.Message.Payload) != `{"n":1}` || again.State != queue.StatePending {
 				t.Fatalf("second EnqueueJob returned %+v, want the first job %+v", again, first)
+			}
+			wantStats(t, b, q, queue.Stats{Pending: 1})
+		}},
+		{"SameIDUnder32ConcurrentEnqueuers", func(t *testing.T) {
+			b, q, _ := s.setup(t)
+			p := mustProducer(t, b, q)
+			var created atomic.Int32
+			var wg sync.WaitGroup
+			for i := range 32 {
+				wg.Go(func() {
+					j, c, err := p.EnqueueJob(ctx, json.RawMessage(strconv.Itoa(i)), queue.JobOptions{ID: "the-one"})
+					if err != nil || j.ID != "the-one" {
+						t.Errorf("EnqueueJob: %+v, %v", j, err)
+					}
+					if c {
+						created.Add(1)
+					}
+				})
+			}
+			wg.Wait()
+			if created.Load() != 1 {
+				t.Fatalf("%d of 32 concurrent enqueues of one id created a job, want 1", created.Load())
+			}
+			wantStats(t, b, q, queue.Stats{Pending: 1})
+		}},
+		{"UniquePayloadUnder32ConcurrentEnqueuers", func(t *testing.T) {
+			b, q, _ := s.setup(t)
+			p := mustProducer(t, b, q)
+			var ok, conflicts atomic.Int32
+			var wg sync.WaitGroup
+			for range 32 {
+				wg.Go(func() {
+					_, _, err := p.EnqueueJob(ctx, json.RawMessage(`{"same":true}`), queue.JobOptions{UniqueFor: time.Hour})
+					switch {
+					case err == nil:
+						ok.Add(1)
+					case redstate.IsCode(err, redstate.ECONFLICT):
+						conflicts.Add(1)
+					default:
+						t.Errorf("EnqueueJob: %v", err)
+					}
+				})
+			}
+			wg.Wait()
+			if ok.Load() != 1 || conflicts.Load() != 31 {
+				t.Fatalf("%d enqueued, %d conflicts; want 1 and 31", ok.Load(), conflicts.Load())
 			}
 			wantStats(t, b, q, queue.Stats{Pending: 1})
 		}},
