@@ -322,7 +322,7 @@ func (w *Worker) handle(ctx context.Context, d *Delivery, ack ackFunc) {
 	}
 	m := d.Message
 	log = w.log.With("retryCount", m.RetryCount, "jobId", m.JobID)
-	if m.Job != nil && !w.startJob(ctx, d, log) {
+	if m.Job != nil && HasRecord(d.Raw) && !w.startJob(ctx, d, log) {
 		return
 	}
 	hctx, box, done := w.handlerContext(ctx, m)

@@ -172,6 +172,26 @@ func jobWorkerTests(newBroker NewBroker, newWorker func(*testing.T, queue.Broker
 			waitJob(t, b, q, j.ID, queue.StateDone)
 			eventually(t, "both jobs ran", func() bool { return runs.Load() == 2 })
 		}},
+		{"ForeignJobMemberWithoutRecordRuns", func(t *testing.T) {
+			// A producer outside redstate wrote a "Job" member, but not first: the message has
+			// no record (queue.RecordPrefix) and runs as a plain job with its options.
+			b, q := newBroker(t), NewQueueName()
+			left := make(chan time.Duration, 1)
+			w := newWorker(t, b, func(ctx context.Context, _ *queue.Delivery) error {
+				dl, _ := ctx.Deadline()
+				left <- time.Until(dl)
+				return nil
+			}, FastConfig(q))
+			startWorker(t, w)
+			raw := `{"RetryCount":0,"EnqueueTime":"2025-01-15T10:30:00","Job":{"TimeoutMs":3600000},"JobId":"foreign-1"}`
+			if err := b.EnqueueRaw(ctx, q, raw); err != nil {
+				t.Fatal(err)
+			}
+			if got := <-left; got <= 0 || got > time.Hour {
+				t.Fatalf("handler deadline in %v, want the job's 1h timeout", got)
+			}
+			eventually(t, "ack", func() bool { return mustStats(t, b, q) == queue.Stats{} })
+		}},
 		{"DelayedJobRuns", func(t *testing.T) {
 			b, q := newBroker(t), NewQueueName()
 			ran := make(chan time.Time, 1)
