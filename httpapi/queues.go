@@ -35,7 +35,7 @@ func (s *server) queueAdmin(r *http.Request) (string, *queue.Admin, error) {
 	return name, a, nil
 }
 
-// queueStats: GET /v1/queues/{queue}/stats → {"queue","pending","running","retrying","dead"}.
+// queueStats: GET /v1/queues/{queue}/stats → {"queue","pending","running","retrying","scheduled","dead"}.
 func (s *server) queueStats(w http.ResponseWriter, r *http.Request) error {
 	name, a, err := s.queueAdmin(r)
 	if err != nil {

@@ -48,3 +48,32 @@ func (a *Admin) RequeueAllDead(ctx context.Context) (int, error) {
 
 // PurgeDead deletes every dead letter. Errors: EUNAVAILABLE.
 func (a *Admin) PurgeDead(ctx context.Context) (int, error) { return a.b.PurgeDead(ctx, a.queue) }
+
+// Job returns the record of job id. Errors: ENOTFOUND, EUNAVAILABLE.
+func (a *Admin) Job(ctx context.Context, id string) (Job, error) { return a.b.Job(ctx, a.queue, id) }
+
+// CancelJob cancels job id (Broker.CancelJob). Errors: ENOTFOUND, ECONFLICT (finished),
+// EUNAVAILABLE.
+func (a *Admin) CancelJob(ctx context.Context, id string) (Job, error) {
+	return a.b.CancelJob(ctx, a.queue, id)
+}
+
+// Jobs lists jobs in state from cursor (Broker.Jobs). Errors: EINVALID, EUNAVAILABLE.
+func (a *Admin) Jobs(ctx context.Context, state JobState, cursor string, limit int) ([]Job, string, error) {
+	return a.b.Jobs(ctx, a.queue, state, cursor, limit)
+}
+
+// RequeueJob moves dead job id back to pending. Errors: ENOTFOUND, ECONFLICT (not dead),
+// EUNAVAILABLE.
+func (a *Admin) RequeueJob(ctx context.Context, id string) (Job, error) {
+	return a.b.RequeueJob(ctx, a.queue, id)
+}
+
+// Pause stops the queue's workers taking jobs, on every instance. Errors: EUNAVAILABLE.
+func (a *Admin) Pause(ctx context.Context) error { return a.b.Pause(ctx, a.queue) }
+
+// Resume ends a Pause. Errors: EUNAVAILABLE.
+func (a *Admin) Resume(ctx context.Context) error { return a.b.Resume(ctx, a.queue) }
+
+// Paused tells whether the queue is paused. Errors: EUNAVAILABLE.
+func (a *Admin) Paused(ctx context.Context) (bool, error) { return a.b.Paused(ctx, a.queue) }

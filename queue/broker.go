@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/redstate/redstate"
@@ -147,7 +148,83 @@ type Broker interface {
 	// a failed enqueue lost), not for request paths. Malformed entries are skipped.
 	// Errors: EINVALID (bad queue, nil want), EUNAVAILABLE.
 	HasJob(ctx context.Context, queue string, want func(Message) bool) (bool, error)
+
+	JobBroker
 }
+
+// JobBroker is the part of the Broker that keeps job records: jobs enqueued with EnqueueJob
+// (their message carries a Job spec and starts with RecordPrefix) have a record, written in the
+// same atomic step as every move of the job (enqueue, start, ack, retry, bury, promote, release,
+// recover, requeue, cancel). Messages without a Job spec (Enqueue, EnqueueRaw, a legacy LPUSH)
+// have none and cost nothing more. See docs/queue.md, "Jobs with a record".
+type JobBroker interface {
+	// EnqueueJob stores a new job with its record in one atomic step: on the pending list, or
+	// in the scheduled set when req.ProcessAt is after now (PromoteDue moves it to pending at
+	// that time). If a record of the job id exists it enqueues nothing and returns that job with
+	// created false. If req.UniqueFor > 0 and another job holds req.UniqueKey's lock, it
+	// enqueues nothing and fails with ECONFLICT naming that job; otherwise it takes the lock
+	// for req.UniqueFor. Errors: EINVALID (bad queue name, req.Validate), ECONFLICT,
+	// EUNAVAILABLE.
+	EnqueueJob(ctx context.Context, queue string, req JobRequest) (job Job, created bool, err error)
+
+	// Job returns the record of job id. Errors: EINVALID, ENOTFOUND (no record: never enqueued
+	// with EnqueueJob, or finished longer than its retention ago), EUNAVAILABLE.
+	Job(ctx context.Context, queue, id string) (Job, error)
+
+	// StartJob is the step between dequeue and handler for a delivery with a record
+	// (HasRecord(d.Raw)): atomically, if the job was cancelled it is removed from the in-flight
+	// list (JobCancelled), if the queue is paused it is put back at the head of pending
+	// (JobPaused), else its record turns active with a new attempt (JobRun). A cancel that
+	// races with a dequeue is thus seen before the handler runs. Errors: EINVALID, ECONFLICT (not
+	// in flight), EUNAVAILABLE.
+	StartJob(ctx context.Context, d *Delivery) (JobStart, error)
+
+	// CancelJob cancels job id: a scheduled, pending or retrying job is removed from its place
+	// and its record set cancelled in one step (it never runs; one dequeued but not started is
+	// refused by StartJob); an active job gets a cancel request (CancelRequested) and stays
+	// active until its worker settles it. It returns the job after the step.
+	// Errors: EINVALID, ENOTFOUND, ECONFLICT (done, dead or cancelled already), EUNAVAILABLE.
+	CancelJob(ctx context.Context, queue, id string) (Job, error)
+
+	// CancelRequested returns those of ids (active jobs on queue) whose cancel was requested.
+	// Errors: EINVALID, EUNAVAILABLE.
+	CancelRequested(ctx context.Context, queue string, ids []string) ([]string, error)
+
+	// Jobs lists up to limit jobs in state, oldest transition first, from cursor ("" for the
+	// start); next is the cursor of the following page, "" after the last one.
+	// Errors: EINVALID (bad queue, state, cursor, limit outside 1..MaxListCount), EUNAVAILABLE.
+	Jobs(ctx context.Context, queue string, state JobState, cursor string, limit int) (jobs []Job, next string, err error)
+
+	// RequeueJob moves dead job id from the dead-letter list to the tail of pending, unchanged
+	// (as RequeueDead), and returns it. Errors: EINVALID, ENOTFOUND (no record, or its dead
+	// letter was purged), ECONFLICT (not dead), EUNAVAILABLE.
+	RequeueJob(ctx context.Context, queue, id string) (Job, error)
+
+	// Pause stops queue's consumers taking jobs, for every instance sharing the backend:
+	// DequeueBatch delivers nothing while it lasts and StartJob puts a job with a record back.
+	// Enqueue still works. Resume ends it; Paused tells. Errors: EINVALID, EUNAVAILABLE.
+	Pause(ctx context.Context, queue string) error
+	// Resume ends a Pause. Errors: EINVALID, EUNAVAILABLE.
+	Resume(ctx context.Context, queue string) error
+	// Paused tells whether queue is paused. Errors: EINVALID, EUNAVAILABLE.
+	Paused(ctx context.Context, queue string) (bool, error)
+}
+
+// JobStart is the verdict of Broker.StartJob.
+type JobStart int
+
+// The verdicts of Broker.StartJob.
+const (
+	// JobRun: the job is active; run the handler.
+	JobRun JobStart = iota
+	// JobCancelled: the job was cancelled and is no longer in flight; do not run it.
+	JobCancelled
+	// JobPaused: the queue is paused; the job is back at the head of pending.
+	JobPaused
+)
+
+// PausePoll is how often a DequeueBatch on a paused queue checks whether it was resumed.
+const PausePoll = 100 * time.Millisecond
 
 // DedupWindow is how long an Enqueue of a job id makes later Enqueues of that job id on the
 // same queue copies that append nothing (Broker.Enqueue). The Redis backend keeps its markers
@@ -175,6 +252,12 @@ type Delivery struct {
 	// DecodeErr is non-nil when Raw is not a valid Message. The Worker logs such a delivery at
 	// Error level and dead-letters it with the reason (MalformedDeadLetter).
 	DecodeErr error
+	// Result is what Ack stores in the job's record (a job with a record only): the handler's
+	// SetResult value, set by the Worker before it acks.
+	Result json.RawMessage
+	// Cancelled makes Ack finish a job with a record as cancelled instead of done (its handler
+	// was stopped by CancelJob).
+	Cancelled bool
 }
 
 // NewDelivery returns the Delivery of raw taken from queue by consumerID, decoding raw.
@@ -199,6 +282,8 @@ type Stats struct {
 	Running int64 `json:"running"`
 	// Retrying jobs wait in the retry schedule for their due time.
 	Retrying int64 `json:"retrying"`
+	// Scheduled jobs (EnqueueJob with a delay) wait in the scheduled set for their time.
+	Scheduled int64 `json:"scheduled"`
 	// Dead jobs are on the dead-letter list.
 	Dead int64 `json:"dead"`
 }
@@ -279,4 +364,17 @@ func CheckDelivery(d *Delivery) error {
 		return redstate.Errorf(redstate.EINVALID, "nil or empty delivery")
 	}
 	return ValidateNames(d.Queue, d.ConsumerID)
+}
+
+// WaitPaused waits PausePoll, or less if end comes first, between two dequeue attempts on a
+// paused queue. It returns false when ctx ended.
+func WaitPaused(ctx context.Context, end time.Time) bool {
+	t := time.NewTimer(min(PausePoll, max(time.Until(end), 0)))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }

@@ -42,6 +42,18 @@ type Keys struct {
 	// Consumers is the consumer-lease ZSET (member: consumer id, score: lease deadline in
 	// Unix ms); RecoverExpired reads the expired range.
 	Consumers string
+	// Scheduled is the ZSET of jobs waiting for their time (member: message, score: due time
+	// in Unix ms); PromoteDue moves them to pending with the due retries.
+	Scheduled string
+	// Paused is the STRING whose existence pauses the queue (Broker.Pause).
+	Paused string
+	// JobPrefix + job id is the job's record HASH (Broker.EnqueueJob).
+	JobPrefix string
+	// JobIndexPrefix + state is the ZSET of the jobs in that state (member: job id, score: time
+	// of the transition in Unix ms), for Broker.Jobs.
+	JobIndexPrefix string
+	// uniquePrefix + unique key is the STRING (the holding job's id) of a unique lock.
+	uniquePrefix string
 	// processingPrefix + consumer id is a consumer's in-flight LIST.
 	processingPrefix string
 	// statsPrefix + Unix minute is the HASH of that minute's job counts (outcome → jobs).
@@ -68,6 +80,11 @@ func NewKeys(p redstate.KeyPrefix, cluster bool) Keys {
 		Dead:             base + ":dead",
 		Retry:            base + ":retry",
 		Consumers:        base + ":consumers",
+		Scheduled:        base + ":scheduled",
+		Paused:           base + ":paused",
+		JobPrefix:        base + ":job:",
+		JobIndexPrefix:   base + ":jobs:",
+		uniquePrefix:     base + ":unique:",
 		processingPrefix: base + ":processing:",
 		statsPrefix:      base + ":stats:",
 		enqueuedPrefix:   base + ":enqueued:",
@@ -84,6 +101,12 @@ func (k Keys) Throughput(minute int64) string {
 // it exists, an Enqueue of that job id is a copy of one already made (queue.DedupWindow).
 func (k Keys) Enqueued(id string) string { return k.enqueuedPrefix + id }
 
+// Job returns the record HASH of job id (which must pass ValidateJobID).
+func (k Keys) Job(id string) string { return k.JobPrefix + id }
+
+// Unique returns the STRING of the unique lock of key (JobRequest.UniqueKey).
+func (k Keys) Unique(key string) string { return k.uniquePrefix + key }
+
 // Once returns the STRING that holds the reply of the call token of a write (a marker of
 // internal/resend): a copy of that call the client sends again finds it and changes nothing.
 func (k Keys) Once(token string) string { return k.oncePrefix + token }
@@ -93,8 +116,9 @@ func (k Keys) Processing(consumerID string) string { return k.processingPrefix +
 
 // NamesCollide tells whether two queues' keys would overlap: the same name, or one name
 // extending the other with a suffix that one of the other's own keys uses (":dead", ":retry",
-// ":consumers", ":processing" and its consumer lists, ":stats" and its minutes, ":enqueued"
-// and ":once" and their markers). Such a pair must not be configured
+// ":consumers", ":scheduled", ":paused", ":processing" and its consumer lists, ":stats" and
+// its minutes, ":enqueued" and ":once" and their markers, ":job", ":jobs" and ":unique" and
+// their records, indexes and locks). Such a pair must not be configured
 // together: with "jobs" and "jobs:dead", the second queue's workers would
 // consume the first one's dead letters.
 func NamesCollide(a, b string) bool {
@@ -109,10 +133,10 @@ func NamesCollide(a, b string) bool {
 		return false
 	}
 	switch rest {
-	case "dead", "retry", "consumers", "processing":
+	case "dead", "retry", "consumers", "processing", "scheduled", "paused":
 		return true
 	}
-	for _, place := range []string{"processing", "stats", "enqueued", "once"} {
+	for _, place := range []string{"processing", "stats", "enqueued", "once", "job", "jobs", "unique"} {
 		if rest == place || strings.HasPrefix(rest, place+":") {
 			return true
 		}

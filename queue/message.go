@@ -41,6 +41,10 @@ type Message struct {
 	// FailedAt is when the job last failed (JSON "FailedAt", zone-less UTC like EnqueueTime),
 	// set by the Worker on a dead letter; the zero time is omitted.
 	FailedAt time.Time `json:"FailedAt,omitzero"`
+	// Job is set on a job enqueued with a record (Broker.EnqueueJob): its per-job options (JSON
+	// "Job", written first). nil for every other message, which then behaves as before job
+	// records existed.
+	Job *JobSpec `json:"Job,omitempty"`
 	// Fields are the object's other top-level members (name → JSON value), kept verbatim and
 	// encoded before the envelope members, in name order. nil when there are none.
 	Fields map[string]json.RawMessage `json:"-"`
@@ -86,13 +90,15 @@ func (m Message) Field(name string) (json.RawMessage, bool) {
 }
 
 // Validate checks the fields a Broker requires: RetryCount >= 0, Payload and Fields valid
-// JSON, no Field named like an envelope member. Errors: EINVALID.
+// JSON, no Field named like an envelope member, a valid JobID when Job is set. Errors: EINVALID.
 func (m Message) Validate() error {
 	switch {
 	case m.RetryCount < 0:
 		return redstate.Errorf(redstate.EINVALID, "RetryCount must be >= 0, got %d", m.RetryCount)
 	case len(m.Payload) > 0 && !json.Valid(m.Payload):
 		return redstate.Errorf(redstate.EINVALID, "Payload is not valid JSON")
+	case m.Job != nil && ValidateJobID(m.JobID) != nil:
+		return redstate.Errorf(redstate.EINVALID, "a job with a record needs a valid JobId: %v", ValidateJobID(m.JobID))
 	}
 	for k, v := range m.Fields {
 		if isEnvelopeMember(k) {
@@ -106,7 +112,7 @@ func (m Message) Validate() error {
 }
 
 // envelopeMembers are the JSON names of Message's own members.
-var envelopeMembers = []string{"RetryCount", "EnqueueTime", "Payload", "JobId", "LastError", "FailedAt"}
+var envelopeMembers = []string{"RetryCount", "EnqueueTime", "Payload", "JobId", "LastError", "FailedAt", "Job"}
 
 // isEnvelopeMember tells whether a top-level member name decodes into an envelope member
 // (encoding/json matches names case-insensitively).
@@ -122,9 +128,11 @@ type wireMessage struct {
 	JobID       string          `json:"JobId,omitempty"`
 	LastError   string          `json:"LastError,omitempty"`
 	FailedAt    string          `json:"FailedAt,omitempty"`
+	Job         *JobSpec        `json:"Job,omitempty"`
 }
 
-// MarshalJSON writes Fields (in name order), then the envelope, EnqueueTime zone-less in UTC.
+// MarshalJSON writes Job (when set, first: RecordPrefix), then Fields (in name order), then the
+// envelope, EnqueueTime zone-less in UTC.
 func (m Message) MarshalJSON() ([]byte, error) {
 	w := wireMessage{
 		RetryCount:  m.RetryCount,
@@ -139,11 +147,20 @@ func (m Message) MarshalJSON() ([]byte, error) {
 		w.Payload = m.Payload
 	}
 	env, err := json.Marshal(w)
-	if err != nil || len(m.Fields) == 0 {
+	if err != nil || (len(m.Fields) == 0 && m.Job == nil) {
 		return env, err
 	}
 	var buf bytes.Buffer
 	buf.WriteByte('{')
+	if m.Job != nil {
+		spec, err := json.Marshal(m.Job)
+		if err != nil {
+			return nil, err
+		}
+		buf.WriteString(`"Job":`)
+		buf.Write(spec)
+		buf.WriteByte(',')
+	}
 	for _, k := range slices.Sorted(maps.Keys(m.Fields)) {
 		name, err := json.Marshal(k)
 		if err != nil {
@@ -185,7 +202,7 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return err
 	}
-	*m = Message{RetryCount: w.RetryCount, EnqueueTime: t, JobID: w.JobID, LastError: w.LastError, FailedAt: failed}
+	*m = Message{RetryCount: w.RetryCount, EnqueueTime: t, JobID: w.JobID, LastError: w.LastError, FailedAt: failed, Job: w.Job}
 	if len(w.Payload) > 0 && !bytes.Equal(w.Payload, []byte("null")) {
 		m.Payload = w.Payload
 	}

@@ -23,6 +23,8 @@ const (
 	// or rejected by WorkerSettings.Check) and was dead-lettered with the reason, no handler
 	// run.
 	OutcomeMalformed = "malformed"
+	// OutcomeCancelled: a job with a record was cancelled (CancelJob) before or while it ran.
+	OutcomeCancelled = "cancelled"
 	// OutcomeLost: the job could not be settled (acked, retried or buried) because its lease
 	// had expired and it was recovered; it will be (or was) delivered again.
 	OutcomeLost = "lost"

@@ -34,3 +34,20 @@ func (p *Producer) Enqueue(ctx context.Context, payload json.RawMessage) (Messag
 	m := NewMessage(p.now(), payload)
 	return m, p.b.Enqueue(ctx, p.queue, m)
 }
+
+// EnqueueJob enqueues a new job carrying payload with a record and the per-job options opts
+// (NewJobRequest, Broker.EnqueueJob) in one atomic step, and returns the job as recorded. With
+// opts.ID set, a job of that id whose record still exists is returned with created false and
+// nothing is enqueued (an idempotent retry of the call). Errors: EINVALID (payload not JSON,
+// bad options), ECONFLICT (opts.UniqueFor: another job holds the lock; the message names it),
+// EUNAVAILABLE.
+func (p *Producer) EnqueueJob(ctx context.Context, payload json.RawMessage, opts JobOptions) (job Job, created bool, err error) {
+	req, err := NewJobRequest(p.now(), payload, opts)
+	if err != nil {
+		return Job{}, false, err
+	}
+	return p.b.EnqueueJob(ctx, p.queue, req)
+}
+
+// Queue returns the name of the producer's queue.
+func (p *Producer) Queue() string { return p.queue }

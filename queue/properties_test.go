@@ -26,3 +26,9 @@ func TestProperty2_ListRoundTrip(t *testing.T) {
 func TestProperty3_RetryIncrementsRetryCount(t *testing.T) {
 	queuetest.PropertyRetryIncrements(t, memBroker(t))
 }
+
+// TestProperty_JobsMatchModel checks job records against a model over random operation
+// sequences (queuetest.PropertyJobsMatchModel).
+func TestProperty_JobsMatchModel(t *testing.T) {
+	queuetest.PropertyJobsMatchModel(t, memBroker(t))
+}

@@ -30,9 +30,13 @@ type DeadHook func(ctx context.Context, m Message, cause error) error
 // Concurrency+Prefetch jobs held at once) and hands them, in order, to Concurrency handler
 // goroutines, which run the Handler and settle the job (Ack, Retry or Bury; acks of
 // concurrently finishing jobs are coalesced into one AckBatch round trip); a heartbeat
-// goroutine renews the consumer's lease every Lease/3; a maintenance goroutine promotes due
-// retries, recovers jobs of crashed consumers and gives back jobs stranded in this consumer's
-// own in-flight list (releaseOrphans) every PromoteInterval. Jobs prefetched but not
+// goroutine renews the consumer's lease every Lease/3 (and stops running jobs whose cancel was
+// requested); a promote goroutine moves due scheduled jobs and retries to pending every
+// min(PromoteInterval, DuePromoteInterval); a maintenance goroutine recovers jobs of crashed
+// consumers and gives back jobs stranded in this consumer's own in-flight list
+// (releaseOrphans) every PromoteInterval. A job with a record (EnqueueJob) is started with
+// Broker.StartJob before its handler runs, which refuses a cancelled job and gives a job back
+// while the queue is paused; its handler gets the job's Timeout. Jobs prefetched but not
 // started when Run's ctx ends are given back to the head of the pending list (Release). See
 // docs/queue.md for the delivery guarantee.
 type Worker struct {
@@ -43,6 +47,8 @@ type Worker struct {
 	outage *outagelog.Log // one log line per backend state change
 	// holding is what the worker holds, for the in-flight audit (releaseOrphans).
 	holding *holding
+	// active are the running jobs with a record, for their cancel requests.
+	active *activeJobs
 }
 
 // NewWorker returns a Worker for cfg (defaults applied). Errors: EINVALID (bad config, no
@@ -56,7 +62,7 @@ func NewWorker(b Broker, h Handler, cfg WorkerSettings) (*Worker, error) {
 		return nil, err
 	}
 	log := cfg.Logger.With("queue", cfg.Queue, "consumer", cfg.ConsumerID)
-	return &Worker{b: b, h: h, cfg: cfg, log: log, outage: outagelog.New(log, "queue backend"), holding: newHolding()}, nil
+	return &Worker{b: b, h: h, cfg: cfg, log: log, outage: outagelog.New(log, "queue backend"), holding: newHolding(), active: newActiveJobs()}, nil
 }
 
 // ConsumerID returns the worker's consumer id.
@@ -100,6 +106,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	var bg sync.WaitGroup
 	bg.Go(func() { w.heartbeatLoop(hbctx) })
 	bg.Go(func() { w.maintenanceLoop(ctx) })
+	bg.Go(func() { w.promoteLoop(ctx) })
 
 	ack := func(c context.Context, d *Delivery) error { return w.b.Ack(c, d) }
 	if w.cfg.Concurrency > 1 {
@@ -318,19 +325,34 @@ func (w *Worker) handle(ctx context.Context, d *Delivery, ack ackFunc) {
 	}
 	m := d.Message
 	log = w.log.With("retryCount", m.RetryCount, "jobId", m.JobID)
+	if m.Job != nil && HasRecord(d.Raw) && !w.startJob(ctx, d, log) {
+		return
+	}
+	hctx, box, done := w.handlerContext(ctx, m)
 	start := time.Now()
-	err := w.call(ctx, d)
+	err := w.call(hctx, d)
 	dur := time.Since(start)
+	cancelled := done()
+	maxRetries, delay := m.Job.retryPolicy(w.cfg.MaxRetries, w.cfg.retryDelay, m.RetryCount)
 
 	switch {
+	case cancelled:
+		d.Cancelled = true
+		if w.settle(ctx, "ack", func(c context.Context) error { return ack(c, d) }) {
+			log.Info("queue job cancelled while running", "duration", dur, "err", err)
+			w.observe(OutcomeCancelled, dur)
+		}
 	case err == nil:
+		d.Result = box.get()
 		if w.settle(ctx, "ack", func(c context.Context) error { return ack(c, d) }) {
 			log.Info("queue job done", "duration", dur)
 			w.observe(OutcomeAcked, dur)
 		}
-	case m.RetryCount < w.cfg.MaxRetries && !IsPermanent(err):
+	case m.RetryCount < maxRetries && !IsPermanent(err):
 		next := m.NextRetry()
-		delay := w.cfg.retryDelay(m.RetryCount)
+		if m.Job != nil {
+			next.LastError = truncateReason(err.Error()) // the record's attempt keeps it
+		}
 		due := w.cfg.Now().Add(delay)
 		if w.settle(ctx, "retry", func(c context.Context) error { return w.b.Retry(c, d, next, due) }) {
 			log.Warn("queue job failed; retry scheduled", "err", err, "delay", delay, "due", due)
@@ -357,6 +379,57 @@ func (w *Worker) handle(ctx context.Context, d *Delivery, ack ackFunc) {
 				log.Error("queue dead-letter hook failed", "err", herr)
 			}
 		}
+	}
+}
+
+// startJob takes a job with a record from pending to active (Broker.StartJob), retrying on
+// broker errors like settle. It returns false when the handler must not run: the job was
+// cancelled (it is dropped from the in-flight list), the queue is paused (it is back at the head
+// of pending), it is no longer in flight, or ctx ended.
+func (w *Worker) startJob(ctx context.Context, d *Delivery, log *slog.Logger) bool {
+	var verdict JobStart
+	if !w.settle(ctx, "start", func(c context.Context) (err error) {
+		verdict, err = w.b.StartJob(c, d)
+		return err
+	}) {
+		return false
+	}
+	switch verdict {
+	case JobCancelled:
+		log.Info("queue job cancelled before it started; not running it")
+		w.observe(OutcomeCancelled, 0)
+		return false
+	case JobPaused:
+		log.Info("queue paused; job put back at the head of the queue")
+		return false
+	}
+	return true
+}
+
+// errJobCancelled is the cause of a running job's ctx when CancelJob asked it to stop.
+var errJobCancelled = redstate.Errorf(redstate.ECONFLICT, "queue job cancelled")
+
+// handlerContext returns the ctx of m's handler: with a result box (SetResult) and, for a job
+// with a record, its Timeout and a cancel the heartbeat loop fires when CancelJob asks the job to
+// stop. done releases them and tells whether the job was cancelled.
+func (w *Worker) handlerContext(ctx context.Context, m Message) (context.Context, *resultBox, func() bool) {
+	if m.Job == nil {
+		hctx, box := withResultBox(ctx)
+		return hctx, box, func() bool { return false }
+	}
+	hctx, cancel := context.WithCancelCause(ctx)
+	stopTimeout := func() {}
+	if t := m.Job.Timeout(); t > 0 {
+		hctx, stopTimeout = context.WithTimeout(hctx, t)
+	}
+	w.active.add(m.JobID, cancel)
+	hctx, box := withResultBox(hctx)
+	return hctx, box, func() bool {
+		w.active.remove(m.JobID)
+		stopTimeout()
+		cancelled := errors.Is(context.Cause(hctx), errJobCancelled)
+		cancel(nil)
+		return cancelled
 	}
 }
 
@@ -433,15 +506,36 @@ func (w *Worker) heartbeatLoop(ctx context.Context) {
 			w.outage.Failed(ctx, "queue heartbeat failed", err)
 		} else if err == nil {
 			w.outage.OK(ctx)
+			w.cancelRequested(ctx)
 		}
+	}
+}
+
+// cancelRequested cancels the ctx of every running job with a record whose cancel CancelJob
+// requested. It asks the broker only while such jobs run.
+func (w *Worker) cancelRequested(ctx context.Context) {
+	ids := w.active.ids()
+	if len(ids) == 0 {
+		return
+	}
+	asked, err := w.b.CancelRequested(ctx, w.cfg.Queue, ids)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.log.Warn("queue cancel requests could not be read; asking again at the next heartbeat", "err", err)
+		}
+		return
+	}
+	for _, id := range asked {
+		w.log.Info("queue job cancel requested; stopping its handler", "jobId", id)
+		w.active.cancel(id)
 	}
 }
 
 // promoteBatch is how many due retries one PromoteDue call moves.
 const promoteBatch = 100
 
-// maintenanceLoop promotes due retries, recovers expired leases and releases this consumer's
-// stranded jobs every PromoteInterval until ctx ends.
+// maintenanceLoop recovers expired leases and releases this consumer's stranded jobs every
+// PromoteInterval until ctx ends (promoteLoop promotes due jobs).
 func (w *Worker) maintenanceLoop(ctx context.Context) {
 	t := time.NewTicker(w.cfg.PromoteInterval)
 	defer t.Stop()
@@ -457,8 +551,28 @@ func (w *Worker) maintenanceLoop(ctx context.Context) {
 	}
 }
 
-// maintain runs one maintenance round.
-func (w *Worker) maintain(ctx context.Context) {
+// DuePromoteInterval is the longest wait of the worker's promote loop between two PromoteDue
+// calls (WorkerSettings.PromoteInterval when shorter): a scheduled job or a due retry reaches
+// the pending list within about this long of its time.
+const DuePromoteInterval = 50 * time.Millisecond
+
+// promoteLoop moves due scheduled jobs and retries to the pending list every
+// min(PromoteInterval, DuePromoteInterval) until ctx ends.
+func (w *Worker) promoteLoop(ctx context.Context) {
+	t := time.NewTicker(min(w.cfg.PromoteInterval, DuePromoteInterval))
+	defer t.Stop()
+	for {
+		w.promote(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// promote moves every due scheduled job and retry to the pending list, promoteBatch at a time.
+func (w *Worker) promote(ctx context.Context) {
 	for ctx.Err() == nil {
 		n, err := w.b.PromoteDue(ctx, w.cfg.Queue, w.cfg.Now(), promoteBatch)
 		if err != nil {
@@ -471,6 +585,10 @@ func (w *Worker) maintain(ctx context.Context) {
 			break
 		}
 	}
+}
+
+// maintain runs one maintenance round: it recovers the jobs of consumers whose lease expired.
+func (w *Worker) maintain(ctx context.Context) {
 	n, err := w.b.RecoverExpired(ctx, w.cfg.Queue)
 	switch {
 	case err != nil && ctx.Err() == nil:

@@ -28,6 +28,7 @@ type Broker struct {
 	now func() time.Time
 
 	mu         sync.Mutex
+	seq        uint64 // orders record transitions (Jobs)
 	queues     map[string]*state
 	throughput map[string]map[int64]map[string]int64 // queue → minute → outcome → jobs
 }
@@ -44,6 +45,11 @@ type state struct {
 	notify   chan struct{}        // closed and replaced whenever pending grows
 	enqueued recent               // job ids enqueued less than queue.DedupWindow ago
 	batches  recent               // throughput batch ids added less than queue.DedupWindow ago
+
+	scheduled map[string]time.Time // encoded message → due time (EnqueueJob with a delay)
+	records   map[string]*record   // job id → record (EnqueueJob)
+	uniques   map[string]unique    // unique key → lock
+	paused    bool                 // Pause: DequeueBatch delivers nothing
 }
 
 // recent is a set of ids marked less than queue.DedupWindow ago.
@@ -94,6 +100,10 @@ func (b *Broker) q(name string) *state {
 			leases:   make(map[string]time.Time),
 			retry:    make(map[string]time.Time),
 			notify:   make(chan struct{}),
+
+			scheduled: make(map[string]time.Time),
+			records:   make(map[string]*record),
+			uniques:   make(map[string]unique),
 		}
 		b.queues[name] = s
 	}
@@ -175,7 +185,7 @@ func (b *Broker) DequeueBatch(ctx context.Context, name, consumerID string, maxJ
 			b.mu.Unlock()
 			return nil, redstate.Errorf(redstate.ECONFLICT, "consumer %q holds no live lease on queue %q (heartbeat first)", consumerID, name)
 		}
-		if n := min(maxJobs, len(s.pending)); n > 0 {
+		if n := min(maxJobs, len(s.pending)); n > 0 && !s.paused {
 			raws := make([]string, n)
 			copy(raws, s.pending[:n])
 			clear(s.pending[:n])
@@ -249,7 +259,7 @@ func (b *Broker) Stats(_ context.Context, name string) (queue.Stats, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := b.q(name)
-	st := queue.Stats{Pending: int64(len(s.pending)), Retrying: int64(len(s.retry)), Dead: int64(len(s.dead))}
+	st := queue.Stats{Pending: int64(len(s.pending)), Retrying: int64(len(s.retry)), Scheduled: int64(len(s.scheduled)), Dead: int64(len(s.dead))}
 	for _, list := range s.inflight {
 		st.Running += int64(len(list))
 	}

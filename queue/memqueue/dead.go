@@ -40,6 +40,7 @@ func (b *Broker) RequeueDead(_ context.Context, name, raw string) error {
 		if d == raw {
 			s.dead = append(s.dead[:i:i], s.dead[i+1:]...)
 			s.push(raw)
+			b.movePending(s, []string{raw})
 			return nil
 		}
 	}
@@ -61,6 +62,7 @@ func (b *Broker) RequeueAllDead(_ context.Context, name string) (int, error) {
 	}
 	s.dead = nil
 	s.push(raws...)
+	b.movePending(s, raws)
 	return n, nil
 }
 

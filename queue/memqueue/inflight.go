@@ -33,7 +33,11 @@ func (b *Broker) Ack(_ context.Context, d *queue.Delivery) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.take(d)
+	if err := b.take(d); err != nil {
+		return err
+	}
+	b.settled(d, queue.StateDone, "", "")
+	return nil
 }
 
 // AckBatch implements queue.Broker.
@@ -43,7 +47,9 @@ func (b *Broker) AckBatch(_ context.Context, ds []*queue.Delivery) []error {
 	defer b.mu.Unlock()
 	for i, d := range ds {
 		if errs[i] = queue.CheckDelivery(d); errs[i] == nil {
-			errs[i] = b.take(d)
+			if errs[i] = b.take(d); errs[i] == nil {
+				b.settled(d, queue.StateDone, "", "")
+			}
 		}
 	}
 	return errs
@@ -65,7 +71,9 @@ func (b *Broker) Release(_ context.Context, ds []*queue.Delivery) (int, error) {
 			back = append(back, d.Raw)
 		}
 	}
-	b.q(ds[0].Queue).pushFront(back)
+	s := b.q(ds[0].Queue)
+	s.pushFront(back)
+	b.movePending(s, back)
 	return len(back), nil
 }
 
@@ -84,6 +92,7 @@ func (b *Broker) Retry(_ context.Context, d *queue.Delivery, next queue.Message,
 		return err
 	}
 	b.q(d.Queue).retry[string(raw)] = due
+	b.settled(d, queue.StateRetrying, string(raw), next.LastError)
 	return nil
 }
 
@@ -103,6 +112,7 @@ func (b *Broker) Bury(_ context.Context, d *queue.Delivery, msg queue.Message) e
 	}
 	s := b.q(d.Queue)
 	s.dead = append([]string{string(raw)}, s.dead...)
+	b.settled(d, queue.StateDead, string(raw), msg.LastError)
 	return nil
 }
 
@@ -144,6 +154,7 @@ func (b *Broker) RecoverExpired(_ context.Context, name string) (int, error) {
 		}
 	}
 	s.pushFront(back)
+	b.movePending(s, back)
 	return len(back), nil
 }
 

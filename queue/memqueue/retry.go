@@ -25,9 +25,11 @@ func (b *Broker) PromoteDue(_ context.Context, name string, now time.Time, limit
 		due time.Time
 	}
 	var due []entry
-	for raw, t := range s.retry {
-		if !t.After(now) {
-			due = append(due, entry{raw, t})
+	for _, set := range []map[string]time.Time{s.retry, s.scheduled} {
+		for raw, t := range set {
+			if !t.After(now) {
+				due = append(due, entry{raw, t})
+			}
 		}
 	}
 	// Earliest first; ties by member, as a sorted set orders equal scores.
@@ -43,8 +45,10 @@ func (b *Broker) PromoteDue(_ context.Context, name string, now time.Time, limit
 	raws := make([]string, len(due))
 	for i, e := range due {
 		delete(s.retry, e.raw)
+		delete(s.scheduled, e.raw)
 		raws[i] = e.raw
 	}
 	s.push(raws...)
+	b.movePending(s, raws)
 	return len(raws), nil
 }

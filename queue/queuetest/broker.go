@@ -30,6 +30,7 @@ func RunBrokerSuite(t *testing.T, newBroker NewBroker, f Features) {
 		"DeadLetter": s.deadTests(),
 		"Inspect":    s.inspectTests(),
 		"Batch":      s.batchTests(),
+		"Jobs":       s.jobTests(),
 	})
 }
 

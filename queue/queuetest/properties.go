@@ -18,13 +18,15 @@ import (
 )
 
 // RunProperties checks the queue's three correctness properties (message round trip, list round
-// trip, a retry increments RetryCount; on the generic envelope) with rapid, each over at least 100
+// trip, a retry increments RetryCount; on the generic envelope) and the job-record model
+// (PropertyJobsMatchModel) with rapid, each over at least 100
 // generated cases (rapid's default
 // -rapid.checks is 100), against the backend newBroker creates.
 func RunProperties(t *testing.T, newBroker NewBroker) {
 	t.Run("Property1_MessageRoundTrip", func(t *testing.T) { PropertyMessageRoundTrip(t) })
 	t.Run("Property2_ListRoundTrip", func(t *testing.T) { PropertyListRoundTrip(t, newBroker(t)) })
 	t.Run("Property3_RetryIncrementsRetryCount", func(t *testing.T) { PropertyRetryIncrements(t, newBroker(t)) })
+	t.Run("JobsMatchModel", func(t *testing.T) { PropertyJobsMatchModel(t, newBroker(t)) })
 }
 
 // quiet is a logger that discards everything.

@@ -83,7 +83,7 @@ func RunWorkerSuite(t *testing.T, newBroker NewBroker, f Features) {
 		}
 		return w
 	}
-	RunGroups(t, map[string][]NamedTest{"Prefetch": prefetchWorkerTests(newBroker, newWorker), "Worker": {
+	RunGroups(t, map[string][]NamedTest{"Prefetch": prefetchWorkerTests(newBroker, newWorker), "Jobs": jobWorkerTests(newBroker, newWorker), "Worker": {
 		{"SuccessAcks", func(t *testing.T) {
 			b, q := newBroker(t), NewQueueName()
 			id := NewIDs(1)[0]

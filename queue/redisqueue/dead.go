@@ -18,6 +18,9 @@ func (b *Broker) Bury(ctx context.Context, d *queue.Delivery, msg queue.Message)
 		return err
 	}
 	k := b.keys(d.Queue)
+	if queue.HasRecord(d.Raw) {
+		return b.settleJob(ctx, d, queue.StateDead, k.Dead, string(raw), 0, msg.LastError)
+	}
 	m := b.marker(d.Queue)
 	n, err := buryScript.Run(ctx, b.client, m.Keys(k.Processing(d.ConsumerID), k.Dead), m.Args(d.Raw, string(raw))...).Int()
 	if err != nil {
@@ -58,7 +61,7 @@ func (b *Broker) RequeueDead(ctx context.Context, name, raw string) error {
 	}
 	k := b.keys(name)
 	m := b.marker(name)
-	n, err := requeueDeadScript.Run(ctx, b.client, m.Keys(k.Dead, k.Pending), m.Args(raw)...).Int()
+	n, err := requeueDeadScript.Run(ctx, b.client, m.Keys(k.Dead, k.Pending), m.Args(raw, k.JobPrefix, k.JobIndexPrefix)...).Int()
 	if err != nil {
 		return mapErr(err, "requeue dead letter")
 	}
@@ -76,7 +79,7 @@ func (b *Broker) RequeueAllDead(ctx context.Context, name string) (int, error) {
 	}
 	k := b.keys(name)
 	m := b.marker(name)
-	n, err := requeueAllDeadScript.Run(ctx, b.client, m.Keys(k.Dead, k.Pending), m.Args()...).Int()
+	n, err := requeueAllDeadScript.Run(ctx, b.client, m.Keys(k.Dead, k.Pending), m.Args(k.JobPrefix, k.JobIndexPrefix)...).Int()
 	if err != nil {
 		return 0, mapErr(err, "requeue dead letters")
 	}

@@ -81,6 +81,15 @@ func (b *Broker) DequeueBatch(ctx context.Context, name, consumerID string, maxJ
 		if res.conflict {
 			return nil, redstate.Errorf(redstate.ECONFLICT, "consumer %q holds no live lease on queue %q (heartbeat first)", consumerID, name)
 		}
+		if res.paused {
+			if !queue.WaitPaused(ctx, end) {
+				return nil, ctx.Err()
+			}
+			if time.Now().After(end) {
+				return nil, nil
+			}
+			continue
+		}
 		if len(res.raws) > 0 {
 			ds := make([]*queue.Delivery, len(res.raws))
 			for i, raw := range res.raws {
@@ -110,7 +119,11 @@ func (b *Broker) DequeueBatch(ctx context.Context, name, consumerID string, maxJ
 			return nil, ctxOrMapErr(ctx, err, "dequeue")
 		}
 		if ok {
-			return []*queue.Delivery{queue.NewDelivery(name, consumerID, raw)}, nil
+			d := queue.NewDelivery(name, consumerID, raw)
+			if back, err := b.releaseIfPaused(ctx, d); err != nil || !back {
+				return []*queue.Delivery{d}, nil // delivered: a failed check must not strand it
+			}
+			continue // paused while this BLMOVE waited: the job is back at the head
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -121,6 +134,7 @@ func (b *Broker) DequeueBatch(ctx context.Context, name, consumerID string, maxJ
 // dequeueResult is the outcome of dequeueScript.
 type dequeueResult struct {
 	conflict  bool          // no live lease
+	paused    bool          // the queue is paused: nothing moved
 	leaseLeft time.Duration // time to the lease deadline
 	raws      []string      // the moved jobs, in pending order
 }
@@ -130,7 +144,7 @@ type dequeueResult struct {
 // trip and stores it.
 func (b *Broker) tryDequeue(ctx context.Context, conn *redis.Conn, connID *int64, name string, keys []string, args []any) (dequeueResult, error) {
 	m := b.marker(name)
-	keys, args = m.Keys(keys...), m.Args(args...)
+	keys, args = append(m.Keys(keys...), b.keys(name).Paused), m.Args(args...)
 	var cmd *redis.Cmd
 	switch {
 	case conn == nil:
@@ -156,6 +170,9 @@ func (b *Broker) tryDequeue(ctx context.Context, conn *redis.Conn, connID *int64
 		v, _ = cmd.Val().([]any)
 	} else if err != nil {
 		return dequeueResult{}, err
+	}
+	if len(v) == 1 && v[0] == "PAUSED" {
+		return dequeueResult{paused: true}, nil
 	}
 	if len(v) < 2 || v[0] != "OK" {
 		return dequeueResult{conflict: true}, nil

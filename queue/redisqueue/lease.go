@@ -34,14 +34,20 @@ func (b *Broker) Ack(ctx context.Context, d *queue.Delivery) error {
 
 // AckBatch implements queue.Broker: one ackScript call per consumer (the deliveries of one
 // consumer of one queue share its processing list), the calls pipelined (a single call when
-// all share one consumer).
+// all share one consumer). A delivery with a job record is acked by a settleJobScript call of
+// its own, which finishes its record in the same step.
 func (b *Broker) AckBatch(ctx context.Context, ds []*queue.Delivery) []error {
 	errs := make([]error, len(ds))
 	var valid []int
 	for i, d := range ds {
-		if errs[i] = queue.CheckDelivery(d); errs[i] == nil {
-			valid = append(valid, i)
+		if errs[i] = queue.CheckDelivery(d); errs[i] != nil {
+			continue
 		}
+		if queue.HasRecord(d.Raw) {
+			errs[i] = b.ackJob(ctx, d) // its record changes with it: a script of its own
+			continue
+		}
+		valid = append(valid, i)
 	}
 	if len(valid) == 0 {
 		return errs
@@ -84,9 +90,10 @@ func (b *Broker) Release(ctx context.Context, ds []*queue.Delivery) (int, error)
 		return 0, nil
 	}
 	k := b.keys(ds[0].Queue)
-	args := make([]any, len(ds))
-	for i, d := range ds {
-		args[i] = d.Raw
+	args := make([]any, 2, len(ds)+2)
+	args[0], args[1] = k.JobPrefix, k.JobIndexPrefix
+	for _, d := range ds {
+		args = append(args, d.Raw)
 	}
 	m := b.marker(ds[0].Queue)
 	n, err := releaseScript.Run(ctx, b.client, m.Keys(k.Processing(ds[0].ConsumerID), k.Pending), m.Args(args...)...).Int()
@@ -120,7 +127,7 @@ func (b *Broker) RecoverExpired(ctx context.Context, name string) (int, error) {
 	calls := make([]redisscript.Call, len(ids))
 	for i, id := range ids {
 		m := b.marker(name)
-		calls[i] = redisscript.Call{Keys: m.Keys(k.Consumers, k.Pending, k.Processing(id)), Args: m.Args(id, now)}
+		calls[i] = redisscript.Call{Keys: m.Keys(k.Consumers, k.Pending, k.Processing(id)), Args: m.Args(id, now, k.JobPrefix, k.JobIndexPrefix)}
 	}
 	total := 0
 	var firstErr error

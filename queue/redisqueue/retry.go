@@ -19,6 +19,9 @@ func (b *Broker) Retry(ctx context.Context, d *queue.Delivery, next queue.Messag
 		return err
 	}
 	k := b.keys(d.Queue)
+	if queue.HasRecord(d.Raw) {
+		return b.settleJob(ctx, d, queue.StateRetrying, k.Retry, string(raw), due.UnixMilli(), next.LastError)
+	}
 	m := b.marker(d.Queue)
 	n, err := retryScript.Run(ctx, b.client, m.Keys(k.Processing(d.ConsumerID), k.Retry), m.Args(d.Raw, due.UnixMilli(), string(raw))...).Int()
 	if err != nil {
@@ -31,7 +34,8 @@ func (b *Broker) Retry(ctx context.Context, d *queue.Delivery, next queue.Messag
 }
 
 // PromoteDue implements queue.Broker: one script moving up to limit entries with due <= now
-// (in Unix ms), earliest first, from the retry ZSET to the tail of the pending list.
+// (in Unix ms), earliest first, from the retry and scheduled ZSETs to the tail of the pending
+// list (records of moved jobs turn pending).
 func (b *Broker) PromoteDue(ctx context.Context, name string, now time.Time, limit int) (int, error) {
 	if err := queue.ValidateQueueName(name); err != nil {
 		return 0, err
@@ -41,7 +45,7 @@ func (b *Broker) PromoteDue(ctx context.Context, name string, now time.Time, lim
 	}
 	k := b.keys(name)
 	m := b.marker(name)
-	n, err := promoteScript.Run(ctx, b.client, m.Keys(k.Retry, k.Pending), m.Args(now.UnixMilli(), limit)...).Int()
+	n, err := promoteJobsScript.Run(ctx, b.client, m.Keys(k.Retry, k.Scheduled, k.Pending), m.Args(now.UnixMilli(), limit, k.JobPrefix, k.JobIndexPrefix)...).Int()
 	if err != nil {
 		return 0, mapErr(err, "promote due")
 	}

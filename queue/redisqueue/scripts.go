@@ -96,13 +96,16 @@ return deadline
 //	ARGV[2]  now in Unix ms, or "" for the server clock
 //	ARGV[3]  max (>= 1)
 //	ARGV[4]  the marker's lifetime in ms
+//	KEYS[5]  paused STRING: while it exists nothing is moved
 //
-// Returns {"CONFLICT"} (no live lease: nothing moved) or {"OK", leaseLeftMs, raw...} with the
-// moved jobs in pending order (none when the pending list is empty).
+// Returns {"CONFLICT"} (no live lease: nothing moved), {"PAUSED"} (the queue is paused: nothing
+// moved) or {"OK", leaseLeftMs, raw...} with the moved jobs in pending order (none when the
+// pending list is empty).
 var dequeueScript = redis.NewScript(luaNow + `
 local t = now(2)
 local done = redis.call('GET', KEYS[4])
 if done == 'C' then return {'CONFLICT'} end
+if not done and redis.call('EXISTS', KEYS[5]) == 1 then return {'PAUSED'} end
 local deadline = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if done then
   local out = {'OK', math.max((tonumber(deadline) or t) - t, 0)}
@@ -132,16 +135,24 @@ return out
 // scans from the right) and, if it was there, RPUSHes it onto the pending list's head, so that
 // ARGV[1] ends up dequeued first. Raws no longer in flight are skipped.
 //
+// Records of released jobs turn pending.
+//
 //	KEYS[1]  the consumer's processing LIST
 //	KEYS[2]  pending LIST
-//	ARGV     the raws, in delivery order
+//	ARGV[1]  record prefix   ARGV[2]  index prefix
+//	ARGV[3..]  the raws, in delivery order
 //
 // Returns the number moved.
-var releaseScript = resend.Once(`
-local n = 0
-for i = #ARGV, 1, -1 do
+var releaseScript = resend.Once(luaJob + `
+jp, ip = ARGV[1], ARGV[2]
+local n, t = 0, nil
+for i = #ARGV, 3, -1 do
   if redis.call('LREM', KEYS[1], -1, ARGV[i]) == 1 then
     redis.call('RPUSH', KEYS[2], ARGV[i])
+    if string.sub(ARGV[i], 1, 7) == '{"Job":' then
+      t = t or clock()
+      topending(ARGV[i], t)
+    end
     n = n + 1
   end
 end
@@ -169,13 +180,20 @@ return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now(1))
 //	KEYS[3]  the consumer's processing LIST
 //	ARGV[1]  consumer id
 //	ARGV[2]  now in Unix ms, or "" for the server clock
+//	ARGV[3]  record prefix   ARGV[4]  index prefix
 //
-// Returns the number of jobs moved.
-var recoverScript = resend.Once(luaNow + `
+// Returns the number of jobs moved; their records turn pending.
+var recoverScript = resend.Once(luaNow + luaJob + `
+jp, ip = ARGV[3], ARGV[4]
 local deadline = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not deadline or tonumber(deadline) > now(2) then return 0 end
-local n = 0
-while redis.call('LMOVE', KEYS[3], KEYS[2], 'LEFT', 'RIGHT') do n = n + 1 end
+local n, t = 0, clock()
+while true do
+  local m = redis.call('LMOVE', KEYS[3], KEYS[2], 'LEFT', 'RIGHT')
+  if not m then break end
+  topending(m, t)
+  n = n + 1
+end
 redis.call('ZREM', KEYS[1], ARGV[1])
 return n
 `)
@@ -210,35 +228,20 @@ redis.call('LPUSH', KEYS[2], ARGV[2])
 return 1
 `)
 
-// promoteScript moves due retry entries, earliest due first (ties by member), to the tail
-// (left end) of the pending list.
-//
-//	KEYS[1]  retry ZSET
-//	KEYS[2]  pending LIST
-//	ARGV[1]  now in Unix ms: entries with score <= now are due
-//	ARGV[2]  limit (>= 1)
-//
-// Returns the number moved.
-var promoteScript = resend.Once(`
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
-for _, m in ipairs(due) do
-  redis.call('LPUSH', KEYS[2], m)
-  redis.call('ZREM', KEYS[1], m)
-end
-return #due
-`)
-
 // requeueDeadScript moves one dead letter (the newest equal to raw) to the tail of the
 // pending list.
 //
 //	KEYS[1]  dead LIST
 //	KEYS[2]  pending LIST
 //	ARGV[1]  raw
+//	ARGV[2]  record prefix   ARGV[3]  index prefix
 //
-// Returns 1, or 0 when no dead letter equals raw.
-var requeueDeadScript = resend.Once(`
+// Returns 1, or 0 when no dead letter equals raw. A record of the job turns pending.
+var requeueDeadScript = resend.Once(luaJob + `
+jp, ip = ARGV[2], ARGV[3]
 if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 then return 0 end
 redis.call('LPUSH', KEYS[2], ARGV[1])
+topending(ARGV[1], clock())
 return 1
 `)
 
@@ -247,11 +250,18 @@ return 1
 //
 //	KEYS[1]  dead LIST
 //	KEYS[2]  pending LIST
+//	ARGV[1]  record prefix   ARGV[2]  index prefix
 //
-// Returns the number moved.
-var requeueAllDeadScript = resend.Once(`
-local n = 0
-while redis.call('LMOVE', KEYS[1], KEYS[2], 'RIGHT', 'LEFT') do n = n + 1 end
+// Returns the number moved. Records of the moved jobs turn pending.
+var requeueAllDeadScript = resend.Once(luaJob + `
+jp, ip = ARGV[1], ARGV[2]
+local n, t = 0, clock()
+while true do
+  local m = redis.call('LMOVE', KEYS[1], KEYS[2], 'RIGHT', 'LEFT')
+  if not m then break end
+  topending(m, t)
+  n = n + 1
+end
 return n
 `)
 

@@ -54,12 +54,13 @@ func (b *Broker) Stats(ctx context.Context, name string) (queue.Stats, error) {
 	}
 	for attempt := 1; ; attempt++ {
 		var zr *redis.StringSliceCmd
-		var pending, retry, dead *redis.IntCmd
+		var pending, retry, scheduled, dead *redis.IntCmd
 		procs := make([]*redis.IntCmd, len(consumers))
 		_, err := b.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			zr = p.ZRange(ctx, k.Consumers, 0, -1)
 			pending = p.LLen(ctx, k.Pending)
 			retry = p.ZCard(ctx, k.Retry)
+			scheduled = p.ZCard(ctx, k.Scheduled)
 			dead = p.LLen(ctx, k.Dead)
 			for i, c := range consumers {
 				procs[i] = p.LLen(ctx, k.Processing(c))
@@ -73,7 +74,7 @@ func (b *Broker) Stats(ctx context.Context, name string) (queue.Stats, error) {
 			consumers = now
 			continue
 		}
-		st := queue.Stats{Pending: pending.Val(), Retrying: retry.Val(), Dead: dead.Val()}
+		st := queue.Stats{Pending: pending.Val(), Retrying: retry.Val(), Scheduled: scheduled.Val(), Dead: dead.Val()}
 		for _, c := range procs {
 			st.Running += c.Val()
 		}
