@@ -42,7 +42,7 @@ soak:
 	scripts/ensure-chromium.sh
 	REDSTATE_REQUIRE_REDIS=1 $(GO) test -race -tags soak -timeout 60m ./...
 
-## chaos: Redis failover fault harness (build tag chaos, issue 23): kills, pauses, lags and
+## chaos: Redis failover fault harness (build tag chaos): kills, pauses, lags and
 ## restarts the master of a Sentinel topology and of a Cluster under load from every block, in
 ## three durability modes, logs what was lost and fails on a broken promise; CHAOS_CYCLES
 ## (default 1) sets how often each fault is injected per topology and mode, CHAOS_BLOCKS,

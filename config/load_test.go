@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/redstate/redstate/internal/resilience"
+	"github.com/redstate/redstate/queue"
 )
 
 func writeFile(t *testing.T, content string) string {
@@ -296,7 +297,8 @@ func TestYAML_RoundTripsThroughLoad(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b)
 	}
-	cfg.Redis.Sentinel.Addrs = []string{} // printed as [], read back as an empty list
+	cfg.Redis.Sentinel.Addrs = []string{}       // printed as [], read back as an empty list
+	cfg.Queue.Periodic = []queue.PeriodicSpec{} // likewise
 	if !reflect.DeepEqual(got, cfg) {
 		t.Fatalf("round trip:\n got %+v\nwant %+v\nyaml:\n%s", got, cfg, b)
 	}

@@ -28,6 +28,11 @@ type Config struct {
 	// From the environment: REDSTATE_QUEUE_QUEUES as a YAML/JSON flow list, e.g.
 	// '[{name: report:queue, concurrency: 4}]'.
 	Queues []Spec `koanf:"queues"`
+	// Periodic are the periodic jobs: each enqueues a job on one of Queues at every tick of its
+	// cron expression, once per tick across all instances (package queue/periodic). From the
+	// environment: REDSTATE_QUEUE_PERIODIC as a YAML/JSON flow list, e.g.
+	// '[{name: nightly, cron: "0 3 * * *", queue: mail:queue}]'.
+	Periodic []PeriodicSpec `koanf:"periodic"`
 	// Reconciler re-enqueues records stranded in status 3.
 	Reconciler ReconcilerConfig `koanf:"reconciler"`
 }
@@ -89,6 +94,7 @@ func (c Config) Validate(defaultHandler string, recordStores ...string) error {
 		}
 		errs = append(errs, s.ValidateAt(fmt.Sprintf("queue.queues[%d].", i), defaultHandler))
 	}
+	errs = append(errs, validatePeriodic(c.Periodic, c.Queues)...)
 	if c.Reconciler.Age <= 0 {
 		add("queue.reconciler.age", "must be positive, got %s", c.Reconciler.Age)
 	}

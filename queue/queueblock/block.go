@@ -12,9 +12,12 @@ import (
 	"slices"
 	"time"
 
+	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/component"
+	"github.com/redstate/redstate/internal/lease"
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/queue/memqueue"
+	"github.com/redstate/redstate/queue/periodic"
 	"github.com/redstate/redstate/queue/redisqueue"
 	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/report"
@@ -56,6 +59,9 @@ type Block struct {
 	// reach says whether Redis answers (nil without Redis).
 	reach *redisconn.Reachability
 	bg    component.Background
+	// periodic fires queue.periodic's jobs on the instance holding its lease; nil without
+	// entries.
+	periodic *periodic.Scheduler
 }
 
 // Open builds the queue block from cfg (the queue section) and reports (the report section) on
@@ -174,7 +180,37 @@ func Open(ctx context.Context, env component.Env, cfg queue.Config, reports repo
 		}
 		qb.workers = append(qb.workers, w)
 	}
+	if err := qb.openPeriodic(env, cfg); err != nil {
+		_ = qb.Close(ctx)
+		return nil, err
+	}
 	return qb, nil
+}
+
+// openPeriodic builds the scheduler of queue.periodic (none without entries): its lease and
+// tick records in Redis (keys under env.Namespace) or in memory, its jobs on the block's broker.
+func (qb *Block) openPeriodic(env component.Env, cfg queue.Config) error {
+	if len(cfg.Periodic) == 0 {
+		return nil
+	}
+	entries, err := periodic.EntriesFrom(cfg.Periodic)
+	if err != nil {
+		return err
+	}
+	keys := periodic.NewKeys(redstate.Prefix(env.Namespace, ""))
+	o := periodic.Options{Entries: entries, Keys: keys, Enqueuer: periodic.BrokerEnqueuer{Broker: qb.broker}, Logger: qb.log}
+	if env.Redis == nil {
+		o.Store, o.Leases = periodic.NewMemoryStore(), lease.NewMemory(nil)
+	} else {
+		if o.Store, err = periodic.NewRedisStore(env.Redis, keys); err != nil {
+			return err
+		}
+		if o.Leases, err = lease.NewRedis(env.Redis, lease.RedisOptions{}); err != nil {
+			return err
+		}
+	}
+	qb.periodic, err = periodic.New(o)
+	return err
 }
 
 // openReports builds the report flow on queue name (report.Config.QueueIn) with its
@@ -261,6 +297,9 @@ func (qb *Block) Start(ctx context.Context) error {
 	}
 	if qb.sqlRecords != nil {
 		qb.bg.Go(ctx, func(ctx context.Context) { qb.sweepExpiredRecords(ctx, time.Hour) })
+	}
+	if qb.periodic != nil {
+		qb.bg.Go(ctx, func(ctx context.Context) { _ = qb.periodic.Run(ctx) })
 	}
 	return nil
 }
