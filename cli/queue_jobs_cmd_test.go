@@ -55,7 +55,9 @@ func jobOf(t *testing.T, out string) queue.Job {
 func TestQueueJobCommands(t *testing.T) {
 	srv := redistest.StartStandalone(t)
 	redisFlag := []string{"--redis", srv.URL, "--namespace", "cli-"}
-	q := func(args ...string) (string, error) { return run(t, append(append([]string{"queue"}, args...), redisFlag...)...) }
+	q := func(args ...string) (string, error) {
+		return run(t, append(append([]string{"queue"}, args...), redisFlag...)...)
+	}
 
 	out, err := q("enqueue", "mail:q", "--payload", `{"to":"a@example.com"}`, "--id", "welcome-1", "--delay", "1h",
 		"--max-retries", "2", "--retry-delays", "1s,5s", "--timeout", "30s", "--retention", "2h", "--json")
