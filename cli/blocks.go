@@ -61,7 +61,7 @@ func (a *app) openBlocks(ctx context.Context) (*blocks, error) {
 
 // deps is what the HTTP API serves from the blocks and the root.
 func (b *blocks) deps(a *app) httpapi.Deps {
-	d := httpapi.Deps{Builds: b.builds.Store(), Reports: b.queue.Reports(), Queues: b.queue.Admin,
+	d := httpapi.Deps{Builds: b.builds.Store(), Reports: b.queue.Reports(), Queues: b.queue.Admin, Producers: b.queue.Producer,
 		ExecutorRunner: b.executor.Runner, Index: b.index.Indexer(), IndexPush: b.index.Push(), Feed: b.feed.Service(), Health: a.health,
 		QueueNames: b.queue.Names, Throughput: b.queue.ThroughputStore(), IndexSources: func() []httpapi.IndexSourceStatus { return indexSourceStatus(b.index.Pulled()) },
 		Overview: a.overview,

@@ -22,21 +22,24 @@ import (
 func newQueueCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "queue",
-		Short: "Inspect and manage job queues in Redis (stats, dead letters, regenerate)",
+		Short: "Enqueue, inspect and manage jobs and queues in Redis (jobs, pause, stats, dead letters, regenerate)",
 		Long: `Admin commands for the job queue block. They talk to the configured Redis directly
 (--redis, --redis-cluster, --redis-sentinel*, --config or REDSTATE_* variables), with the
-same namespace as serve. --queue selects the queue (default report:queue, the seed's).`,
+same namespace as serve. The job commands (enqueue, inspect, cancel, list, requeue-job,
+pause, resume) take the queue as their first argument; the others select it with --queue
+(default report:queue, the seed's).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(
-		queueSubcommand("stats", "Print the pending, running, retrying and dead counts (a table; --json for scripts)", cobra.NoArgs, queueStats, flagJSON),
+		queueSubcommand("stats", "Print the pending, running, retrying, scheduled and dead counts and whether the queue is paused (a table; --json for scripts)", cobra.NoArgs, queueStats, flagJSON),
 		queueSubcommand("dead", "Print dead letters, newest first (a table; --json for scripts; --start, --count)", cobra.NoArgs, queueDead, flagJSON|flagPage),
 		queueSubcommand("requeue [RAW]", "Move one dead letter (its raw JSON) or, with --all, every dead letter back to pending", cobra.MaximumNArgs(1), queueRequeue, flagAll|flagYes),
 		queueSubcommand("purge", "Delete every dead letter (needs --yes)", cobra.NoArgs, queuePurge, flagYes),
 		// Records live in SQL by default: regenerate also takes --data-dir and --database.
 		queueSubcommand("regenerate ID...", "Regenerate the reports of records in status 3 or 5 (seed: batchRegenerateReport) and print the seed's answer {SuccessCount, SkippedCount} as JSON; records are read from the configured queue.record-store (SQL by default)", cobra.MinimumNArgs(1), queueRegenerate, 0, config.FlagsData),
 	)
+	cmd.AddCommand(jobCommands()...)
 	return cmd
 }
 
@@ -151,11 +154,15 @@ func queueStats(cmd *cobra.Command, s *queueSession, f *queueFlags, _ []string) 
 	if err != nil {
 		return err
 	}
-	if f.json {
-		return writeJSON(cmd.OutOrStdout(), queue.NamedStats{Queue: f.queue, Stats: st})
+	paused, err := s.admin.Paused(cmd.Context())
+	if err != nil {
+		return err
 	}
-	t := newTable(cmd.OutOrStdout(), "QUEUE", "PENDING", "RUNNING", "RETRYING", "DEAD")
-	t.row(f.queue, st.Pending, st.Running, st.Retrying, st.Dead)
+	if f.json {
+		return writeJSON(cmd.OutOrStdout(), queue.NamedStats{Queue: f.queue, Stats: st, Paused: paused})
+	}
+	t := newTable(cmd.OutOrStdout(), "QUEUE", "PENDING", "RUNNING", "RETRYING", "SCHEDULED", "DEAD", "PAUSED")
+	t.row(f.queue, st.Pending, st.Running, st.Retrying, st.Scheduled, st.Dead, paused)
 	return t.flush()
 }
 

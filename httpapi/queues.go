@@ -16,6 +16,7 @@ func (s *server) queueRoutes() {
 	s.handle("POST /v1/queues/{queue}/dead/requeue", roleAdmin, s.queueRequeueDead)
 	s.handle("POST /v1/queues/{queue}/dead/requeue-all", roleAdmin, s.queueRequeueAllDead)
 	s.handle("DELETE /v1/queues/{queue}/dead", roleAdmin, s.queuePurgeDead)
+	s.queueJobRoutes()
 }
 
 // queueAdmin returns the admin of the request's {queue}. Errors: EINVALID (bad name),
@@ -35,7 +36,8 @@ func (s *server) queueAdmin(r *http.Request) (string, *queue.Admin, error) {
 	return name, a, nil
 }
 
-// queueStats: GET /v1/queues/{queue}/stats → {"queue","pending","running","retrying","scheduled","dead"}.
+// queueStats: GET /v1/queues/{queue}/stats → {"queue","pending","running","retrying",
+// "scheduled","dead","paused"}.
 func (s *server) queueStats(w http.ResponseWriter, r *http.Request) error {
 	name, a, err := s.queueAdmin(r)
 	if err != nil {
@@ -45,7 +47,11 @@ func (s *server) queueStats(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, queue.NamedStats{Queue: name, Stats: st})
+	paused, err := a.Paused(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, queue.NamedStats{Queue: name, Stats: st, Paused: paused})
 	return nil
 }
 

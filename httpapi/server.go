@@ -93,6 +93,9 @@ type Deps struct {
 	// Queues returns the admin of a configured queue, or nil for an unknown name
 	// (/v1/queues/{queue}/...); nil: every queue is unknown (404).
 	Queues func(name string) *queue.Admin
+	// Producers returns a producer of a configured queue, or nil for an unknown name (POST
+	// /v1/queues/{queue}/jobs); nil: no queue takes jobs over HTTP (404).
+	Producers func(name string) *queue.Producer
 	// Executor is the stage executor (/v1/executor/...); nil: those routes answer 404 unless
 	// ExecutorRunner is set.
 	Executor *executor.Runner
@@ -141,6 +144,7 @@ type server struct {
 	heartbeat    time.Duration
 	reports      *report.Service
 	queues       func(name string) *queue.Admin
+	producers    func(name string) *queue.Producer
 	executor     *executor.Runner
 	execFn       func() (*executor.Runner, error)
 	index        *index.Indexer
@@ -256,6 +260,7 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 		heartbeat:    cfg.HeartbeatInterval,
 		reports:      deps.Reports,
 		queues:       deps.Queues,
+		producers:    deps.Producers,
 		executor:     deps.Executor,
 		execFn:       deps.ExecutorRunner,
 		index:        deps.Index,

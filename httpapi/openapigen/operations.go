@@ -141,7 +141,7 @@ func operations() []operation {
 
 		// Queue administration (httpapi/queues.go).
 		{method: "GET", path: "/v1/queues/{queue}/stats", id: "queueStats", role: "admin", tag: "queues",
-			summary: "A queue's pending, running, retrying and dead counts", pathDesc: queueDesc,
+			summary: "A queue's pending, running, retrying, scheduled and dead counts, and whether it is paused", pathDesc: queueDesc,
 			replies: []reply{ok("QueueStats", "The counts.")},
 			codes:   []string{invalid, notFound, unavailable}},
 		{method: "GET", path: "/v1/queues/{queue}/dead", id: "listDeadLetters", role: "admin", tag: "queues",
@@ -163,6 +163,49 @@ func operations() []operation {
 		{method: "DELETE", path: "/v1/queues/{queue}/dead", id: "purgeDeadLetters", role: "admin", tag: "queues",
 			summary: "Delete every dead letter", pathDesc: queueDesc,
 			replies: []reply{ok("QueueCount", "How many were deleted.")},
+			codes:   []string{invalid, notFound, unavailable}},
+
+		// Jobs with a record and pausing (httpapi/queue_jobs.go).
+		{method: "POST", path: "/v1/queues/{queue}/jobs", id: "enqueueJob", role: "write", tag: "queues",
+			summary: "Enqueue a job with a payload and options", pathDesc: queueDesc, body: "EnqueueJobRequest",
+			desc: "The job gets a record (see getJob). With an id of a job whose record exists, nothing is enqueued and that job is answered 200 (an idempotent retry). " +
+				"409 conflict when a uniqueFor lock of another job refuses it; the message names that job.",
+			replies: []reply{
+				{status: 201, desc: "Enqueued.", schema: "QueueJob", headers: jobLocation},
+				{status: 200, desc: "A job of this id exists: it, unchanged.", schema: "QueueJob", headers: jobLocation},
+			},
+			codes: []string{invalid, notFound, conflict, unavailable}},
+		{method: "GET", path: "/v1/queues/{queue}/jobs", id: "listJobs", role: "read", tag: "queues",
+			summary: "List a queue's jobs in one state, oldest transition first", pathDesc: queueDesc,
+			query: []obj{
+				queryParam("state", enum(str(""), "scheduled", "pending", "active", "retrying", "done", "dead", "cancelled"), "The state (required)."),
+				cursorParam("The next of the previous page."),
+				queryParam("limit", obj{"type": "integer", "minimum": 1, "maximum": queue.MaxListCount}, "Page size (default 100)."),
+			},
+			replies: []reply{ok("QueueJobPage", "One page of jobs.")},
+			codes:   []string{invalid, notFound, unavailable}},
+		{method: "GET", path: "/v1/queues/{queue}/jobs/{id}", id: "getJob", role: "read", tag: "queues",
+			summary: "One job: its state, attempts with their errors and times, and its result", pathDesc: jobDesc,
+			desc:    "404 for a job never enqueued with a record (POST /v1/queues/{queue}/jobs) or finished longer ago than its retention.",
+			replies: []reply{ok("QueueJob", "The job.")},
+			codes:   []string{invalid, notFound, unavailable}},
+		{method: "DELETE", path: "/v1/queues/{queue}/jobs/{id}", id: "cancelJob", role: "write", tag: "queues",
+			summary: "Cancel a job", pathDesc: jobDesc,
+			desc:    "A scheduled, pending or retrying job is cancelled and never runs (200; again 200 when it is already cancelled); an active one is asked to stop (202, cancelRequested): its handler's context is cancelled and the job ends cancelled. 409 when it is done or dead.",
+			replies: []reply{{status: 200, desc: "Cancelled.", schema: "QueueJob"}, {status: 202, desc: "Running: asked to stop.", schema: "QueueJob"}},
+			codes:   []string{invalid, notFound, conflict, unavailable}},
+		{method: "POST", path: "/v1/queues/{queue}/jobs/{id}/requeue", id: "requeueJob", role: "write", tag: "queues",
+			summary: "Move a dead job back to pending", pathDesc: jobDesc,
+			desc:    "409 when the job is not dead; 404 when its record or its dead letter is gone.",
+			replies: []reply{ok("QueueJob", "The job, pending again.")},
+			codes:   []string{invalid, notFound, conflict, unavailable}},
+		{method: "POST", path: "/v1/queues/{queue}/pause", id: "pauseQueue", role: "write", tag: "queues",
+			summary: "Pause a queue: its workers on every instance take no jobs; enqueue still works", pathDesc: queueDesc,
+			replies: []reply{ok("QueuePauseState", "paused is true.")},
+			codes:   []string{invalid, notFound, unavailable}},
+		{method: "POST", path: "/v1/queues/{queue}/resume", id: "resumeQueue", role: "write", tag: "queues",
+			summary: "Resume a paused queue", pathDesc: queueDesc,
+			replies: []reply{ok("QueuePauseState", "paused is false.")},
 			codes:   []string{invalid, notFound, unavailable}},
 
 		// Stage executor (httpapi/executor.go). Without the executor every route is 404; while
@@ -352,3 +395,9 @@ func operations() []operation {
 
 // queueDesc describes the {queue} path parameter.
 var queueDesc = map[string]string{"queue": "A configured queue name; one path segment, percent-decoded (report:queue or report%3Aqueue)."}
+
+// jobDesc describes the path parameters of one job.
+var jobDesc = map[string]string{"queue": queueDesc["queue"], "id": "The job id."}
+
+// jobLocation is the Location header of an enqueued job.
+var jobLocation = obj{"Location": obj{"description": "/v1/queues/{queue}/jobs/{id}.", "schema": str("")}}

@@ -244,6 +244,18 @@ func (qb *Block) openReports(cfg queue.Config, name string, log *slog.Logger) (*
 // Admin returns the admin of a configured queue, or nil.
 func (qb *Block) Admin(name string) *queue.Admin { return qb.admins[name] }
 
+// Producer returns a producer of a queue with an admin (Admin), or nil for any other name.
+func (qb *Block) Producer(name string) *queue.Producer {
+	if qb.admins[name] == nil {
+		return nil
+	}
+	p, err := queue.NewProducer(qb.broker, name)
+	if err != nil {
+		return nil // unreachable: the admin's name was validated
+	}
+	return p
+}
+
 // Names returns the queues with an admin, sorted.
 func (qb *Block) Names() []string {
 	return slices.Sorted(maps.Keys(qb.admins))
