@@ -49,6 +49,9 @@ type Worker struct {
 	holding *holding
 	// active are the running jobs with a record, for their cancel requests.
 	active *activeJobs
+	// lease stops the running handlers before the consumer's lease can expire while heartbeats
+	// fail (armed by Run's heartbeats; Process alone never lapses).
+	lease *leaseWatch
 }
 
 // NewWorker returns a Worker for cfg (defaults applied). Errors: EINVALID (bad config, no
@@ -62,7 +65,8 @@ func NewWorker(b Broker, h Handler, cfg WorkerSettings) (*Worker, error) {
 		return nil, err
 	}
 	log := cfg.Logger.With("queue", cfg.Queue, "consumer", cfg.ConsumerID)
-	return &Worker{b: b, h: h, cfg: cfg, log: log, outage: outagelog.New(log, "queue backend"), holding: newHolding(), active: newActiveJobs()}, nil
+	return &Worker{b: b, h: h, cfg: cfg, log: log, outage: outagelog.New(log, "queue backend"), holding: newHolding(), active: newActiveJobs(),
+		lease: newLeaseWatch(cfg.Lease, max(cfg.Lease/3, time.Millisecond))}, nil
 }
 
 // ConsumerID returns the worker's consumer id.
@@ -87,8 +91,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer stopTimer()
 
 	// Register the lease before the first Dequeue (the broker requires it).
+	defer w.lease.stop()
 	for {
-		err := w.b.Heartbeat(ctx, w.cfg.Queue, w.cfg.ConsumerID, w.cfg.Lease)
+		err := w.heartbeat(ctx)
 		if err == nil {
 			w.outage.OK(ctx)
 			break
@@ -259,7 +264,7 @@ func (w *Worker) consume(ctx, hctx context.Context, ack ackFunc) {
 			if redstate.IsCode(err, redstate.ECONFLICT) {
 				// Our lease lapsed (e.g. heartbeats failed); renew it and go on.
 				w.log.Warn("queue lease lost; renewing", "err", err)
-				if herr := w.b.Heartbeat(ctx, w.cfg.Queue, w.cfg.ConsumerID, w.cfg.Lease); herr == nil {
+				if herr := w.heartbeat(ctx); herr == nil {
 					continue
 				}
 			}
@@ -328,11 +333,23 @@ func (w *Worker) handle(ctx context.Context, d *Delivery, ack ackFunc) {
 	if m.Job != nil && HasRecord(d.Raw) && !w.startJob(ctx, d, log) {
 		return
 	}
-	hctx, box, done := w.handlerContext(ctx, m)
+	lctx, untrack := w.lease.track(ctx)
+	hctx, box, done := w.handlerContext(lctx, m)
 	start := time.Now()
 	err := w.call(hctx, d)
 	dur := time.Since(start)
 	cancelled := done()
+	lapsed := errors.Is(context.Cause(lctx), errLeaseLapsed)
+	untrack()
+	if lapsed && err != nil {
+		// The lease may have expired and the job may already run at another consumer: settling
+		// this interrupted run (a retry, a dead letter) would be wrong. It stays in flight and
+		// is delivered again (RecoverExpired, or this worker's in-flight audit).
+		log.Warn("queue lease lapsed while the job ran (no heartbeat succeeded for the lease minus one heartbeat period); its handler was stopped and the job will be delivered again",
+			"duration", dur, "err", err)
+		w.observe(OutcomeLost, dur)
+		return
+	}
 	maxRetries, delay := m.Job.retryPolicy(w.cfg.MaxRetries, w.cfg.retryDelay, m.RetryCount)
 
 	switch {
@@ -492,6 +509,17 @@ func (w *Worker) settle(ctx context.Context, what string, op func(context.Contex
 	}
 }
 
+// heartbeat renews the consumer's lease and, when it succeeded, re-arms the lease watch from the
+// time the renewal was sent.
+func (w *Worker) heartbeat(ctx context.Context) error {
+	sent := time.Now()
+	err := w.b.Heartbeat(ctx, w.cfg.Queue, w.cfg.ConsumerID, w.cfg.Lease)
+	if err == nil {
+		w.lease.renewed(sent)
+	}
+	return err
+}
+
 // heartbeatLoop renews the lease every Lease/3 until ctx ends.
 func (w *Worker) heartbeatLoop(ctx context.Context) {
 	t := time.NewTicker(max(w.cfg.Lease/3, time.Millisecond))
@@ -502,7 +530,7 @@ func (w *Worker) heartbeatLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if err := w.b.Heartbeat(ctx, w.cfg.Queue, w.cfg.ConsumerID, w.cfg.Lease); err != nil && ctx.Err() == nil {
+		if err := w.heartbeat(ctx); err != nil && ctx.Err() == nil {
 			w.outage.Failed(ctx, "queue heartbeat failed", err)
 		} else if err == nil {
 			w.outage.OK(ctx)
