@@ -308,3 +308,15 @@ func CheckJobsArgs(queue string, state JobState, cursor string, limit int) (int,
 	}
 	return n, nil
 }
+
+// PrepareJob checks an EnqueueJob call (the queue's name and the request) and returns the
+// message as it is stored: the start of every backend's EnqueueJob. Errors: EINVALID.
+func PrepareJob(name string, req JobRequest) ([]byte, error) {
+	if err := ValidateQueueName(name); err != nil {
+		return nil, err
+	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	return EncodeMessage(req.Message)
+}

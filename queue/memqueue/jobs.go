@@ -96,13 +96,7 @@ func snapshot(r *record) queue.Job {
 
 // EnqueueJob implements queue.Broker.
 func (b *Broker) EnqueueJob(_ context.Context, name string, req queue.JobRequest) (queue.Job, bool, error) {
-	if err := queue.ValidateQueueName(name); err != nil {
-		return queue.Job{}, false, err
-	}
-	if err := req.Validate(); err != nil {
-		return queue.Job{}, false, err
-	}
-	raw, err := queue.EncodeMessage(req.Message)
+	raw, err := queue.PrepareJob(name, req)
 	if err != nil {
 		return queue.Job{}, false, err
 	}

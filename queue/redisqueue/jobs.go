@@ -15,13 +15,7 @@ import (
 // is answered with that record, so a copy of the call go-redis sends again returns the job
 // with created false (it is still one job).
 func (b *Broker) EnqueueJob(ctx context.Context, name string, req queue.JobRequest) (queue.Job, bool, error) {
-	if err := queue.ValidateQueueName(name); err != nil {
-		return queue.Job{}, false, err
-	}
-	if err := req.Validate(); err != nil {
-		return queue.Job{}, false, err
-	}
-	raw, err := queue.EncodeMessage(req.Message)
+	raw, err := queue.PrepareJob(name, req)
 	if err != nil {
 		return queue.Job{}, false, err
 	}
