@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -38,19 +39,25 @@ func TestDashboard_QueueJobsInChromium(t *testing.T) {
 	browser := chromiumPath(t)
 	rds := redistest.StartStandalone(t)
 	hook := newFlakyWebhook(t) // the first call fails: the first job run goes dead
+	slow := newBlockingWebhook(t)
 	cfg := filepath.Join(t.TempDir(), "redstate.yaml")
 	if err := os.WriteFile(cfg, fmt.Appendf(nil, `
 auth:
   tokens:
     - {name: ops, token: %q, roles: [admin]}
     - {name: viewer, token: %q, roles: [read]}
+    - {name: deployer, token: %q, roles: [write]}
 queue:
   queues:
     - name: mail:queue
       handler: webhook
       max-retries: 0
       webhook: {url: %q, timeout: 2s}
-`, adminToken, readToken, hook.url), 0o600); err != nil {
+    - name: slow:queue
+      handler: webhook
+      max-retries: 0
+      webhook: {url: %q, timeout: 1m}
+`, adminToken, readToken, writeToken, hook.url, slow.url), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	s := startServer(t, "--config", cfg, "--redis", rds.URL)
@@ -230,16 +237,91 @@ queue:
 	}
 	eventually(t, 20*time.Second, "the job enqueued while paused done after Resume", func() bool { return job("while-paused").State == "done" })
 
+	// An active job: Cancel asks it to stop (the webhook call is cancelled), and it ends
+	// cancelled.
+	code, body, _ := s.do(t, http.MethodPost, "/v1/queues/slow:queue/jobs", `{"id":"slow-1","payload":{"n":3}}`, bearer...)
+	if code != http.StatusCreated {
+		t.Fatalf("enqueue slow-1 = %d %s", code, body)
+	}
+	slowJob := func() shownJob {
+		var j shownJob
+		getJSONAuth(t, s, "/v1/queues/slow:queue/jobs/slow-1", adminToken, &j)
+		return j
+	}
+	select {
+	case <-slow.called:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the slow job never called its webhook\n%s", s.Logs())
+	}
+	eventually(t, 20*time.Second, "slow-1 active", func() bool { return slowJob().State == "active" })
+	open("#/queues?queue=slow%3Aqueue&state=active", "#jobs table")
+	if ids := listed(); !slices.Equal(ids, []string{"slow-1"}) || count("#jobs button.requeue-job") != 0 {
+		t.Fatalf("active tab lists %v, or offers Requeue", ids)
+	}
+	confirm("cancel the active job", "#jobs button.cancel-job", "cancel of job slow-1 requested")
+	eventually(t, 20*time.Second, "the active job cancelled", func() bool { return slowJob().State == "cancelled" })
+
+	// A write session (not admin) opens a queue by name, cancels a job from the list, and is
+	// offered both Pause and Resume: the paused flag is in the admin-only stats.
+	run("log out admin", chromedp.Click(`//button[text()='Log out']`, chromedp.BySearch), chromedp.WaitVisible("form.login", chromedp.ByQuery))
+	run("log in write", chromedp.SendKeys("input[name=token]", writeToken, chromedp.ByQuery), chromedp.Click("form.login button[type=submit]", chromedp.ByQuery),
+		chromedp.WaitVisible("#queue-detail", chromedp.ByQuery))
+	open("#/queues", "form.search input[name=queue]")
+	run("open the queue by name", chromedp.SendKeys("form.search input[name=queue]", "mail:queue", chromedp.ByQuery), chromedp.Click("form.search button[type=submit]", chromedp.ByQuery),
+		chromedp.WaitVisible("#jobs table", chromedp.ByQuery))
+	if n, m := count("#queue-pause button.pause-queue"), count("#queue-pause button.resume-queue"); n != 1 || m != 1 || !strings.Contains(text("#queue-pause"), "admin role") {
+		t.Fatalf("a write session gets %d Pause and %d Resume buttons: %s", n, m, text("#queue-pause"))
+	}
+	run("scheduled tab", chromedp.Click(`#jobs a[data-state="scheduled"]`, chromedp.ByQuery), chromedp.WaitVisible(`#jobs a[data-state="scheduled"][aria-current="page"]`, chromedp.ByQuery))
+	if ids := listed(); !slices.Equal(ids, []string{"later-2", "later-3"}) {
+		t.Fatalf("write session's scheduled tab lists %v", ids)
+	}
+	confirm("cancel later-2 from the list", "#jobs tbody tr:first-child button.cancel-job", "job later-2 cancelled")
+	if st := job("later-2").State; st != "cancelled" {
+		t.Fatalf("after Cancel from the list the API shows later-2 %s", st)
+	}
+
 	// A read-only session lists the jobs but gets no action buttons.
 	run("log out", chromedp.Click(`//button[text()='Log out']`, chromedp.BySearch), chromedp.WaitVisible("form.login", chromedp.ByQuery))
 	run("log in read-only", chromedp.SendKeys("input[name=token]", readToken, chromedp.ByQuery), chromedp.Click("form.login button[type=submit]", chromedp.ByQuery),
 		chromedp.WaitVisible("#queue-detail", chromedp.ByQuery))
 	open("#/queues?queue=mail%3Aqueue&state=scheduled", "#jobs table")
-	if ids := listed(); !slices.Equal(ids, []string{"later-2", "later-3"}) {
-		t.Fatalf("read-only scheduled tab lists %v, want later-2 and later-3", ids)
+	if ids := listed(); !slices.Equal(ids, []string{"later-3"}) {
+		t.Fatalf("read-only scheduled tab lists %v, want later-3", ids)
 	}
 	if n := count("#queue-detail button:not([type=submit])"); n != 0 {
 		t.Fatalf("a read-only session sees %d action buttons", n)
 	}
 	screenshot("jobs-readonly")
+}
+
+// writeToken is the dashboard jobs test's write-role (not admin) token.
+const writeToken = "dashboard-write-token-0123456789ab"
+
+// blockingWebhook answers a job's webhook call only when the call is cancelled (the job's
+// context ends); called receives once per call.
+type blockingWebhook struct {
+	url    string
+	called chan struct{}
+}
+
+func newBlockingWebhook(t *testing.T) *blockingWebhook {
+	w := &blockingWebhook{called: make(chan struct{}, 16)}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	srv := &http.Server{Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w.called <- struct{}{}
+		select {
+		case <-r.Context().Done():
+		case <-done:
+		}
+		http.Error(rw, "stopped", http.StatusServiceUnavailable)
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { close(done); _ = srv.Close() })
+	w.url = "http://" + ln.Addr().String() + "/slow"
+	return w
 }
