@@ -242,24 +242,142 @@ function chart(minutes) {
   return el('figure', {}, svg, el('figcaption', { text: `last ${n} minutes: ${total} done, ${fails} failed (retried, dead, malformed or lost), all instances` }));
 }
 
+// jobStates are the states a job with a record can be in, in the order of its life.
+const jobStates = ['scheduled', 'pending', 'active', 'retrying', 'done', 'dead', 'cancelled'];
+// cancellable are the states DELETE /v1/queues/{queue}/jobs/{id} cancels (an active job is
+// asked to stop); a dead job is requeued instead.
+const cancellable = ['scheduled', 'pending', 'active', 'retrying'];
+
+// queueHash is the dashboard address of a queue's page with the given parameters.
+function queueHash(p) {
+  return '#/queues?' + new URLSearchParams(Object.fromEntries(Object.entries(p).filter(([, v]) => v !== undefined && v !== null && v !== ''))).toString();
+}
+
+// jsonText renders a JSON value readably, as text (the caller puts it in the page with
+// textContent, never as markup).
+function jsonText(v) {
+  if (v === undefined || v === null) return '';
+  try { return JSON.stringify(v, null, 2); } catch (_) { return String(v); }
+}
+
+// preview shortens s to n characters for a table cell; the whole value is in the job view.
+function preview(s, n) {
+  s = String(s);
+  return s.length > n ? s.slice(0, n - 1) + '…' : s;
+}
+
+// lastError is the error of a job's last failed attempt (or its dead letter's reason).
+function lastError(j) {
+  const failed = (j.attempts || []).filter((a) => a.error);
+  return failed.length ? failed[failed.length - 1].error : ((j.message && j.message.LastError) || '');
+}
+
+// jobActions are the buttons of what a job's state allows (write role): Cancel while it is
+// scheduled, pending, retrying or active (with confirmation), Requeue when it is dead.
+function jobActions(name, j) {
+  if (!canWrite()) return [];
+  const path = '/v1/queues/' + seg(name) + '/jobs/' + seg(j.id);
+  if (cancellable.includes(j.state) && !j.cancelRequested) {
+    return [button('Cancel', async () => {
+      if (!await confirmAction(`Cancel job ${j.id} (${j.state}) of ${name}?`)) return '';
+      const r = await api('DELETE', path);
+      return r.state === 'active' ? `cancel of job ${j.id} requested: it stops running` : `job ${j.id} cancelled`;
+    }, 'danger cancel-job')];
+  }
+  if (j.state === 'dead') {
+    return [button('Requeue', async () => { await api('POST', path + '/requeue'); return `job ${j.id} requeued`; }, 'requeue-job')];
+  }
+  return [];
+}
+
+// pauseBar shows whether the queue's workers take jobs and the Pause or Resume button. The
+// paused flag comes with the queue's stats (admin role); without it both buttons are offered.
+async function pauseBar(name) {
+  let paused = null, unknown = '';
+  try { paused = (await api('GET', '/v1/queues/' + seg(name) + '/stats')).paused; }
+  catch (e) { unknown = e.status === 403 ? 'pause state: needs the admin role to read' : 'pause state unknown: ' + e.message; }
+  const acts = [];
+  if (canWrite()) {
+    if (paused !== true) acts.push(button('Pause', async () => { await api('POST', '/v1/queues/' + seg(name) + '/pause'); return `${name} paused: its workers take no jobs`; }, 'pause-queue'));
+    if (paused !== false) acts.push(button('Resume', async () => { await api('POST', '/v1/queues/' + seg(name) + '/resume'); return `${name} resumed`; }, 'resume-queue'));
+  }
+  const status = paused === null ? el('span', { class: 'muted', text: unknown })
+    : el('span', {}, paused ? badge('paused') : el('span', { class: 'badge ok', text: 'running' }), paused ? ' workers take no jobs (enqueue still works)' : ' workers take jobs');
+  return el('div', { class: 'actions', id: 'queue-pause' }, status, acts);
+}
+
+// jobView shows one job: state, times, attempts with their errors, result and payload.
+function jobView(name, j) {
+  const m = j.message || {};
+  const facts = [['state', badge(j.state)], ['enqueued', fmtTime(j.enqueuedAt)], ['due', fmtTime(j.processAt)], ['finished', fmtTime(j.finishedAt)],
+    ['retries', m.RetryCount ?? 0], ['max retries', m.Job && m.Job.MaxRetries !== undefined ? m.Job.MaxRetries : 'the queue\'s'],
+    ['timeout', m.Job && m.Job.TimeoutMs ? (m.Job.TimeoutMs / 1000) + ' s' : ''],
+    ['cancel requested', j.cancelRequested ? 'yes' : '']].filter(([, v]) => v !== '');
+  return el('section', { class: 'job', id: 'job-detail' },
+    el('h3', {}, 'Job ', el('span', { class: 'mono', text: j.id }), ' ', badge(j.state)),
+    el('dl', { class: 'facts' }, facts.flatMap(([k, v]) => [el('dt', { text: k }), el('dd', {}, v)])),
+    el('div', { class: 'actions' }, jobActions(name, j)),
+    el('h4', { text: `Attempts (${j.attempts.length})` }),
+    table(['#', 'started', 'ended', 'consumer', 'error'], j.attempts.map((a, i) => [i + 1, fmtTime(a.start), a.end ? fmtTime(a.end) : 'running', a.consumer || '',
+      el('span', { class: 'mono error wide', text: a.error || '' })])),
+    j.result !== undefined ? [el('h4', { text: 'Result' }), el('pre', { class: 'json', id: 'job-result', text: jsonText(j.result) })] : '',
+    el('h4', { text: 'Payload' }), el('pre', { class: 'json', id: 'job-payload', text: jsonText(m.Payload) }));
+}
+
+// jobList shows one page of the queue's jobs in a state, with tabs for the states and a Next
+// button following the page's cursor.
+async function jobList(name, p) {
+  const st = jobStates.includes(p.get('state')) ? p.get('state') : 'pending';
+  const limit = p.get('limit') || '50';
+  const out = el('section', { id: 'jobs' }, el('h3', { text: 'Jobs' }),
+    el('nav', { class: 'tabs', 'aria-label': 'job states' }, jobStates.map((s) => el('a', { href: queueHash({ queue: name, state: s, limit: p.get('limit') }),
+      class: s === st ? 'active' : '', 'aria-current': s === st ? 'page' : false, 'data-state': s, text: s }))),
+    searchForm([{ name: 'job', placeholder: 'job id', value: p.get('job') }], (v) => go('queues', { queue: name, state: st, job: v.job })));
+  try {
+    const page = await api('GET', '/v1/queues/' + seg(name) + '/jobs?state=' + seg(st) + '&limit=' + seg(limit) + (p.get('cursor') ? '&cursor=' + seg(p.get('cursor')) : ''));
+    out.append(table(['job', 'state', 'retries', 'enqueued', st === 'scheduled' ? 'due' : 'finished', 'last error', 'payload', ''], page.jobs.map((j) => [
+      el('a', { href: queueHash({ queue: name, state: st, job: j.id }), text: j.id }), badge(j.state), (j.message && j.message.RetryCount) ?? 0,
+      fmtTime(j.enqueuedAt), fmtTime(st === 'scheduled' ? j.processAt : j.finishedAt), el('span', { class: 'mono error wide', text: lastError(j) }),
+      el('span', { class: 'mono wide', text: preview(JSON.stringify(j.message && j.message.Payload) ?? '', 80) }), el('span', { class: 'actions' }, jobActions(name, j))])));
+    const nav = [];
+    if (p.get('cursor')) nav.push(el('button', { type: 'button', class: 'first-page', onclick: () => go('queues', { queue: name, state: st, limit: p.get('limit') || '' }) }, 'First page'));
+    if (page.next) nav.push(el('button', { type: 'button', class: 'next-page', onclick: () => location.hash = queueHash({ queue: name, state: st, limit: p.get('limit'), cursor: page.next }) }, 'Next'));
+    out.append(el('div', { class: 'actions' }, nav));
+  } catch (e) { out.append(errorBox(e)); }
+  return out;
+}
+
 async function queuesPage(view) {
   const p = params();
   view.append(el('h1', { text: 'Queues' }));
-  const { queues } = await api('GET', '/v1/queues');
-  view.append(table(['queue', 'pending', 'running', 'retrying', 'dead', ''], queues.map((q) => [
-    el('a', { href: '#/queues?queue=' + seg(q.name), text: q.name }), q.stats.pending, q.stats.running, q.stats.retrying,
-    el('span', { class: q.stats.dead ? 'warn' : '', text: q.stats.dead }), q.error ? el('span', { class: 'error', text: q.error }) : ''])));
+  // The list of queues and their stats is for the admin role; anyone who reads may open a
+  // queue's jobs by name.
+  let queues = [];
+  if (isAdmin()) {
+    queues = (await api('GET', '/v1/queues')).queues;
+    view.append(table(['queue', 'scheduled', 'pending', 'running', 'retrying', 'dead', ''], queues.map((q) => [
+      el('a', { href: queueHash({ queue: q.name }), text: q.name }), q.stats.scheduled ?? 0, q.stats.pending, q.stats.running, q.stats.retrying,
+      el('span', { class: q.stats.dead ? 'warn' : '', text: q.stats.dead }), q.error ? el('span', { class: 'error', text: q.error }) : ''])));
+  } else {
+    view.append(searchForm([{ name: 'queue', placeholder: 'queue name', value: p.get('queue') }], (v) => go('queues', v.queue ? { queue: v.queue } : {})));
+  }
   const name = p.get('queue') || (queues[0] && queues[0].name);
   if (!name) return;
   const sec = el('section', { id: 'queue-detail' }, el('h2', {}, 'Queue ', el('span', { class: 'mono', text: name })));
   view.append(sec);
+  sec.append(await pauseBar(name));
+  if (p.get('job')) {
+    try { sec.append(jobView(name, await api('GET', '/v1/queues/' + seg(name) + '/jobs/' + seg(p.get('job'))))); } catch (e) { sec.append(errorBox(e)); }
+  }
+  sec.append(await jobList(name, p));
+  if (!isAdmin()) return;
   try {
     const t = await api('GET', '/v1/queues/' + seg(name) + '/throughput?minutes=180');
     sec.append(chart(t.minutes));
   } catch (e) { sec.append(errorBox(e)); }
   const dead = await api('GET', '/v1/queues/' + seg(name) + '/dead?count=100');
   const actions = [];
-  if (isAdmin() && dead.deadLetters.length) {
+  if (dead.deadLetters.length) {
     actions.push(button('Requeue all', async () => {
       const r = await api('POST', '/v1/queues/' + seg(name) + '/dead/requeue-all');
       return `requeued ${r.requeued} jobs`;
@@ -274,7 +392,7 @@ async function queuesPage(view) {
     table(['record', 'job', 'retries', 'failed at', 'last error', ''], dead.deadLetters.map((d) => {
       const m = d.message || {};
       return [m.RecordId ?? '', m.JobId || '', m.RetryCount ?? '', fmtTime(m.FailedAt), el('span', { class: 'mono', text: m.LastError || (d.message ? '' : d.raw) }),
-        isAdmin() ? button('Requeue', async () => { await api('POST', '/v1/queues/' + seg(name) + '/dead/requeue', { raw: d.raw }); return 'requeued'; }) : ''];
+        button('Requeue', async () => { await api('POST', '/v1/queues/' + seg(name) + '/dead/requeue', { raw: d.raw }); return 'requeued'; })];
     })));
 }
 
