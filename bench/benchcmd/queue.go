@@ -3,6 +3,7 @@ package benchcmd
 import (
 	"context"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,13 +25,26 @@ through the same go-redis client, each on a fresh queue (unique key namespace / 
   process  one server with --concurrency no-op handlers drains the jobs: throughput is
            jobs / (first dequeue .. last job done)
 
+and enqueue with options, --jobs jobs by --clients producers, each side on a fresh queue:
+
+  delayed  ours EnqueueJob with Delay 1h; asynq Enqueue with ProcessIn(1h)
+  unique   ours EnqueueJob with UniqueFor 1h; asynq Enqueue with Unique(1h); distinct
+           payloads (the lock is on the payload's hash on both sides), so every one succeeds
+
 asynq runs with a single queue, its default intervals and default task options. With
 --rounds > 1, rounds alternate the order (ours, asynq / asynq, ours) and results are summed.
+--cases picks what runs (default process,delayed,unique).
 
 Progress goes to stderr. stdout gets a table, then:
 
   RESULT queue.throughput ours=<jobs/s> baseline=<asynq jobs/s> ratio=<x>
   RESULT queue.enqueue ours=<jobs/s> baseline=<asynq jobs/s> ratio=<x> p99_ms=<ours>
+  RESULT queue.enqueue_delayed ours=<jobs/s> baseline=<asynq jobs/s> ratio=<x> p99_ms=<ours> redis_us=<ours> baseline_redis_us=<asynq>
+  RESULT queue.enqueue_unique  (the same fields)
+
+redis_us is the Redis server's time per enqueue in the commands the clients sent (INFO
+commandstats: the scripts' usec, which includes the commands they call); stderr lists every
+command of each phase with its calls and µs per call.
 
 Every key both created is removed at the end (SCAN + UNLINK) unless --keep.`,
 	}, &target, func(ctx context.Context) (bench.Printer, error) {
@@ -54,6 +68,7 @@ Every key both created is removed at the end (SCAN + UNLINK) unless --keep.`,
 	f.IntVar(&opts.Rounds, "rounds", 1, "rounds, alternating which implementation goes first")
 	f.DurationVar(&opts.BlockTimeout, "block-timeout", time.Second, "our workers' Dequeue blocking timeout")
 	f.DurationVar(&opts.PromoteInterval, "promote-interval", time.Second, "our workers' retry-promotion / lease-recovery interval")
+	f.StringSliceVar(&opts.Cases, "cases", queuebench.AllCases, "cases to run: "+strings.Join(queuebench.AllCases, ", "))
 	f.BoolVar(&opts.Keep, "keep", false, "keep the bench's keys in Redis")
 	return cmd
 }

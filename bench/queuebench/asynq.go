@@ -29,6 +29,8 @@ type asynqBench struct {
 	queue  string
 	client *asynq.Client
 	ids    atomic.Int64
+	// extraQueues are the queues of the enqueue-with-options cases, removed with the main one.
+	extraQueues []string
 }
 
 func newAsynq(opts Options, queueName string) *asynqBench {
@@ -41,15 +43,24 @@ func (a *asynqBench) describe() string {
 		a.queue, a.opts.Concurrency, a.queue)
 }
 
-// cleanup unlinks asynq's keys of the queue (asynq:{<queue>}:...) and removes the queue from
-// asynq:queues. The server's own keys (asynq:servers..., asynq:workers...) are removed by
+// cleanup unlinks asynq's keys of the queue and of the option cases' queues
+// (asynq:{<queue>}:...) and removes them from asynq:queues. The server's own keys (asynq:servers..., asynq:workers...) are removed by
 // Server.Shutdown.
 func (a *asynqBench) cleanup(ctx context.Context) (int64, error) {
-	n, err := bench.UnlinkMatching(ctx, a.opts.Client, "asynq:{"+keyspace.GlobEscape(a.queue)+"}:*")
-	if err != nil {
-		return n, err
+	queues := append([]string{a.queue}, a.extraQueues...)
+	var n int64
+	for _, q := range queues {
+		m, err := bench.UnlinkMatching(ctx, a.opts.Client, "asynq:{"+keyspace.GlobEscape(q)+"}:*")
+		n += m
+		if err != nil {
+			return n, err
+		}
 	}
-	m, err := a.opts.Client.SRem(ctx, asynqAllQueues, a.queue).Result()
+	members := make([]any, len(queues))
+	for i, q := range queues {
+		members[i] = q
+	}
+	m, err := a.opts.Client.SRem(ctx, asynqAllQueues, members...).Result()
 	if err == nil {
 		// asynq:queues itself goes when its last member does; count it as ours if it did.
 		if left, lerr := a.opts.Client.Exists(ctx, asynqAllQueues).Result(); lerr == nil && left == 0 && m > 0 {

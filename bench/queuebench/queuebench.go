@@ -15,6 +15,11 @@
 // no unique, retention, deadline or group options. asynq offers no hook after a task is marked
 // done, so its drain ends when the handler has been called N times; the Inspector must then
 // show the queue empty. That favours asynq by at most one round trip in N jobs.
+//
+// Enqueue with options (CaseDelayed, CaseUnique): N jobs with the same payloads on both sides,
+// ours by queue.Producer.EnqueueJob with Delay or UniqueFor, asynq's by Client.EnqueueContext
+// with ProcessIn or Unique, each side on a fresh queue; besides throughput and latency, the
+// Redis server's µs per enqueue from INFO commandstats.
 package queuebench
 
 import (
@@ -23,6 +28,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"text/tabwriter"
 	"time"
@@ -58,6 +65,9 @@ type Options struct {
 	PromoteInterval time.Duration
 	// StallTimeout fails a drain that makes no progress for this long (default 30s).
 	StallTimeout time.Duration
+	// Cases selects what runs, in AllCases order: CaseProcess (enqueue, then drain),
+	// CaseDelayed and CaseUnique (enqueue with options) (default: all).
+	Cases []string
 	// Keep leaves the benchmark's keys in Redis.
 	Keep bool
 	// Progress receives progress lines and warnings of both implementations (nil: none).
@@ -95,10 +105,22 @@ func (o *Options) defaults() error {
 	if o.StallTimeout <= 0 {
 		o.StallTimeout = 30 * time.Second
 	}
+	if len(o.Cases) == 0 {
+		o.Cases = AllCases
+	}
+	for _, c := range o.Cases {
+		if !slices.Contains(AllCases, c) {
+			return fmt.Errorf("queuebench: unknown case %q (cases: %s)", c, strings.Join(AllCases, ", "))
+		}
+	}
 	return nil
 }
 
-// Report is the outcome of a run: enqueue and processing, ours vs asynq.
+// runs tells whether the options select case c.
+func (o *Options) runs(c string) bool { return slices.Contains(o.Cases, c) }
+
+// Report is the outcome of a run: enqueue and processing, and enqueue with options, ours vs
+// asynq. A case the run did not select is nil (Enqueue and Throughput: zero).
 type Report struct {
 	// Enqueue compares enqueue throughput and latency (one Result per implementation, with
 	// every enqueue's latency).
@@ -106,6 +128,11 @@ type Report struct {
 	// Throughput compares processing throughput (Ops jobs over Elapsed from the first dequeue
 	// to the last settled job; no latencies).
 	Throughput bench.Comparison
+	// Delayed compares the enqueue of jobs delayed by OptionDelay (CaseDelayed).
+	Delayed *OptionEnqueue
+	// Unique compares the enqueue of jobs locked for OptionUniqueFor on their distinct
+	// payloads (CaseUnique).
+	Unique *OptionEnqueue
 }
 
 // Result names.
@@ -147,9 +174,10 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	progressf(opts.Progress, "queue bench: %d jobs, %d producers, concurrency %d (%d worker(s)), %d round(s)\n  ours:  %s\n  asynq: %s\n",
 		opts.Jobs, opts.Clients, opts.Concurrency, opts.Workers, opts.Rounds, o.describe(), a.describe())
 
-	rep := &Report{
-		Enqueue:    bench.Comparison{Name: enqueueName, Ours: &bench.Result{Name: "enqueue/ours"}, Baseline: &bench.Result{Name: "enqueue/asynq"}},
-		Throughput: bench.Comparison{Name: throughputName, Ours: &bench.Result{Name: "process/ours"}, Baseline: &bench.Result{Name: "process/asynq"}},
+	rep := &Report{}
+	if opts.runs(CaseProcess) {
+		rep.Enqueue = bench.Comparison{Name: enqueueName, Ours: &bench.Result{Name: "enqueue/ours"}, Baseline: &bench.Result{Name: "enqueue/asynq"}}
+		rep.Throughput = bench.Comparison{Name: throughputName, Ours: &bench.Result{Name: "process/ours"}, Baseline: &bench.Result{Name: "process/asynq"}}
 	}
 	type impl struct {
 		name     string
@@ -159,6 +187,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	ours := impl{"ours", o.round, rep.Enqueue.Ours, rep.Throughput.Ours}
 	base := impl{"asynq", a.round, rep.Enqueue.Baseline, rep.Throughput.Baseline}
 	for r := range opts.Rounds {
+		if !opts.runs(CaseProcess) {
+			break
+		}
 		order := []impl{ours, base}
 		if r%2 == 1 {
 			order = []impl{base, ours}
@@ -178,6 +209,18 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			if err := ctx.Err(); err != nil {
 				return rep, err
 			}
+		}
+	}
+	for _, c := range []struct {
+		name, result string
+		out          **OptionEnqueue
+	}{{CaseDelayed, delayedName, &rep.Delayed}, {CaseUnique, uniqueName, &rep.Unique}} {
+		if !opts.runs(c.name) {
+			continue
+		}
+		*c.out = newOptionEnqueue(c.result, c.name)
+		if err := runOption(ctx, opts, o, a, optionCases[c.name], *c.out); err != nil {
+			return rep, err
 		}
 	}
 	return rep, nil
@@ -201,26 +244,48 @@ func EnqueueLine(c bench.Comparison) string {
 	return fmt.Sprintf("RESULT %s ours=%.0f baseline=%.0f ratio=%.2f p99_ms=%.3f", c.Name, c.Ours.OpsPerSec(), c.Baseline.OpsPerSec(), c.Ratio(), ms(c.Ours.Percentile(99)))
 }
 
-// ResultLines returns the report's RESULT lines: throughput, then enqueue.
+// ResultLines returns the report's RESULT lines: throughput, then enqueue (when the process
+// case ran), then enqueue delayed and unique (when they ran).
 func (r *Report) ResultLines() []string {
-	return []string{ThroughputLine(r.Throughput), EnqueueLine(r.Enqueue)}
+	var lines []string
+	if r.Throughput.Ours != nil {
+		lines = append(lines, ThroughputLine(r.Throughput), EnqueueLine(r.Enqueue))
+	}
+	for _, c := range []*OptionEnqueue{r.Delayed, r.Unique} {
+		if c != nil {
+			lines = append(lines, OptionLine(*c))
+		}
+	}
+	return lines
 }
 
 // PrintTable writes one row per phase and implementation: jobs, seconds, jobs/s, and for
-// enqueue the p50/p99/p99.9 latency; errors.
+// the enqueues the p50/p99/p99.9 latency; errors.
 func PrintTable(w io.Writer, r *Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "phase\timpl\tjobs\tseconds\tjobs/s\tp50_ms\tp99_ms\tp999_ms\terrors\t")
-	for _, row := range []struct {
+	type row struct {
 		phase, impl string
 		res         *bench.Result
 		latencies   bool
-	}{
-		{"enqueue", "ours", r.Enqueue.Ours, true},
-		{"enqueue", "asynq", r.Enqueue.Baseline, true},
-		{"process", "ours", r.Throughput.Ours, false},
-		{"process", "asynq", r.Throughput.Baseline, false},
-	} {
+	}
+	var rows []row
+	if r.Throughput.Ours != nil {
+		rows = append(rows,
+			row{"enqueue", "ours", r.Enqueue.Ours, true},
+			row{"enqueue", "asynq", r.Enqueue.Baseline, true},
+			row{"process", "ours", r.Throughput.Ours, false},
+			row{"process", "asynq", r.Throughput.Baseline, false})
+	}
+	for _, c := range []struct {
+		phase string
+		c     *OptionEnqueue
+	}{{"enqueue_delayed", r.Delayed}, {"enqueue_unique", r.Unique}} {
+		if c.c != nil {
+			rows = append(rows, row{c.phase, "ours", c.c.Ours, true}, row{c.phase, "asynq", c.c.Baseline, true})
+		}
+	}
+	for _, row := range rows {
 		lat := "-\t-\t-"
 		if row.latencies {
 			lat = fmt.Sprintf("%.3f\t%.3f\t%.3f", ms(row.res.Percentile(50)), ms(row.res.Percentile(99)), ms(row.res.Percentile(99.9)))

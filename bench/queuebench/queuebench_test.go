@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/redistest"
 )
@@ -46,11 +48,40 @@ func TestResultLines_Format(t *testing.T) {
 		t.Errorf("zero baseline: %q", l)
 	}
 
+	// The option cases append their lines, with the server µs per enqueue from commandstats
+	// (the scripts' time only, when scripts ran).
+	rep.Delayed = &OptionEnqueue{
+		Comparison: bench.Comparison{Name: delayedName,
+			Ours:     &bench.Result{Ops: 40000, Elapsed: time.Second, Latencies: lat},
+			Baseline: &bench.Result{Ops: 20000, Elapsed: time.Second}},
+		OursRedis:     bench.CommandStats{"evalsha": {Calls: 40000, Usec: 400000}, "zadd": {Calls: 80000, Usec: 160000}},
+		BaselineRedis: bench.CommandStats{"evalsha": {Calls: 20000, Usec: 120000}, "eval": {Calls: 1, Usec: 50}, "sadd": {Calls: 1, Usec: 1}},
+	}
+	rep.Unique = &OptionEnqueue{
+		Comparison: bench.Comparison{Name: uniqueName,
+			Ours:     &bench.Result{Ops: 10, Elapsed: time.Second, Latencies: lat[:1]},
+			Baseline: &bench.Result{Ops: 10, Elapsed: 2 * time.Second}},
+		OursRedis:     bench.CommandStats{"lpush": {Calls: 10, Usec: 10}, "info": {Calls: 1, Usec: 5}},
+		BaselineRedis: bench.CommandStats{},
+	}
+	got = rep.ResultLines()
+	want = append(want,
+		"RESULT queue.enqueue_delayed ours=40000 baseline=20000 ratio=2.00 p99_ms=0.990 redis_us=10.00 baseline_redis_us=6.00",
+		"RESULT queue.enqueue_unique ours=10 baseline=5 ratio=2.00 p99_ms=0.010 redis_us=1.50 baseline_redis_us=0.00")
+	if len(got) != len(want) {
+		t.Fatalf("got %d lines, want %d: %q", len(got), len(want), got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("line %d:\n got %q\nwant %q", i, got[i], want[i])
+		}
+	}
+
 	var table bytes.Buffer
 	if err := PrintTable(&table, rep); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"phase", "enqueue", "process", "asynq", "0.990", "25000"} {
+	for _, s := range []string{"phase", "enqueue", "process", "asynq", "0.990", "25000", "enqueue_delayed", "enqueue_unique", "40000"} {
 		if !strings.Contains(table.String(), s) {
 			t.Errorf("table lacks %q:\n%s", s, table.String())
 		}
@@ -83,18 +114,48 @@ func TestRun_SmokeAgainstRealRedis(t *testing.T) {
 	if n := len(rep.Enqueue.Ours.Latencies); n != 400 {
 		t.Errorf("%d enqueue latencies, want 400", n)
 	}
+	for _, c := range []*OptionEnqueue{rep.Delayed, rep.Unique} {
+		if c == nil {
+			t.Fatal("an option case did not run")
+		}
+		for _, r := range []*bench.Result{c.Ours, c.Baseline} {
+			if r.Ops != 400 || r.Errors != 0 || len(r.Latencies) != 400 {
+				t.Errorf("%s %s: ops %d errors %d latencies %d, want 400 enqueues without errors", c.Name, r.Name, r.Ops, r.Errors, len(r.Latencies))
+			}
+		}
+		// Each enqueue is one script call on both sides.
+		for side, s := range map[string]bench.CommandStats{"ours": c.OursRedis, "asynq": c.BaselineRedis} {
+			if n := s["evalsha"].Calls + s["eval"].Calls; n < 400 || s.ClientUsec() <= 0 {
+				t.Errorf("%s %s: %d script calls, %d µs, want at least 400 calls: %s", c.Name, side, n, s.ClientUsec(), s)
+			}
+		}
+	}
 	lines := rep.ResultLines()
-	if !strings.HasPrefix(lines[0], "RESULT queue.throughput ours=") || !strings.HasPrefix(lines[1], "RESULT queue.enqueue ours=") {
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "RESULT queue.throughput ours=") || !strings.HasPrefix(lines[1], "RESULT queue.enqueue ours=") ||
+		!strings.HasPrefix(lines[2], "RESULT queue.enqueue_delayed ours=") || !strings.HasPrefix(lines[3], "RESULT queue.enqueue_unique ours=") ||
+		!strings.Contains(lines[3], " redis_us=") || !strings.Contains(lines[3], " baseline_redis_us=") {
 		t.Errorf("RESULT lines %q", lines)
 	}
 	if keys := client.Keys(context.Background(), "*").Val(); len(keys) != 0 {
 		t.Errorf("keys left after cleanup: %q", keys)
 	}
 	out := progress.String()
+	for _, s := range []string{"delayed/ours: server evalsha", "unique/asynq: server evalsha"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("progress lacks %q:\n%s", s, out)
+		}
+	}
 	if strings.Count(out, "cleanup: unlinked") != 2 {
 		t.Errorf("progress lacks the two cleanup lines:\n%s", out)
 	}
 	if strings.Contains(out, "level=ERROR") || strings.Contains(out, "asynq ERROR") {
 		t.Errorf("errors were logged:\n%s", out)
+	}
+}
+
+func TestRun_UnknownCase(t *testing.T) {
+	_, err := Run(context.Background(), Options{Client: redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), Cases: []string{"delayed", "bogus"}})
+	if err == nil || !strings.Contains(err.Error(), `unknown case "bogus"`) {
+		t.Fatalf("err = %v, want unknown case", err)
 	}
 }

@@ -1,7 +1,9 @@
 package redisqueue
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"strconv"
 	"time"
 
@@ -37,10 +39,38 @@ func (b *Broker) EnqueueJob(ctx context.Context, name string, req queue.JobReque
 	switch {
 	case len(v) == 2 && v[0] == "UNIQUE":
 		return queue.Job{}, false, redstate.Errorf(redstate.ECONFLICT, "a job with the same %s was enqueued on queue %q less than %s ago: job %s", uniqueWhat(req), name, req.UniqueFor, v[1])
-	case len(v) > 0 && (v[0] == "NEW" || v[0] == "OLD"):
-		return decodeJob(name, id, v[1:]), v[0] == "NEW", nil
+	case len(v) == 2 && v[0] == "NEW":
+		return newJob(name, req, string(raw), due, v[1]), true, nil
+	case len(v) > 0 && v[0] == "OLD":
+		return decodeJob(name, id, v[1:]), false, nil
 	}
 	return queue.Job{}, false, redstate.Errorf(redstate.EINTERNAL, "redisqueue: enqueue job answered %q", v)
+}
+
+// newJob is the record enqueueJobScript created for req, from what the caller sent and the
+// script's enqueue time (Unix ms): reading it back (HGETALL) and decoding the message again
+// cost more client and server time than the rest of the enqueue.
+func newJob(name string, req queue.JobRequest, raw, due, enq string) queue.Job {
+	msg := req.Message
+	// The stored payload is compacted by the encoder; the job answered is the stored one.
+	var compact bytes.Buffer
+	if json.Compact(&compact, msg.Payload) == nil && compact.Len() != len(msg.Payload) {
+		msg.Payload = compact.Bytes()
+	}
+	j := queue.Job{
+		Queue:      name,
+		ID:         msg.JobID,
+		State:      queue.StatePending,
+		Message:    msg,
+		Raw:        raw,
+		EnqueuedAt: msTime(enq),
+		ProcessAt:  msTime(enq),
+		Retention:  req.Retention,
+	}
+	if due != "" {
+		j.State, j.ProcessAt = queue.StateScheduled, msTime(due)
+	}
+	return j
 }
 
 // uniqueWhat names what a unique lock is about, for its ECONFLICT.

@@ -91,7 +91,8 @@ end
 //	ARGV[4]  unique window ms (0: no lock)   ARGV[5]  retention ms
 //	ARGV[6]  index prefix
 //
-// Returns {"NEW", record...}, {"OLD", record...} (HGETALL pairs) or {"UNIQUE", holder id}.
+// Returns {"NEW", enqueue time in Unix ms} (the caller has the rest of the new record),
+// {"OLD", record...} (HGETALL pairs) or {"UNIQUE", holder id}.
 var enqueueJobScript = redis.NewScript(luaJob + `
 ip = ARGV[6]
 if redis.call('EXISTS', KEYS[3]) == 1 then
@@ -115,9 +116,7 @@ end
 redis.call('HSET', KEYS[3], 'state', state, 'raw', ARGV[1], 'enq', t, 'due', due, 'since', t,
   'retention', ARGV[5], 'attempts', 0)
 redis.call('ZADD', ip .. state, t, ARGV[2])
-local out = redis.call('HGETALL', KEYS[3])
-table.insert(out, 1, 'NEW')
-return out
+return {'NEW', tostring(t)}
 `)
 
 // startJobScript starts a delivered job with a record (queue.Broker.StartJob). Once per call.
