@@ -52,7 +52,7 @@ type Scheduler struct {
 }
 
 // New returns a Scheduler. Errors: EINVALID (no store, lease store or enqueuer; bad or
-// duplicate entry; bad keys; a lease TTL above a third of the enqueuer's window).
+// duplicate entry; an entry name too long for its ticks' job ids; bad keys; a lease TTL above a third of the enqueuer's window).
 func New(o Options) (*Scheduler, error) {
 	if o.Store == nil || o.Leases == nil || o.Enqueuer == nil {
 		return nil, redstate.Errorf(redstate.EINVALID, "periodic: the scheduler needs a tick store, a lease store and an enqueuer")
@@ -76,6 +76,9 @@ func New(o Options) (*Scheduler, error) {
 		if err := queue.ValidateQueueName(e.Queue); err != nil {
 			return nil, redstate.Wrap(redstate.EINVALID, err, "periodic entry "+e.Name)
 		}
+		if err := queue.ValidateJobID(TickID(e.Name, lastRepresentableTick)); err != nil {
+			return nil, redstate.Wrap(redstate.EINVALID, err, "periodic entry "+e.Name+": its name is too long for its ticks' job ids")
+		}
 		if e.Schedule == nil || names[e.Name] {
 			return nil, redstate.Errorf(redstate.EINVALID, "periodic entry %q: a schedule is required and names must be unique", e.Name)
 		}
@@ -90,6 +93,10 @@ func New(o Options) (*Scheduler, error) {
 	}
 	return s, nil
 }
+
+// lastRepresentableTick is the latest tick New plans for (the end of year 9999): its job id
+// is the longest an entry makes.
+var lastRepresentableTick = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
 
 func cmpOr(d, def time.Duration) time.Duration {
 	if d == 0 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -340,7 +341,73 @@ func TestScheduler_OneTickOneJob(t *testing.T) {
 		if string(payload) != `{"report":"daily"}` {
 			t.Fatalf("payload %s", payload)
 		}
+		id := periodic.TickID("tick", t0.Add(time.Minute))
+		job, err := be.broker.Job(context.Background(), testQueue, id)
+		if err != nil || job.ID != id || job.State != queue.StatePending || job.Retention != queue.DefaultRetention {
+			t.Fatalf("record of the tick's job = %+v, %v; want pending, kept %s", job, err, queue.DefaultRetention)
+		}
 	})
+}
+
+// TestBrokerEnqueuer_OneJobPerIDWhileItsRecordExists: a repeat of a tick's enqueue is the same
+// job, also after the job finished (its record is kept for Retention, the Window).
+func TestBrokerEnqueuer_OneJobPerIDWhileItsRecordExists(t *testing.T) {
+	onBackends(t, func(t *testing.T, nb func(*testing.T) backend) {
+		be := nb(t)
+		ctx := context.Background()
+		e := periodic.BrokerEnqueuer{Broker: be.broker, Retention: time.Hour}
+		if e.Window() != time.Hour || (periodic.BrokerEnqueuer{}).Window() != queue.DefaultRetention {
+			t.Fatalf("Window %s, default %s", e.Window(), periodic.BrokerEnqueuer{}.Window())
+		}
+		id := periodic.TickID("tick", t0)
+		if err := e.EnqueueOnce(ctx, testQueue, id, json.RawMessage(`{"n":1}`)); err != nil {
+			t.Fatal(err)
+		}
+		if err := be.broker.Heartbeat(ctx, testQueue, "c1", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		ds, err := be.broker.DequeueBatch(ctx, testQueue, "c1", 10, time.Second)
+		if err != nil || len(ds) != 1 {
+			t.Fatalf("dequeue = %d, %v", len(ds), err)
+		}
+		if _, err := be.broker.StartJob(ctx, ds[0]); err != nil {
+			t.Fatal(err)
+		}
+		if err := be.broker.Ack(ctx, ds[0]); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.EnqueueOnce(ctx, testQueue, id, json.RawMessage(`{"n":2}`)); err != nil {
+			t.Fatal(err)
+		}
+		if ids := jobIDs(t, be.broker); len(ids) != 0 {
+			t.Fatalf("a repeat after the job finished enqueued %v", ids)
+		}
+		job, err := be.broker.Job(ctx, testQueue, id)
+		if err != nil || job.State != queue.StateDone || job.Retention != time.Hour || string(job.Message.Payload) != `{"n":1}` {
+			t.Fatalf("record = %+v, %v; want the first job, done, kept 1h", job, err)
+		}
+	})
+}
+
+// TestNew_RefusesANameTooLongForItsTickIDs: an entry whose ticks' job ids would exceed
+// queue.MaxJobIDLen is refused at New, not at every tick.
+func TestNew_RefusesANameTooLongForItsTickIDs(t *testing.T) {
+	sched, err := queue.ParseCron("* * * * *", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := memoryBackend(t)
+	longest := queue.MaxJobIDLen - len("cron::253402300799")
+	for _, c := range []struct {
+		name string
+		ok   bool
+	}{{strings.Repeat("n", longest), true}, {strings.Repeat("n", longest+1), false}} {
+		_, err := periodic.New(periodic.Options{Entries: []periodic.Entry{{Name: c.name, Schedule: sched, Queue: testQueue}},
+			Store: be.store, Leases: be.leases, Keys: be.keys, Enqueuer: periodic.BrokerEnqueuer{Broker: be.broker}})
+		if (err == nil) != c.ok || (err != nil && !redstate.IsCode(err, redstate.EINVALID)) {
+			t.Fatalf("name of %d characters: New = %v; want ok=%v", len(c.name), err, c.ok)
+		}
+	}
 }
 
 // TestScheduler_ThreeInstancesEachTickOnce: three schedulers on one backend, 10 ticks: each
