@@ -186,8 +186,9 @@ func (s *Scheduler) lead(ctx context.Context, g lease.Grant) error {
 
 // takeOver reads entry e's record as a new leader with fence and returns the tick it takes as
 // handled: a new entry's record starts at its latest tick (a new entry fires from its next
-// one); a tick the previous leader claimed but did not finish is fired again if it is still
-// the latest due and was claimed less than RefireWithin ago, else left (fired or lost).
+// one); a tick the previous leader claimed but did not finish is fired again under its id if
+// it was claimed less than RefireWithin ago (also when a later tick is due: the catch-up then
+// fires the latest as well), else left (fired or lost).
 func (s *Scheduler) takeOver(ctx context.Context, e Entry, fence int64, log *slog.Logger) (time.Time, error) {
 	now := s.o.Clock.Now()
 	latest := lastTick(e.Schedule, now)
@@ -200,7 +201,7 @@ func (s *Scheduler) takeOver(ctx context.Context, e Entry, fence int64, log *slo
 		return time.Time{}, err
 	case r.Fence > fence:
 		return time.Time{}, fmt.Errorf("%w (fence %d above this leader's %d)", ErrStale, r.Fence, fence)
-	case r.Done || !r.At.Equal(latest):
+	case r.Done:
 		return r.At, nil
 	case now.Sub(r.Claimed) >= s.RefireWithin():
 		log.Error("periodic tick claimed by an earlier leader that did not record it enqueued, too long ago to repeat safely: not re-fired (it ran once or not at all)",

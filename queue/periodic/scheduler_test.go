@@ -526,3 +526,63 @@ func TestScheduler_CatchUpFiresOnlyTheLatestMissedTick(t *testing.T) {
 		}
 	})
 }
+
+// dieBeforeEnqueue is an Enqueuer whose first call (across the instances sharing once) kills
+// its instance before anything reaches the queue: the tick is claimed, not enqueued.
+type dieBeforeEnqueue struct {
+	periodic.Enqueuer
+	k    *killSwitch
+	once *atomic.Bool
+	died chan struct{}
+}
+
+func (e dieBeforeEnqueue) EnqueueOnce(ctx context.Context, q, id string, payload json.RawMessage) error {
+	if e.once.CompareAndSwap(false, true) {
+		e.k.dead.Store(true)
+		close(e.died)
+	}
+	if err := e.k.err(); err != nil {
+		return err
+	}
+	return e.Enqueuer.EnqueueOnce(ctx, q, id, payload)
+}
+
+// TestScheduler_TakeoverRefiresAClaimedTickEvenWhenALaterOneIsDue: the leader dies after
+// claiming a tick and before its enqueue; by the time another instance takes over, the next
+// tick is due too. The new leader fires the claimed tick under its id and then the latest
+// (catch-up): both ticks are one job each, none is lost.
+func TestScheduler_TakeoverRefiresAClaimedTickEvenWhenALaterOneIsDue(t *testing.T) {
+	onBackends(t, func(t *testing.T, nb func(*testing.T) backend) {
+		be := nb(t)
+		clock := newFakeClock(t0.Add(10 * time.Second))
+		var once atomic.Bool
+		died := make(chan struct{})
+		var ins []*instance
+		for range 2 {
+			ins = append(ins, start(t, be, clock, "* * * * *", func(e periodic.Enqueuer, k *killSwitch) periodic.Enqueuer {
+				return dieBeforeEnqueue{Enqueuer: e, k: k, once: &once, died: died}
+			}))
+		}
+		clock.awaitWaiter(t, t0.Add(time.Minute))
+		clock.set(t0.Add(time.Minute))
+		select {
+		case <-died:
+		case <-time.After(waitFor):
+			t.Fatal("no instance tried to enqueue the first tick")
+		}
+		var survivor *instance
+		for _, in := range ins {
+			if in.kill.dead.Load() {
+				in.stop(t)
+			} else {
+				survivor = in
+			}
+		}
+		clock.set(t0.Add(2*time.Minute + 30*time.Second))
+		clock.awaitWaiter(t, t0.Add(3*time.Minute))
+		survivor.stop(t)
+		if ids, want := jobIDs(t, be.broker), tickIDs(t0.Add(time.Minute), t0.Add(2*time.Minute)); !slices.Equal(ids, want) {
+			t.Fatalf("jobs %v; want the claimed tick and the latest: %v", ids, want)
+		}
+	})
+}
