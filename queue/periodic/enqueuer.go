@@ -19,18 +19,23 @@ type Enqueuer interface {
 	Window() time.Duration
 }
 
-// BrokerEnqueuer is the Enqueuer of a queue.Broker: the job is a queue.Message whose JobID is
-// the tick's id, and the broker's job-id marker (queue.DedupWindow) makes a repeat within the
-// window a no-op.
+// BrokerEnqueuer is the Enqueuer of a queue.Broker: the tick's job is a job with a record
+// (Broker.EnqueueJob) whose id is the tick's id, so it can be looked up and listed like any
+// job, and an enqueue of the same id while the record exists returns that job and enqueues
+// nothing. A record lives from the enqueue until Retention after the job finished, so the id
+// is remembered at least Retention after the first enqueue.
 type BrokerEnqueuer struct {
 	// Broker takes the jobs.
 	Broker queue.Broker
+	// Retention is how long a finished tick's job record is kept (0: queue.DefaultRetention);
+	// it is the Window.
+	Retention time.Duration
 	// Now stamps the jobs' EnqueueTime; nil: time.Now.
 	Now func() time.Time
 }
 
-// EnqueueOnce implements Enqueuer with Broker.Enqueue. Errors: the broker's (EINVALID,
-// EUNAVAILABLE).
+// EnqueueOnce implements Enqueuer with Broker.EnqueueJob (options: the id and Retention).
+// Errors: the broker's (EINVALID, EUNAVAILABLE; ECONFLICT never, as no unique lock is asked).
 func (b BrokerEnqueuer) EnqueueOnce(ctx context.Context, q, id string, payload json.RawMessage) error {
 	if id == "" {
 		return redstate.Errorf(redstate.EINVALID, "periodic: a tick's job needs an id")
@@ -39,8 +44,19 @@ func (b BrokerEnqueuer) EnqueueOnce(ctx context.Context, q, id string, payload j
 	if b.Now != nil {
 		now = b.Now
 	}
-	return b.Broker.Enqueue(ctx, q, queue.Message{EnqueueTime: now().UTC().Truncate(time.Second), Payload: payload, JobID: id})
+	req, err := queue.NewJobRequest(now().UTC().Truncate(time.Second), payload, queue.JobOptions{ID: id, Retention: b.Window()})
+	if err != nil {
+		return err
+	}
+	_, _, err = b.Broker.EnqueueJob(ctx, q, req)
+	return err
 }
 
-// Window is queue.DedupWindow: the broker marks a job id enqueued that long (or longer).
-func (BrokerEnqueuer) Window() time.Duration { return queue.DedupWindow }
+// Window is the record's retention (Retention, or queue.DefaultRetention): the least time a
+// tick's id is remembered after its first enqueue.
+func (b BrokerEnqueuer) Window() time.Duration {
+	if b.Retention > 0 {
+		return b.Retention
+	}
+	return queue.DefaultRetention
+}

@@ -52,7 +52,7 @@ type Scheduler struct {
 }
 
 // New returns a Scheduler. Errors: EINVALID (no store, lease store or enqueuer; bad or
-// duplicate entry; bad keys; a lease TTL above a third of the enqueuer's window).
+// duplicate entry; an entry name too long for its ticks' job ids; bad keys; a lease TTL above a third of the enqueuer's window).
 func New(o Options) (*Scheduler, error) {
 	if o.Store == nil || o.Leases == nil || o.Enqueuer == nil {
 		return nil, redstate.Errorf(redstate.EINVALID, "periodic: the scheduler needs a tick store, a lease store and an enqueuer")
@@ -76,6 +76,9 @@ func New(o Options) (*Scheduler, error) {
 		if err := queue.ValidateQueueName(e.Queue); err != nil {
 			return nil, redstate.Wrap(redstate.EINVALID, err, "periodic entry "+e.Name)
 		}
+		if err := queue.ValidateJobID(TickID(e.Name, lastRepresentableTick)); err != nil {
+			return nil, redstate.Wrap(redstate.EINVALID, err, "periodic entry "+e.Name+": its name is too long for its ticks' job ids")
+		}
 		if e.Schedule == nil || names[e.Name] {
 			return nil, redstate.Errorf(redstate.EINVALID, "periodic entry %q: a schedule is required and names must be unique", e.Name)
 		}
@@ -90,6 +93,10 @@ func New(o Options) (*Scheduler, error) {
 	}
 	return s, nil
 }
+
+// lastRepresentableTick is the latest tick New plans for (the end of year 9999): its job id
+// is the longest an entry makes.
+var lastRepresentableTick = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
 
 func cmpOr(d, def time.Duration) time.Duration {
 	if d == 0 {
@@ -179,8 +186,9 @@ func (s *Scheduler) lead(ctx context.Context, g lease.Grant) error {
 
 // takeOver reads entry e's record as a new leader with fence and returns the tick it takes as
 // handled: a new entry's record starts at its latest tick (a new entry fires from its next
-// one); a tick the previous leader claimed but did not finish is fired again if it is still
-// the latest due and was claimed less than RefireWithin ago, else left (fired or lost).
+// one); a tick the previous leader claimed but did not finish is fired again under its id if
+// it was claimed less than RefireWithin ago (also when a later tick is due: the catch-up then
+// fires the latest as well), else left (fired or lost).
 func (s *Scheduler) takeOver(ctx context.Context, e Entry, fence int64, log *slog.Logger) (time.Time, error) {
 	now := s.o.Clock.Now()
 	latest := lastTick(e.Schedule, now)
@@ -193,7 +201,7 @@ func (s *Scheduler) takeOver(ctx context.Context, e Entry, fence int64, log *slo
 		return time.Time{}, err
 	case r.Fence > fence:
 		return time.Time{}, fmt.Errorf("%w (fence %d above this leader's %d)", ErrStale, r.Fence, fence)
-	case r.Done || !r.At.Equal(latest):
+	case r.Done:
 		return r.At, nil
 	case now.Sub(r.Claimed) >= s.RefireWithin():
 		log.Error("periodic tick claimed by an earlier leader that did not record it enqueued, too long ago to repeat safely: not re-fired (it ran once or not at all)",

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -340,7 +341,73 @@ func TestScheduler_OneTickOneJob(t *testing.T) {
 		if string(payload) != `{"report":"daily"}` {
 			t.Fatalf("payload %s", payload)
 		}
+		id := periodic.TickID("tick", t0.Add(time.Minute))
+		job, err := be.broker.Job(context.Background(), testQueue, id)
+		if err != nil || job.ID != id || job.State != queue.StatePending || job.Retention != queue.DefaultRetention {
+			t.Fatalf("record of the tick's job = %+v, %v; want pending, kept %s", job, err, queue.DefaultRetention)
+		}
 	})
+}
+
+// TestBrokerEnqueuer_OneJobPerIDWhileItsRecordExists: a repeat of a tick's enqueue is the same
+// job, also after the job finished (its record is kept for Retention, the Window).
+func TestBrokerEnqueuer_OneJobPerIDWhileItsRecordExists(t *testing.T) {
+	onBackends(t, func(t *testing.T, nb func(*testing.T) backend) {
+		be := nb(t)
+		ctx := context.Background()
+		e := periodic.BrokerEnqueuer{Broker: be.broker, Retention: time.Hour}
+		if e.Window() != time.Hour || (periodic.BrokerEnqueuer{}).Window() != queue.DefaultRetention {
+			t.Fatalf("Window %s, default %s", e.Window(), periodic.BrokerEnqueuer{}.Window())
+		}
+		id := periodic.TickID("tick", t0)
+		if err := e.EnqueueOnce(ctx, testQueue, id, json.RawMessage(`{"n":1}`)); err != nil {
+			t.Fatal(err)
+		}
+		if err := be.broker.Heartbeat(ctx, testQueue, "c1", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		ds, err := be.broker.DequeueBatch(ctx, testQueue, "c1", 10, time.Second)
+		if err != nil || len(ds) != 1 {
+			t.Fatalf("dequeue = %d, %v", len(ds), err)
+		}
+		if _, err := be.broker.StartJob(ctx, ds[0]); err != nil {
+			t.Fatal(err)
+		}
+		if err := be.broker.Ack(ctx, ds[0]); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.EnqueueOnce(ctx, testQueue, id, json.RawMessage(`{"n":2}`)); err != nil {
+			t.Fatal(err)
+		}
+		if ids := jobIDs(t, be.broker); len(ids) != 0 {
+			t.Fatalf("a repeat after the job finished enqueued %v", ids)
+		}
+		job, err := be.broker.Job(ctx, testQueue, id)
+		if err != nil || job.State != queue.StateDone || job.Retention != time.Hour || string(job.Message.Payload) != `{"n":1}` {
+			t.Fatalf("record = %+v, %v; want the first job, done, kept 1h", job, err)
+		}
+	})
+}
+
+// TestNew_RefusesANameTooLongForItsTickIDs: an entry whose ticks' job ids would exceed
+// queue.MaxJobIDLen is refused at New, not at every tick.
+func TestNew_RefusesANameTooLongForItsTickIDs(t *testing.T) {
+	sched, err := queue.ParseCron("* * * * *", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := memoryBackend(t)
+	longest := queue.MaxJobIDLen - len("cron::253402300799")
+	for _, c := range []struct {
+		name string
+		ok   bool
+	}{{strings.Repeat("n", longest), true}, {strings.Repeat("n", longest+1), false}} {
+		_, err := periodic.New(periodic.Options{Entries: []periodic.Entry{{Name: c.name, Schedule: sched, Queue: testQueue}},
+			Store: be.store, Leases: be.leases, Keys: be.keys, Enqueuer: periodic.BrokerEnqueuer{Broker: be.broker}})
+		if (err == nil) != c.ok || (err != nil && !redstate.IsCode(err, redstate.EINVALID)) {
+			t.Fatalf("name of %d characters: New = %v; want ok=%v", len(c.name), err, c.ok)
+		}
+	}
 }
 
 // TestScheduler_ThreeInstancesEachTickOnce: three schedulers on one backend, 10 ticks: each
@@ -456,6 +523,66 @@ func TestScheduler_CatchUpFiresOnlyTheLatestMissedTick(t *testing.T) {
 		want := append(tickIDs(t0.Add(5*time.Minute), t0.Add(5*time.Minute)), tickIDs(t0.Add(6*time.Minute), t0.Add(6*time.Minute))...)
 		if ids := jobIDs(t, be.broker); !slices.Equal(ids, want) {
 			t.Fatalf("jobs %v; want the latest missed tick and the next: %v", ids, want)
+		}
+	})
+}
+
+// dieBeforeEnqueue is an Enqueuer whose first call (across the instances sharing once) kills
+// its instance before anything reaches the queue: the tick is claimed, not enqueued.
+type dieBeforeEnqueue struct {
+	periodic.Enqueuer
+	k    *killSwitch
+	once *atomic.Bool
+	died chan struct{}
+}
+
+func (e dieBeforeEnqueue) EnqueueOnce(ctx context.Context, q, id string, payload json.RawMessage) error {
+	if e.once.CompareAndSwap(false, true) {
+		e.k.dead.Store(true)
+		close(e.died)
+	}
+	if err := e.k.err(); err != nil {
+		return err
+	}
+	return e.Enqueuer.EnqueueOnce(ctx, q, id, payload)
+}
+
+// TestScheduler_TakeoverRefiresAClaimedTickEvenWhenALaterOneIsDue: the leader dies after
+// claiming a tick and before its enqueue; by the time another instance takes over, the next
+// tick is due too. The new leader fires the claimed tick under its id and then the latest
+// (catch-up): both ticks are one job each, none is lost.
+func TestScheduler_TakeoverRefiresAClaimedTickEvenWhenALaterOneIsDue(t *testing.T) {
+	onBackends(t, func(t *testing.T, nb func(*testing.T) backend) {
+		be := nb(t)
+		clock := newFakeClock(t0.Add(10 * time.Second))
+		var once atomic.Bool
+		died := make(chan struct{})
+		var ins []*instance
+		for range 2 {
+			ins = append(ins, start(t, be, clock, "* * * * *", func(e periodic.Enqueuer, k *killSwitch) periodic.Enqueuer {
+				return dieBeforeEnqueue{Enqueuer: e, k: k, once: &once, died: died}
+			}))
+		}
+		clock.awaitWaiter(t, t0.Add(time.Minute))
+		clock.set(t0.Add(time.Minute))
+		select {
+		case <-died:
+		case <-time.After(waitFor):
+			t.Fatal("no instance tried to enqueue the first tick")
+		}
+		var survivor *instance
+		for _, in := range ins {
+			if in.kill.dead.Load() {
+				in.stop(t)
+			} else {
+				survivor = in
+			}
+		}
+		clock.set(t0.Add(2*time.Minute + 30*time.Second))
+		clock.awaitWaiter(t, t0.Add(3*time.Minute))
+		survivor.stop(t)
+		if ids, want := jobIDs(t, be.broker), tickIDs(t0.Add(time.Minute), t0.Add(2*time.Minute)); !slices.Equal(ids, want) {
+			t.Fatalf("jobs %v; want the claimed tick and the latest: %v", ids, want)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package redisqueue_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,7 +22,10 @@ import (
 // appendonly yes and appendfsync always; producers enqueue jobs with distinct JobIds as fast
 // as they can while Redis is killed with SIGKILL. After a restart every job whose Enqueue
 // returned nil (acknowledged) is on the pending list; jobs whose Enqueue failed may or may
-// not be there (the write may have reached the AOF before the connection broke).
+// not be there (the write may have reached the AOF before the connection broke). Half the
+// producers enqueue jobs with records (EnqueueJob: caller ids, every third delayed an hour):
+// each acknowledged one is after the restart in its place — pending, or the scheduled set —
+// exactly once, with its record in the same state.
 func TestRedisCrash_AcknowledgedEnqueuesSurviveSIGKILL(t *testing.T) {
 	const producers = 8
 	srv := redistest.StartStandalone(t, redistest.WithAppendOnly(true))
@@ -49,7 +53,22 @@ func TestRedisCrash_AcknowledgedEnqueuesSurviveSIGKILL(t *testing.T) {
 			r := &results[p]
 			for i := 0; ; i++ {
 				m := queuetest.Message(int64(p*10_000_000 + i + 1))
-				err := b.Enqueue(ctx, q, m)
+				var err error
+				if p%2 == 0 {
+					err = b.Enqueue(ctx, q, m)
+				} else {
+					opts := queue.JobOptions{ID: fmt.Sprintf("job-%d-%d", p, i)}
+					if i%3 == 0 {
+						opts.Delay = time.Hour
+					}
+					var req queue.JobRequest
+					if req, err = queue.NewJobRequest(time.Now(), m.Payload, opts); err != nil {
+						t.Error(err)
+						return
+					}
+					m = req.Message
+					_, _, err = b.EnqueueJob(ctx, q, req)
+				}
 				if err == nil {
 					r.acked = append(r.acked, m.JobID)
 					total.Add(1)
@@ -96,12 +115,18 @@ func TestRedisCrash_AcknowledgedEnqueuesSurviveSIGKILL(t *testing.T) {
 
 	srv.Restart(t)
 	raw := srv.Client(t)
-	list, err := raw.LRange(ctx, queue.NewKeys(redstate.Prefix("", q), false).Pending, 0, -1).Result()
+	keys := queue.NewKeys(redstate.Prefix("", q), false)
+	list, err := raw.LRange(ctx, keys.Pending, 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheduled, err := raw.ZRange(ctx, keys.Scheduled, 0, -1).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	present := make(map[string]bool, len(list))
-	for _, s := range list {
+	records := 0
+	for i, s := range append(list, scheduled...) {
 		m, err := queue.DecodeMessage([]byte(s))
 		if err != nil {
 			t.Fatalf("pending message %q after restart: %v", s, err)
@@ -110,6 +135,20 @@ func TestRedisCrash_AcknowledgedEnqueuesSurviveSIGKILL(t *testing.T) {
 			t.Errorf("job %s is on the pending list twice", m.JobID)
 		}
 		present[m.JobID] = true
+		if m.Job == nil {
+			continue
+		}
+		records++
+		place := queue.StatePending
+		if i >= len(list) {
+			place = queue.StateScheduled
+		}
+		if st := raw.HGet(ctx, keys.Job(m.JobID), "state").Val(); st != string(place) {
+			t.Errorf("job %s is %s but its record says %q", m.JobID, place, st)
+		}
+	}
+	if recs, err := raw.Keys(ctx, keys.JobPrefix+"*").Result(); err != nil || len(recs) != records {
+		t.Errorf("%d job records (%v) for %d jobs with records in place", len(recs), err, records)
 	}
 	missing, unackedPresent, unknown := 0, 0, 0
 	for id := range acked {
@@ -128,8 +167,8 @@ func TestRedisCrash_AcknowledgedEnqueuesSurviveSIGKILL(t *testing.T) {
 			unknown++
 		}
 	}
-	t.Logf("acknowledged %d (%d at the kill), present after restart %d, missing %d, "+
-		"unacknowledged %d of which present %d", len(acked), before, len(present), missing, len(unacked), unackedPresent)
+	t.Logf("acknowledged %d (%d at the kill), present after restart %d (%d with records, %d scheduled), missing %d, "+
+		"unacknowledged %d of which present %d", len(acked), before, len(present), records, len(scheduled), missing, len(unacked), unackedPresent)
 	if missing > 0 {
 		t.Fatalf("%d of %d acknowledged jobs were lost", missing, len(acked))
 	}
