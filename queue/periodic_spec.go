@@ -10,12 +10,17 @@ import (
 	"github.com/robfig/cron/v3"
 )
 
+// MaxPeriodicNameLen is the longest entry name whose tick job ids ("cron:<name>:<unix seconds>",
+// up to 12 digits) stay within MaxJobIDLen.
+const MaxPeriodicNameLen = MaxJobIDLen - len("cron:") - len(":") - 12
+
 // PeriodicSpec is one periodic job of the configuration (queue.periodic[]): a job carrying
 // Payload enqueued on Queue at every tick of Cron, once per tick across all instances (package
 // queue/periodic runs them).
 type PeriodicSpec struct {
-	// Name identifies the entry: 1..200 characters from [A-Za-z0-9:_.-], unique. It is part
-	// of every tick's job id ("cron:<name>:<tick>") and of the scheduler's state.
+	// Name identifies the entry: 1..MaxPeriodicNameLen characters from [A-Za-z0-9:_.-],
+	// unique. It is part of every tick's job id ("cron:<name>:<tick>") and of the scheduler's
+	// state.
 	Name string `koanf:"name"`
 	// Cron is the schedule (ParseCron): five fields (minute hour day-of-month month
 	// day-of-week), six with a leading seconds field, or a descriptor (@hourly, @every 5m).
@@ -73,6 +78,8 @@ func validatePeriodic(entries []PeriodicSpec, queues []Spec) []error {
 	for i, p := range entries {
 		if err := ValidateQueueName(p.Name); err != nil {
 			add(i, "name", "entry names follow the queue-name rule: %v", err)
+		} else if len(p.Name) > MaxPeriodicNameLen {
+			add(i, "name", "%d characters; at most %d, so that every tick's job id (\"cron:<name>:<tick>\") fits in %d", len(p.Name), MaxPeriodicNameLen, MaxJobIDLen)
 		} else if j, dup := names[p.Name]; dup {
 			add(i, "name", "%q is also the name of queue.periodic[%d]; names must be unique", p.Name, j)
 		} else {

@@ -10,7 +10,8 @@ import (
 
 // TestConfig_PeriodicEntriesValidated: every problem of queue.periodic is reported under its
 // key (bad or duplicate name, cron that does not parse, unknown zone or two zones, queue not
-// configured, payload not JSON); good entries pass, the payload becomes JSON.
+// configured, payload not JSON, a name too long for its ticks' job ids); good entries pass, the
+// payload becomes JSON.
 func TestConfig_PeriodicEntriesValidated(t *testing.T) {
 	c := queue.Config{RecordStore: "memory", Queues: []queue.Spec{{Name: "mail:queue"}},
 		Reconciler: queue.ReconcilerConfig{Age: time.Minute, Interval: time.Minute},
@@ -19,6 +20,8 @@ func TestConfig_PeriodicEntriesValidated(t *testing.T) {
 			{Name: "nightly", Cron: "61 * * * *", Queue: "other"},
 			{Name: "bad name", Cron: "@every 5m", Queue: "mail:queue", Timezone: "Mars/Olympus"},
 			{Name: "zones", Cron: "CRON_TZ=UTC * * * * *", Queue: "mail:queue", Timezone: "UTC", Payload: func() {}},
+			{Name: strings.Repeat("n", queue.MaxPeriodicNameLen+1), Cron: "@hourly", Queue: "mail:queue"},
+			{Name: strings.Repeat("n", queue.MaxPeriodicNameLen), Cron: "@hourly", Queue: "mail:queue"},
 		}}
 	err := c.Validate("report", "memory")
 	for _, want := range []string{
@@ -29,12 +32,13 @@ func TestConfig_PeriodicEntriesValidated(t *testing.T) {
 		`queue.periodic[2].cron:`,
 		`queue.periodic[3].cron:`,
 		`queue.periodic[3].payload:`,
+		`queue.periodic[4].name: 111 characters; at most 110`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q missing from %v", want, err)
 		}
 	}
-	if err != nil && strings.Contains(err.Error(), "queue.periodic[0].") {
+	if err != nil && (strings.Contains(err.Error(), "queue.periodic[0].") || strings.Contains(err.Error(), "queue.periodic[5].")) {
 		t.Errorf("a good entry is refused: %v", err)
 	}
 	c.Periodic = c.Periodic[:1]
