@@ -17,7 +17,7 @@ const queueDepthTimeout = 2 * time.Second
 //
 //	redstate_queue_jobs_total{queue,outcome}        handled jobs by outcome (acked, retried, dead, malformed, lost)
 //	redstate_queue_job_duration_seconds{queue}      handler run time
-//	redstate_queue_depth{queue,place}               jobs per place (pending, running, retrying, dead), read at scrape time
+//	redstate_queue_depth{queue,place}               jobs per place (pending, running, retrying, scheduled, dead), read at scrape time
 //
 // It implements Observer. A nil *Metrics is valid and records nothing.
 type Metrics struct {
@@ -46,7 +46,7 @@ func NewMetrics(m *metrics.Metrics) *Metrics {
 		}, []string{"queue"}),
 		depth: &depthCollector{
 			desc: prometheus.NewDesc("redstate_queue_depth",
-				"Jobs of a queue by place (pending, running, retrying, dead), read from the broker at scrape time.",
+				"Jobs of a queue by place (pending, running, retrying, scheduled, dead), read from the broker at scrape time.",
 				[]string{"queue", "place"}, nil),
 			sources: map[string]func(context.Context) (Stats, error){},
 		},
@@ -105,7 +105,7 @@ func (c *depthCollector) Collect(ch chan<- prometheus.Metric) {
 		for _, p := range []struct {
 			place string
 			n     int64
-		}{{"pending", s.Pending}, {"running", s.Running}, {"retrying", s.Retrying}, {"dead", s.Dead}} {
+		}{{"pending", s.Pending}, {"running", s.Running}, {"retrying", s.Retrying}, {"scheduled", s.Scheduled}, {"dead", s.Dead}} {
 			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(p.n), name, p.place)
 		}
 	}
