@@ -1,7 +1,6 @@
 package queue
 
 import (
-	"context"
 	"sync"
 	"time"
 
@@ -16,68 +15,35 @@ var errLeaseLapsed = redstate.Errorf(redstate.EUNAVAILABLE, "queue lease lapsed:
 // recovers the jobs of a consumer whose lease expired (RecoverExpired) and runs them again, so
 // a handler still running after that point would run concurrently with its own redelivery.
 // Every successful heartbeat re-arms a timer for (send time + lease − margin); when it fires,
-// every running handler's ctx is cancelled with errLeaseLapsed, and the worker leaves those
-// jobs unsettled (they are delivered again, once). The send time bounds the server's deadline
-// from below (the server adds the lease to its own later receipt time), so the handlers are
-// told at least margin before any other consumer may take their jobs.
+// every running handler's ctx is cancelled with errLeaseLapsed (runningJobs.lapse), and the
+// worker leaves those jobs unsettled (they are delivered again, once). The send time bounds the
+// server's deadline from below (the server adds the lease to its own later receipt time), so
+// the handlers are told at least margin before any other consumer may take their jobs.
 type leaseWatch struct {
 	lease, margin time.Duration
+	jobs          *runningJobs
 	mu            sync.Mutex
 	timer         *time.Timer
-	lapsed        bool
-	next          uint64
-	running       map[uint64]context.CancelCauseFunc
 }
 
-// newLeaseWatch returns a watch for a lease of lease, stopping handlers margin before it may
-// expire; it is armed by the first renewed.
-func newLeaseWatch(lease, margin time.Duration) *leaseWatch {
-	return &leaseWatch{lease: lease, margin: margin, running: map[uint64]context.CancelCauseFunc{}}
+// newLeaseWatch returns a watch for a lease of lease over jobs, stopping them margin before
+// the lease may expire; it is armed by the first renewed.
+func newLeaseWatch(lease, margin time.Duration, jobs *runningJobs) *leaseWatch {
+	return &leaseWatch{lease: lease, margin: margin, jobs: jobs}
 }
 
 // renewed records a heartbeat sent at sentAt that succeeded: the lease runs until at least
 // sentAt + lease.
 func (l *leaseWatch) renewed(sentAt time.Time) {
 	wait := time.Until(sentAt.Add(l.lease - l.margin))
+	l.jobs.renewed()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.lapsed = false
 	if l.timer == nil {
-		l.timer = time.AfterFunc(wait, l.lapse)
+		l.timer = time.AfterFunc(wait, l.jobs.lapse)
 		return
 	}
 	l.timer.Reset(wait)
-}
-
-// lapse cancels every running handler: the lease may expire before the next renewal.
-func (l *leaseWatch) lapse() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.lapsed = true
-	for _, cancel := range l.running {
-		cancel(errLeaseLapsed)
-	}
-}
-
-// track returns the ctx of a handler about to run, cancelled with errLeaseLapsed if the lease
-// lapses (at once if it already has), and the func that ends the tracking.
-func (l *leaseWatch) track(ctx context.Context) (context.Context, func()) {
-	hctx, cancel := context.WithCancelCause(ctx)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.lapsed {
-		cancel(errLeaseLapsed)
-		return hctx, func() { cancel(nil) }
-	}
-	id := l.next
-	l.next++
-	l.running[id] = cancel
-	return hctx, func() {
-		l.mu.Lock()
-		delete(l.running, id)
-		l.mu.Unlock()
-		cancel(nil)
-	}
 }
 
 // stop disarms the timer.

@@ -47,8 +47,8 @@ type Worker struct {
 	outage *outagelog.Log // one log line per backend state change
 	// holding is what the worker holds, for the in-flight audit (releaseOrphans).
 	holding *holding
-	// active are the running jobs with a record, for their cancel requests.
-	active *activeJobs
+	// running are the running handlers, for cancel requests and lease lapses.
+	running *runningJobs
 	// lease stops the running handlers before the consumer's lease can expire while heartbeats
 	// fail (armed by Run's heartbeats; Process alone never lapses).
 	lease *leaseWatch
@@ -65,8 +65,9 @@ func NewWorker(b Broker, h Handler, cfg WorkerSettings) (*Worker, error) {
 		return nil, err
 	}
 	log := cfg.Logger.With("queue", cfg.Queue, "consumer", cfg.ConsumerID)
-	return &Worker{b: b, h: h, cfg: cfg, log: log, outage: outagelog.New(log, "queue backend"), holding: newHolding(), active: newActiveJobs(),
-		lease: newLeaseWatch(cfg.Lease, max(cfg.Lease/3, time.Millisecond))}, nil
+	running := newRunningJobs()
+	return &Worker{b: b, h: h, cfg: cfg, log: log, outage: outagelog.New(log, "queue backend"), holding: newHolding(), running: running,
+		lease: newLeaseWatch(cfg.Lease, max(cfg.Lease/3, time.Millisecond), running)}, nil
 }
 
 // ConsumerID returns the worker's consumer id.
@@ -333,14 +334,11 @@ func (w *Worker) handle(ctx context.Context, d *Delivery, ack ackFunc) {
 	if m.Job != nil && HasRecord(d.Raw) && !w.startJob(ctx, d, log) {
 		return
 	}
-	lctx, untrack := w.lease.track(ctx)
-	hctx, box, done := w.handlerContext(lctx, m)
+	hctx, box, done := w.handlerContext(ctx, m)
 	start := time.Now()
 	err := w.call(hctx, d)
 	dur := time.Since(start)
-	cancelled := done()
-	lapsed := errors.Is(context.Cause(lctx), errLeaseLapsed)
-	untrack()
+	cancelled, lapsed := done()
 	if lapsed && err != nil {
 		// The lease may have expired and the job may already run at another consumer: settling
 		// this interrupted run (a retry, a dead letter) would be wrong. It stays in flight and
@@ -426,27 +424,26 @@ func (w *Worker) startJob(ctx context.Context, d *Delivery, log *slog.Logger) bo
 // errJobCancelled is the cause of a running job's ctx when CancelJob asked it to stop.
 var errJobCancelled = redstate.Errorf(redstate.ECONFLICT, "queue job cancelled")
 
-// handlerContext returns the ctx of m's handler: with a result box (SetResult) and, for a job
-// with a record, its Timeout and a cancel the heartbeat loop fires when CancelJob asks the job to
-// stop. done releases them and tells whether the job was cancelled.
-func (w *Worker) handlerContext(ctx context.Context, m Message) (context.Context, *resultBox, func() bool) {
-	if m.Job == nil {
-		hctx, box := withResultBox(ctx)
-		return hctx, box, func() bool { return false }
+// handlerContext returns the ctx of m's handler, registered among the running jobs (a cancel
+// request or a lease lapse stops it), with a result box (SetResult) and, for a job with a
+// record, its Timeout. done releases them and tells whether the job was cancelled (CancelJob)
+// or stopped by a lease lapse.
+func (w *Worker) handlerContext(ctx context.Context, m Message) (context.Context, *resultBox, func() (cancelled, lapsed bool)) {
+	id := ""
+	if m.Job != nil {
+		id = m.JobID
 	}
-	hctx, cancel := context.WithCancelCause(ctx)
+	hctx, end := w.running.start(ctx, id)
 	stopTimeout := func() {}
 	if t := m.Job.Timeout(); t > 0 {
 		hctx, stopTimeout = context.WithTimeout(hctx, t)
 	}
-	w.active.add(m.JobID, cancel)
 	hctx, box := withResultBox(hctx)
-	return hctx, box, func() bool {
-		w.active.remove(m.JobID)
+	return hctx, box, func() (bool, bool) {
+		cause := context.Cause(hctx)
 		stopTimeout()
-		cancelled := errors.Is(context.Cause(hctx), errJobCancelled)
-		cancel(nil)
-		return cancelled
+		end()
+		return errors.Is(cause, errJobCancelled), errors.Is(cause, errLeaseLapsed)
 	}
 }
 
@@ -542,7 +539,7 @@ func (w *Worker) heartbeatLoop(ctx context.Context) {
 // cancelRequested cancels the ctx of every running job with a record whose cancel CancelJob
 // requested. It asks the broker only while such jobs run.
 func (w *Worker) cancelRequested(ctx context.Context) {
-	ids := w.active.ids()
+	ids := w.running.ids()
 	if len(ids) == 0 {
 		return
 	}
@@ -555,7 +552,7 @@ func (w *Worker) cancelRequested(ctx context.Context) {
 	}
 	for _, id := range asked {
 		w.log.Info("queue job cancel requested; stopping its handler", "jobId", id)
-		w.active.cancel(id)
+		w.running.cancel(id)
 	}
 }
 
