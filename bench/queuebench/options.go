@@ -10,6 +10,7 @@ import (
 
 	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/queue"
+	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/report"
 )
 
@@ -45,12 +46,12 @@ type OptionEnqueue struct {
 	bench.Comparison
 	// OursRedis and BaselineRedis are the commandstats deltas of the phases, summed over
 	// rounds.
-	OursRedis, BaselineRedis bench.CommandStats
+	OursRedis, BaselineRedis redisconn.CommandStats
 }
 
 // RedisUsPerOp returns the server microseconds per enqueue of the commands a side sent
 // (CommandStats.ClientUsec over its enqueues; 0 without enqueues).
-func RedisUsPerOp(s bench.CommandStats, ops int64) float64 {
+func RedisUsPerOp(s redisconn.CommandStats, ops int64) float64 {
 	if ops == 0 {
 		return 0
 	}
@@ -121,8 +122,8 @@ func optionQueue(base, name string, round int) string {
 // opts.Clients producers on a fresh queue, then checks that every job is there. It returns
 // the phase's result and the commandstats delta around it.
 func enqueueOption(ctx context.Context, opts Options, resName string, enqueue func(ctx context.Context, payload []byte) error,
-	count func(context.Context) (int64, error), next func() int64) (*bench.Result, bench.CommandStats, error) {
-	before, err := bench.ReadCommandStats(ctx, opts.Client)
+	count func(context.Context) (int64, error), next func() int64) (*bench.Result, redisconn.CommandStats, error) {
+	before, err := redisconn.ReadCommandStats(ctx, opts.Client)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -134,7 +135,7 @@ func enqueueOption(ctx context.Context, opts Options, resName string, enqueue fu
 			}
 			return enqueue(ctx, payload)
 		})
-	after, err := bench.ReadCommandStats(ctx, opts.Client)
+	after, err := redisconn.ReadCommandStats(ctx, opts.Client)
 	if err != nil {
 		return res, nil, err
 	}
@@ -157,7 +158,7 @@ func enqueueOption(ctx context.Context, opts Options, resName string, enqueue fu
 }
 
 // optionRound runs our side of case c in round r.
-func (o *ours) optionRound(ctx context.Context, c optionCase, r int) (*bench.Result, bench.CommandStats, error) {
+func (o *ours) optionRound(ctx context.Context, c optionCase, r int) (*bench.Result, redisconn.CommandStats, error) {
 	q := optionQueue(o.queue, c.name, r)
 	p, err := queue.NewProducer(o.broker, q)
 	if err != nil {
@@ -172,7 +173,7 @@ func (o *ours) optionRound(ctx context.Context, c optionCase, r int) (*bench.Res
 }
 
 // optionRound runs asynq's side of case c in round r.
-func (a *asynqBench) optionRound(ctx context.Context, c optionCase, r int) (*bench.Result, bench.CommandStats, error) {
+func (a *asynqBench) optionRound(ctx context.Context, c optionCase, r int) (*bench.Result, redisconn.CommandStats, error) {
 	q := optionQueue(a.queue, c.name, r)
 	a.extraQueues = append(a.extraQueues, q)
 	insp := asynq.NewInspectorFromRedisClient(a.opts.Client)
@@ -191,9 +192,9 @@ func (a *asynqBench) optionRound(ctx context.Context, c optionCase, r int) (*ben
 func runOption(ctx context.Context, opts Options, o *ours, a *asynqBench, c optionCase, out *OptionEnqueue) error {
 	type side struct {
 		name  string
-		run   func(context.Context, optionCase, int) (*bench.Result, bench.CommandStats, error)
+		run   func(context.Context, optionCase, int) (*bench.Result, redisconn.CommandStats, error)
 		res   *bench.Result
-		stats bench.CommandStats
+		stats redisconn.CommandStats
 	}
 	ourSide := &side{"ours", o.optionRound, out.Ours, out.OursRedis}
 	baseSide := &side{"asynq", a.optionRound, out.Baseline, out.BaselineRedis}
@@ -210,7 +211,7 @@ func runOption(ctx context.Context, opts Options, o *ours, a *asynqBench, c opti
 			}
 			for name, st := range stats {
 				old := s.stats[name]
-				s.stats[name] = bench.CommandStat{Calls: old.Calls + st.Calls, Usec: old.Usec + st.Usec}
+				s.stats[name] = redisconn.CommandStat{Calls: old.Calls + st.Calls, Usec: old.Usec + st.Usec}
 			}
 			if err != nil {
 				return fmt.Errorf("%s %s, round %d: %w", c.name, s.name, r+1, err)
@@ -224,7 +225,7 @@ func runOption(ctx context.Context, opts Options, o *ours, a *asynqBench, c opti
 func newOptionEnqueue(name, c string) *OptionEnqueue {
 	return &OptionEnqueue{
 		Comparison:    bench.Comparison{Name: name, Ours: &bench.Result{Name: c + "/ours"}, Baseline: &bench.Result{Name: c + "/asynq"}},
-		OursRedis:     bench.CommandStats{},
-		BaselineRedis: bench.CommandStats{},
+		OursRedis:     redisconn.CommandStats{},
+		BaselineRedis: redisconn.CommandStats{},
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redstate/redstate/bench"
+	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/redistest"
 )
 
@@ -54,15 +55,15 @@ func TestResultLines_Format(t *testing.T) {
 		Comparison: bench.Comparison{Name: delayedName,
 			Ours:     &bench.Result{Ops: 40000, Elapsed: time.Second, Latencies: lat},
 			Baseline: &bench.Result{Ops: 20000, Elapsed: time.Second}},
-		OursRedis:     bench.CommandStats{"evalsha": {Calls: 40000, Usec: 400000}, "zadd": {Calls: 80000, Usec: 160000}},
-		BaselineRedis: bench.CommandStats{"evalsha": {Calls: 20000, Usec: 120000}, "eval": {Calls: 1, Usec: 50}, "sadd": {Calls: 1, Usec: 1}},
+		OursRedis:     redisconn.CommandStats{"evalsha": {Calls: 40000, Usec: 400000}, "zadd": {Calls: 80000, Usec: 160000}},
+		BaselineRedis: redisconn.CommandStats{"evalsha": {Calls: 20000, Usec: 120000}, "eval": {Calls: 1, Usec: 50}, "sadd": {Calls: 1, Usec: 1}},
 	}
 	rep.Unique = &OptionEnqueue{
 		Comparison: bench.Comparison{Name: uniqueName,
 			Ours:     &bench.Result{Ops: 10, Elapsed: time.Second, Latencies: lat[:1]},
 			Baseline: &bench.Result{Ops: 10, Elapsed: 2 * time.Second}},
-		OursRedis:     bench.CommandStats{"lpush": {Calls: 10, Usec: 10}, "info": {Calls: 1, Usec: 5}},
-		BaselineRedis: bench.CommandStats{},
+		OursRedis:     redisconn.CommandStats{"lpush": {Calls: 10, Usec: 10}, "info": {Calls: 1, Usec: 5}},
+		BaselineRedis: redisconn.CommandStats{},
 	}
 	got = rep.ResultLines()
 	want = append(want,
@@ -124,7 +125,7 @@ func TestRun_SmokeAgainstRealRedis(t *testing.T) {
 			}
 		}
 		// Each enqueue is one script call on both sides.
-		for side, s := range map[string]bench.CommandStats{"ours": c.OursRedis, "asynq": c.BaselineRedis} {
+		for side, s := range map[string]redisconn.CommandStats{"ours": c.OursRedis, "asynq": c.BaselineRedis} {
 			if n := s["evalsha"].Calls + s["eval"].Calls; n < 400 || s.ClientUsec() <= 0 {
 				t.Errorf("%s %s: %d script calls, %d µs, want at least 400 calls: %s", c.Name, side, n, s.ClientUsec(), s)
 			}

@@ -1,4 +1,4 @@
-package bench
+package redisconn
 
 import (
 	"context"
@@ -9,8 +9,6 @@ import (
 	"sync"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/redstate/redstate/redisconn"
 )
 
 // CommandStat is one command's counters of INFO commandstats: calls and the server's
@@ -25,13 +23,13 @@ type CommandStat struct {
 type CommandStats map[string]CommandStat
 
 // ReadCommandStats returns INFO commandstats summed over every master (one server when the
-// client is not a Cluster client). Benchmarks read it before and after a phase (Sub) to tell
+// client is not a Cluster client). Benchmarks and tests read it before and after a phase (Sub) to tell
 // the server's work per operation from the time the phase waited for a core. A command a Lua
 // script calls counts on its own line as well as within the script's EVAL/EVALSHA time.
 func ReadCommandStats(ctx context.Context, client redis.UniversalClient) (CommandStats, error) {
 	out := CommandStats{}
 	var mu sync.Mutex
-	err := redisconn.ForEachMaster(ctx, client, func(ctx context.Context, c redis.Cmdable) error {
+	err := ForEachMaster(ctx, client, func(ctx context.Context, c redis.Cmdable) error {
 		info, err := c.Info(ctx, "commandstats").Result()
 		if err != nil {
 			return err
