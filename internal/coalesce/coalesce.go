@@ -128,9 +128,9 @@ func (b *Batcher[Req, Res]) Close() {
 	})
 }
 
-// run calls exec, turning a panic into an error for every call of the batch so that its callers
-// are answered and the worker survives.
-func (b *Batcher[Req, Res]) run(reqs []Req) (outs []Outcome[Res]) {
+// safeExec calls exec, turning a panic into an error for every call of the batch so that its
+// callers are answered and the goroutine running it survives.
+func safeExec[Req, Res any](exec ExecFunc[Req, Res], ctx context.Context, reqs []Req) (outs []Outcome[Res]) {
 	defer func() {
 		if p := recover(); p != nil {
 			outs = make([]Outcome[Res], len(reqs))
@@ -139,7 +139,19 @@ func (b *Batcher[Req, Res]) run(reqs []Req) (outs []Outcome[Res]) {
 			}
 		}
 	}()
-	return b.exec(b.ctx, reqs)
+	return exec(ctx, reqs)
+}
+
+// answer hands each call of batch its outcome and wakes its caller.
+func answer[Req, Res any](batch []*call[Req, Res], outs []Outcome[Res]) {
+	for i, c := range batch {
+		if i < len(outs) {
+			c.out = outs[i]
+		} else {
+			c.out.Err = errors.New("coalesce: exec returned too few outcomes")
+		}
+		close(c.done)
+	}
 }
 
 func (b *Batcher[Req, Res]) work() {
@@ -166,15 +178,7 @@ func (b *Batcher[Req, Res]) work() {
 		for _, c := range batch {
 			reqs = append(reqs, c.req)
 		}
-		outs := b.run(reqs)
-		for i, c := range batch {
-			if i < len(outs) {
-				c.out = outs[i]
-			} else {
-				c.out.Err = errors.New("coalesce: exec returned too few outcomes")
-			}
-			close(c.done)
-		}
+		answer(batch, safeExec(b.exec, b.ctx, reqs))
 		clear(batch)
 	}
 }
