@@ -39,12 +39,13 @@ Progress goes to stderr. stdout gets a table, then:
 
   RESULT queue.throughput ours=<jobs/s> baseline=<asynq jobs/s> ratio=<x>
   RESULT queue.enqueue ours=<jobs/s> baseline=<asynq jobs/s> ratio=<x> p99_ms=<ours>
-  RESULT queue.enqueue_delayed ours=<jobs/s> baseline=<asynq jobs/s> ratio=<x> p99_ms=<ours> redis_us=<ours> baseline_redis_us=<asynq>
+  RESULT queue.enqueue_delayed ours=<jobs/s> baseline=<asynq jobs/s> ratio=<x> p99_ms=<ours> redis_us=<ours> baseline_redis_us=<asynq> redis_cpu_us=<ours> baseline_redis_cpu_us=<asynq>
   RESULT queue.enqueue_unique  (the same fields)
 
 redis_us is the Redis server's time per enqueue in the commands the clients sent (INFO
-commandstats: the scripts' usec, which includes the commands they call); stderr lists every
-command of each phase with its calls and µs per call.
+commandstats: the scripts' usec, which includes the commands they call); redis_cpu_us is its CPU
+time per enqueue (INFO cpu), which also counts reading, parsing and answering the requests;
+stderr lists every command of each phase with its calls and µs per call.
 
 Every key both created is removed at the end (SCAN + UNLINK) unless --keep.`,
 	}, &target, func(ctx context.Context) (bench.Printer, error) {

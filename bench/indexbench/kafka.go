@@ -184,7 +184,7 @@ func (c consumer) measure(ctx context.Context, opts KafkaOptions, prod *kgo.Clie
 	for _, r := range stream {
 		events += r.rows
 	}
-	cpu0, err := redisCPU(ctx, opts.Client)
+	cpu0, err := redisconn.ServerCPU(ctx, opts.Client)
 	if err != nil {
 		return err
 	}
@@ -206,7 +206,7 @@ func (c consumer) measure(ctx context.Context, opts KafkaOptions, prod *kgo.Clie
 		return err
 	}
 	elapsed := time.Since(start)
-	cpu1, err := redisCPU(ctx, opts.Client)
+	cpu1, err := redisconn.ServerCPU(ctx, opts.Client)
 	if err != nil {
 		return err
 	}

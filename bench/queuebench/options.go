@@ -47,6 +47,18 @@ type OptionEnqueue struct {
 	// OursRedis and BaselineRedis are the commandstats deltas of the phases, summed over
 	// rounds.
 	OursRedis, BaselineRedis redisconn.CommandStats
+	// OursCPU and BaselineCPU are the server's CPU time over the phases
+	// (redisconn.ServerCPU), summed over rounds: unlike commandstats they include reading,
+	// parsing and answering the requests, which a batch of enqueues shares.
+	OursCPU, BaselineCPU time.Duration
+}
+
+// CPUUsPerOp returns the server CPU microseconds per enqueue (0 without enqueues).
+func CPUUsPerOp(cpu time.Duration, ops int64) float64 {
+	if ops == 0 {
+		return 0
+	}
+	return float64(cpu.Microseconds()) / float64(ops)
 }
 
 // RedisUsPerOp returns the server microseconds per enqueue of the commands a side sent
@@ -60,12 +72,14 @@ func RedisUsPerOp(s redisconn.CommandStats, ops int64) float64 {
 
 // OptionLine formats an enqueue-with-options case as
 //
-//	RESULT <name> ours=<jobs/s> baseline=<jobs/s> ratio=<ours/baseline> p99_ms=<ours> redis_us=<ours> baseline_redis_us=<asynq>
+//	RESULT <name> ours=<jobs/s> baseline=<jobs/s> ratio=<ours/baseline> p99_ms=<ours> redis_us=<ours> baseline_redis_us=<asynq> redis_cpu_us=<ours> baseline_redis_cpu_us=<asynq>
 //
-// redis_us being the server µs per enqueue from INFO commandstats (RedisUsPerOp).
+// redis_us being the server µs per enqueue in commands from INFO commandstats (RedisUsPerOp),
+// redis_cpu_us its CPU µs per enqueue from INFO cpu (CPUUsPerOp).
 func OptionLine(c OptionEnqueue) string {
-	return fmt.Sprintf("%s redis_us=%.2f baseline_redis_us=%.2f", EnqueueLine(c.Comparison),
-		RedisUsPerOp(c.OursRedis, c.Ours.Ops), RedisUsPerOp(c.BaselineRedis, c.Baseline.Ops))
+	return fmt.Sprintf("%s redis_us=%.2f baseline_redis_us=%.2f redis_cpu_us=%.2f baseline_redis_cpu_us=%.2f", EnqueueLine(c.Comparison),
+		RedisUsPerOp(c.OursRedis, c.Ours.Ops), RedisUsPerOp(c.BaselineRedis, c.Baseline.Ops),
+		CPUUsPerOp(c.OursCPU, c.Ours.Ops), CPUUsPerOp(c.BaselineCPU, c.Baseline.Ops))
 }
 
 // optionCase is one enqueue-with-options case: how each side enqueues job i on its queue.
@@ -120,12 +134,16 @@ func optionQueue(base, name string, round int) string {
 
 // enqueueOption runs one side's enqueue phase of case c in round r: opts.Jobs enqueues by
 // opts.Clients producers on a fresh queue, then checks that every job is there. It returns
-// the phase's result and the commandstats delta around it.
+// the phase's result and the server's commandstats and CPU time around it.
 func enqueueOption(ctx context.Context, opts Options, resName string, enqueue func(ctx context.Context, payload []byte) error,
-	count func(context.Context) (int64, error), next func() int64) (*bench.Result, redisconn.CommandStats, error) {
+	count func(context.Context) (int64, error), next func() int64) (*bench.Result, phaseCost, error) {
 	before, err := redisconn.ReadCommandStats(ctx, opts.Client)
 	if err != nil {
-		return nil, nil, err
+		return nil, phaseCost{}, err
+	}
+	cpu0, err := redisconn.ServerCPU(ctx, opts.Client)
+	if err != nil {
+		return nil, phaseCost{}, err
 	}
 	res := bench.Run(ctx, resName, bench.Config{Clients: opts.Clients, Ops: int64(opts.Jobs), Progress: opts.Progress},
 		func(ctx context.Context, _ int, _ int64) error {
@@ -135,12 +153,16 @@ func enqueueOption(ctx context.Context, opts Options, resName string, enqueue fu
 			}
 			return enqueue(ctx, payload)
 		})
+	cpu1, err := redisconn.ServerCPU(ctx, opts.Client)
+	if err != nil {
+		return res, phaseCost{}, err
+	}
 	after, err := redisconn.ReadCommandStats(ctx, opts.Client)
 	if err != nil {
-		return res, nil, err
+		return res, phaseCost{}, err
 	}
-	stats := after.Sub(before)
-	progressf(opts.Progress, "  %s: server %s\n", resName, stats)
+	stats := phaseCost{commands: after.Sub(before), cpu: cpu1 - cpu0}
+	progressf(opts.Progress, "  %s: server CPU %.2fµs/enqueue; %s\n", resName, CPUUsPerOp(stats.cpu, res.Ops), stats.commands)
 	if res.Errors > 0 {
 		return res, stats, fmt.Errorf("%d enqueues failed, first: %w", res.Errors, res.FirstErr)
 	}
@@ -158,11 +180,11 @@ func enqueueOption(ctx context.Context, opts Options, resName string, enqueue fu
 }
 
 // optionRound runs our side of case c in round r.
-func (o *ours) optionRound(ctx context.Context, c optionCase, r int) (*bench.Result, redisconn.CommandStats, error) {
+func (o *ours) optionRound(ctx context.Context, c optionCase, r int) (*bench.Result, phaseCost, error) {
 	q := optionQueue(o.queue, c.name, r)
 	p, err := queue.NewProducer(o.broker, q)
 	if err != nil {
-		return nil, nil, err
+		return nil, phaseCost{}, err
 	}
 	return enqueueOption(ctx, o.opts, c.name+"/ours",
 		func(ctx context.Context, payload []byte) error { return c.ours(ctx, p, payload) },
@@ -173,7 +195,7 @@ func (o *ours) optionRound(ctx context.Context, c optionCase, r int) (*bench.Res
 }
 
 // optionRound runs asynq's side of case c in round r.
-func (a *asynqBench) optionRound(ctx context.Context, c optionCase, r int) (*bench.Result, redisconn.CommandStats, error) {
+func (a *asynqBench) optionRound(ctx context.Context, c optionCase, r int) (*bench.Result, phaseCost, error) {
 	q := optionQueue(a.queue, c.name, r)
 	a.extraQueues = append(a.extraQueues, q)
 	insp := asynq.NewInspectorFromRedisClient(a.opts.Client)
@@ -188,16 +210,23 @@ func (a *asynqBench) optionRound(ctx context.Context, c optionCase, r int) (*ben
 		}, func() int64 { return a.ids.Add(1) })
 }
 
+// phaseCost is what one enqueue phase cost the server.
+type phaseCost struct {
+	commands redisconn.CommandStats
+	cpu      time.Duration
+}
+
 // runOption runs case c for opts.Rounds rounds, alternating the order like Run.
 func runOption(ctx context.Context, opts Options, o *ours, a *asynqBench, c optionCase, out *OptionEnqueue) error {
 	type side struct {
 		name  string
-		run   func(context.Context, optionCase, int) (*bench.Result, redisconn.CommandStats, error)
+		run   func(context.Context, optionCase, int) (*bench.Result, phaseCost, error)
 		res   *bench.Result
 		stats redisconn.CommandStats
+		cpu   *time.Duration
 	}
-	ourSide := &side{"ours", o.optionRound, out.Ours, out.OursRedis}
-	baseSide := &side{"asynq", a.optionRound, out.Baseline, out.BaselineRedis}
+	ourSide := &side{"ours", o.optionRound, out.Ours, out.OursRedis, &out.OursCPU}
+	baseSide := &side{"asynq", a.optionRound, out.Baseline, out.BaselineRedis, &out.BaselineCPU}
 	for r := range opts.Rounds {
 		order := []*side{ourSide, baseSide}
 		if r%2 == 1 {
@@ -209,7 +238,8 @@ func runOption(ctx context.Context, opts Options, o *ours, a *asynqBench, c opti
 			if res != nil {
 				s.res.Merge(res)
 			}
-			for name, st := range stats {
+			*s.cpu += stats.cpu
+			for name, st := range stats.commands {
 				old := s.stats[name]
 				s.stats[name] = redisconn.CommandStat{Calls: old.Calls + st.Calls, Usec: old.Usec + st.Usec}
 			}

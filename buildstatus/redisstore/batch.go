@@ -138,23 +138,13 @@ func (s *Store) execSaves(ctx context.Context, reqs []saveReq) []coalesce.Outcom
 			item, _ := replies[k].([]any)
 			code, cur, perr := parseResult(item)
 			if perr == nil && code == resError {
-				out[i].Err = saveReplyErr(string(cur))
+				out[i].Err = rediserr.Reply(string(cur), "saving build")
 				continue
 			}
 			out[i] = coalesce.Outcome[saveRes]{Value: saveRes{code: code, cur: cur}, Err: perr}
 		}
 	}
 	return out
-}
-
-// saveReplyErr maps the error reply one save met inside saveScript like any error reply: "not
-// now" replies (OOM, READONLY, BUSY, ...) are EUNAVAILABLE, so the breaker and the fallback see
-// them; anything else (WRONGTYPE on a foreign key) is EINTERNAL.
-func saveReplyErr(msg string) error {
-	if rediserr.Retryable(msg) {
-		return rediserr.Unavailable(errors.New(msg), "saving build")
-	}
-	return redstate.Errorf(redstate.EINTERNAL, "saving build: unexpected Redis reply: %s", msg)
 }
 
 // batchErr maps a coalescer's own error (closed store) to the contract's codes; errors from

@@ -47,12 +47,3 @@ func TestExecSaves_OneFailingSaveDoesNotFailItsBatch(t *testing.T) {
 		t.Fatalf("Get of the committed save: %v", err)
 	}
 }
-
-func TestSaveReplyErr_NotNowRepliesStayUnavailable(t *testing.T) {
-	if got := redstate.ErrorCode(saveReplyErr("OOM command not allowed when used memory > 'maxmemory'.")); got != redstate.EUNAVAILABLE {
-		t.Fatalf("OOM inside saveScript maps to %q, want unavailable (the breaker must see it)", got)
-	}
-	if got := redstate.ErrorCode(saveReplyErr("WRONGTYPE Operation against a key holding the wrong kind of value")); got != redstate.EINTERNAL {
-		t.Fatalf("WRONGTYPE inside saveScript maps to %q, want internal", got)
-	}
-}

@@ -58,6 +58,17 @@ func Unavailable(err error, op string) error {
 	return redstate.Wrap(redstate.EUNAVAILABLE, err, op+": Redis is unavailable")
 }
 
+// Reply maps an error reply met inside a script for one item of a batch (caught there by
+// pcall and returned as text) like Map maps an error reply: "not now" replies (OOM, READONLY,
+// BUSY, ...) are EUNAVAILABLE, so breakers and fallbacks see them; anything else (WRONGTYPE on
+// a foreign key) is EINTERNAL.
+func Reply(msg, op string) error {
+	if Retryable(msg) {
+		return Unavailable(errors.New(msg), op)
+	}
+	return redstate.Errorf(redstate.EINTERNAL, "%s: unexpected Redis reply: %s", op, msg)
+}
+
 // Retryable reports whether an error reply means "not now" rather than "never".
 func Retryable(reply string) bool {
 	for _, p := range notNow {

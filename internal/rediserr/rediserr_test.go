@@ -43,3 +43,12 @@ func TestMap(t *testing.T) {
 		}
 	}
 }
+
+func TestReply_NotNowRepliesStayUnavailable(t *testing.T) {
+	if got := redstate.ErrorCode(Reply("OOM command not allowed when used memory > 'maxmemory'.", "saving build")); got != redstate.EUNAVAILABLE {
+		t.Fatalf("OOM inside a batch script maps to %q, want unavailable (the breaker must see it)", got)
+	}
+	if got := redstate.ErrorCode(Reply("WRONGTYPE Operation against a key holding the wrong kind of value", "saving build")); got != redstate.EINTERNAL {
+		t.Fatalf("WRONGTYPE inside a batch script maps to %q, want internal", got)
+	}
+}

@@ -33,6 +33,7 @@ package redisqueue
 
 import (
 	"context"
+	"github.com/redstate/redstate/internal/coalesce"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -65,6 +66,8 @@ type Broker struct {
 	ns      string
 	now     func() time.Time // nil: server clock
 	window  time.Duration    // lifetime of enqueue and call markers
+
+	enqueues *coalesce.Group[enqueueReq, enqueueRes] // EnqueueJob calls leaving together
 }
 
 // New returns a Broker on client, which may be a *redis.Client (standalone or Sentinel
@@ -84,6 +87,7 @@ func New(client redis.UniversalClient, opts Options) (*Broker, error) {
 		return nil, err
 	}
 	b.ns = opts.Namespace
+	b.enqueues = b.newEnqueueGroup()
 	return b, nil
 }
 

@@ -13,36 +13,32 @@ import (
 	"github.com/redstate/redstate/queue"
 )
 
-// EnqueueJob implements queue.Broker: one enqueueJobScript call. A job id whose record exists
-// is answered with that record, so a copy of the call go-redis sends again returns the job
-// with created false (it is still one job).
+// EnqueueJob implements queue.Broker: the job joins the enqueues made at the same moment by
+// other callers of this Broker, and they all leave in one enqueueJobsScript call per queue, in
+// one round trip (enqueue_batch.go). A job id whose record exists is answered with that record,
+// so a copy of the call go-redis sends again returns the job with created false (it is still
+// one job).
 func (b *Broker) EnqueueJob(ctx context.Context, name string, req queue.JobRequest) (queue.Job, bool, error) {
 	raw, err := queue.PrepareJob(name, req)
 	if err != nil {
 		return queue.Job{}, false, err
 	}
-	k := b.keys(name)
-	id := req.Message.JobID
 	due := ""
 	if req.ProcessAt.After(b.clock()) {
 		due = formatInt(req.ProcessAt.UnixMilli())
 	}
-	unique := k.Job(id) // any key of the slot when there is no lock
-	if req.UniqueFor > 0 {
-		unique = k.Unique(req.UniqueKey)
-	}
-	v, err := enqueueJobScript.Run(ctx, b.client, []string{k.Pending, k.Scheduled, k.Job(id), unique},
-		string(raw), id, due, req.UniqueFor.Milliseconds(), req.Retention.Milliseconds(), k.JobIndexPrefix).StringSlice()
+	res, err := b.enqueues.Do(ctx, enqueueReq{name: name, req: req, raw: string(raw), due: due})
 	if err != nil {
-		return queue.Job{}, false, mapErr(err, "enqueue job")
+		return queue.Job{}, false, batchErr(err, "enqueue job")
 	}
+	v := res.reply
 	switch {
 	case len(v) == 2 && v[0] == "UNIQUE":
 		return queue.Job{}, false, redstate.Errorf(redstate.ECONFLICT, "a job with the same %s was enqueued on queue %q less than %s ago: job %s", uniqueWhat(req), name, req.UniqueFor, v[1])
 	case len(v) == 2 && v[0] == "NEW":
 		return newJob(name, req, string(raw), due, v[1]), true, nil
 	case len(v) > 0 && v[0] == "OLD":
-		return decodeJob(name, id, v[1:]), false, nil
+		return decodeJob(name, req.Message.JobID, v[1:]), false, nil
 	}
 	return queue.Job{}, false, redstate.Errorf(redstate.EINTERNAL, "redisqueue: enqueue job answered %q", v)
 }

@@ -81,43 +81,79 @@ local function topending(raw, t)
 end
 `
 
-// enqueueJobScript stores a new job with its record, unless the record exists (then it returns
-// the record) or the unique lock is held (then it returns the holder).
+// enqueueJobsScript stores new jobs of one queue with their records, in order: each job as one
+// enqueue of its own, so a later job of the batch sees the records and unique locks of the
+// earlier ones. A job is not stored when its record exists (it is answered with the record) or
+// its unique lock is held (answered with the holder). The new jobs' entries in the pending
+// list, the scheduled set and the state indexes are written at the end, one command each for
+// the whole batch (nothing reads them in between). It calls none of luaJob's helpers: a
+// script's prelude runs on every call.
 //
 //	KEYS[1]  pending LIST      KEYS[2]  scheduled ZSET
-//	KEYS[3]  the record HASH   KEYS[4]  the unique lock STRING
-//	ARGV[1]  the encoded message        ARGV[2]  job id
-//	ARGV[3]  due time in Unix ms, or "" for pending now
-//	ARGV[4]  unique window ms (0: no lock)   ARGV[5]  retention ms
-//	ARGV[6]  index prefix
+//	KEYS[1+2i], KEYS[2+2i]   job i's record HASH and unique lock STRING (any key of the slot
+//	                         when it has no lock)
+//	ARGV[1]  index prefix
+//	ARGV[5i-3 .. 5i+1]       job i's encoded message, id, due time in Unix ms ("" for pending
+//	                         now), unique window ms (0: no lock), retention ms
 //
-// Returns {"NEW", enqueue time in Unix ms} (the caller has the rest of the new record),
-// {"OLD", record...} (HGETALL pairs) or {"UNIQUE", holder id}.
-var enqueueJobScript = redis.NewScript(luaJob + `
-ip = ARGV[6]
-if redis.call('EXISTS', KEYS[3]) == 1 then
-  local out = redis.call('HGETALL', KEYS[3])
-  table.insert(out, 1, 'OLD')
-  return out
+// Returns one reply per job: {"NEW", enqueue time in Unix ms} (the caller has the rest of the
+// new record), {"OLD", record...} (HGETALL pairs), {"UNIQUE", holder id} or {"ERROR", message}
+// (a command failed for that job alone: the others are stored).
+var enqueueJobsScript = redis.NewScript(`
+local now = redis.call('TIME')
+local t = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local ts = tostring(t)
+local pending, scheduled, ipending, ischeduled = {}, {}, {}, {}
+local function enqueue(rk, uk, a)
+  local raw, id, due = ARGV[a], ARGV[a + 1], ARGV[a + 2]
+  if redis.call('EXISTS', rk) == 1 then
+    local out = redis.call('HGETALL', rk)
+    table.insert(out, 1, 'OLD')
+    return out
+  end
+  if ARGV[a + 3] ~= '0' then
+    local holder = redis.call('GET', uk)
+    if holder then return {'UNIQUE', holder} end
+    redis.call('SET', uk, id, 'PX', ARGV[a + 3])
+  end
+  if due == '' then
+    redis.call('HSET', rk, 'state', 'pending', 'raw', raw, 'enq', ts, 'due', ts, 'since', ts,
+      'retention', ARGV[a + 4], 'attempts', 0)
+    pending[#pending + 1] = raw
+    ipending[#ipending + 1] = ts
+    ipending[#ipending + 1] = id
+  else
+    redis.call('HSET', rk, 'state', 'scheduled', 'raw', raw, 'enq', ts, 'due', due, 'since', ts,
+      'retention', ARGV[a + 4], 'attempts', 0)
+    scheduled[#scheduled + 1] = due
+    scheduled[#scheduled + 1] = raw
+    ischeduled[#ischeduled + 1] = ts
+    ischeduled[#ischeduled + 1] = id
+  end
+  return {'NEW', ts}
 end
-if tonumber(ARGV[4]) > 0 then
-  local holder = redis.call('GET', KEYS[4])
-  if holder then return {'UNIQUE', holder} end
-  redis.call('SET', KEYS[4], ARGV[2], 'PX', ARGV[4])
+local out = {}
+for i = 1, (#KEYS - 2) / 2 do
+  local ok, res = pcall(enqueue, KEYS[1 + 2 * i], KEYS[2 + 2 * i], 2 + 5 * (i - 1))
+  if not ok then
+    if type(res) == 'table' then res = res.err end
+    res = {'ERROR', tostring(res)}
+  end
+  out[i] = res
 end
-local t = clock()
-local state, due = 'pending', t
-if ARGV[3] ~= '' then
-  state, due = 'scheduled', tonumber(ARGV[3])
-  redis.call('ZADD', KEYS[2], due, ARGV[1])
-else
-  redis.call('LPUSH', KEYS[1], ARGV[1])
+if #pending > 0 then
+  redis.call('LPUSH', KEYS[1], unpack(pending))
+  redis.call('ZADD', ARGV[1] .. 'pending', unpack(ipending))
 end
-redis.call('HSET', KEYS[3], 'state', state, 'raw', ARGV[1], 'enq', t, 'due', due, 'since', t,
-  'retention', ARGV[5], 'attempts', 0)
-redis.call('ZADD', ip .. state, t, ARGV[2])
-return {'NEW', tostring(t)}
+if #scheduled > 0 then
+  redis.call('ZADD', KEYS[2], unpack(scheduled))
+  redis.call('ZADD', ARGV[1] .. 'scheduled', unpack(ischeduled))
+end
+return out
 `)
+
+// enqueueJobArgs is the number of ARGV values per job in enqueueJobsScript.
+const enqueueJobArgs = 5
 
 // startJobScript starts a delivered job with a record (queue.Broker.StartJob). Once per call.
 //

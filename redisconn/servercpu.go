@@ -1,4 +1,4 @@
-package indexbench
+package redisconn
 
 import (
 	"context"
@@ -8,16 +8,15 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/redstate/redstate/redisconn"
 )
 
-// redisCPU returns the CPU time the Redis server (every master of a Cluster) has used since it
+// ServerCPU returns the CPU time the Redis server (every master of a Cluster) has used since it
 // started: used_cpu_user plus used_cpu_sys of INFO cpu. It lets a run on a shared machine tell
-// the server's work per event from the time it waited for a core.
-func redisCPU(ctx context.Context, client redis.UniversalClient) (time.Duration, error) {
+// the server's work per operation from the time it waited for a core, and it counts what INFO
+// commandstats does not: reading, parsing and answering requests.
+func ServerCPU(ctx context.Context, client redis.UniversalClient) (time.Duration, error) {
 	var total atomic.Int64
-	err := redisconn.ForEachMaster(ctx, client, func(ctx context.Context, c redis.Cmdable) error {
+	err := ForEachMaster(ctx, client, func(ctx context.Context, c redis.Cmdable) error {
 		info, err := c.Info(ctx, "cpu").Result()
 		if err != nil {
 			return err
