@@ -123,6 +123,14 @@ type Server struct {
 	// MaxEventStreamsPerClient bounds one token's (without auth: one address's) open event
 	// streams (default 1000).
 	MaxEventStreamsPerClient int `koanf:"max-event-streams-per-client"`
+	// DashboardPollInterval is how often a dashboard topic without change events of its own is
+	// read while a page subscribes to it (default 1s).
+	DashboardPollInterval time.Duration `koanf:"dashboard-poll-interval"`
+	// DashboardUpdatesPerSecond bounds the changes one dashboard topic announces per second
+	// (default 2); changes in between coalesce.
+	DashboardUpdatesPerSecond int `koanf:"dashboard-updates-per-second"`
+	// DashboardMaxTopics bounds the topics of one dashboard stream (default 32).
+	DashboardMaxTopics int `koanf:"dashboard-max-topics"`
 	// AllowedHosts are extra host names accepted in the Host header of a loopback listener
 	// (localhost, 127.0.0.1, ::1 and the listen host always are); other names are refused to
 	// stop DNS rebinding. Not applied to non-loopback listeners.
@@ -182,7 +190,8 @@ func Default() Config {
 	return Config{
 		Server: Server{Addr: "127.0.0.1:8080", MaxBodyBytes: 1 << 20, MaxJSONDepth: 64, ShutdownTimeout: 15 * time.Second,
 			ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second,
-			MaxConnections: 20000, MaxResponseBytes: 32 << 20, MaxHeavyReads: 8, HeavyReadWait: 5 * time.Second, ChunkWriteTimeout: 10 * time.Second, MaxEventStreams: 10000, MaxEventStreamsPerClient: 1000, AllowedHosts: []string{}, CORS: CORS{AllowedOrigins: []string{}}},
+			MaxConnections: 20000, MaxResponseBytes: 32 << 20, MaxHeavyReads: 8, HeavyReadWait: 5 * time.Second, ChunkWriteTimeout: 10 * time.Second, MaxEventStreams: 10000, MaxEventStreamsPerClient: 1000,
+			DashboardPollInterval: time.Second, DashboardUpdatesPerSecond: 2, DashboardMaxTopics: 32, AllowedHosts: []string{}, CORS: CORS{AllowedOrigins: []string{}}},
 		Auth:     Auth{FailedAttemptsPerMinute: 30},
 		Redis:    redisconn.DefaultOptions(),
 		Log:      Log{Level: "info", Format: "json"},

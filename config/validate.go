@@ -233,6 +233,15 @@ func (s Server) validate(v *validator) {
 	if s.MaxEventStreamsPerClient <= 0 {
 		v.addf("server.max-event-streams-per-client", "must be positive, got %d", s.MaxEventStreamsPerClient)
 	}
+	if s.DashboardPollInterval <= 0 {
+		v.addf("server.dashboard-poll-interval", "must be positive, got %s", s.DashboardPollInterval)
+	}
+	if s.DashboardUpdatesPerSecond <= 0 || s.DashboardUpdatesPerSecond > 1000 {
+		v.addf("server.dashboard-updates-per-second", "must be 1..1000, got %d", s.DashboardUpdatesPerSecond)
+	}
+	if s.DashboardMaxTopics <= 0 {
+		v.addf("server.dashboard-max-topics", "must be positive, got %d", s.DashboardMaxTopics)
+	}
 	for i, h := range s.AllowedHosts {
 		if h == "" || strings.ContainsAny(h, ":/ ") && net.ParseIP(strings.Trim(h, "[]")) == nil {
 			v.addf(fmt.Sprintf("server.allowed-hosts[%d]", i), "%q must be a bare host name or IP address (no port, scheme or path)", h)

@@ -90,13 +90,22 @@ func (s *stageRun) loadCheckpoint(ctx context.Context, fromCheckpoint bool) erro
 }
 
 // start records where the run starts (the last completed stage, no failed attempt yet) and
-// publishes TaskStarted.
+// publishes TaskStarted. A task that ran before (a retry of a FAILED one, a resume of a PAUSED
+// one) also refreshes its plan, which read FAILED or PAUSED because of it and now runs again;
+// a first start needs none (StartPlan published PlanStarted).
 func (s *stageRun) start(ctx context.Context) error {
 	s.r.mu.Lock()
 	s.t.lastCompleted = s.cp.LastCompletedStageIndex
 	s.t.spec.Attempts = 0
+	again := s.t.status != TaskCreated && s.t.status != TaskRunning
 	s.r.mu.Unlock()
-	return s.r.emitTask(ctx, s.t, EventTaskStarted, "")
+	if err := s.r.emitTask(ctx, s.t, EventTaskStarted, ""); err != nil {
+		return err
+	}
+	if again {
+		s.r.refreshPlan(ctx, s.t.spec.PlanID)
+	}
+	return nil
 }
 
 // keepLease renews lease in the background and publishes t's progress heartbeat every

@@ -31,7 +31,10 @@ type TaskStatusInfo struct {
 	Checkpoint      string `json:"checkpoint"`
 	CheckpointError string `json:"checkpointError,omitempty"`
 	// LockHeld reports whether the tenant's lock is held now (by any instance).
-	LockHeld  bool      `json:"lockHeld"`
+	LockHeld bool `json:"lockHeld"`
+	// Actions are the controls the task's status allows (TaskStatus.Actions): pause, resume,
+	// cancel, retry.
+	Actions   []string  `json:"actions"`
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
 }
@@ -67,6 +70,7 @@ func (r *Runner) TaskStatus(ctx context.Context, taskID string) (TaskStatusInfo,
 		TaskID: p.TaskID, TenantID: p.TenantID, PlanID: p.PlanID, Status: p.Status, PauseRequested: p.PauseRequested,
 		StageNames: p.StageNames, LastCompletedStageIndex: p.LastCompletedStageIndex,
 		CompletedStages: p.LastCompletedStageIndex + 1, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
+		Actions: p.Status.Actions(p.PauseRequested),
 	}
 	if info.StageNames == nil {
 		info.StageNames = []string{}

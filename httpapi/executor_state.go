@@ -16,17 +16,28 @@ type ExecutorLister interface {
 	Checkpoints(ctx context.Context) ([]executor.CheckpointInfo, error)
 }
 
-// executorState answers the executor's state for the dashboard: key counts, the held tenant
-// locks (with fence and time left when a lister is configured, i.e. on Redis), and with a
-// lister the plans and checkpoints. Redis: SCANs, so it is an admin route.
+// executorState answers the executor's state for the dashboard (executorStateDoc). Redis:
+// SCANs, so it is an admin route.
 func (s *server) executorState(w http.ResponseWriter, r *http.Request) error {
 	ex, err := s.runner()
 	if err != nil {
 		return err
 	}
-	st, err := ex.InspectState(r.Context())
+	body, err := s.executorStateDoc(r.Context(), ex)
 	if err != nil {
 		return err
+	}
+	writeJSON(w, http.StatusOK, body)
+	return nil
+}
+
+// executorStateDoc is the executor's state for the dashboard: key counts, the held tenant
+// locks (with fence and time left when a lister is configured, i.e. on Redis), and with a
+// lister the plans and checkpoints.
+func (s *server) executorStateDoc(ctx context.Context, ex *executor.Runner) (map[string]any, error) {
+	st, err := ex.InspectState(ctx)
+	if err != nil {
+		return nil, err
 	}
 	keys := st.Keys
 	if keys == nil {
@@ -40,24 +51,22 @@ func (s *server) executorState(w http.ResponseWriter, r *http.Request) error {
 		}
 		slices.SortFunc(locks, func(a, b executor.LockInfo) int { return strings.Compare(a.TenantID, b.TenantID) })
 		body["locks"], body["plans"], body["checkpoints"] = locks, []executor.PlanProjection{}, []executor.CheckpointInfo{}
-		writeJSON(w, http.StatusOK, body)
-		return nil
+		return body, nil
 	}
-	locks, err := s.execLister.Locks(r.Context())
+	locks, err := s.execLister.Locks(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	plans, err := s.execLister.Plans(r.Context())
+	plans, err := s.execLister.Plans(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	cps, err := s.execLister.Checkpoints(r.Context())
+	cps, err := s.execLister.Checkpoints(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	body["locks"], body["plans"], body["checkpoints"] = emptyIfNil(locks), emptyIfNil(plans), emptyIfNil(cps)
-	writeJSON(w, http.StatusOK, body)
-	return nil
+	return body, nil
 }
 
 // emptyIfNil returns s, or an empty slice for nil (a JSON [] instead of null).

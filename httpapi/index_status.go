@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -97,17 +98,23 @@ type indexTableStatus struct {
 	Failed  int64  `json:"failed"`
 }
 
-// indexStatus answers the index counters of every instance sharing the store (as of their last
-// flush, plus this instance's unflushed counts), scope "shared"; when the store cannot be read,
-// this instance's counters since it started, scope "instance". Then this instance's sources'
-// progress.
+// indexStatus answers the index status (indexStatusDoc).
 func (s *server) indexStatus(w http.ResponseWriter, r *http.Request) error {
 	if s.index == nil {
 		return redstate.Errorf(redstate.ENOTFOUND, "the index block is not enabled on this server")
 	}
+	writeJSON(w, http.StatusOK, s.indexStatusDoc(r.Context()))
+	return nil
+}
+
+// indexStatusDoc is the index counters of every instance sharing the store (as of their last
+// flush, plus this instance's unflushed counts), scope "shared"; when the store cannot be read,
+// this instance's counters since it started, scope "instance". Then this instance's sources'
+// progress. s.index must be set.
+func (s *server) indexStatusDoc(ctx context.Context) map[string]any {
 	tables := []indexTableStatus{}
 	scope := "shared"
-	counters, err := s.index.SharedCounters(r.Context())
+	counters, err := s.index.SharedCounters(ctx)
 	if err != nil {
 		s.logger.Warn("index status: shared counters unreadable; answering this instance's", "err", err)
 		scope = "instance"
@@ -126,8 +133,7 @@ func (s *server) indexStatus(w http.ResponseWriter, r *http.Request) error {
 	if s.indexSources != nil {
 		sources = append(sources, s.indexSources()...)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	return map[string]any{
 		"scope": scope, "tables": tables, "skipped": counters.Skipped, "unreadable": counters.Unreadable, "sources": sources,
-	})
-	return nil
+	}
 }

@@ -78,6 +78,15 @@ type Config struct {
 	// FailedAuthPerMinute bounds failed authentication attempts per client address (default
 	// DefaultFailedAuthPerMinute); past it requests are answered 429 until the budget refills.
 	FailedAuthPerMinute int
+	// DashboardPollInterval is how often a dashboard topic without change events of its own is
+	// read while a stream subscribes to it (default DefaultDashboardPollInterval).
+	DashboardPollInterval time.Duration
+	// DashboardUpdatesPerSecond bounds the changes one dashboard topic announces per second
+	// (default DefaultDashboardUpdatesPerSecond); changes in between coalesce.
+	DashboardUpdatesPerSecond int
+	// DashboardMaxTopics bounds the topics of one dashboard stream (default
+	// DefaultDashboardMaxTopics).
+	DashboardMaxTopics int
 }
 
 // Deps are the services the API serves.
@@ -155,6 +164,9 @@ type server struct {
 	indexSources func() []IndexSourceStatus
 	indexPush    *index.PushSource
 	execLister   ExecutorLister
+	ui           *uiHub
+	uiMaxTopics  int
+	execHooks    executorHooks
 	// registered lists every route in registration order, for the OpenAPI tests.
 	registered []registeredRoute
 }
@@ -228,6 +240,18 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 	if cfg.MaxEventStreamsPerClient == 0 {
 		cfg.MaxEventStreamsPerClient = DefaultMaxEventStreamsPerClient
 	}
+	if cfg.DashboardPollInterval < 0 || cfg.DashboardUpdatesPerSecond < 0 || cfg.DashboardMaxTopics < 0 {
+		return nil, fmt.Errorf("httpapi: dashboard stream settings must not be negative")
+	}
+	if cfg.DashboardPollInterval == 0 {
+		cfg.DashboardPollInterval = DefaultDashboardPollInterval
+	}
+	if cfg.DashboardUpdatesPerSecond == 0 {
+		cfg.DashboardUpdatesPerSecond = DefaultDashboardUpdatesPerSecond
+	}
+	if cfg.DashboardMaxTopics == 0 {
+		cfg.DashboardMaxTopics = DefaultDashboardMaxTopics
+	}
 	auth, err := newAuthenticator(cfg.Tokens)
 	if err != nil {
 		return nil, err
@@ -271,6 +295,8 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 		indexSources: deps.IndexSources,
 		indexPush:    deps.IndexPush,
 		execLister:   deps.ExecutorLister,
+		ui:           newUIHub(cfg.DashboardPollInterval, cfg.DashboardUpdatesPerSecond, cfg.Logger),
+		uiMaxTopics:  cfg.DashboardMaxTopics,
 	}
 	s.routes(promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{}))
 	return s, nil
@@ -287,6 +313,7 @@ func (s *server) routes(metricsHandler http.Handler) {
 	s.handle("GET /v1/builds/{buildId}/events", roleRead, s.buildEvents)
 	s.handle("GET /v1/builds", roleRead, s.listBuilds)
 	s.handle("GET /v1/projects/{projectId}/builds", roleRead, s.listProjectBuilds)
+	s.handle("GET /v1/ui/events", roleRead, s.uiEvents)
 	s.reportRoutes()
 	s.indexRoutes()
 	s.feedRoutes()

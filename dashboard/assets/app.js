@@ -2,7 +2,7 @@
 // the page with textContent (never innerHTML), and links are made only from http(s) URLs.
 'use strict';
 
-const state = { session: null, stream: null, timer: null };
+const state = { session: null };
 
 // el builds an element: attrs may hold class, text, href (checked), title, type, value,
 // placeholder, name, data-*, aria-*, and on* handlers; children are nodes or strings (as text).
@@ -138,12 +138,59 @@ function go(page, p) {
   location.hash = '#/' + page + (q ? '?' + q : '');
 }
 
+// liveSection returns an element that fill(container) renders and renders again on every change
+// of the live topics (live.js): one fill at a time, a change during a fill runs it once more
+// after it. The content is replaced only when the new rendering differs, so an unchanged
+// section keeps its focus and selection. Call the returned element's refresh() once to render it
+// first; the page awaits that before it is shown.
+function liveSection(topics, fill, attrs) {
+  const box = el('div', Object.assign({ class: 'live-section' }, attrs || {}));
+  let running = null, again = false, last = null;
+  const run = async () => {
+    if (running) { again = true; return running; }
+    running = (async () => {
+      do {
+        again = false;
+        const fresh = el('div', {});
+        try { await fill(fresh); } catch (e) {
+          if (e.status === 401) { state.session = null; render(); return; }
+          fresh.append(errorBox(e));
+        }
+        const markup = fresh.innerHTML; // compared only, never assigned
+        if (markup !== last) {
+          last = markup;
+          box.replaceChildren(...fresh.childNodes);
+          document.body.dataset.updated = String(Date.now());
+        }
+      } while (again);
+    })();
+    try { await running; } finally { running = null; }
+  };
+  const gen = live.page;
+  for (const t of topics.filter(Boolean)) live.on(t, run, gen);
+  box.refresh = run;
+  return box;
+}
+
+// section renders a live section into view at once (awaiting its first rendering).
+async function section(view, topics, fill, attrs) {
+  const box = liveSection(topics, fill, attrs);
+  view.append(box);
+  await box.refresh();
+  return box;
+}
+
 // ---- pages ----
 
 async function overviewPage(view) {
+  view.append(el('h1', { text: 'Overview' }));
+  await section(view, ['overview'], overviewFill, { id: 'overview' });
+}
+
+async function overviewFill(view) {
   const o = await api('GET', '/v1/overview');
   const r = o.redis;
-  view.append(el('h1', { text: 'Overview' }),
+  view.append(
     el('section', { class: 'cards' },
       el('div', { class: 'card' }, el('h2', { text: 'Redis' }),
         el('p', {}, badge(r.mode === 'memory' ? 'memory' : (r.reachable ? 'reachable' : 'unreachable'))),
@@ -187,28 +234,24 @@ async function buildsPage(view) {
     searchForm([{ name: 'build', placeholder: 'build id', value: p.get('build') }, { name: 'project', placeholder: 'project id', value: p.get('project') }],
       (v) => go('builds', Object.fromEntries(Object.entries(v).filter(([, x]) => x)))));
   if (p.get('build')) {
+    // Live progress: the build's topic follows the store's change events.
     const id = p.get('build');
-    const holder = el('div', {});
-    view.append(holder);
-    try { holder.append(buildView(await api('GET', '/v1/builds/' + seg(id)))); } catch (e) { holder.append(errorBox(e)); }
-    // Live progress: the build's event stream replaces the detail on every change.
-    const es = new EventSource('/v1/builds/' + seg(id) + '/events');
-    state.stream = es;
-    // Events: snapshot (at start and after a gap) and saved carry the document; missing and
-    // deleted say it is gone; a gap is followed by a fresh snapshot.
-    const show = (ev) => { holder.replaceChildren(buildView(JSON.parse(ev.data)), el('p', { class: 'live', text: 'live' })); };
-    const gone = () => { holder.replaceChildren(el('p', { class: 'empty', text: 'no such build (yet)' })); };
-    es.addEventListener('snapshot', show);
-    es.addEventListener('saved', show);
-    es.addEventListener('missing', gone);
-    es.addEventListener('deleted', gone);
+    await section(view, ['build:' + id], async (box) => {
+      try { box.append(buildView(await api('GET', '/v1/builds/' + seg(id)))); } catch (e) {
+        if (e.status !== 404) throw e;
+        box.append(el('p', { class: 'empty', text: 'no such build (yet)' }));
+      }
+    });
     return;
   }
-  const path = p.get('project') ? '/v1/projects/' + seg(p.get('project')) + '/builds?limit=50' : '/v1/builds?limit=50';
-  const page = await api('GET', path);
-  view.append(table(['build', 'project', 'status', 'platforms', 'updated'], page.builds.map((b) => [
-    el('a', { href: '#/builds?build=' + seg(b.buildId), text: b.buildId }), b.projectId, badge(b.status),
-    (b.platforms || []).join(', '), fmtTime(b.updatedAt)])));
+  const project = p.get('project');
+  const path = project ? '/v1/projects/' + seg(project) + '/builds?limit=50' : '/v1/builds?limit=50';
+  await section(view, [project ? 'project:' + project : 'builds'], async (box) => {
+    const page = await api('GET', path);
+    box.append(table(['build', 'project', 'status', 'platforms', 'updated'], page.builds.map((b) => [
+      el('a', { href: '#/builds?build=' + seg(b.buildId), text: b.buildId }), b.projectId, badge(b.status),
+      (b.platforms || []).join(', '), fmtTime(b.updatedAt)])));
+  }, { id: 'builds-list' });
 }
 
 // chart draws per-minute bars of done and failed jobs as inline SVG.
@@ -324,57 +367,42 @@ function jobView(name, j) {
     el('h4', { text: 'Payload' }), el('pre', { class: 'json', id: 'job-payload', text: jsonText(m.Payload) }));
 }
 
-// jobList shows one page of the queue's jobs in a state, with tabs for the states and a Next
-// button following the page's cursor.
-async function jobList(name, p) {
+// jobList shows one page of the queue's jobs in a state: tabs for the states and the search
+// form stay put, the table (and the Next button following the page's cursor) is live.
+function jobList(name, p) {
   const st = jobStates.includes(p.get('state')) ? p.get('state') : 'pending';
   const limit = p.get('limit') || '50';
-  const out = el('section', { id: 'jobs' }, el('h3', { text: 'Jobs' }),
-    el('nav', { class: 'tabs', 'aria-label': 'job states' }, jobStates.map((s) => el('a', { href: queueHash({ queue: name, state: s, limit: p.get('limit') }),
-      class: s === st ? 'active' : '', 'aria-current': s === st ? 'page' : false, 'data-state': s, text: s }))),
-    searchForm([{ name: 'job', placeholder: 'job id', value: p.get('job') }], (v) => go('queues', { queue: name, state: st, job: v.job })));
-  try {
+  const table_ = liveSection(['queue:' + name], async (box) => {
     const page = await api('GET', '/v1/queues/' + seg(name) + '/jobs?state=' + seg(st) + '&limit=' + seg(limit) + (p.get('cursor') ? '&cursor=' + seg(p.get('cursor')) : ''));
-    out.append(table(['job', 'state', 'retries', 'enqueued', st === 'scheduled' ? 'due' : 'finished', 'last error', 'payload', ''], page.jobs.map((j) => [
+    box.append(table(['job', 'state', 'retries', 'enqueued', st === 'scheduled' ? 'due' : 'finished', 'last error', 'payload', ''], page.jobs.map((j) => [
       el('a', { href: queueHash({ queue: name, state: st, job: j.id }), text: j.id }), badge(j.state), (j.message && j.message.RetryCount) ?? 0,
       fmtTime(j.enqueuedAt), fmtTime(st === 'scheduled' ? j.processAt : j.finishedAt), el('span', { class: 'mono error wide', text: lastError(j) }),
       el('span', { class: 'mono wide', text: preview(JSON.stringify(j.message && j.message.Payload) ?? '', 80) }), el('span', { class: 'actions' }, jobActions(name, j))])));
     const nav = [];
     if (p.get('cursor')) nav.push(el('button', { type: 'button', class: 'first-page', onclick: () => go('queues', { queue: name, state: st, limit: p.get('limit') || '' }) }, 'First page'));
     if (page.next) nav.push(el('button', { type: 'button', class: 'next-page', onclick: () => location.hash = queueHash({ queue: name, state: st, limit: p.get('limit'), cursor: page.next }) }, 'Next'));
-    out.append(el('div', { class: 'actions' }, nav));
-  } catch (e) { out.append(errorBox(e)); }
-  return out;
+    box.append(el('div', { class: 'actions' }, nav));
+  }, { id: 'jobs-table' });
+  const out = el('section', { id: 'jobs' }, el('h3', { text: 'Jobs' }),
+    el('nav', { class: 'tabs', 'aria-label': 'job states' }, jobStates.map((s) => el('a', { href: queueHash({ queue: name, state: s, limit: p.get('limit') }),
+      class: s === st ? 'active' : '', 'aria-current': s === st ? 'page' : false, 'data-state': s, text: s }))),
+    searchForm([{ name: 'job', placeholder: 'job id', value: p.get('job') }], (v) => go('queues', { queue: name, state: st, job: v.job })),
+    table_);
+  return { out, ready: table_.refresh() };
 }
 
-async function queuesPage(view) {
-  const p = params();
-  view.append(el('h1', { text: 'Queues' }));
-  // The list of queues and their stats is for the admin role; anyone who reads may open a
-  // queue's jobs by name.
-  let queues = [];
-  if (isAdmin()) {
-    queues = (await api('GET', '/v1/queues')).queues;
-    view.append(table(['queue', 'scheduled', 'pending', 'running', 'retrying', 'dead', ''], queues.map((q) => [
-      el('a', { href: queueHash({ queue: q.name }), text: q.name }), q.stats.scheduled ?? 0, q.stats.pending, q.stats.running, q.stats.retrying,
-      el('span', { class: q.stats.dead ? 'warn' : '', text: q.stats.dead }), q.error ? el('span', { class: 'error', text: q.error }) : ''])));
-  } else {
-    view.append(searchForm([{ name: 'queue', placeholder: 'queue name', value: p.get('queue') }], (v) => go('queues', v.queue ? { queue: v.queue } : {})));
-  }
-  const name = p.get('queue') || (queues[0] && queues[0].name);
-  if (!name) return;
-  const sec = el('section', { id: 'queue-detail' }, el('h2', {}, 'Queue ', el('span', { class: 'mono', text: name })));
-  view.append(sec);
-  sec.append(await pauseBar(name));
-  if (p.get('job')) {
-    try { sec.append(jobView(name, await api('GET', '/v1/queues/' + seg(name) + '/jobs/' + seg(p.get('job'))))); } catch (e) { sec.append(errorBox(e)); }
-  }
-  sec.append(await jobList(name, p));
-  if (!isAdmin()) return;
-  try {
-    const t = await api('GET', '/v1/queues/' + seg(name) + '/throughput?minutes=180');
-    sec.append(chart(t.minutes));
-  } catch (e) { sec.append(errorBox(e)); }
+// queueTable lists every queue with its sizes by state (the words of GET /v1/queues) and
+// returns their names.
+async function queueTable(box) {
+  const { queues } = await api('GET', '/v1/queues');
+  box.append(table(['queue', 'scheduled', 'pending', 'running', 'retrying', 'dead', ''], queues.map((q) => [
+    el('a', { href: queueHash({ queue: q.name }), text: q.name }), q.stats.scheduled ?? 0, q.stats.pending, q.stats.running, q.stats.retrying,
+    el('span', { class: q.stats.dead ? 'warn' : '', text: q.stats.dead }), q.error ? el('span', { class: 'error', text: q.error }) : ''])));
+  return queues.map((q) => q.name);
+}
+
+// deadLetters lists a queue's newest dead letters with their actions (admin).
+async function deadLetters(box, name) {
   const dead = await api('GET', '/v1/queues/' + seg(name) + '/dead?count=100');
   const actions = [];
   if (dead.deadLetters.length) {
@@ -388,7 +416,7 @@ async function queuesPage(view) {
       return `purged ${r.purged} dead letters`;
     }, 'danger'));
   }
-  sec.append(el('h3', { text: `Dead letters (${dead.deadLetters.length}${dead.deadLetters.length === 100 ? '+' : ''})` }), el('div', { class: 'actions' }, actions),
+  box.append(el('h3', { text: `Dead letters (${dead.deadLetters.length}${dead.deadLetters.length === 100 ? '+' : ''})` }), el('div', { class: 'actions' }, actions),
     table(['record', 'job', 'retries', 'failed at', 'last error', ''], dead.deadLetters.map((d) => {
       const m = d.message || {};
       return [m.RecordId ?? '', m.JobId || '', m.RetryCount ?? '', fmtTime(m.FailedAt), el('span', { class: 'mono', text: m.LastError || (d.message ? '' : d.raw) }),
@@ -396,31 +424,86 @@ async function queuesPage(view) {
     })));
 }
 
-function taskView(t, tenant) {
-  const stages = (t.stageNames || []).map((s, i) => el('li', { class: i <= t.lastCompletedStageIndex ? 'done' : (s === t.currentStage ? 'current' : ''), text: s }));
+async function queuesPage(view) {
+  const p = params();
+  view.append(el('h1', { text: 'Queues' }));
+  // The list of queues and their stats is for the admin role; anyone who reads may open a
+  // queue's jobs by name.
+  let names = [];
+  if (isAdmin()) {
+    await section(view, ['queues'], async (box) => { names = await queueTable(box); }, { id: 'queue-list' });
+  } else {
+    view.append(searchForm([{ name: 'queue', placeholder: 'queue name', value: p.get('queue') }], (v) => go('queues', v.queue ? { queue: v.queue } : {})));
+  }
+  const name = p.get('queue') || names[0];
+  if (!name) return;
+  const topic = 'queue:' + name;
+  const sec = el('section', { id: 'queue-detail' }, el('h2', {}, 'Queue ', el('span', { class: 'mono', text: name })));
+  view.append(sec);
+  await section(sec, [topic], async (box) => box.append(await pauseBar(name)));
+  if (p.get('job')) {
+    await section(sec, [topic], async (box) => box.append(jobView(name, await api('GET', '/v1/queues/' + seg(name) + '/jobs/' + seg(p.get('job'))))));
+  }
+  const jobs = jobList(name, p);
+  sec.append(jobs.out);
+  await jobs.ready;
+  if (!isAdmin()) return;
+  await section(sec, [topic], async (box) => {
+    const t = await api('GET', '/v1/queues/' + seg(name) + '/throughput?minutes=180');
+    box.append(chart(t.minutes));
+  }, { id: 'queue-chart' });
+  await section(sec, [topic], (box) => deadLetters(box, name), { id: 'dead-letters' });
+}
+
+// taskActions are the buttons of the controls the task's status allows, as the API's task
+// document lists them (actions: pause, resume, cancel, retry), that the caller's role may use:
+// pause, resume and cancel need write, retry admin. They act on the tenant's current task.
+function taskActions(t, tenant) {
+  const allowed = t.actions || [];
   const acts = [];
   if (canWrite()) {
-    for (const a of ['pause', 'resume', 'cancel']) {
+    for (const a of ['pause', 'resume', 'cancel'].filter((x) => allowed.includes(x))) {
       acts.push(button(a[0].toUpperCase() + a.slice(1), async () => {
         if (a === 'cancel' && !await confirmAction(`Cancel the task of tenant ${tenant}?`)) return '';
         await api('POST', '/v1/executor/tenants/' + seg(tenant) + '/' + a);
         return a + ' requested';
-      }, a === 'cancel' ? 'danger' : ''));
+      }, (a === 'cancel' ? 'danger ' : '') + a + '-task'));
     }
   }
-  if (isAdmin()) {
+  if (isAdmin() && allowed.includes('retry')) {
     acts.push(button('Retry from checkpoint', async () => {
       const r = await api('POST', '/v1/executor/tenants/' + seg(tenant) + '/retry', { fromCheckpoint: true });
       return 'retry started: task ' + r.taskId;
-    }));
+    }, 'retry-task'));
   }
+  return acts;
+}
+
+function taskView(t, tenant) {
+  const stages = (t.stageNames || []).map((s, i) => el('li', { class: i <= t.lastCompletedStageIndex ? 'done' : (s === t.currentStage ? 'current' : ''), text: s }));
   return el('section', { class: 'task', id: 'task-detail' },
-    el('h2', {}, 'Task ', el('span', { class: 'mono', text: t.taskId }), ' ', badge(t.status)),
+    el('h2', {}, 'Task ', el('span', { class: 'mono', text: t.taskId }), ' ', badge(t.status), t.pauseRequested ? [' ', badge('pause requested')] : ''),
     el('p', { text: `tenant ${t.tenantId} · plan ${t.planId} · ${t.completedStages}/${(t.stageNames || []).length} stages · lock ${t.lockHeld ? 'held' : 'free'} · checkpoint ${t.checkpoint}` }),
     t.reason ? el('p', { class: 'error', text: t.reason }) : '',
     el('progress', { max: 1, value: t.progress || 0 }),
     el('ol', { class: 'stages' }, stages),
-    el('div', { class: 'actions' }, acts));
+    el('div', { class: 'actions' }, taskActions(t, tenant)));
+}
+
+// executorStateFill shows the plans, tenant locks, checkpoints and key counts (admin).
+async function executorStateFill(view) {
+  const st = await api('GET', '/v1/executor/state');
+  const left = (ms) => (ms > 0 ? (ms >= 60000 ? Math.round(ms / 60000) + ' min' : (ms / 1000).toFixed(1) + ' s') : '');
+  view.append(el('h2', { text: 'Plans' }),
+    table(['plan', 'status', 'progress', 'tasks', 'updated'], st.plans.map((p) => [el('a', { href: '#/executor?plan=' + seg(p.planId), text: p.planId }),
+      badge(p.status), el('progress', { max: 1, value: p.progress || 0 }), (p.taskIds || []).length, fmtTime(p.updatedAt)])),
+    el('h2', { text: 'Tenant locks' }),
+    table(['tenant', 'holder', 'fence', 'time left'], st.locks.map((l) => [el('a', { href: '#/executor?tenant=' + seg(l.tenantId), text: l.tenantId }),
+      l.holder, l.fence || '', left(l.timeLeftMs)])),
+    el('h2', { text: 'Checkpoints' }),
+    table(['task', 'version', 'stages done', 'saved', 'error'], st.checkpoints.map((c) => [el('a', { href: '#/executor?task=' + seg(c.taskId), text: c.taskId }),
+      c.version, (c.completedStages || []).join(', '), fmtTime(c.savedAt), c.error || ''])),
+    el('h2', { text: 'Keys' }), table(['type', 'count'], Object.entries(st.keys).map(([k, v]) => [k, v])));
 }
 
 async function executorPage(view) {
@@ -430,48 +513,37 @@ async function executorPage(view) {
       (v) => go('executor', Object.fromEntries(Object.entries(v).filter(([, x]) => x)))));
   if (p.get('tenant')) {
     const tenant = p.get('tenant');
-    try {
-      view.append(taskView(await api('GET', '/v1/executor/tenants/' + seg(tenant) + '/task'), tenant));
+    await section(view, ['tenant:' + tenant], async (box) => {
+      box.append(taskView(await api('GET', '/v1/executor/tenants/' + seg(tenant) + '/task'), tenant));
       const cp = await api('GET', '/v1/executor/tenants/' + seg(tenant) + '/checkpoint');
-      view.append(el('p', { text: `checkpoint: ${cp.checkpoint}${cp.checkpointError ? ' (' + cp.checkpointError + ')' : ''}` }));
-    } catch (e) { view.append(errorBox(e)); }
+      box.append(el('p', { text: `checkpoint: ${cp.checkpoint}${cp.checkpointError ? ' (' + cp.checkpointError + ')' : ''}` }));
+    });
   }
   if (p.get('task')) {
-    try {
+    await section(view, ['task:' + p.get('task')], async (box) => {
       const t = await api('GET', '/v1/executor/tasks/' + seg(p.get('task')));
-      view.append(taskView(t, t.tenantId));
-    } catch (e) { view.append(errorBox(e)); }
+      box.append(taskView(t, t.tenantId));
+    });
   }
   if (p.get('plan')) {
-    try {
+    await section(view, ['plan:' + p.get('plan')], async (box) => {
       const plan = await api('GET', '/v1/executor/plans/' + seg(p.get('plan')));
-      view.append(el('h2', {}, 'Plan ', el('span', { class: 'mono', text: plan.planId }), ' ', badge(plan.status)),
+      box.append(el('h2', {}, 'Plan ', el('span', { class: 'mono', text: plan.planId }), ' ', badge(plan.status)),
         el('progress', { max: 1, value: plan.progress || 0 }),
         table(['task', 'tenant', 'status', 'stages', 'current'], plan.tasks.map((t) => [el('a', { href: '#/executor?task=' + seg(t.taskId), text: t.taskId }),
-          el('a', { href: '#/executor?tenant=' + seg(t.tenantId), text: t.tenantId }), badge(t.status),
+          el('a', { href: '#/executor?tenant=' + seg(t.tenantId), text: t.tenantId }), el('span', {}, badge(t.status), t.pauseRequested ? [' ', badge('pause requested')] : ''),
           `${t.completedStages}/${(t.stageNames || []).length}`, t.currentStage || ''])));
-    } catch (e) { view.append(errorBox(e)); }
+    }, { id: 'plan-detail' });
   }
-  if (isAdmin()) {
-    try {
-      const st = await api('GET', '/v1/executor/state');
-      const left = (ms) => (ms > 0 ? (ms >= 60000 ? Math.round(ms / 60000) + ' min' : (ms / 1000).toFixed(1) + ' s') : '');
-      view.append(el('h2', { text: 'Plans' }),
-        table(['plan', 'status', 'progress', 'tasks', 'updated'], st.plans.map((p) => [el('a', { href: '#/executor?plan=' + seg(p.planId), text: p.planId }),
-          badge(p.status), el('progress', { max: 1, value: p.progress || 0 }), (p.taskIds || []).length, fmtTime(p.updatedAt)])),
-        el('h2', { text: 'Tenant locks' }),
-        table(['tenant', 'holder', 'fence', 'time left'], st.locks.map((l) => [el('a', { href: '#/executor?tenant=' + seg(l.tenantId), text: l.tenantId }),
-          l.holder, l.fence || '', left(l.timeLeftMs)])),
-        el('h2', { text: 'Checkpoints' }),
-        table(['task', 'version', 'stages done', 'saved', 'error'], st.checkpoints.map((c) => [el('a', { href: '#/executor?task=' + seg(c.taskId), text: c.taskId }),
-          c.version, (c.completedStages || []).join(', '), fmtTime(c.savedAt), c.error || ''])),
-        el('h2', { text: 'Keys' }), table(['type', 'count'], Object.entries(st.keys).map(([k, v]) => [k, v])));
-    } catch (e) { view.append(errorBox(e)); }
-  }
+  if (isAdmin()) await section(view, ['executor'], executorStateFill, { id: 'executor-state' });
 }
 
 async function indexPage(view) {
   view.append(el('h1', { text: 'Index' }));
+  await section(view, ['index'], indexFill, { id: 'index-status' });
+}
+
+async function indexFill(view) {
   const s = await api('GET', '/v1/index/status');
   const scope = s.scope === 'shared' ? 'all instances (shared counters, each instance adds its counts every 5 s)'
     : 'this instance since start (the shared counters could not be read)';
@@ -517,17 +589,20 @@ async function feedPage(view) {
   const p = params();
   view.append(el('h1', { text: 'Feed' }));
   if (isAdmin()) {
-    const { queues } = await api('GET', '/v1/queues');
-    const fq = queues.filter((q) => q.name.includes('fanout'));
-    view.append(el('h2', { text: 'Fan-out backlog' }),
-      table(['queue', 'pending', 'running', 'retrying', 'dead'], fq.map((q) => [el('a', { href: '#/queues?queue=' + seg(q.name), text: q.name }), q.stats.pending, q.stats.running, q.stats.retrying, q.stats.dead])));
+    view.append(el('h2', { text: 'Fan-out backlog' }));
+    await section(view, ['queues'], async (box) => {
+      const { queues } = await api('GET', '/v1/queues');
+      const fq = queues.filter((q) => q.name.includes('fanout'));
+      box.append(table(['queue', 'pending', 'running', 'retrying', 'dead'], fq.map((q) => [el('a', { href: '#/queues?queue=' + seg(q.name), text: q.name }), q.stats.pending, q.stats.running, q.stats.retrying, q.stats.dead])));
+    }, { id: 'fanout-backlog' });
   }
   view.append(el('h2', { text: 'Unread counts of a user' }), searchForm([{ name: 'user', placeholder: 'user id', value: p.get('user') }], (v) => go('feed', v.user ? { user: v.user } : {})));
   if (p.get('user')) {
-    try {
-      const c = await api('GET', '/v1/feed/users/' + seg(p.get('user')) + '/unread-counts');
-      view.append(el('p', { text: `total unread: ${c.total}` }), table(['author', 'unread'], Object.entries(c.counts).map(([a, n]) => [a, n])));
-    } catch (e) { view.append(errorBox(e)); }
+    const user = p.get('user');
+    await section(view, [/^[1-9][0-9]*$/.test(user) ? 'feed:' + user : ''], async (box) => {
+      const c = await api('GET', '/v1/feed/users/' + seg(user) + '/unread-counts');
+      box.append(el('p', { text: `total unread: ${c.total}` }), table(['author', 'unread'], Object.entries(c.counts).map(([a, n]) => [a, n])));
+    }, { id: 'unread-counts' });
   }
 }
 
@@ -555,7 +630,9 @@ function renderWho() {
 }
 
 async function render() {
-  if (state.stream) { state.stream.close(); state.stream = null; }
+  // A page's sections subscribe while it renders; a render started later (a click during
+  // this one) makes this one's subscriptions void.
+  const gen = live.reset();
   const view = document.getElementById('view');
   const fresh = el('div', {});
   if (!state.session) state.session = await api('GET', '/ui/session');
@@ -569,9 +646,11 @@ async function render() {
     if (e.status === 401) { state.session = null; return render(); }
     fresh.append(errorBox(e));
   }
+  if (gen !== live.page) return;
   view.replaceChildren(...fresh.childNodes);
   document.body.dataset.page = page;
   document.body.dataset.ready = String(Date.now());
+  live.connect();
 }
 
 window.addEventListener('hashchange', render);

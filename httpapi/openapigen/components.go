@@ -311,6 +311,8 @@ func schemas() obj {
 			req("checkpoint", enum(str(""), "present", "none", "unreadable")),
 			opt("checkpointError", str("Why a stored checkpoint is unreadable.")),
 			req("lockHeld", boolean("Whether the tenant's lock is held now (by any instance).")),
+			req("actions", array(enum(str(""), "pause", "resume", "cancel", "retry"),
+				"The controls the task's status allows (executor.TaskStatus.Actions); the dashboard offers exactly these.")),
 			req("createdAt", dateTime("")),
 			req("updatedAt", dateTime("")),
 		),

@@ -332,6 +332,19 @@ func operations() []operation {
 			summary: "What runs, on what, and whether it is healthy (the dashboard's first page)",
 			replies: []reply{ok("Overview", "The overview.")},
 			codes:   []string{notFound}},
+		{method: "GET", path: "/v1/ui/events", id: "dashboardEvents", role: "read", tag: "operations", stream: true,
+			summary: "The dashboard's live stream: one Server-Sent Events stream multiplexing topics (docs/dashboard.md)",
+			desc: "Each event is change (id = the resume token, data = {\"topic\",\"version\"}): the topic's state changed and the page reads it again through the API. " +
+				"Every topic is announced once when the stream opens, except those whose version the client already has (Last-Event-ID, or ?since= for a new stream). " +
+				"A topic announces at most server.dashboard-updates-per-second changes a second; changes in between coalesce. The stream needs the highest role of its topics " +
+				"(queues and executor: admin; the others: read), and counts against server.max-event-streams and server.max-event-streams-per-client. A \": ping\" comment is sent every heartbeat.",
+			query: []obj{
+				queryParam("topic", array(str(""), ""), "A topic (repeat for more, at most server.dashboard-max-topics): overview, builds, project:<projectId>, build:<buildId>, "+
+					"queues, queue:<queue>, executor, plan:<planId>, task:<taskId>, tenant:<tenantId>, index, feed:<userId>."),
+				queryParam("since", str(""), "The resume token of the last event a previous stream delivered (used when there is no Last-Event-ID header)."),
+			},
+			replies: []reply{sse("The event stream.")},
+			codes:   []string{invalid, notFound, unavailable}},
 		{method: "GET", path: "/v1/queues", id: "listQueues", role: "admin", tag: "queues",
 			summary: "Every configured queue with its counts",
 			replies: []reply{ok("QueueList", "The queues, sorted by name.")}},
