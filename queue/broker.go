@@ -152,6 +152,15 @@ type Broker interface {
 	JobBroker
 }
 
+// DueReader is implemented by brokers that can tell when a queue's next scheduled job or retry
+// falls due: a Worker then wakes to promote it at that time rather than at its next periodic
+// PromoteDue. Both of redstate's brokers implement it.
+type DueReader interface {
+	// NextDue returns the earliest due time in queue's retry schedule and scheduled set, and
+	// false when both are empty. Errors: EINVALID, EUNAVAILABLE.
+	NextDue(ctx context.Context, queue string) (time.Time, bool, error)
+}
+
 // JobBroker is the part of the Broker that keeps job records: jobs enqueued with EnqueueJob
 // (their message carries a Job spec and starts with RecordPrefix) have a record, written in the
 // same atomic step as every move of the job (enqueue, start, ack, retry, bury, promote, release,

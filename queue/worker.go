@@ -577,23 +577,45 @@ func (w *Worker) maintenanceLoop(ctx context.Context) {
 }
 
 // DuePromoteInterval is the longest wait of the worker's promote loop between two PromoteDue
-// calls (WorkerSettings.PromoteInterval when shorter): a scheduled job or a due retry reaches
-// the pending list within about this long of its time.
+// calls (WorkerSettings.PromoteInterval when shorter). With a broker that is a DueReader (both
+// of redstate's are), the loop also wakes at the due time of the earliest scheduled job or
+// retry when that comes sooner, so a job reaches the pending list at its time; a job scheduled
+// less than this far ahead while the loop waits is promoted at the loop's next wake-up.
 const DuePromoteInterval = 50 * time.Millisecond
 
-// promoteLoop moves due scheduled jobs and retries to the pending list every
-// min(PromoteInterval, DuePromoteInterval) until ctx ends.
+// minPromoteWait is the shortest wait of the promote loop, so that an entry the broker reports
+// due but PromoteDue does not move yet (a clock step between the two) cannot make it spin.
+const minPromoteWait = time.Millisecond
+
+// promoteLoop moves due scheduled jobs and retries to the pending list until ctx ends: every
+// min(PromoteInterval, DuePromoteInterval), or at the next due time when that is sooner.
 func (w *Worker) promoteLoop(ctx context.Context) {
-	t := time.NewTicker(min(w.cfg.PromoteInterval, DuePromoteInterval))
+	interval := min(w.cfg.PromoteInterval, DuePromoteInterval)
+	t := time.NewTimer(interval)
 	defer t.Stop()
 	for {
 		w.promote(ctx)
+		t.Reset(w.untilNextDue(ctx, interval))
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 	}
+}
+
+// untilNextDue returns how long the promote loop waits: until the queue's next due time when
+// the broker tells it and it comes within interval, else interval.
+func (w *Worker) untilNextDue(ctx context.Context, interval time.Duration) time.Duration {
+	dr, ok := w.b.(DueReader)
+	if !ok {
+		return interval
+	}
+	next, ok, err := dr.NextDue(ctx, w.cfg.Queue)
+	if err != nil || !ok {
+		return interval // an error is met, and logged, by the next PromoteDue
+	}
+	return max(min(next.Sub(w.cfg.Now()), interval), minPromoteWait)
 }
 
 // promote moves every due scheduled job and retry to the pending list, promoteBatch at a time.

@@ -52,3 +52,24 @@ func (b *Broker) PromoteDue(_ context.Context, name string, now time.Time, limit
 	b.movePending(s, raws)
 	return len(raws), nil
 }
+
+// NextDue implements queue.DueReader: the earliest due time of queue's retry schedule and
+// scheduled set.
+func (b *Broker) NextDue(_ context.Context, name string) (time.Time, bool, error) {
+	if err := queue.ValidateQueueName(name); err != nil {
+		return time.Time{}, false, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.q(name)
+	var next time.Time
+	found := false
+	for _, set := range []map[string]time.Time{s.retry, s.scheduled} {
+		for _, t := range set {
+			if !found || t.Before(next) {
+				next, found = t, true
+			}
+		}
+	}
+	return next, found, nil
+}

@@ -152,6 +152,34 @@ func (s brokerSuite) jobTests() []NamedTest {
 				t.Fatalf("dequeued %s, want job %s", d.Raw, j.ID)
 			}
 		}},
+		{"NextDueIsTheEarliestScheduledJobOrRetry", func(t *testing.T) {
+			b, q, c := s.setup(t)
+			dr, ok := b.(queue.DueReader)
+			if !ok {
+				t.Skip("the broker is not a queue.DueReader")
+			}
+			wantNext := func(want time.Time, wantOK bool) {
+				t.Helper()
+				got, ok, err := dr.NextDue(ctx, q)
+				if err != nil || ok != wantOK || wantOK && got.UnixMilli() != want.UnixMilli() {
+					t.Fatalf("NextDue = %v, %v, %v; want %v, %v", got, ok, err, want, wantOK)
+				}
+			}
+			wantNext(time.Time{}, false)
+			later := time.Now().Add(time.Hour)
+			mustEnqueueJob(t, b, q, `"later"`, queue.JobOptions{ProcessAt: later})
+			wantNext(later, true)
+			m := mustEnqueue(t, b, q, NewIDs(1)[0])
+			d := mustDequeue(t, b, q, c)
+			sooner := time.Now().Add(10 * time.Minute)
+			if err := b.Retry(ctx, d, m, sooner); err != nil {
+				t.Fatal(err)
+			}
+			wantNext(sooner, true)
+			if _, _, err := dr.NextDue(ctx, "bad name{"); !redstate.IsCode(err, redstate.EINVALID) {
+				t.Fatalf("NextDue of a bad queue name: %v, want EINVALID", err)
+			}
+		}},
 		{"UniqueForRefusesSamePayload", func(t *testing.T) {
 			b, q, _ := s.setup(t)
 			first := mustEnqueueJob(t, b, q, `{"to":"a@b"}`, queue.JobOptions{UniqueFor: time.Hour})

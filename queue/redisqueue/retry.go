@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/queue"
 )
@@ -50,4 +52,28 @@ func (b *Broker) PromoteDue(ctx context.Context, name string, now time.Time, lim
 		return 0, mapErr(err, "promote due")
 	}
 	return n, nil
+}
+
+// NextDue implements queue.DueReader: the lowest score of the retry and scheduled ZSETs, read
+// in one pipeline (ZRANGE … 0 0 WITHSCORES each).
+func (b *Broker) NextDue(ctx context.Context, name string) (time.Time, bool, error) {
+	if err := queue.ValidateQueueName(name); err != nil {
+		return time.Time{}, false, err
+	}
+	k := b.keys(name)
+	pipe := b.client.Pipeline()
+	heads := []*redis.ZSliceCmd{pipe.ZRangeWithScores(ctx, k.Retry, 0, 0), pipe.ZRangeWithScores(ctx, k.Scheduled, 0, 0)}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return time.Time{}, false, mapErr(err, "next due")
+	}
+	var next time.Time
+	found := false
+	for _, h := range heads {
+		for _, z := range h.Val() {
+			if t := time.UnixMilli(int64(z.Score)); !found || t.Before(next) {
+				next, found = t, true
+			}
+		}
+	}
+	return next, found, nil
 }
