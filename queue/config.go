@@ -21,8 +21,8 @@ type Config struct {
 	// means the store's default (report.DefaultRecordRetention in Redis and memory, forever in
 	// SQL).
 	RecordRetention time.Duration `koanf:"record-retention"`
-	// Queues are the queues serve consumes, each with its own worker (default: the program's
-	// queue, report.DefaultQueueSpec). Handler is the program's handler (the default of an
+	// Queues are the queues serve consumes, each with its own worker unless it is in one of
+	// Pools (default: the program's queue, report.DefaultQueueSpec). Handler is the program's handler (the default of an
 	// empty one), HandlerWebhook (POST each job to Webhook.URL) or HandlerExternal (no worker
 	// here: a consumer outside redstate, such as the seed's legacy service, takes the jobs).
 	// From the environment: REDSTATE_QUEUE_QUEUES as a YAML/JSON flow list, e.g.
