@@ -1,7 +1,9 @@
 package queue
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -134,6 +136,25 @@ func validatePools(pools []PoolSpec, queues []Spec) []error {
 		}
 	}
 	return errs
+}
+
+// Membership returns the pool serving queue name and the queue's weight there (defaults
+// applied), or nil when the queue is in no pool.
+func (c Config) Membership(name string) *PoolMembership {
+	p, ok := c.Pooled()[name]
+	if !ok {
+		return nil
+	}
+	members := slices.Clone(p.Queues)
+	slices.SortStableFunc(members, func(a, b PoolMember) int { return cmp.Compare(b.EffectiveWeight(), a.EffectiveWeight()) })
+	out := &PoolMembership{Pool: p.Name, Strict: p.Strict, Concurrency: p.Settings().Concurrency}
+	for _, m := range members {
+		out.Queues = append(out.Queues, m.Name)
+		if m.Name == name {
+			out.Weight = m.EffectiveWeight()
+		}
+	}
+	return out
 }
 
 // Pooled returns the pool each queue of a pool belongs to, by queue name.

@@ -63,3 +63,20 @@ func TestPoolSpec_Validate(t *testing.T) {
 		t.Errorf("Pooled = %+v", pooled)
 	}
 }
+
+// TestConfig_Membership: a pooled queue's membership names its pool, mode, concurrency, its
+// weight (1 when unset) and the pool's queues heaviest first; a queue in no pool has none.
+func TestConfig_Membership(t *testing.T) {
+	c := queue.Config{Queues: []queue.Spec{{Name: "a"}, {Name: "b"}, {Name: "c"}},
+		Pools: []queue.PoolSpec{{Name: "p", Concurrency: 8, Queues: []queue.PoolMember{{Name: "a"}, {Name: "b", Weight: intPtr(5)}}}}}
+	m := c.Membership("a")
+	if m == nil || m.Pool != "p" || m.Strict || m.Concurrency != 8 || m.Weight != 1 || strings.Join(m.Queues, ",") != "b,a" {
+		t.Errorf("membership of a = %+v", m)
+	}
+	if m := c.Membership("b"); m == nil || m.Weight != 5 {
+		t.Errorf("membership of b = %+v", m)
+	}
+	if m := c.Membership("c"); m != nil {
+		t.Errorf("membership of c (no pool) = %+v", m)
+	}
+}

@@ -64,6 +64,8 @@ type Block struct {
 	// periodic fires queue.periodic's jobs on the instance holding its lease; nil without
 	// entries.
 	periodic *periodic.Scheduler
+	// pools are the pool memberships of the queues in a pool (PoolOf).
+	pools map[string]*queue.PoolMembership
 }
 
 // Open builds the queue block from cfg (the queue section) and reports (the report section) on
@@ -153,6 +155,10 @@ func Open(ctx context.Context, env component.Env, cfg queue.Config, reports repo
 		return nil, err
 	}
 	pooled := cfg.Pooled()
+	qb.pools = map[string]*queue.PoolMembership{}
+	for name := range pooled {
+		qb.pools[name] = cfg.Membership(name)
+	}
 	weights := map[string]int{}
 	for _, p := range cfg.Pools {
 		for _, m := range p.Queues {
@@ -274,6 +280,9 @@ func (qb *Block) openReports(cfg queue.Config, name string, log *slog.Logger) (*
 
 // Admin returns the admin of a configured queue, or nil.
 func (qb *Block) Admin(name string) *queue.Admin { return qb.admins[name] }
+
+// PoolOf returns the pool of queue.pools serving queue name, or nil when it is in no pool.
+func (qb *Block) PoolOf(name string) *queue.PoolMembership { return qb.pools[name] }
 
 // Producer returns a producer of a queue with an admin (Admin), or nil for any other name.
 func (qb *Block) Producer(name string) *queue.Producer {
