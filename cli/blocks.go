@@ -63,7 +63,7 @@ func (a *app) openBlocks(ctx context.Context) (*blocks, error) {
 func (b *blocks) deps(a *app) httpapi.Deps {
 	d := httpapi.Deps{Builds: b.builds.Store(), Reports: b.queue.Reports(), Queues: b.queue.Admin, Producers: b.queue.Producer,
 		ExecutorRunner: b.executor.Runner, Index: b.index.Indexer(), IndexPush: b.index.Push(), Feed: b.feed.Service(), Health: a.health,
-		QueueNames: b.queue.Names, Throughput: b.queue.ThroughputStore(), IndexSources: func() []httpapi.IndexSourceStatus { return indexSourceStatus(b.index.Pulled()) },
+		QueueNames: b.queue.Names, QueuePool: b.queue.PoolOf, Throughput: b.queue.ThroughputStore(), IndexSources: func() []httpapi.IndexSourceStatus { return indexSourceStatus(b.index.Pulled()) },
 		Overview: a.overview,
 	}
 	if l := b.executor.Lister(); l != nil {

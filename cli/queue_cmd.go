@@ -32,7 +32,7 @@ pause, resume) take the queue as their first argument; the others select it with
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(
-		queueSubcommand("stats", "Print the pending, running, retrying, scheduled and dead counts and whether the queue is paused (a table; --json for scripts)", cobra.NoArgs, queueStats, flagJSON),
+		queueSubcommand("stats", "Print the pending, running, retrying, scheduled and dead counts, whether the queue is paused and the pool of queue.pools serving it (a table; --json for scripts)", cobra.NoArgs, queueStats, flagJSON),
 		queueSubcommand("dead", "Print dead letters, newest first (a table; --json for scripts; --start, --count)", cobra.NoArgs, queueDead, flagJSON|flagPage),
 		queueSubcommand("requeue [RAW]", "Move one dead letter (its raw JSON) or, with --all, every dead letter back to pending", cobra.MaximumNArgs(1), queueRequeue, flagAll|flagYes),
 		queueSubcommand("purge", "Delete every dead letter (needs --yes)", cobra.NoArgs, queuePurge, flagYes),
@@ -158,12 +158,25 @@ func queueStats(cmd *cobra.Command, s *queueSession, f *queueFlags, _ []string) 
 	if err != nil {
 		return err
 	}
+	pool := s.app.cfg.Queue.Membership(f.queue)
 	if f.json {
-		return writeJSON(cmd.OutOrStdout(), queue.NamedStats{Queue: f.queue, Stats: st, Paused: paused})
+		return writeJSON(cmd.OutOrStdout(), queue.NamedStats{Queue: f.queue, Stats: st, Paused: paused, Pool: pool})
 	}
-	t := newTable(cmd.OutOrStdout(), "QUEUE", "PENDING", "RUNNING", "RETRYING", "SCHEDULED", "DEAD", "PAUSED")
-	t.row(f.queue, st.Pending, st.Running, st.Retrying, st.Scheduled, st.Dead, paused)
+	t := newTable(cmd.OutOrStdout(), "QUEUE", "PENDING", "RUNNING", "RETRYING", "SCHEDULED", "DEAD", "PAUSED", "POOL")
+	t.row(f.queue, st.Pending, st.Running, st.Retrying, st.Scheduled, st.Dead, paused, poolText(pool))
 	return t.flush()
+}
+
+// poolText describes the pool serving a queue for a table: "main: strict, priority 2, 8
+// handlers" (--json lists the pool's queues), or "-" for a queue in no pool.
+func poolText(p *queue.PoolMembership) string {
+	if p == nil {
+		return "-"
+	}
+	if p.Strict {
+		return fmt.Sprintf("%s: strict, priority %d, %d handlers", p.Pool, p.Weight, p.Concurrency)
+	}
+	return fmt.Sprintf("%s: weight %d, %d handlers", p.Pool, p.Weight, p.Concurrency)
 }
 
 func queueDead(cmd *cobra.Command, s *queueSession, f *queueFlags, _ []string) error {

@@ -215,3 +215,26 @@ queue:
 		t.Errorf("cancel: %d %s", status, body)
 	}
 }
+
+// TestQueueStats_ShowsThePool: `redstate queue stats` shows the pool of queue.pools serving the
+// queue (table and --json, the latter as GET /v1/queues/{queue}/stats answers), and "-" for a
+// queue in no pool.
+func TestQueueStats_ShowsThePool(t *testing.T) {
+	srv := redistest.StartStandalone(t)
+	t.Setenv("REDSTATE_QUEUE_QUEUES", `[{name: report:queue}, {name: mail:q, handler: webhook, webhook: {url: "http://127.0.0.1:1/"}}, {name: other, handler: external}]`)
+	t.Setenv("REDSTATE_QUEUE_POOLS", `[{name: main, strict: true, concurrency: 4, queues: [{name: mail:q, weight: 1}, {name: report:queue, weight: 2}]}]`)
+	redisFlag := []string{"--redis", srv.URL, "--namespace", "cli-"}
+	out, err := run(t, append([]string{"queue", "stats", "--queue", "mail:q", "--json"}, redisFlag...)...)
+	if err != nil || !strings.Contains(out, `"pool":{"pool":"main","strict":true,"concurrency":4,"weight":1,"queues":["report:queue","mail:q"]}`) {
+		t.Fatalf("stats --json: %v %s", err, out)
+	}
+	checkAsAPI(t, "GET", "/v1/queues/mail:q/stats", http.StatusOK, out)
+	out, err = run(t, append([]string{"queue", "stats", "--queue", "mail:q"}, redisFlag...)...)
+	if err != nil || !strings.Contains(out, "POOL") || !strings.Contains(out, "main: strict, priority 1, 4 handlers") {
+		t.Fatalf("stats: %v %s", err, out)
+	}
+	out, err = run(t, append([]string{"queue", "stats", "--queue", "other", "--json"}, redisFlag...)...)
+	if err != nil || strings.Contains(out, `"pool"`) {
+		t.Fatalf("stats --json of a queue in no pool: %v %s", err, out)
+	}
+}

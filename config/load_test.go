@@ -299,6 +299,7 @@ func TestYAML_RoundTripsThroughLoad(t *testing.T) {
 	}
 	cfg.Redis.Sentinel.Addrs = []string{}       // printed as [], read back as an empty list
 	cfg.Queue.Periodic = []queue.PeriodicSpec{} // likewise
+	cfg.Queue.Pools = []queue.PoolSpec{}        // likewise
 	if !reflect.DeepEqual(got, cfg) {
 		t.Fatalf("round trip:\n got %+v\nwant %+v\nyaml:\n%s", got, cfg, b)
 	}

@@ -198,3 +198,46 @@ func TestReportQueue_ResolvedAndValidated(t *testing.T) {
 		t.Fatalf("external with a webhook url: %v", err)
 	}
 }
+
+// TestQueue_PoolsFromFileAndEnv: queue.pools loads from a file and from REDSTATE_QUEUE_POOLS,
+// nested member lists included; an unknown member key is named; Validate applies the pool rules.
+func TestQueue_PoolsFromFileAndEnv(t *testing.T) {
+	file := "queue:\n  queues:\n    - name: report:queue\n    - name: mail:queue\n      handler: webhook\n      webhook: {url: 'https://h/j'}\n" +
+		"  pools:\n    - name: main\n      concurrency: 8\n      strict: true\n      queues:\n        - {name: report:queue, weight: 3}\n        - {name: mail:queue, weight: 1}\n"
+	cfg, err := load(writeFile(t, file), nil, envOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Queue.Pools
+	if len(p) != 1 || p[0].Name != "main" || p[0].Concurrency != 8 || !p[0].Strict || len(p[0].Queues) != 2 ||
+		p[0].Queues[0].Name != "report:queue" || p[0].Queues[0].EffectiveWeight() != 3 || p[0].Queues[1].EffectiveWeight() != 1 {
+		t.Fatalf("pools = %+v", p)
+	}
+
+	cfg, err = load(writeFile(t, file), nil, envOf(map[string]string{
+		"REDSTATE_QUEUE_POOLS": `[{name: other, queues: [{name: report:queue, weight: 2}, {name: mail:queue}]}]`,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := cfg.Queue.Pools; len(p) != 1 || p[0].Name != "other" || p[0].Strict || p[0].Queues[1].EffectiveWeight() != 1 {
+		t.Fatalf("pools from the environment = %+v", p)
+	}
+	if _, err := load("", nil, envOf(map[string]string{"REDSTATE_QUEUE_POOLS": `[{name: x, queues: [{nme: report:queue}]}]`})); err == nil ||
+		!strings.Contains(err.Error(), "queue.pools[0].queues[0].nme") {
+		t.Errorf("unknown member key: err = %v", err)
+	}
+
+	two := 2
+	cfg.Queue.Pools[0].Strict, cfg.Queue.Pools[0].Queues[1].Weight = true, &two
+	cfg.Queue.Queues[1].Concurrency = 2
+	err = cfg.Validate()
+	for _, want := range []string{"queue.pools[0].queues[1].weight:", "queue.queues[1].concurrency:"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in %v", want, err)
+		}
+	}
+}

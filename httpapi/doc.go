@@ -21,7 +21,7 @@
 //	GET    /api/assessment/{id}/result                [read]  → report.Status
 //	POST   /api/admin/assessmentRecord/regenerateReport      [admin] {"id"} → 200 {}
 //	POST   /api/admin/assessmentRecord/batchRegenerateReport [admin] {"ids"} → 200 {"SuccessCount","SkippedCount"}
-//	GET    /v1/queues/{queue}/stats                   [admin] → {"queue","pending","running","retrying","scheduled","dead"}
+//	GET    /v1/queues/{queue}/stats                   [admin] → {"queue","pending","running","retrying","scheduled","dead","paused","pool"?}
 //	GET    /v1/queues/{queue}/dead?start=0&count=100  [admin] → {"queue","start","deadLetters":[...]}
 //	POST   /v1/queues/{queue}/dead/requeue            [admin] {"raw"} → {"queue","requeued":1}
 //	POST   /v1/queues/{queue}/dead/requeue-all        [admin] → {"queue","requeued":n}

@@ -76,6 +76,8 @@ func (s *server) overview(w http.ResponseWriter, r *http.Request) error {
 type queueSummary struct {
 	Name  string      `json:"name"`
 	Stats queue.Stats `json:"stats"`
+	// Pool is the pool serving the queue; nil (omitted) when it is in no pool.
+	Pool *queue.PoolMembership `json:"pool,omitempty"`
 	// Error is set when the queue's stats could not be read.
 	Error string `json:"error,omitempty"`
 }
@@ -90,7 +92,7 @@ func (s *server) queueList(w http.ResponseWriter, r *http.Request) error {
 				continue
 			}
 			st, err := a.Stats(r.Context())
-			q := queueSummary{Name: name, Stats: st}
+			q := queueSummary{Name: name, Stats: st, Pool: s.poolOf(name)}
 			if err != nil {
 				q.Error = err.Error()
 			}
@@ -99,6 +101,14 @@ func (s *server) queueList(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"queues": out})
 	return nil
+}
+
+// poolOf returns the pool serving queue name, or nil.
+func (s *server) poolOf(name string) *queue.PoolMembership {
+	if s.queuePool == nil {
+		return nil
+	}
+	return s.queuePool(name)
 }
 
 // throughputMinute is one minute of GET /v1/queues/{queue}/throughput.

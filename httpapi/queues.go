@@ -37,7 +37,7 @@ func (s *server) queueAdmin(r *http.Request) (string, *queue.Admin, error) {
 }
 
 // queueStats: GET /v1/queues/{queue}/stats → {"queue","pending","running","retrying",
-// "scheduled","dead","paused"}.
+// "scheduled","dead","paused"} and "pool" for a queue of a pool.
 func (s *server) queueStats(w http.ResponseWriter, r *http.Request) error {
 	name, a, err := s.queueAdmin(r)
 	if err != nil {
@@ -51,7 +51,7 @@ func (s *server) queueStats(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, queue.NamedStats{Queue: name, Stats: st, Paused: paused})
+	writeJSON(w, http.StatusOK, queue.NamedStats{Queue: name, Stats: st, Paused: paused, Pool: s.poolOf(name)})
 	return nil
 }
 

@@ -122,6 +122,9 @@ type Deps struct {
 	Overview func(ctx context.Context) Overview
 	// QueueNames lists the configured queues (GET /v1/queues), sorted; nil: none.
 	QueueNames func() []string
+	// QueuePool tells the pool of queue.pools serving a queue (GET /v1/queues, .../stats); nil,
+	// or a nil answer: the queue is in no pool.
+	QueuePool func(name string) *queue.PoolMembership
 	// Throughput holds the shared per-minute job counts (GET /v1/queues/{queue}/throughput);
 	// nil: 404.
 	Throughput queue.ThroughputStore
@@ -160,6 +163,7 @@ type server struct {
 	feed         *feed.Service
 	overviewFn   func(ctx context.Context) Overview
 	queueNames   func() []string
+	queuePool    func(name string) *queue.PoolMembership
 	throughput   queue.ThroughputStore
 	indexSources func() []IndexSourceStatus
 	indexPush    *index.PushSource
@@ -291,6 +295,7 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 		feed:         deps.Feed,
 		overviewFn:   deps.Overview,
 		queueNames:   deps.QueueNames,
+		queuePool:    deps.QueuePool,
 		throughput:   deps.Throughput,
 		indexSources: deps.IndexSources,
 		indexPush:    deps.IndexPush,

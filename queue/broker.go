@@ -58,7 +58,8 @@ type Broker interface {
 	// would have returned). The jobs are in-flight exactly as if dequeued one by one: each is
 	// settled separately, and all are recovered with the consumer's other jobs if its lease
 	// expires. If the pending list is empty it blocks like Dequeue until one job arrives and
-	// returns that one; on timeout it returns (nil, nil).
+	// returns that one; on timeout it returns (nil, nil). A timeout that has run out by the time
+	// the list is found empty (a pool's probe: 1ns) makes it one attempt that does not wait.
 	// Errors: as Dequeue, and EINVALID when max < 1.
 	DequeueBatch(ctx context.Context, queue, consumerID string, max int, timeout time.Duration) ([]*Delivery, error)
 

@@ -21,8 +21,8 @@ type Config struct {
 	// means the store's default (report.DefaultRecordRetention in Redis and memory, forever in
 	// SQL).
 	RecordRetention time.Duration `koanf:"record-retention"`
-	// Queues are the queues serve consumes, each with its own worker (default: the program's
-	// queue, report.DefaultQueueSpec). Handler is the program's handler (the default of an
+	// Queues are the queues serve consumes, each with its own worker unless it is in one of
+	// Pools (default: the program's queue, report.DefaultQueueSpec). Handler is the program's handler (the default of an
 	// empty one), HandlerWebhook (POST each job to Webhook.URL) or HandlerExternal (no worker
 	// here: a consumer outside redstate, such as the seed's legacy service, takes the jobs).
 	// From the environment: REDSTATE_QUEUE_QUEUES as a YAML/JSON flow list, e.g.
@@ -33,6 +33,11 @@ type Config struct {
 	// environment: REDSTATE_QUEUE_PERIODIC as a YAML/JSON flow list, e.g.
 	// '[{name: nightly, cron: "0 3 * * *", queue: mail:queue}]'.
 	Periodic []PeriodicSpec `koanf:"periodic"`
+	// Pools are the worker pools: each serves several of Queues with one budget of handlers,
+	// weighted or strict between them (docs/queue.md, "Priorities"); a queue in no pool has its
+	// own worker. From the environment: REDSTATE_QUEUE_POOLS as a YAML/JSON flow list, e.g.
+	// '[{name: main, concurrency: 8, queues: [{name: report:queue, weight: 3}, {name: mail:queue}]}]'.
+	Pools []PoolSpec `koanf:"pools"`
 	// Reconciler re-enqueues records stranded in status 3.
 	Reconciler ReconcilerConfig `koanf:"reconciler"`
 }
@@ -81,10 +86,12 @@ func (c Config) Validate(defaultHandler string, recordStores ...string) error {
 		add("queue.record-store", "must be %s, got %q", oneOf(recordStores), c.RecordStore)
 	}
 	names := map[string]int{}
+	withHandlers := make([]Spec, len(c.Queues))
 	for i, s := range c.Queues {
 		if s.Handler == "" {
 			s.Handler = defaultHandler
 		}
+		withHandlers[i] = s
 		if ValidateQueueName(s.Name) == nil {
 			if j, dup := names[s.Name]; dup {
 				add(fmt.Sprintf("queue.queues[%d].name", i), "%q is also the name of queue.queues[%d]; names must be unique", s.Name, j)
@@ -95,6 +102,7 @@ func (c Config) Validate(defaultHandler string, recordStores ...string) error {
 		errs = append(errs, s.ValidateAt(fmt.Sprintf("queue.queues[%d].", i), defaultHandler))
 	}
 	errs = append(errs, validatePeriodic(c.Periodic, c.Queues)...)
+	errs = append(errs, validatePools(c.Pools, withHandlers)...)
 	if c.Reconciler.Age <= 0 {
 		add("queue.reconciler.age", "must be positive, got %s", c.Reconciler.Age)
 	}

@@ -5,9 +5,10 @@
 // jobs mean: the report flow (package report) and the feed's fan-out are built on it.
 //
 // A Producer enqueues a Message (the envelope RetryCount, EnqueueTime, Payload, JobId); a
-// Worker consumes one queue, runs a Handler per job (nil acks it, an error retries it,
-// Permanent dead-letters it at once) and settles the job; Admin reads a queue's Stats and
-// manages its dead letters; WebhookHandler is a Handler that POSTs each job to a URL. All of
+// Worker consumes one queue (NewWorker), or several with weighted or strict priorities between
+// them and one budget of handlers (NewPool), runs a Handler per job (nil acks it, an error
+// retries it, Permanent dead-letters it at once) and settles the job; Admin reads a queue's
+// Stats and manages its dead letters; WebhookHandler is a Handler that POSTs each job to a URL. All of
 // them work on a Broker, the storage contract with two backends of the same semantics:
 // queue/redisqueue (Redis standalone, Sentinel or Cluster, one Lua script per step) and
 // queue/memqueue (in memory); queue/queuetest is the conformance suite both pass. The Example

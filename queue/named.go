@@ -8,6 +8,24 @@ type NamedStats struct {
 	Stats
 	// Paused is true while the queue is paused (Admin.Pause): its workers take no jobs.
 	Paused bool `json:"paused"`
+	// Pool is the pool of queue.pools that serves the queue; nil (omitted) when it has a
+	// worker of its own, or none.
+	Pool *PoolMembership `json:"pool,omitempty"`
+}
+
+// PoolMembership is the pool of queue.pools that serves a queue, with the queue's weight there,
+// as GET /v1/queues, GET /v1/queues/{queue}/stats and `redstate queue stats` show it.
+type PoolMembership struct {
+	// Pool is the pool's name.
+	Pool string `json:"pool"`
+	// Strict is the pool's mode: true strict (Weight is the queue's priority), false weighted.
+	Strict bool `json:"strict"`
+	// Concurrency is the pool's budget of handlers, shared by its queues.
+	Concurrency int `json:"concurrency"`
+	// Weight is the queue's share (weighted) or priority (strict).
+	Weight int `json:"weight"`
+	// Queues are the pool's queues, heaviest (highest priority) first.
+	Queues []string `json:"queues"`
 }
 
 // DeadLetterPage is one page of a queue's dead letters, newest first: the answer of GET

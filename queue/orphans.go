@@ -49,19 +49,19 @@ func (h *holding) has(raw string) bool {
 // RecoverExpired would never move it. Waiting one Lease (the time RecoverExpired gives a
 // silent consumer) makes sure a dequeue still being answered is not mistaken for one. It runs
 // on the maintenance goroutine; seen maps each suspect to when it was first found.
-func (w *Worker) releaseOrphans(ctx context.Context, seen map[string]time.Time) {
-	inflight, err := w.b.InFlight(ctx, w.cfg.Queue, w.cfg.ConsumerID)
+func (l *lane) releaseOrphans(ctx context.Context, seen map[string]time.Time) {
+	inflight, err := l.b.InFlight(ctx, l.cfg.Queue, l.cfg.ConsumerID)
 	if err != nil {
 		if ctx.Err() == nil {
-			w.outage.Failed(ctx, "queue in-flight audit failed", err)
+			l.outage.Failed(ctx, "queue in-flight audit failed", err)
 		}
 		return
 	}
-	now := w.cfg.Now()
+	now := l.cfg.Now()
 	var orphans []*Delivery
 	suspects := make(map[string]bool, len(seen))
 	for _, d := range inflight {
-		if w.holding.has(d.Raw) {
+		if l.holding.has(d.Raw) {
 			continue
 		}
 		suspects[d.Raw] = true
@@ -69,7 +69,7 @@ func (w *Worker) releaseOrphans(ctx context.Context, seen map[string]time.Time) 
 		switch {
 		case !ok:
 			seen[d.Raw] = now
-		case now.Sub(first) >= w.cfg.Lease:
+		case now.Sub(first) >= l.cfg.Lease:
 			orphans = append(orphans, d)
 		}
 	}
@@ -81,15 +81,15 @@ func (w *Worker) releaseOrphans(ctx context.Context, seen map[string]time.Time) 
 	if len(orphans) == 0 {
 		return
 	}
-	n, err := w.b.Release(ctx, orphans)
+	n, err := l.b.Release(ctx, orphans)
 	if err != nil {
 		if ctx.Err() == nil {
-			w.outage.Failed(ctx, "queue release of stranded in-flight jobs failed", err)
+			l.outage.Failed(ctx, "queue release of stranded in-flight jobs failed", err)
 		}
 		return // retried on the next tick
 	}
 	for _, d := range orphans {
 		delete(seen, d.Raw)
 	}
-	w.log.Warn("queue released jobs in flight at this consumer that it did not hold (a settle rolled back by a Redis failover, or a lost dequeue reply); they run again", "jobs", n)
+	l.log.Warn("queue released jobs in flight at this consumer that it did not hold (a settle rolled back by a Redis failover, or a lost dequeue reply); they run again", "jobs", n)
 }

@@ -29,6 +29,7 @@ type Spec struct {
 	// (ValidateQueueName).
 	Name string `koanf:"name"`
 	// Concurrency is the number of consumers (default DefaultConcurrency, serial consumption).
+	// A queue in a pool (Config.Pools) shares the pool's and sets none of its own.
 	Concurrency int `koanf:"concurrency"`
 	// BlockTimeout is the blocking dequeue timeout (default DefaultBlockTimeout).
 	BlockTimeout time.Duration `koanf:"block-timeout"`
@@ -44,7 +45,7 @@ type Spec struct {
 	// (default DefaultLease).
 	Lease time.Duration `koanf:"lease"`
 	// Prefetch is how many jobs a worker may hold dequeued beyond the running ones (default:
-	// Concurrency; 0 = none). Prefetched jobs are in the worker's in-flight list, so a crash
+	// Concurrency; 0 = none; a queue in a pool shares the pool's). Prefetched jobs are in the worker's in-flight list, so a crash
 	// redelivers them after the lease; set 0 for long jobs spread over several processes.
 	Prefetch *int `koanf:"prefetch"`
 	// Handler selects what consumes the jobs: HandlerWebhook, HandlerExternal, or a handler

@@ -30,7 +30,8 @@ import (
 const Name = "queue"
 
 // Block is the queue block: a worker per queue of queue.queues, each running its queue's
-// handler, with the report flow as one client (Client) on the report queue only. Every other
+// handler (the queues of a pool of queue.pools share the pool's worker), with the report flow
+// as one client (Client) on the report queue only. Every other
 // queue runs its webhook, no worker (external), or a Go handler a program embedding the block
 // brings as a Client, with no report checks.
 type Block struct {
@@ -63,6 +64,8 @@ type Block struct {
 	// periodic fires queue.periodic's jobs on the instance holding its lease; nil without
 	// entries.
 	periodic *periodic.Scheduler
+	// pools are the pool memberships of the queues in a pool (PoolOf).
+	pools map[string]*queue.PoolMembership
 }
 
 // Open builds the queue block from cfg (the queue section) and reports (the report section) on
@@ -151,6 +154,18 @@ func Open(ctx context.Context, env component.Env, cfg queue.Config, reports repo
 		_ = qb.Close(ctx)
 		return nil, err
 	}
+	pooled := cfg.Pooled()
+	qb.pools = map[string]*queue.PoolMembership{}
+	for name := range pooled {
+		qb.pools[name] = cfg.Membership(name)
+	}
+	weights := map[string]int{}
+	for _, p := range cfg.Pools {
+		for _, m := range p.Queues {
+			weights[m.Name] = m.EffectiveWeight()
+		}
+	}
+	members := map[string][]queue.PoolQueue{} // by pool name
 	for _, spec := range specs {
 		admin := qb.admins[spec.Name]
 		if admin == nil {
@@ -177,12 +192,34 @@ func Open(ctx context.Context, env component.Env, cfg queue.Config, reports repo
 				"queue", spec.Name)
 		}
 		wc := spec.Worker()
-		wc.ShutdownTimeout, wc.Logger, wc.Observer = env.Shutdown(), log, qb.observer
+		wc.Logger, wc.Observer = log, qb.observer
 		wc.Check, wc.OnDead = c.Check, c.OnDead
+		if p, ok := pooled[spec.Name]; ok {
+			// The pool's concurrency, prefetch and shutdown are its queues' (validated: the
+			// queue sets none of its own).
+			wc.Concurrency, wc.Prefetch, wc.NoPrefetch = 0, 0, false
+			members[p.Name] = append(members[p.Name], queue.PoolQueue{Settings: wc, Handler: h, Weight: weights[spec.Name]})
+			continue
+		}
+		wc.ShutdownTimeout = env.Shutdown()
 		w, err := queue.NewWorker(qb.broker, h, wc)
 		if err != nil {
 			_ = qb.Close(ctx)
 			return nil, fmt.Errorf("queue %s: %w", spec.Name, err)
+		}
+		qb.workers = append(qb.workers, w)
+	}
+	for _, p := range cfg.Pools {
+		if len(members[p.Name]) != len(p.Queues) {
+			_ = qb.Close(ctx)
+			return nil, redstate.Errorf(redstate.EINVALID, "queue pool %s: its queues must be queues of queue.queues with a worker here, each in one pool (queue.Config.Validate)", p.Name)
+		}
+		ps := p.Settings()
+		ps.ShutdownTimeout, ps.Logger = env.Shutdown(), log
+		w, err := queue.NewPool(qb.broker, ps, members[p.Name]...)
+		if err != nil {
+			_ = qb.Close(ctx)
+			return nil, fmt.Errorf("queue pool %s: %w", p.Name, err)
 		}
 		qb.workers = append(qb.workers, w)
 	}
@@ -244,6 +281,9 @@ func (qb *Block) openReports(cfg queue.Config, name string, log *slog.Logger) (*
 // Admin returns the admin of a configured queue, or nil.
 func (qb *Block) Admin(name string) *queue.Admin { return qb.admins[name] }
 
+// PoolOf returns the pool of queue.pools serving queue name, or nil when it is in no pool.
+func (qb *Block) PoolOf(name string) *queue.PoolMembership { return qb.pools[name] }
+
 // Producer returns a producer of a queue with an admin (Admin), or nil for any other name.
 func (qb *Block) Producer(name string) *queue.Producer {
 	if qb.admins[name] == nil {
@@ -302,9 +342,12 @@ func (qb *Block) ThroughputStore() queue.ThroughputStore {
 // jobs finish (within server.shutdown-timeout).
 func (qb *Block) Start(ctx context.Context) error {
 	for _, w := range qb.workers {
-		c := w.Settings()
-		qb.log.Info("queue worker started", "queue", c.Queue, "concurrency", c.Concurrency, "handler", qb.handlers[c.Queue],
-			"consumer", w.ConsumerID(), "backend", qb.backend, "max_retries", c.MaxRetries, "lease", c.Lease.String())
+		p := w.Pool()
+		for _, q := range w.QueueSettings() {
+			c := q.Settings
+			qb.log.Info("queue worker started", "queue", c.Queue, "pool", p.Name, "weight", q.Weight, "strict", p.Strict, "concurrency", c.Concurrency,
+				"handler", qb.handlers[c.Queue], "consumer", w.ConsumerID(), "backend", qb.backend, "max_retries", c.MaxRetries, "lease", c.Lease.String())
+		}
 		qb.bg.Go(ctx, func(ctx context.Context) { _ = w.Run(ctx) })
 	}
 	for _, rc := range qb.reconcilers {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -74,7 +75,6 @@ func startWorker(t *testing.T, w *queue.Worker) (stop func()) {
 // backend newBroker creates.
 func RunWorkerSuite(t *testing.T, newBroker NewBroker, f Features) {
 	_ = f
-	ctx := context.Background()
 	newWorker := func(t *testing.T, b queue.Broker, h queue.Handler, cfg queue.WorkerSettings) *queue.Worker {
 		t.Helper()
 		w, err := queue.NewWorker(b, h, cfg)
@@ -83,7 +83,24 @@ func RunWorkerSuite(t *testing.T, newBroker NewBroker, f Features) {
 		}
 		return w
 	}
-	RunGroups(t, map[string][]NamedTest{"Prefetch": prefetchWorkerTests(newBroker, newWorker), "Jobs": jobWorkerTests(newBroker, newWorker), "Worker": {
+	newPool := func(t *testing.T, b queue.Broker, h queue.Handler, cfg queue.WorkerSettings) *queue.Worker {
+		t.Helper()
+		w, err := NewPoolOfTwo(b, h, cfg)
+		if err != nil {
+			t.Fatalf("NewPool: %v", err)
+		}
+		return w
+	}
+	RunGroups(t, map[string][]NamedTest{"Prefetch": prefetchWorkerTests(newBroker, newWorker), "Jobs": jobWorkerTests(newBroker, newWorker),
+		"Worker": workerTests(newBroker, newWorker), "Pool": poolTests(newBroker),
+		"PoolAsWorker": slices.Concat(workerTests(newBroker, newPool), prefetchWorkerTests(newBroker, newPool), jobWorkerTests(newBroker, newPool))})
+}
+
+// workerTests are the Worker's own tests (retries, dead-lettering, shutdown, concurrency) on
+// the workers newWorker returns.
+func workerTests(newBroker NewBroker, newWorker func(*testing.T, queue.Broker, queue.Handler, queue.WorkerSettings) *queue.Worker) []NamedTest {
+	ctx := context.Background()
+	return []NamedTest{
 		{"SuccessAcks", func(t *testing.T) {
 			b, q := newBroker(t), NewQueueName()
 			id := NewIDs(1)[0]
@@ -416,7 +433,7 @@ func RunWorkerSuite(t *testing.T, newBroker NewBroker, f Features) {
 				t.Fatal("crashed consumer's job was not redelivered")
 			}
 		}},
-	}})
+	}
 }
 
 // FlakyBroker wraps a Broker; while FailDequeue > 0 each Dequeue or DequeueBatch decrements it

@@ -1,0 +1,67 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"testing"
+
+	"github.com/redstate/redstate/queue"
+	"github.com/redstate/redstate/queue/memqueue"
+)
+
+// TestQueueList_ShowsPools: GET /v1/queues and GET /v1/queues/{queue}/stats show the pool of
+// queue.pools serving a queue (its mode, concurrency, the queue's weight and the pool's queues)
+// and nothing for a queue in no pool; the answers match openapi.json.
+func TestQueueList_ShowsPools(t *testing.T) {
+	b := memqueue.NewBroker(memqueue.Options{})
+	admins := map[string]*queue.Admin{}
+	for _, name := range []string{"alone", "hi", "lo"} {
+		a, err := queue.NewAdmin(b, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		admins[name] = a
+	}
+	main := func(weight int) *queue.PoolMembership {
+		return &queue.PoolMembership{Pool: "main", Strict: true, Concurrency: 4, Weight: weight, Queues: []string{"hi", "lo"}}
+	}
+	a := newTestAPI(t, func(_ *Config, d *Deps) {
+		d.Queues = func(name string) *queue.Admin { return admins[name] }
+		d.QueueNames = func() []string { return []string{"alone", "hi", "lo"} }
+		d.QueuePool = func(name string) *queue.PoolMembership {
+			switch name {
+			case "hi":
+				return main(2)
+			case "lo":
+				return main(1)
+			}
+			return nil
+		}
+	})
+	r := a.do("GET", "/v1/queues", "")
+	var list struct {
+		Queues []queueSummary `json:"queues"`
+	}
+	if err := json.Unmarshal(r.body, &list); err != nil || r.status != http.StatusOK || len(list.Queues) != 3 {
+		t.Fatalf("GET /v1/queues = %d %s", r.status, r.body)
+	}
+	if q := list.Queues[0]; q.Name != "alone" || q.Pool != nil {
+		t.Errorf("a queue in no pool: %+v", q)
+	}
+	for i, weight := range map[int]int{1: 2, 2: 1} {
+		if p := list.Queues[i].Pool; p == nil || p.Pool != "main" || !p.Strict || p.Concurrency != 4 || p.Weight != weight || !slices.Equal(p.Queues, []string{"hi", "lo"}) {
+			t.Errorf("%s: pool %+v, want main with weight %d", list.Queues[i].Name, p, weight)
+		}
+	}
+	r = a.do("GET", "/v1/queues/lo/stats", "")
+	var st queue.NamedStats
+	if err := json.Unmarshal(r.body, &st); err != nil || st.Pool == nil || st.Pool.Weight != 1 {
+		t.Fatalf("GET /v1/queues/lo/stats = %d %s", r.status, r.body)
+	}
+	r = a.do("GET", "/v1/queues/alone/stats", "")
+	var alone queue.NamedStats
+	if err := json.Unmarshal(r.body, &alone); err != nil || alone.Pool != nil {
+		t.Fatalf("GET /v1/queues/alone/stats = %d %s", r.status, r.body)
+	}
+}
