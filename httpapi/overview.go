@@ -76,13 +76,15 @@ func (s *server) overview(w http.ResponseWriter, r *http.Request) error {
 type queueSummary struct {
 	Name  string      `json:"name"`
 	Stats queue.Stats `json:"stats"`
+	// Paused is true while the queue is paused (its workers take no jobs).
+	Paused bool `json:"paused"`
 	// Pool is the pool serving the queue; nil (omitted) when it is in no pool.
 	Pool *queue.PoolMembership `json:"pool,omitempty"`
 	// Error is set when the queue's stats could not be read.
 	Error string `json:"error,omitempty"`
 }
 
-// queueList answers every configured queue with its stats.
+// queueList answers every configured queue with its stats and whether it is paused.
 func (s *server) queueList(w http.ResponseWriter, r *http.Request) error {
 	out := []queueSummary{}
 	if s.queueNames != nil {
@@ -93,6 +95,9 @@ func (s *server) queueList(w http.ResponseWriter, r *http.Request) error {
 			}
 			st, err := a.Stats(r.Context())
 			q := queueSummary{Name: name, Stats: st, Pool: s.poolOf(name)}
+			if err == nil {
+				q.Paused, err = a.Paused(r.Context())
+			}
 			if err != nil {
 				q.Error = err.Error()
 			}

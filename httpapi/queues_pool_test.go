@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -12,7 +13,8 @@ import (
 
 // TestQueueList_ShowsPools: GET /v1/queues and GET /v1/queues/{queue}/stats show the pool of
 // queue.pools serving a queue (its mode, concurrency, the queue's weight and the pool's queues)
-// and nothing for a queue in no pool; the answers match openapi.json.
+// and nothing for a queue in no pool, and the list tells which queues are paused; the answers
+// match openapi.json.
 func TestQueueList_ShowsPools(t *testing.T) {
 	b := memqueue.NewBroker(memqueue.Options{})
 	admins := map[string]*queue.Admin{}
@@ -39,6 +41,9 @@ func TestQueueList_ShowsPools(t *testing.T) {
 			return nil
 		}
 	})
+	if err := admins["lo"].Pause(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	r := a.do("GET", "/v1/queues", "")
 	var list struct {
 		Queues []queueSummary `json:"queues"`
@@ -48,6 +53,11 @@ func TestQueueList_ShowsPools(t *testing.T) {
 	}
 	if q := list.Queues[0]; q.Name != "alone" || q.Pool != nil {
 		t.Errorf("a queue in no pool: %+v", q)
+	}
+	for i, paused := range []bool{false, false, true} {
+		if list.Queues[i].Paused != paused {
+			t.Errorf("%s: paused %v, want %v", list.Queues[i].Name, list.Queues[i].Paused, paused)
+		}
 	}
 	for i, weight := range map[int]int{1: 2, 2: 1} {
 		if p := list.Queues[i].Pool; p == nil || p.Pool != "main" || !p.Strict || p.Concurrency != 4 || p.Weight != weight || !slices.Equal(p.Queues, []string{"hi", "lo"}) {

@@ -240,6 +240,7 @@ func schemas() obj {
 			req("queues", array(object("One queue (httpapi.queueSummary).",
 				req("name", str("The queue name.")),
 				req("stats", ref("QueueCounts")),
+				req("paused", boolean("True while the queue is paused: its workers take no jobs, enqueue still works.")),
 				opt("pool", ref("QueuePool")),
 				opt("error", str("Why the counts could not be read.")),
 			), "")),
