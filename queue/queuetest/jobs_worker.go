@@ -79,7 +79,7 @@ func jobWorkerTests(newBroker NewBroker, newWorker func(*testing.T, queue.Broker
 			started := make(chan struct{})
 			stopped := make(chan error, 1)
 			cfg := FastConfig(q)
-			cfg.Lease = 300 * time.Millisecond // heartbeats every 100ms
+			cfg.Lease = 1500 * time.Millisecond // heartbeats (which carry cancel requests) every 500ms; a shorter lease lapsed under load with writes waiting for a replica
 			w := newWorker(t, b, func(ctx context.Context, _ *queue.Delivery) error {
 				close(started)
 				<-ctx.Done()
