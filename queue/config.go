@@ -33,6 +33,10 @@ type Config struct {
 	// environment: REDSTATE_QUEUE_PERIODIC as a YAML/JSON flow list, e.g.
 	// '[{name: nightly, cron: "0 3 * * *", queue: mail:queue}]'.
 	Periodic []PeriodicSpec `koanf:"periodic"`
+	// PeriodicRetention is how long the record of a finished periodic job (its result and
+	// attempts included) is kept; it is also how long a tick's job id is remembered, so at
+	// least MinPeriodicRetention. 0 (the default) means DefaultRetention.
+	PeriodicRetention time.Duration `koanf:"periodic-retention"`
 	// Pools are the worker pools: each serves several of Queues with one budget of handlers,
 	// weighted or strict between them (docs/queue.md, "Priorities"); a queue in no pool has its
 	// own worker. From the environment: REDSTATE_QUEUE_POOLS as a YAML/JSON flow list, e.g.
@@ -41,6 +45,11 @@ type Config struct {
 	// Reconciler re-enqueues records stranded in status 3.
 	Reconciler ReconcilerConfig `koanf:"reconciler"`
 }
+
+// MinPeriodicRetention is the shortest queue.periodic-retention: three times the periodic
+// scheduler's lease TTL (periodic.DefaultLeaseTTL, 10 s), so that a tick's id outlives any
+// takeover that may fire the tick again.
+const MinPeriodicRetention = time.Minute
 
 // ReconcilerConfig configures the reconciler of stranded records (queue.reconciler.*);
 // report.ReconcilerSettings is the reconciler's own view of them.
@@ -102,6 +111,9 @@ func (c Config) Validate(defaultHandler string, recordStores ...string) error {
 		errs = append(errs, s.ValidateAt(fmt.Sprintf("queue.queues[%d].", i), defaultHandler))
 	}
 	errs = append(errs, validatePeriodic(c.Periodic, c.Queues)...)
+	if c.PeriodicRetention != 0 && c.PeriodicRetention < MinPeriodicRetention {
+		add("queue.periodic-retention", "must be 0 (the default, %s) or at least %s, got %s: it is how long a tick's job id is remembered, which must outlast three scheduler lease TTLs", DefaultRetention, MinPeriodicRetention, c.PeriodicRetention)
+	}
 	errs = append(errs, validatePools(c.Pools, withHandlers)...)
 	if c.Reconciler.Age <= 0 {
 		add("queue.reconciler.age", "must be positive, got %s", c.Reconciler.Age)

@@ -32,3 +32,20 @@ func TestConfig_ProgramSuppliesHandlerAndRecordStores(t *testing.T) {
 		t.Errorf("effective = %+v", eff)
 	}
 }
+
+// TestConfig_PeriodicRetention: 0 (the default) or at least MinPeriodicRetention, since a tick's
+// job id is remembered only that long.
+func TestConfig_PeriodicRetention(t *testing.T) {
+	c := queue.Config{RecordStore: "memory", Queues: []queue.Spec{{Name: "a"}},
+		Reconciler: queue.ReconcilerConfig{Age: time.Minute, Interval: time.Minute}}
+	for _, tc := range []struct {
+		retention time.Duration
+		ok        bool
+	}{{0, true}, {time.Minute, true}, {72 * time.Hour, true}, {30 * time.Second, false}, {-time.Hour, false}} {
+		c.PeriodicRetention = tc.retention
+		err := c.Validate("cron", "memory")
+		if ok := err == nil; ok != tc.ok || !ok && !strings.Contains(err.Error(), "queue.periodic-retention: ") {
+			t.Errorf("periodic-retention %s: %v, want ok %v", tc.retention, err, tc.ok)
+		}
+	}
+}

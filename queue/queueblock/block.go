@@ -241,7 +241,7 @@ func (qb *Block) openPeriodic(env component.Env, cfg queue.Config) error {
 		return err
 	}
 	keys := periodic.NewKeys(redstate.Prefix(env.Namespace, ""))
-	o := periodic.Options{Entries: entries, Keys: keys, Enqueuer: periodic.BrokerEnqueuer{Broker: qb.broker}, Logger: qb.log}
+	o := periodic.Options{Entries: entries, Keys: keys, Enqueuer: periodic.BrokerEnqueuer{Broker: qb.broker, Retention: cfg.PeriodicRetention}, Logger: qb.log}
 	if env.Redis == nil {
 		o.Store, o.Leases = periodic.NewMemoryStore(), lease.NewMemory(nil)
 	} else {
