@@ -204,42 +204,12 @@ async function buildsPage(view) {
     es.addEventListener('deleted', gone);
     return;
   }
+  view.append(buildCharts());
   const path = p.get('project') ? '/v1/projects/' + seg(p.get('project')) + '/builds?limit=50' : '/v1/builds?limit=50';
   const page = await api('GET', path);
   view.append(table(['build', 'project', 'status', 'platforms', 'updated'], page.builds.map((b) => [
     el('a', { href: '#/builds?build=' + seg(b.buildId), text: b.buildId }), b.projectId, badge(b.status),
     (b.platforms || []).join(', '), fmtTime(b.updatedAt)])));
-}
-
-// chart draws per-minute bars of done and failed jobs as inline SVG.
-function chart(minutes) {
-  const ns = 'http://www.w3.org/2000/svg';
-  const w = 720, h = 140, n = minutes.length;
-  const done = minutes.map((m) => m.counts.acked || 0);
-  const failed = minutes.map((m) => (m.counts.retried || 0) + (m.counts.dead || 0) + (m.counts.malformed || 0) + (m.counts.lost || 0));
-  const max = Math.max(1, ...done.map((d, i) => d + failed[i]));
-  const svg = document.createElementNS(ns, 'svg');
-  svg.setAttribute('viewBox', `0 0 ${w} ${h}`);
-  svg.setAttribute('class', 'chart');
-  svg.setAttribute('role', 'img');
-  const total = done.reduce((a, b) => a + b, 0), fails = failed.reduce((a, b) => a + b, 0);
-  svg.setAttribute('aria-label', `${total} jobs done and ${fails} failed in the last ${n} minutes`);
-  const bw = w / n;
-  minutes.forEach((m, i) => {
-    const dh = (done[i] / max) * (h - 10), fh = (failed[i] / max) * (h - 10);
-    for (const [cls, y, hh] of [['done', h - dh, dh], ['failed', h - dh - fh, fh]]) {
-      if (hh <= 0) continue;
-      const r = document.createElementNS(ns, 'rect');
-      r.setAttribute('x', (i * bw).toFixed(1)); r.setAttribute('y', y.toFixed(1));
-      r.setAttribute('width', Math.max(1, bw - 1).toFixed(1)); r.setAttribute('height', hh.toFixed(1));
-      r.setAttribute('class', cls);
-      const t = document.createElementNS(ns, 'title');
-      t.textContent = `${new Date(m.minute).toLocaleTimeString()}: ${done[i]} done, ${failed[i]} failed`;
-      r.append(t);
-      svg.append(r);
-    }
-  });
-  return el('figure', {}, svg, el('figcaption', { text: `last ${n} minutes: ${total} done, ${fails} failed (retried, dead, malformed or lost), all instances` }));
 }
 
 // jobStates are the states a job with a record can be in, in the order of its life.
@@ -370,11 +340,8 @@ async function queuesPage(view) {
     try { sec.append(jobView(name, await api('GET', '/v1/queues/' + seg(name) + '/jobs/' + seg(p.get('job'))))); } catch (e) { sec.append(errorBox(e)); }
   }
   sec.append(await jobList(name, p));
+  sec.append(queueCharts(name));
   if (!isAdmin()) return;
-  try {
-    const t = await api('GET', '/v1/queues/' + seg(name) + '/throughput?minutes=180');
-    sec.append(chart(t.minutes));
-  } catch (e) { sec.append(errorBox(e)); }
   const dead = await api('GET', '/v1/queues/' + seg(name) + '/dead?count=100');
   const actions = [];
   if (dead.deadLetters.length) {
@@ -427,7 +394,8 @@ async function executorPage(view) {
   const p = params();
   view.append(el('h1', { text: 'Executor' }),
     searchForm([{ name: 'tenant', placeholder: 'tenant id', value: p.get('tenant') }, { name: 'plan', placeholder: 'plan id', value: p.get('plan') }],
-      (v) => go('executor', Object.fromEntries(Object.entries(v).filter(([, x]) => x)))));
+      (v) => go('executor', Object.fromEntries(Object.entries(v).filter(([, x]) => x)))),
+    executorCharts());
   if (p.get('tenant')) {
     const tenant = p.get('tenant');
     try {
@@ -472,6 +440,7 @@ async function executorPage(view) {
 
 async function indexPage(view) {
   view.append(el('h1', { text: 'Index' }));
+  view.append(indexCharts());
   const s = await api('GET', '/v1/index/status');
   const scope = s.scope === 'shared' ? 'all instances (shared counters, each instance adds its counts every 5 s)'
     : 'this instance since start (the shared counters could not be read)';
@@ -516,6 +485,7 @@ function kafkaGroupSection(g) {
 async function feedPage(view) {
   const p = params();
   view.append(el('h1', { text: 'Feed' }));
+  view.append(feedCharts());
   if (isAdmin()) {
     const { queues } = await api('GET', '/v1/queues');
     const fq = queues.filter((q) => q.name.includes('fanout'));
