@@ -205,11 +205,7 @@ async function buildsPage(view) {
     return;
   }
   view.append(buildCharts());
-  const path = p.get('project') ? '/v1/projects/' + seg(p.get('project')) + '/builds?limit=50' : '/v1/builds?limit=50';
-  const page = await api('GET', path);
-  view.append(table(['build', 'project', 'status', 'platforms', 'updated'], page.builds.map((b) => [
-    el('a', { href: '#/builds?build=' + seg(b.buildId), text: b.buildId }), b.projectId, badge(b.status),
-    (b.platforms || []).join(', '), fmtTime(b.updatedAt)])));
+  await buildList(view, p);
 }
 
 // jobStates are the states a job with a record can be in, in the order of its life.
@@ -324,10 +320,7 @@ async function queuesPage(view) {
   // queue's jobs by name.
   let queues = [];
   if (isAdmin()) {
-    queues = (await api('GET', '/v1/queues')).queues;
-    view.append(table(['queue', 'scheduled', 'pending', 'running', 'retrying', 'dead', ''], queues.map((q) => [
-      el('a', { href: queueHash({ queue: q.name }), text: q.name }), q.stats.scheduled ?? 0, q.stats.pending, q.stats.running, q.stats.retrying,
-      el('span', { class: q.stats.dead ? 'warn' : '', text: q.stats.dead }), q.error ? el('span', { class: 'error', text: q.error }) : ''])));
+    queues = await queueTable(view, p);
   } else {
     view.append(searchForm([{ name: 'queue', placeholder: 'queue name', value: p.get('queue') }], (v) => go('queues', v.queue ? { queue: v.queue } : {})));
   }
@@ -342,25 +335,7 @@ async function queuesPage(view) {
   sec.append(await jobList(name, p));
   sec.append(queueCharts(name));
   if (!isAdmin()) return;
-  const dead = await api('GET', '/v1/queues/' + seg(name) + '/dead?count=100');
-  const actions = [];
-  if (dead.deadLetters.length) {
-    actions.push(button('Requeue all', async () => {
-      const r = await api('POST', '/v1/queues/' + seg(name) + '/dead/requeue-all');
-      return `requeued ${r.requeued} jobs`;
-    }));
-    actions.push(button('Purge dead letters…', async () => {
-      if (!await confirmAction(`Delete all ${dead.deadLetters.length}+ dead letters of ${name}? This cannot be undone.`)) return '';
-      const r = await api('DELETE', '/v1/queues/' + seg(name) + '/dead');
-      return `purged ${r.purged} dead letters`;
-    }, 'danger'));
-  }
-  sec.append(el('h3', { text: `Dead letters (${dead.deadLetters.length}${dead.deadLetters.length === 100 ? '+' : ''})` }), el('div', { class: 'actions' }, actions),
-    table(['record', 'job', 'retries', 'failed at', 'last error', ''], dead.deadLetters.map((d) => {
-      const m = d.message || {};
-      return [m.RecordId ?? '', m.JobId || '', m.RetryCount ?? '', fmtTime(m.FailedAt), el('span', { class: 'mono', text: m.LastError || (d.message ? '' : d.raw) }),
-        button('Requeue', async () => { await api('POST', '/v1/queues/' + seg(name) + '/dead/requeue', { raw: d.raw }); return 'requeued'; })];
-    })));
+  sec.append(await deadLetterList(name));
 }
 
 function taskView(t, tenant) {

@@ -234,6 +234,8 @@ func schemas() obj {
 				req("stats", ref("QueueCounts")),
 				opt("error", str("Why the counts could not be read.")),
 			), "")),
+			req("total", integer("How many queues match (every queue without match), on every page.")),
+			opt("next", str("The cursor of the next page; absent after the last page.")),
 		),
 		"QueueThroughput": object("Answer of GET /v1/queues/{queue}/throughput.",
 			req("queue", str("The queue name.")),
