@@ -17,6 +17,7 @@ import (
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/feed"
+	"github.com/redstate/redstate/history"
 	"github.com/redstate/redstate/index"
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/report"
@@ -122,6 +123,9 @@ type Deps struct {
 	// ExecutorLister lists plans, locks (fence, time left) and checkpoints for
 	// GET /v1/executor/state; nil: locks from the executor's inspector only.
 	ExecutorLister ExecutorLister
+	// History answers GET /v1/stats/series and /v1/stats/metrics (the charts' data); nil:
+	// 404.
+	History *history.Reader
 }
 
 // server is the API's http.Handler.
@@ -155,6 +159,7 @@ type server struct {
 	indexSources func() []IndexSourceStatus
 	indexPush    *index.PushSource
 	execLister   ExecutorLister
+	history      *history.Reader
 	// registered lists every route in registration order, for the OpenAPI tests.
 	registered []registeredRoute
 }
@@ -271,6 +276,7 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 		indexSources: deps.IndexSources,
 		indexPush:    deps.IndexPush,
 		execLister:   deps.ExecutorLister,
+		history:      deps.History,
 	}
 	s.routes(promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{}))
 	return s, nil
@@ -293,6 +299,7 @@ func (s *server) routes(metricsHandler http.Handler) {
 	s.queueRoutes()
 	s.executorRoutes()
 	s.overviewRoutes()
+	s.statsRoutes()
 	s.uiSessionRoutes()
 	s.uiRoutes()
 	s.handle("GET /healthz", roleNone, s.healthz)
