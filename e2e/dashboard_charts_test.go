@@ -31,7 +31,9 @@ type seriesAnswer struct {
 }
 
 // chartData is what a chart draws, read from the page through the figure's panel (charts.js):
-// uPlot's columns (times, then one column per series) and each series' legend name.
+// uPlot's columns (times, then one column per series), each series' legend name, each axis's
+// label and tick labels (uPlot draws them on its canvas and keeps the last drawn ones in
+// _values) and the legend's text.
 type chartData struct {
 	Columns [][]*float64 `json:"columns"`
 	Names   []string     `json:"names"`
@@ -40,13 +42,29 @@ type chartData struct {
 	Window  string       `json:"window"`
 }
 
+// String summarises the chart for a failure message (the columns by length and last value).
+func (c *chartData) String() string {
+	if c == nil {
+		return "no chart"
+	}
+	var last []string
+	for _, col := range c.Columns {
+		v := "none"
+		if n := len(col); n > 0 && col[n-1] != nil {
+			v = fmt.Sprint(*col[n-1])
+		}
+		last = append(last, fmt.Sprintf("%d points, last %s", len(col), v))
+	}
+	return fmt.Sprintf("window %s, series %q, axes %q, legend %q, columns %v", c.Window, c.Names, c.Axes, c.Legend, last)
+}
+
 // readChart is the script that reads a chart's data by its data-chart key.
 const readChart = `(() => {
   const f = document.querySelector('figure.chart[data-chart=%q]');
   const p = f && f.chartPanel && f.chartPanel.plot;
   if (!p) return null;
   return { columns: p.data, names: p.series.slice(1).map((s) => s.label), window: f.dataset.window,
-    axes: [...f.querySelectorAll('.u-axis')].map((a) => a.textContent),
+    axes: p.axes.map((a) => [a.label || '', ...(a._values || [])].join(' ')),
     legend: [...f.querySelectorAll('.u-legend .u-series')].map((s) => s.textContent) };
 })()`
 
@@ -130,7 +148,7 @@ queue:
 				return
 			}
 			if time.Now().After(deadline) {
-				fail("timed out waiting for %s: chart %s = %+v\nAPI = %+v", what, key, c, a)
+				fail("timed out waiting for %s: chart %s = %v\nAPI = %+v", what, key, c, a)
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
@@ -148,13 +166,13 @@ queue:
 	// Axes and legends: a time axis, a y axis with the unit, every series named.
 	rates := chart("queue-rates")
 	if rates == nil || len(rates.Axes) != 2 || !strings.Contains(rates.Axes[1], "per second") || !strings.Contains(rates.Axes[0], ":") {
-		fail("the jobs-per-second chart's axes: %+v", rates)
+		fail("the jobs-per-second chart's axes: %v", rates)
 	}
 	if !slices.Equal(rates.Names, []string{"enqueued", "done", "failed"}) || len(rates.Legend) != 4 {
 		fail("the jobs-per-second chart's series %v, legend %v", rates.Names, rates.Legend)
 	}
 	if lat := chart("queue-latency"); lat == nil || !strings.Contains(lat.Axes[1], "seconds") {
-		fail("the latency chart's axes: %+v", lat)
+		fail("the latency chart's axes: %v", lat)
 	}
 
 	// The jobs-by-state chart's last point is the API's figure at that second: 4 pending, as the

@@ -78,6 +78,7 @@ function seriesPath(spec, win) {
 function xRange(times, values) {
   const n = times.length;
   if (!n) return null;
+  if (!values.length) return [times[n - 1] - chartMinSpan, times[n - 1]];
   let first = n - 1;
   for (let i = 0; i < n; i++) if (values.some((vs) => vs[i] !== null && vs[i] !== undefined)) { first = i; break; }
   const hi = times[n - 1];
@@ -90,8 +91,9 @@ function lastIndex(values, n) {
   return -1;
 }
 
-// chartPanel renders one chart of spec: { key, title, metrics: [names], labels: {label: value},
-// names: {metric: legend name} }. The series of one chart share a unit (the first series').
+// chartPanel renders one chart of spec: { key, title, unit, metrics: [names], labels: {label:
+// value}, names: {metric: legend name} }. The series of one chart share a unit (the first
+// series', spec.unit until there is one).
 // The figure carries what it draws for tests and scripts: data-window, data-last-time (unix
 // seconds of its last point) and data-last (JSON [{metric, labels, value}] at that time).
 function chartPanel(spec) {
@@ -155,7 +157,7 @@ function drawPanel(panel, data) {
     series = [...series].sort((a, b) => latest(b) - latest(a)).slice(0, chartMaxSeries);
   }
   const values = series.map((s) => s.values);
-  const unit = unitOf(series.length ? series[0].unit : '');
+  const unit = unitOf(series.length ? series[0].unit : panel.spec.unit);
   panel.range = xRange(times, values);
   const last = lastIndex(values, times.length);
   const fig = panel.fig;
@@ -177,7 +179,7 @@ function drawPanel(panel, data) {
     if (panel.plot) panel.plot.destroy();
     panel.box.replaceChildren();
     panel.shape = shape;
-    panel.plot = series.length ? newPlot(panel, series, unit, columns) : null;
+    panel.plot = newPlot(panel, series, unit, columns); // with no series yet: the axes alone
   }
   fig.dataset.points = String(times.length);
   // Outside a hover, the legend shows the latest values.
@@ -266,36 +268,36 @@ window.addEventListener('resize', () => { for (const p of charts.panels) if (p.f
 function queueCharts(name) {
   const labels = { queue: name };
   return chartsSection('Queue ' + name + ' over time', [
-    { key: 'queue-rates', title: 'Jobs per second', metrics: ['queue.enqueued', 'queue.done', 'queue.failed'], labels,
+    { key: 'queue-rates', unit: '1/s', title: 'Jobs per second', metrics: ['queue.enqueued', 'queue.done', 'queue.failed'], labels,
       names: { 'queue.enqueued': 'enqueued', 'queue.done': 'done', 'queue.failed': 'failed' } },
-    { key: 'queue-latency', title: 'Job latency (enqueue to done)', metrics: ['queue.latency.p50', 'queue.latency.p99'], labels,
+    { key: 'queue-latency', unit: 's', title: 'Job latency (enqueue to done)', metrics: ['queue.latency.p50', 'queue.latency.p99'], labels,
       names: { 'queue.latency.p50': 'p50', 'queue.latency.p99': 'p99' } },
-    { key: 'queue-size', title: 'Jobs by state', metrics: ['queue.size'], labels, names: { 'queue.size': '' } },
+    { key: 'queue-size', unit: 'count', title: 'Jobs by state', metrics: ['queue.size'], labels, names: { 'queue.size': '' } },
   ]);
 }
 
 // indexCharts are the index's charts: changes applied and stale per second and lag, per source.
 function indexCharts() {
   return chartsSection('Index over time', [
-    { key: 'index-rates', title: 'Changes per second', metrics: ['index.applied', 'index.stale'], names: { 'index.applied': 'applied', 'index.stale': 'stale' } },
-    { key: 'index-lag', title: 'Lag per source', metrics: ['index.lag'], names: { 'index.lag': '' } },
+    { key: 'index-rates', unit: '1/s', title: 'Changes per second', metrics: ['index.applied', 'index.stale'], names: { 'index.applied': 'applied', 'index.stale': 'stale' } },
+    { key: 'index-lag', unit: 's', title: 'Lag per source', metrics: ['index.lag'], names: { 'index.lag': '' } },
   ]);
 }
 
 // feedCharts are the feed's charts: items published per second, fan-out backlog, delivery lag.
 function feedCharts() {
   return chartsSection('Feed over time', [
-    { key: 'feed-published', title: 'Items published per second', metrics: ['feed.published'], names: { 'feed.published': 'published' } },
-    { key: 'feed-backlog', title: 'Fan-out backlog (jobs waiting)', metrics: ['feed.fanout_backlog'], names: { 'feed.fanout_backlog': 'backlog' } },
-    { key: 'feed-lag', title: 'Delivery lag (publish to inboxes)', metrics: ['feed.delivery_lag'], names: { 'feed.delivery_lag': 'lag' } },
+    { key: 'feed-published', unit: '1/s', title: 'Items published per second', metrics: ['feed.published'], names: { 'feed.published': 'published' } },
+    { key: 'feed-backlog', unit: 'count', title: 'Fan-out backlog (jobs waiting)', metrics: ['feed.fanout_backlog'], names: { 'feed.fanout_backlog': 'backlog' } },
+    { key: 'feed-lag', unit: 's', title: 'Delivery lag (publish to inboxes)', metrics: ['feed.delivery_lag'], names: { 'feed.delivery_lag': 'lag' } },
   ]);
 }
 
 // executorCharts are the executor's charts: tasks by state and stage durations p50 and p99.
 function executorCharts() {
   return chartsSection('Executor over time', [
-    { key: 'executor-tasks', title: 'Tasks by state', metrics: ['executor.tasks'], names: { 'executor.tasks': '' } },
-    { key: 'executor-stages', title: 'Stage duration', metrics: ['executor.stage_duration.p50', 'executor.stage_duration.p99'],
+    { key: 'executor-tasks', unit: 'count', title: 'Tasks by state', metrics: ['executor.tasks'], names: { 'executor.tasks': '' } },
+    { key: 'executor-stages', unit: 's', title: 'Stage duration', metrics: ['executor.stage_duration.p50', 'executor.stage_duration.p99'],
       names: { 'executor.stage_duration.p50': 'p50', 'executor.stage_duration.p99': 'p99' } },
   ]);
 }
@@ -303,6 +305,6 @@ function executorCharts() {
 // buildCharts is the build registry's chart: build events per minute.
 function buildCharts() {
   return chartsSection('Builds over time', [
-    { key: 'builds-events', title: 'Build events per minute', metrics: ['builds.events'], names: { 'builds.events': 'events' } },
+    { key: 'builds-events', unit: '1/min', title: 'Build events per minute', metrics: ['builds.events'], names: { 'builds.events': 'events' } },
   ]);
 }
