@@ -102,6 +102,10 @@ function chartPanel(spec) {
   const fig = el('figure', { class: 'chart', 'data-chart': spec.key }, el('figcaption', { class: 'chart-title', text: spec.title }), box, note);
   const panel = { spec, fig, box, note, plot: null, shape: '', range: null, busy: false, away: 0 };
   fig.chartPanel = panel;
+  // The chart follows its box's width: once the page is in the document, a resized window, a
+  // rotated phone.
+  panel.sizer = new ResizeObserver(() => fitPanel(panel));
+  panel.sizer.observe(box);
   charts.panels.add(panel);
   refreshPanel(panel);
   ensureChartTimer();
@@ -188,7 +192,7 @@ function drawPanel(panel, data) {
 
 // newPlot builds the uPlot chart of a panel.
 function newPlot(panel, series, unit, columns) {
-  const width = Math.max(240, panel.box.clientWidth || panel.fig.clientWidth || 600);
+  const width = Math.max(240, panel.box.clientWidth); // off-page (0): fitted once shown
   const opts = {
     width, height: 200,
     scales: {
@@ -222,20 +226,20 @@ function chartTick() {
       continue;
     }
     p.away = 0;
-    fitPanel(p);
     refreshPanel(p);
   }
   if (!charts.panels.size) stopChartTimer();
 }
 
-// fitPanel follows the width of the panel's box (a resized window, a rotated phone).
+// fitPanel sets the chart to the width of the panel's box.
 function fitPanel(p) {
-  if (!p.plot) return;
+  if (!p.plot || !p.box.clientWidth) return;
   const w = Math.max(240, p.box.clientWidth);
   if (Math.abs(w - p.plot.width) > 2) p.plot.setSize({ width: w, height: 200 });
 }
 
 function dropPanel(p) {
+  p.sizer.disconnect();
   if (p.plot) p.plot.destroy();
   charts.panels.delete(p);
 }
@@ -259,7 +263,6 @@ document.addEventListener('visibilitychange', () => {
   if (document.visibilityState === 'hidden') { stopChartTimer(); return; }
   if (charts.panels.size) { chartTick(); ensureChartTimer(); }
 });
-window.addEventListener('resize', () => { for (const p of charts.panels) if (p.fig.isConnected) fitPanel(p); });
 
 // ---- the charts of each page ----
 
