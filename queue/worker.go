@@ -362,6 +362,7 @@ func (w *Worker) handle(ctx context.Context, d *Delivery, ack ackFunc) {
 		if w.settle(ctx, "ack", func(c context.Context) error { return ack(c, d) }) {
 			log.Info("queue job done", "duration", dur)
 			w.observe(OutcomeAcked, dur)
+			w.observeLatency(m, dur)
 		}
 	case m.RetryCount < maxRetries && !IsPermanent(err):
 		next := m.NextRetry()
@@ -628,6 +629,19 @@ func (w *Worker) observe(outcome string, d time.Duration) {
 	if w.cfg.Observer != nil {
 		w.cfg.Observer.ObserveJob(w.cfg.Queue, outcome, d)
 	}
+}
+
+// observeLatency tells a LatencyObserver the latency of job m, done after running for ran.
+func (w *Worker) observeLatency(m Message, ran time.Duration) {
+	lo, ok := w.cfg.Observer.(LatencyObserver)
+	if !ok {
+		return
+	}
+	latency := ran
+	if !m.EnqueueTime.IsZero() {
+		latency = max(ran, w.cfg.Now().Sub(m.EnqueueTime))
+	}
+	lo.ObserveLatency(w.cfg.Queue, latency)
 }
 
 // sleep waits d or until ctx ends; it tells whether the full wait elapsed.
