@@ -75,14 +75,24 @@ function seriesPath(spec, win) {
 // xRange is the chart's time range: the window, or the history's span while it is shorter
 // (from the first time any series has a value, at least chartMinSpan), so a fresh history
 // fills the width instead of the last pixels of an empty window. The axis labels say the times.
-function xRange(times, values) {
+// The charts of one section share the range (from the earliest first value among them), so
+// their time axes line up. xSpan returns a panel's part: its last time and first time with a
+// value (null: none); xRange combines the section's.
+function xSpan(times, values) {
   const n = times.length;
   if (!n) return null;
-  if (!values.length) return [times[n - 1] - chartMinSpan, times[n - 1]];
-  let first = n - 1;
-  for (let i = 0; i < n; i++) if (values.some((vs) => vs[i] !== null && vs[i] !== undefined)) { first = i; break; }
-  const hi = times[n - 1];
-  return [Math.min(times[first], hi - chartMinSpan), hi];
+  let first = null;
+  for (let i = 0; i < n && first === null; i++) if (values.some((vs) => vs[i] !== null && vs[i] !== undefined)) first = times[i];
+  return { first, last: times[n - 1] };
+}
+
+function xRange(panel) {
+  const spans = panel.group.map((p) => p.span).filter(Boolean);
+  if (!spans.length) return null;
+  const hi = Math.max(...spans.map((x) => x.last));
+  const firsts = spans.map((x) => x.first).filter((f) => f !== null);
+  const first = firsts.length ? Math.min(...firsts) : hi;
+  return [Math.min(first, hi - chartMinSpan), hi];
 }
 
 // lastIndex is the last time index at which some series has a value (-1: none).
@@ -92,15 +102,16 @@ function lastIndex(values, n) {
 }
 
 // chartPanel renders one chart of spec: { key, title, unit, metrics: [names], labels: {label:
-// value}, names: {metric: legend name} }. The series of one chart share a unit (the first
+// value}, names: {metric: legend name}, dots: draw every value as a dot too }. The series of one chart share a unit (the first
 // series', spec.unit until there is one).
 // The figure carries what it draws for tests and scripts: data-window, data-last-time (unix
 // seconds of its last point) and data-last (JSON [{metric, labels, value}] at that time).
-function chartPanel(spec) {
+function chartPanel(spec, group) {
   const box = el('div', { class: 'chart-plot', role: 'img', 'aria-label': spec.title });
   const note = el('p', { class: 'chart-note muted' });
   const fig = el('figure', { class: 'chart', 'data-chart': spec.key }, el('figcaption', { class: 'chart-title', text: spec.title }), box, note);
-  const panel = { spec, fig, box, note, plot: null, shape: '', range: null, busy: false, away: 0 };
+  const panel = { spec, fig, box, note, group: group || [], plot: null, shape: '', span: null, latest: -1, busy: false, away: 0 };
+  panel.group.push(panel);
   fig.chartPanel = panel;
   // The chart follows its box's width: once the page is in the document, a resized window, a
   // rotated phone.
@@ -114,9 +125,10 @@ function chartPanel(spec) {
 
 // chartsSection renders a titled group of charts with the window picker.
 function chartsSection(title, specs) {
+  const group = []; // the section's panels share one time range
   return el('section', { class: 'charts' },
     el('div', { class: 'charts-head' }, el('h2', { text: title }), windowPicker()),
-    el('div', { class: 'chart-grid' }, specs.map(chartPanel)));
+    el('div', { class: 'chart-grid' }, specs.map((spec) => chartPanel(spec, group))));
 }
 
 // windowPicker renders the 15 min / 1 h / 24 h buttons; a choice applies to every chart.
@@ -162,7 +174,7 @@ function drawPanel(panel, data) {
   }
   const values = series.map((s) => s.values);
   const unit = unitOf(series.length ? series[0].unit : panel.spec.unit);
-  panel.range = xRange(times, values);
+  panel.span = xSpan(times, values);
   const last = lastIndex(values, times.length);
   const fig = panel.fig;
   fig.dataset.window = data.window || charts.window;
@@ -173,7 +185,10 @@ function drawPanel(panel, data) {
   const notes = [];
   if (!series.length || last < 0) notes.push('no data in this window yet');
   if (hidden) notes.push(`${hidden} more series not drawn (the ${chartMaxSeries} largest shown)`);
-  if (panel.range && times.length && panel.range[0] > times[0]) notes.push('history starts ' + new Date(panel.range[0] * 1000).toLocaleTimeString() + ': drawn from there');
+  const range = xRange(panel);
+  if (range && times.length && range[0] > times[0] && range[0] < range[1] - chartMinSpan) {
+    notes.push('history starts ' + new Date(range[0] * 1000).toLocaleTimeString() + ': drawn from there');
+  }
   panel.note.textContent = notes.join('; ');
   const shape = JSON.stringify([series.map((s) => seriesName(s, panel.spec)), unit.axis]);
   const columns = [times, ...values];
@@ -186,8 +201,13 @@ function drawPanel(panel, data) {
     panel.plot = newPlot(panel, series, unit, columns); // with no series yet: the axes alone
   }
   fig.dataset.points = String(times.length);
-  // Outside a hover, the legend shows the latest values.
-  if (panel.plot && last >= 0 && panel.plot.cursor.left < 0) panel.plot.setLegend({ idx: last });
+  panel.latest = last;
+}
+
+// showLatest puts the latest values in the legend while the mouse is not over the chart (uPlot
+// clears it then); hooked to every draw and cursor move.
+function showLatest(panel, u) {
+  if (u.cursor.left < 0 && panel.latest >= 0) u.setLegend({ idx: panel.latest });
 }
 
 // newPlot builds the uPlot chart of a panel.
@@ -196,24 +216,36 @@ function newPlot(panel, series, unit, columns) {
   const opts = {
     width, height: 200,
     scales: {
-      x: { time: true, range: (u, lo, hi) => panel.range || [lo, hi] },
+      x: { time: true, range: (u, lo, hi) => xRange(panel) || [lo, hi] },
       y: { range: (u, lo, hi) => uPlot.rangeNum(Math.min(0, lo ?? 0), Math.max(hi ?? 0, 1e-9), 0.1, true) },
     },
     axes: [
-      { stroke: '#67707d', grid: { stroke: '#eef1f4' }, ticks: { stroke: '#dde1e6' } },
+      { stroke: '#67707d', grid: { stroke: '#eef1f4' }, ticks: { stroke: '#dde1e6' }, space: 80, values: timeLabels },
       { label: unit.axis, stroke: '#67707d', size: 64, grid: { stroke: '#eef1f4' }, ticks: { stroke: '#dde1e6' }, values: (u, splits) => splits.map(unit.fmt) },
     ],
     series: [
       { label: 'time', value: (u, v) => (v === null || v === undefined ? '–' : new Date(v * 1000).toLocaleTimeString()) },
       ...series.map((s, i) => ({
         label: seriesName(s, panel.spec), stroke: chartPalette[i % chartPalette.length], width: 1.5,
+        // Quantiles exist only where something was observed: a lone value is drawn as a dot.
+        points: panel.spec.dots ? { show: true, size: 5, fill: chartPalette[i % chartPalette.length] } : {},
         value: (u, v) => (v === null || v === undefined ? '–' : unit.fmt(v)),
       })),
     ],
     cursor: { drag: { x: false, y: false }, points: { size: 6 } },
     legend: { live: true },
+    hooks: { draw: [(u) => showLatest(panel, u)], setCursor: [(u) => showLatest(panel, u)] },
   };
   return new uPlot(opts, columns, panel.box);
+}
+
+// timeLabels are the time axis's labels, one line each in the browser's zone: hours, minutes
+// and seconds over a range of 10 minutes or less, hours and minutes over longer ones (the
+// legend gives the full time under the mouse).
+function timeLabels(u, splits) {
+  const short = u.scales.x.max - u.scales.x.min <= 600;
+  const fmt = { hour: '2-digit', minute: '2-digit', ...(short ? { second: '2-digit' } : {}) };
+  return splits.map((t) => new Date(t * 1000).toLocaleTimeString([], fmt));
 }
 
 // chartTick refreshes the charts on the page; panels no longer in the page (a page left) are
@@ -273,7 +305,7 @@ function queueCharts(name) {
   return chartsSection('Queue ' + name + ' over time', [
     { key: 'queue-rates', unit: '1/s', title: 'Jobs per second', metrics: ['queue.enqueued', 'queue.done', 'queue.failed'], labels,
       names: { 'queue.enqueued': 'enqueued', 'queue.done': 'done', 'queue.failed': 'failed' } },
-    { key: 'queue-latency', unit: 's', title: 'Job latency (enqueue to done)', metrics: ['queue.latency.p50', 'queue.latency.p99'], labels,
+    { key: 'queue-latency', dots: true, unit: 's', title: 'Job latency (enqueue to done)', metrics: ['queue.latency.p50', 'queue.latency.p99'], labels,
       names: { 'queue.latency.p50': 'p50', 'queue.latency.p99': 'p99' } },
     { key: 'queue-size', unit: 'count', title: 'Jobs by state', metrics: ['queue.size'], labels, names: { 'queue.size': '' } },
   ]);
@@ -300,7 +332,7 @@ function feedCharts() {
 function executorCharts() {
   return chartsSection('Executor over time', [
     { key: 'executor-tasks', unit: 'count', title: 'Tasks by state', metrics: ['executor.tasks'], names: { 'executor.tasks': '' } },
-    { key: 'executor-stages', unit: 's', title: 'Stage duration', metrics: ['executor.stage_duration.p50', 'executor.stage_duration.p99'],
+    { key: 'executor-stages', dots: true, unit: 's', title: 'Stage duration', metrics: ['executor.stage_duration.p50', 'executor.stage_duration.p99'],
       names: { 'executor.stage_duration.p50': 'p50', 'executor.stage_duration.p99': 'p99' } },
   ]);
 }
