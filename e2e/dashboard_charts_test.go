@@ -74,7 +74,8 @@ const readChart = `(() => {
 // unit and a legend naming every series; the jobs-by-state chart's last point equals the
 // series API's figure at the same second (and the queue's counts while paused); the jobs-per-
 // second chart's last point equals the API's, and its done series counts every job; the window
-// picker switches the charts to 1 h. Screenshots are saved, and on a failure the page's.
+// picker switches the charts to 1 h; a hidden tab reads no series. Screenshots are saved, and on
+// a failure the page's.
 func TestDashboard_ChartsInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real processes and a browser: not under -short")
@@ -207,6 +208,26 @@ queue:
 		fail("the jobs-per-second chart's series %v, legend %v", rates.Names, rates.Legend)
 	}
 	shot("queue")
+
+	// A hidden tab reads no series; shown again, the charts read at once. (The test overrides
+	// document.visibilityState, which a headless tab cannot change, and fires the event.)
+	seriesReads := func() int {
+		var n int
+		run("count series reads", chromedp.Evaluate(`performance.getEntriesByType('resource').filter((e) => e.name.includes('/v1/stats/series')).length`, &n))
+		return n
+	}
+	visibility := func(state string) {
+		run("tab "+state, chromedp.Evaluate(fmt.Sprintf(`Object.defineProperty(document, 'visibilityState', { value: %q, configurable: true });
+			document.dispatchEvent(new Event('visibilitychange')); true`, state), nil))
+	}
+	visibility("hidden")
+	run("clear the timings", chromedp.Evaluate(`performance.clearResourceTimings(); true`, nil))
+	time.Sleep(5 * time.Second) // two and a half refresh periods of the 15-minute window
+	if n := seriesReads(); n != 0 {
+		fail("a hidden tab read the series %d times in 5 s", n)
+	}
+	visibility("visible")
+	eventually(t, 5*time.Second, "the charts read again once the tab is shown", func() bool { return seriesReads() >= 3 })
 
 	// The window picker redraws every chart over 1 h.
 	run("pick 1 h", chromedp.Click(`.chart-windows button[data-window="1h"]`, chromedp.ByQuery),
