@@ -359,7 +359,7 @@ index:
 		t.Fatalf("index page:\n%s", view)
 	}
 	var cells []string
-	run("index row", chromedp.Evaluate(`[...document.querySelectorAll('#view table')[0].querySelectorAll('tbody td')].map(td => td.textContent)`, &cells))
+	run("index row", chromedp.Evaluate(`[...document.querySelectorAll('#view .scroll table')[0].querySelectorAll('tbody td')].map(td => td.textContent)`, &cells))
 	if len(cells) < 4 || cells[0] != "shop.orders" || cells[1] != "2" || cells[2] != "1" {
 		t.Fatalf("index counters = %v, want shop.orders applied 2 stale 1", cells)
 	}
