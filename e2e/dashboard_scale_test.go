@@ -178,7 +178,7 @@ func TestDashboard_LargeListsInChromium(t *testing.T) {
 	if c := text("#queue-count"); !strings.HasPrefix(c, fmt.Sprintf("%d queues", len(listed))) {
 		t.Fatalf("queue count reads %q, want %d queues", c, len(listed))
 	}
-	const queueLinks = `#queue-list tbody td:first-child a`
+	const queueLinks = `#queue-page tbody td:first-child a`
 	if got := texts(queueLinks); !slices.Equal(got, listed[:50]) {
 		t.Fatalf("first page lists %d queues %v…, want %v…", len(got), got[:min(3, len(got))], listed[:3])
 	}
@@ -194,29 +194,29 @@ func TestDashboard_LargeListsInChromium(t *testing.T) {
 
 	// Dead letters: 10,000 counted, the newest 50 listed, Next lists the following 50.
 	deadHash := "#/queues?queue=" + url.QueryEscape(deadQueue)
-	timed("dead letters (10,000)", deadHash, "#dead-letters table")
+	timed("dead letters (10,000)", deadHash, "#dead-letter-page table")
 	if h := text("#dead-letters h3"); h != fmt.Sprintf("Dead letters (%d)", scaleDeadLetters) {
 		t.Fatalf("dead letters heading %q", h)
 	}
-	const deadJobs = `#dead-letters tbody td:nth-child(2)`
+	const deadJobs = `#dead-letter-page tbody td:nth-child(2)`
 	first := texts(deadJobs)
 	if len(first) != 50 || first[0] != fmt.Sprintf("job-%05d", scaleDeadLetters-1) || first[49] != fmt.Sprintf("job-%05d", scaleDeadLetters-50) {
 		t.Fatalf("first dead-letter page lists %d jobs from %v", len(first), first[:min(2, len(first))])
 	}
-	next("#dead-letters .dead-pages", "#dead-letters table")
+	next(".dead-pages", "#dead-letter-page table")
 	if second := texts(deadJobs); len(second) != 50 || second[0] != fmt.Sprintf("job-%05d", scaleDeadLetters-51) {
 		t.Fatalf("second dead-letter page lists %d jobs from %v", len(second), second[:min(2, len(second))])
 	}
-	if where := text("#dead-letters .dead-pages"); !strings.Contains(where, "51–100 of 10000") {
+	if where := text(".dead-pages"); !strings.Contains(where, "51–100 of 10000") {
 		t.Fatalf("second dead-letter page says %q", where)
 	}
 	shot("dead-letters")
 
 	// Builds: one page of 50 of the 100,000, Next lists 50 others.
-	timed("builds (100,000)", "#/builds", "#build-list table")
-	const buildLinks = `#build-list tbody td:first-child a`
+	timed("builds (100,000)", "#/builds", "#build-page table")
+	const buildLinks = `#build-page tbody td:first-child a`
 	page1 := texts(buildLinks)
-	next("#build-list .build-pages", "#build-list table")
+	next(".build-pages", "#build-page table")
 	page2 := texts(buildLinks)
 	if len(page1) < 50 || len(page2) == 0 {
 		t.Fatalf("build pages list %d and %d builds", len(page1), len(page2))

@@ -205,7 +205,7 @@ async function buildsPage(view) {
     return;
   }
   view.append(buildCharts());
-  await buildList(view, p);
+  await pagedBuildList(view, p);
 }
 
 // jobStates are the states a job with a record can be in, in the order of its life.
@@ -320,7 +320,8 @@ async function queuesPage(view) {
   // queue's jobs by name.
   let queues = [];
   if (isAdmin()) {
-    queues = await queueTable(view, p);
+    view.append(queueFilter(p));
+    queues = await pagedQueueTable(view, p);
   } else {
     view.append(searchForm([{ name: 'queue', placeholder: 'queue name', value: p.get('queue') }], (v) => go('queues', v.queue ? { queue: v.queue } : {})));
   }
@@ -335,7 +336,9 @@ async function queuesPage(view) {
   sec.append(await jobList(name, p));
   sec.append(queueCharts(name));
   if (!isAdmin()) return;
-  sec.append(await deadLetterList(name));
+  const dead = el('section', { id: 'dead-letters' });
+  sec.append(dead);
+  await pagedDeadLetters(dead, name);
 }
 
 function taskView(t, tenant) {
