@@ -41,7 +41,8 @@ const scaleLoads = 3
 // of them holding 10,000 dead letters, and 100,000 builds (written straight into Redis, as
 // the registry stores them), then loads the Queues page, that queue's dead letters and the
 // Builds page in headless Chromium: each shows one page of 50 with the whole count and a
-// Next button that reaches the following page, and each is usable (rendered) within
+// Next button that reaches the following page (and the Feed page, which shows the fan-out
+// queue's counts), and each is usable (rendered) within
 // scaleLoadBound, timed with the Performance API from navigation start. The times are logged.
 func TestDashboard_LargeListsInChromium(t *testing.T) {
 	if testing.Short() {
@@ -190,6 +191,12 @@ func TestDashboard_LargeListsInChromium(t *testing.T) {
 	load("#/queues?qmatch=0777", "#queue-count")
 	if got := texts(queueLinks); !slices.Equal(got, []string{"tenant-0777:jobs"}) {
 		t.Fatalf("filter 0777 lists %v", got)
+	}
+
+	// The feed page reads the fan-out queue's counts only.
+	timed("feed (1,000 queues)", "#/feed", "#view h1")
+	if view := text("#view"); !strings.Contains(view, "Fan-out backlog") || !strings.Contains(view, "feed:fanout") {
+		t.Fatalf("feed page:\n%s", view)
 	}
 
 	// Dead letters: 10,000 counted, the newest 50 listed, Next lists the following 50.
