@@ -74,8 +74,9 @@ const readChart = `(() => {
 // unit and a legend naming every series; the jobs-by-state chart's last point equals the
 // series API's figure at the same second (and the queue's counts while paused); the jobs-per-
 // second chart's last point equals the API's, and its done series counts every job; the window
-// picker switches the charts to 1 h; a hidden tab reads no series. Screenshots are saved, and on
-// a failure the page's.
+// picker switches the charts to 1 h; a hidden tab reads no series; the Index, Feed, Executor and
+// Builds pages draw their charts in their units. Screenshots are saved, and on a failure the
+// page's.
 func TestDashboard_ChartsInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real processes and a browser: not under -short")
@@ -234,6 +235,26 @@ queue:
 		chromedp.WaitVisible(`figure.chart[data-chart="queue-rates"][data-window="1h"]`, chromedp.ByQuery))
 	run("back to 15 min", chromedp.Click(`.chart-windows button[data-window="15m"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`figure.chart[data-chart="queue-rates"][data-window="15m"]`, chromedp.ByQuery))
+
+	// The other pages' charts are drawn with their units.
+	for _, page := range []struct {
+		hash   string
+		charts map[string]string // key → y axis label
+	}{
+		{"#/index", map[string]string{"index-rates": "per second", "index-lag": "seconds"}},
+		{"#/feed", map[string]string{"feed-published": "per second", "feed-backlog": "count", "feed-lag": "seconds"}},
+		{"#/executor", map[string]string{"executor-tasks": "count", "executor-stages": "seconds"}},
+		{"#/builds", map[string]string{"builds-events": "per minute"}},
+	} {
+		run("open "+page.hash, chromedp.Navigate("about:blank"), chromedp.Navigate(s.Base+"/ui/"+page.hash), chromedp.WaitReady("body[data-ready]", chromedp.ByQuery))
+		for key, unit := range page.charts {
+			eventually(t, 10*time.Second, "chart "+key+" drawn", func() bool { return chart(key) != nil })
+			if c := chart(key); len(c.Axes) != 2 || !strings.HasPrefix(c.Axes[1], unit) || c.Window != "15m" {
+				fail("chart %s on %s: %v, want a y axis in %s", key, page.hash, c, unit)
+			}
+		}
+		shot(strings.TrimPrefix(page.hash, "#/"))
+	}
 }
 
 // lastPoint compares a chart's last point with the API's answer at the same second: it returns

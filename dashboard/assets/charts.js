@@ -217,7 +217,9 @@ function newPlot(panel, series, unit, columns) {
     width, height: 200,
     scales: {
       x: { time: true, range: (u, lo, hi) => xRange(panel) || [lo, hi] },
-      y: { range: (u, lo, hi) => uPlot.rangeNum(Math.min(0, lo ?? 0), Math.max(hi ?? 0, 1e-9), 0.1, true) },
+      // From 0 (or below, for a negative value) to the largest value, at least a floor (1, or
+      // 10 ms for seconds), so a quiet series reads as a flat line at 0 on a readable axis.
+      y: { range: (u, lo, hi) => uPlot.rangeNum(Math.min(0, lo ?? 0), Math.max(hi ?? 0, panel.spec.unit === 's' ? 0.01 : 1), 0.1, true) },
     },
     axes: [
       { stroke: '#67707d', grid: { stroke: '#eef1f4' }, ticks: { stroke: '#dde1e6' }, space: 80, values: timeLabels },
