@@ -72,7 +72,7 @@ func TestRecorder_RedisStoppedMidTraffic(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec.Add(history.QueueDone, 5, "q")
-	if err := rec.Flush(t.Context()); err != nil {
+	if err := rec.FlushAll(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 
@@ -82,18 +82,18 @@ func TestRecorder_RedisStoppedMidTraffic(t *testing.T) {
 		rec.Add(history.QueueDone, 1, "q") // never touches Redis: returns at once
 	}
 	rec.Set(history.QueueSize, 3, "q", "pending")
-	err = rec.Flush(t.Context())
+	err = rec.FlushAll(t.Context())
 	if !redstate.IsCode(err, redstate.EUNAVAILABLE) {
 		t.Fatalf("flush with Redis stopped = %v, want EUNAVAILABLE", err)
 	}
-	if st := rec.Stats(); st.Dropped != 1001 || st.FailedFlushes != 1 || !rec.Failing() {
-		t.Fatalf("stats = %+v failing %v, want 1001 dropped events in 1 failed flush", st, rec.Failing())
+	if st := rec.Stats(); st.Dropped != 1001 || st.FailedFlushes != 3 || !rec.Failing() {
+		t.Fatalf("stats = %+v failing %v, want 1001 dropped events in 3 failed writes (one per tier)", st, rec.Failing())
 	}
 
 	srv.Restart(t)
 	clock.Add(time.Second)
 	rec.Add(history.QueueDone, 2, "q")
-	if err := rec.Flush(t.Context()); err != nil {
+	if err := rec.FlushAll(t.Context()); err != nil {
 		t.Fatalf("flush after Redis is back: %v", err)
 	}
 	if rec.Failing() {

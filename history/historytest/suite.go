@@ -68,7 +68,7 @@ func recorder(t *testing.T, store history.Store, c *Clock, maxSeries int) *histo
 func flush(t *testing.T, rs ...*history.Recorder) {
 	t.Helper()
 	for _, r := range rs {
-		if err := r.Flush(t.Context()); err != nil {
+		if err := r.FlushAll(t.Context()); err != nil {
 			t.Fatalf("flush: %v", err)
 		}
 	}

@@ -64,7 +64,7 @@ func TestOpen_RecordsIntoTheHistory(t *testing.T) {
 			Window: "15m", Labels: map[string]string{"queue": "mail:queue"}}
 		deadline := time.Now().Add(waitFor)
 		for {
-			if err := rec.Flush(ctx); err != nil {
+			if err := rec.FlushAll(ctx); err != nil {
 				t.Fatal(err)
 			}
 			res, err := reader.Read(ctx, q)
