@@ -101,6 +101,7 @@ func BenchmarkRedisFlush(b *testing.B) {
 		usec, calls = usec+c.Usec, calls+c.Calls
 	}
 	b.ReportMetric(float64(usec)/float64(b.N), "server-µs/flush")
+	b.Log(d.String())
 	b.ReportMetric(float64(calls)/float64(b.N), "commands/flush")
 	for _, t := range history.Tiers {
 		n, err := client.MemoryUsage(ctx, keys.Bucket(t, t.Start(sec)), 0).Result()

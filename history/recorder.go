@@ -14,7 +14,7 @@ import (
 // Defaults of Options.
 const (
 	// DefaultMaxSeries bounds the series one Recorder writes (Options.MaxSeries).
-	DefaultMaxSeries = 2000
+	DefaultMaxSeries = 1000
 	// DefaultFlushInterval is how often a Recorder writes what it counted.
 	DefaultFlushInterval = time.Second
 	// DefaultFlushTimeout bounds one write to the store.
