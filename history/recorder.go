@@ -420,7 +420,7 @@ type coarsePending struct {
 	tier   int // index in Tiers
 	counts map[coarseKey]int64
 	gauges map[coarseKey]gaugeAt // the last value of a field's bucket
-	up     map[int64]bool     // bucket starts
+	up     map[int64]bool        // bucket starts
 }
 
 // coarseKey is one field of one bucket.
