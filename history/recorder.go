@@ -34,10 +34,11 @@ const OtherLabel = "(other)"
 type Options struct {
 	// Store receives the flushes (required).
 	Store Store
-	// MaxSeries bounds the series this process writes (default DefaultMaxSeries). Past it, a
-	// new counter or latency series counts into its metric's OtherLabel series, and a new
-	// gauge series is not recorded; both are counted in Stats.Overflow. A series not written
-	// for a day no longer counts.
+	// MaxSeries bounds the labelled series this process writes (default DefaultMaxSeries).
+	// Past it, a new counter or latency series counts into its metric's OtherLabel series, and
+	// a new gauge series is not recorded; both are counted in Stats.Overflow. The metrics
+	// without labels and the OtherLabel series are always written (one each, bounded by the
+	// catalog). A series not written for a day no longer counts.
 	MaxSeries int
 	// FlushInterval is how often Run writes (default DefaultFlushInterval).
 	FlushInterval time.Duration
@@ -196,9 +197,11 @@ func (r *Recorder) record(metric string, kind Kind, labels []string, add func(se
 	defer r.mu.Unlock()
 	st := r.series[k]
 	if st == nil {
-		if len(r.series) >= r.opts.MaxSeries {
+		// A metric without labels has one series: it is always admitted, like the "(other)"
+		// ones (a handful, bounded by the catalog).
+		if len(r.series) >= r.opts.MaxSeries && len(labels) > 0 {
 			r.overflow.Add(1)
-			if kind == KindGauge || len(labels) == 0 {
+			if kind == KindGauge {
 				return
 			}
 			k = otherKey(k, len(labels))
