@@ -112,18 +112,36 @@ func Lookup(name string) (Metric, error) {
 }
 
 // recordedKind is the kind of a recorded name: counter, gauge, or "histogram" for a quantile's
-// distribution; "" for an unknown name.
+// distribution, and its number of labels; "" for an unknown name.
 func recordedKind(name string) (Kind, int) {
-	for _, m := range catalog {
-		if m.recorded == name {
-			if m.Kind == KindQuantile {
-				return kindHistogram, len(m.Labels)
-			}
-			return m.Kind, len(m.Labels)
-		}
+	r, ok := recordedNames[name]
+	if !ok {
+		return "", 0
 	}
-	return "", 0
+	return r.kind, r.labels
 }
+
+// recordedNames are the recorded names of the catalog, for recordedKind.
+var recordedNames = func() map[string]struct {
+	kind   Kind
+	labels int
+} {
+	out := map[string]struct {
+		kind   Kind
+		labels int
+	}{}
+	for _, m := range catalog {
+		k := m.Kind
+		if k == KindQuantile {
+			k = kindHistogram
+		}
+		out[m.recorded] = struct {
+			kind   Kind
+			labels int
+		}{k, len(m.Labels)}
+	}
+	return out
+}()
 
 // kindHistogram is the recorded kind of a quantile's distribution.
 const kindHistogram Kind = "histogram"

@@ -22,11 +22,11 @@ const usageEvery = time.Minute
 //	redstate_stats_history_series                  series this process writes (cap: redstate_stats_history_max_series)
 //	redstate_stats_history_keys                    buckets (Redis keys) the history holds, every instance's (measured at most once a minute)
 //	redstate_stats_history_bytes                   their size (Redis MEMORY USAGE)
-func RegisterMetrics(m *metrics.Metrics, r *Recorder, s Store) {
+func RegisterMetrics(m *metrics.Metrics, r *Recorder, u *UsageMeter) {
 	if m == nil || r == nil {
 		return
 	}
-	m.Registry().MustRegister(&collector{r: r, s: s})
+	m.Registry().MustRegister(&collector{r: r, u: u})
 }
 
 var (
@@ -43,12 +43,7 @@ var (
 // collector reads the recorder's counts and the store's usage at scrape time.
 type collector struct {
 	r *Recorder
-	s Store
-
-	mu       sync.Mutex
-	usage    Usage
-	measured time.Time
-	ok       bool
+	u *UsageMeter
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
@@ -66,22 +61,40 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(flushesDesc, prometheus.CounterValue, float64(st.FailedFlushes), "failed")
 	ch <- prometheus.MustNewConstMetric(seriesDesc, prometheus.GaugeValue, float64(st.Series))
 	ch <- prometheus.MustNewConstMetric(maxDesc, prometheus.GaugeValue, float64(st.MaxSeries))
-	if u, ok := c.measure(); ok {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if u, ok := c.u.Usage(ctx); ok {
 		ch <- prometheus.MustNewConstMetric(keysDesc, prometheus.GaugeValue, float64(u.Buckets))
 		ch <- prometheus.MustNewConstMetric(bytesDesc, prometheus.GaugeValue, float64(u.Bytes))
 	}
 }
 
-// measure returns the store's usage, measured again when the last is older than usageEvery.
-func (c *collector) measure() (Usage, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if time.Since(c.measured) < usageEvery {
-		return c.usage, c.ok
+// UsageMeter measures a Store's usage (Store.Usage reads every bucket) at most once per
+// usageEvery, for the metrics and the overview. Safe for concurrent use.
+type UsageMeter struct {
+	s Store
+
+	mu       sync.Mutex
+	usage    Usage
+	measured time.Time
+	ok       bool
+}
+
+// NewUsageMeter returns a meter of s.
+func NewUsageMeter(s Store) *UsageMeter { return &UsageMeter{s: s} }
+
+// Usage returns the last measure, measured again (within ctx) when older than a minute; false
+// when the last measure failed. A nil meter measures nothing.
+func (m *UsageMeter) Usage(ctx context.Context) (Usage, bool) {
+	if m == nil {
+		return Usage{}, false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	u, err := c.s.Usage(ctx)
-	c.usage, c.ok, c.measured = u, err == nil, time.Now()
-	return u, c.ok
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.measured.IsZero() && time.Since(m.measured) < usageEvery {
+		return m.usage, m.ok
+	}
+	u, err := m.s.Usage(ctx)
+	m.usage, m.ok, m.measured = u, err == nil, time.Now()
+	return u, m.ok
 }

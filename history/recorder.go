@@ -14,7 +14,7 @@ import (
 // Defaults of Options.
 const (
 	// DefaultMaxSeries bounds the series one Recorder writes (Options.MaxSeries).
-	DefaultMaxSeries = 2000
+	DefaultMaxSeries = 1000
 	// DefaultFlushInterval is how often a Recorder writes what it counted.
 	DefaultFlushInterval = time.Second
 	// DefaultFlushTimeout bounds one write to the store.
@@ -34,10 +34,11 @@ const OtherLabel = "(other)"
 type Options struct {
 	// Store receives the flushes (required).
 	Store Store
-	// MaxSeries bounds the series this process writes (default DefaultMaxSeries). Past it, a
-	// new counter or latency series counts into its metric's OtherLabel series, and a new
-	// gauge series is not recorded; both are counted in Stats.Overflow. A series not written
-	// for a day no longer counts.
+	// MaxSeries bounds the labelled series this process writes (default DefaultMaxSeries).
+	// Past it, a new counter or latency series counts into its metric's OtherLabel series, and
+	// a new gauge series is not recorded; both are counted in Stats.Overflow. The metrics
+	// without labels and the OtherLabel series are always written (one each, bounded by the
+	// catalog). A series not written for a day no longer counts.
 	MaxSeries int
 	// FlushInterval is how often Run writes (default DefaultFlushInterval).
 	FlushInterval time.Duration
@@ -77,8 +78,9 @@ type Recorder struct {
 	gauges   map[gaugeKey]float64
 	series   map[seriesKey]*seriesState
 	samplers []Sampler
-	lastUp   int64 // the last second marked up
-	pruned   int64 // when series not written for a day were last forgotten
+	coarse   []coarsePending // the coarser tiers' sums, written when their buckets end
+	lastUp   int64           // the last second marked up
+	pruned   int64           // when series not written for a day were last forgotten
 
 	events, dropped, overflow, invalid, flushes, failed atomic.Int64
 	failing                                             atomic.Bool
@@ -132,7 +134,7 @@ func NewRecorder(o Options) (*Recorder, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	r := &Recorder{opts: o, log: log, counts: map[countKey]int64{}, gauges: map[gaugeKey]float64{},
-		series: map[seriesKey]*seriesState{}}
+		series: map[seriesKey]*seriesState{}, coarse: newCoarse()}
 	r.lastUp = o.Now().Unix() - 1
 	return r, nil
 }
@@ -195,9 +197,11 @@ func (r *Recorder) record(metric string, kind Kind, labels []string, add func(se
 	defer r.mu.Unlock()
 	st := r.series[k]
 	if st == nil {
-		if len(r.series) >= r.opts.MaxSeries {
+		// A metric without labels has one series: it is always admitted, like the "(other)"
+		// ones (a handful, bounded by the catalog).
+		if len(r.series) >= r.opts.MaxSeries && len(labels) > 0 {
 			r.overflow.Add(1)
-			if kind == KindGauge || len(labels) == 0 {
+			if kind == KindGauge {
 				return
 			}
 			k = otherKey(k, len(labels))
@@ -255,8 +259,9 @@ func otherKey(k seriesKey, n int) seriesKey {
 type Stats struct {
 	// Events is how many Add, Set and Observe calls it had.
 	Events int64 `json:"events"`
-	// Dropped is how many of them were lost because their flush failed (the store did not
-	// answer within FlushTimeout).
+	// Dropped is how many of them were lost because their 1 s write failed (the store did not
+	// answer within FlushTimeout). A coarser tier's bucket whose write failed is lost for that
+	// tier only, and counted in FailedFlushes.
 	Dropped int64 `json:"dropped"`
 	// Overflow is how many went to an OtherLabel series or were not recorded (gauges) because
 	// the series cap was reached.
@@ -264,7 +269,8 @@ type Stats struct {
 	// Invalid is how many named an unknown metric, the wrong kind, or bad label values (not
 	// recorded).
 	Invalid int64 `json:"invalid"`
-	// Flushes and FailedFlushes count the writes to the store.
+	// Flushes and FailedFlushes count the writes to the store (one per flush for the 1 s tier,
+	// one more when a coarser tier's bucket ended).
 	Flushes       int64 `json:"flushes"`
 	FailedFlushes int64 `json:"failedFlushes"`
 	// Series is how many series it writes now (at most MaxSeries, plus the OtherLabel ones).
@@ -285,10 +291,21 @@ func (r *Recorder) Stats() Stats {
 		Flushes: r.flushes.Load(), FailedFlushes: r.failed.Load(), Series: n, MaxSeries: r.opts.MaxSeries}
 }
 
-// Flush runs the samplers, then writes what was counted since the last flush in one Store
-// write, bounded by FlushTimeout. A failed write is dropped: its events are counted in
-// Stats.Dropped and the error returned (EUNAVAILABLE).
-func (r *Recorder) Flush(ctx context.Context) error {
+// Flush is one tick of Run: it runs the samplers and writes the 1 s tier's new counts, and the
+// buckets of the coarser tiers that have ended. Each write is bounded by FlushTimeout (all of a
+// flush's writes together); a write that fails is dropped (Stats.Dropped counts the events of a
+// failed 1 s write) and its error returned (EUNAVAILABLE).
+func (r *Recorder) Flush(ctx context.Context) error { return r.flush(ctx, false) }
+
+// FlushAll is Flush writing the coarser tiers' open buckets too: what Run does when it stops
+// (the next process adds to the same buckets), and what a test does to read every tier at once.
+func (r *Recorder) FlushAll(ctx context.Context) error { return r.flush(ctx, true) }
+
+// flush runs the samplers and writes the 1 s tier's new counts, and the buckets of the coarser
+// tiers that have ended (all of them when all is true). The coarser tiers' counts are summed
+// in memory until their bucket ends, so that a busy second costs one write per field, not one
+// per tier.
+func (r *Recorder) flush(ctx context.Context, all bool) error {
 	ctx, cancel := context.WithTimeout(ctx, r.opts.FlushTimeout)
 	defer cancel()
 	r.mu.Lock()
@@ -298,16 +315,28 @@ func (r *Recorder) Flush(ctx context.Context) error {
 		s(ctx, r)
 	}
 	now := r.opts.Now().Unix()
-	b, events, registering := r.take(now)
-	r.flushes.Add(1)
-	err := r.opts.Store.Write(ctx, b)
-	if err != nil {
-		r.failed.Add(1)
-		r.dropped.Add(events)
-		if !r.failing.Swap(true) {
-			r.log.Warn("statistics history: writing failed; events are dropped (and counted) until it works again", "err", err)
+	batches, events, registering := r.take(now, all)
+	var first error
+	for i, b := range batches {
+		r.flushes.Add(1)
+		err := r.opts.Store.Write(ctx, b)
+		if err == nil {
+			continue
 		}
-		return err
+		r.failed.Add(1)
+		if i == 0 {
+			r.dropped.Add(events)
+			registering = nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		if !r.failing.Swap(true) {
+			r.log.Warn("statistics history: writing failed; events are dropped (and counted) until it works again", "err", first)
+		}
+		return first
 	}
 	if r.failing.Swap(false) {
 		r.log.Info("statistics history: writing works again")
@@ -320,20 +349,21 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	return nil
 }
 
-// take swaps out what was counted as a Batch (with the up marks up to now and the series to
-// register), and how many events it holds.
-func (r *Recorder) take(now int64) (Batch, int64, []*seriesState) {
+// take swaps out what was counted: the 1 s tier's batch first (with the up marks up to now and
+// the series to register), then one batch per coarser tier holding its ended buckets (or all
+// of them when all is true); and the number of events of the first.
+func (r *Recorder) take(now int64, all bool) ([]Batch, int64, []*seriesState) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	counts, gauges := r.counts, r.gauges
 	r.counts, r.gauges = map[countKey]int64{}, map[gaugeKey]float64{}
-	b := Batch{Counts: make([]Count, 0, len(counts)), Gauges: make([]GaugeValue, 0, len(gauges)), Seen: map[string]int64{}}
+	fine := Batch{Counts: make([]Count, 0, len(counts)), Gauges: make([]GaugeValue, 0, len(gauges)), Seen: map[string]int64{}, Tiers: []int{0}}
 	var events int64
 	var registering []*seriesState
 	seen := func(k seriesKey) string {
 		st := r.series[k]
-		if _, ok := b.Seen[st.field]; !ok && now-st.registered >= int64(registryRefresh/time.Second) {
-			b.Seen[st.field] = now
+		if _, ok := fine.Seen[st.field]; !ok && now-st.registered >= int64(registryRefresh/time.Second) {
+			fine.Seen[st.field] = now
 			registering = append(registering, st)
 		}
 		return st.field
@@ -343,17 +373,25 @@ func (r *Recorder) take(now int64) (Batch, int64, []*seriesState) {
 		if k.bucket >= 0 {
 			field = histogramField(field, k.bucket)
 		}
-		b.Counts = append(b.Counts, Count{Second: k.second, Field: field, N: n})
+		fine.Counts = append(fine.Counts, Count{Second: k.second, Field: field, N: n})
 		events += n
 	}
 	for k, v := range gauges {
-		b.Gauges = append(b.Gauges, GaugeValue{Second: k.second, Field: seen(k.series), Value: v})
+		fine.Gauges = append(fine.Gauges, GaugeValue{Second: k.second, Field: seen(k.series), Value: v})
 		events++
 	}
 	for sec := max(r.lastUp+1, now-maxUpSeconds+1); sec <= now; sec++ {
-		b.Up = append(b.Up, sec)
+		fine.Up = append(fine.Up, sec)
 	}
 	r.lastUp = now
+	batches := []Batch{fine}
+	for i := range r.coarse {
+		c := &r.coarse[i]
+		c.add(fine)
+		if b, ok := c.take(now, all); ok {
+			batches = append(batches, b)
+		}
+	}
 	if now-r.pruned >= int64(registryRefresh/time.Second) {
 		r.pruned = now
 		for k, st := range r.series {
@@ -362,22 +400,95 @@ func (r *Recorder) take(now int64) (Batch, int64, []*seriesState) {
 			}
 		}
 	}
-	return b, events, registering
+	return batches, events, registering
 }
 
-// Run flushes every FlushInterval until ctx ends, then once more.
+// Run flushes every FlushInterval until ctx ends, then writes everything (FlushAll).
 func (r *Recorder) Run(ctx context.Context) {
 	t := time.NewTicker(r.opts.FlushInterval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			_ = r.Flush(context.WithoutCancel(ctx))
+			_ = r.FlushAll(context.WithoutCancel(ctx))
 			return
 		case <-t.C:
 			_ = r.Flush(ctx)
 		}
 	}
+}
+
+// coarsePending sums one coarser tier's buckets until they end.
+type coarsePending struct {
+	tier   int // index in Tiers
+	counts map[coarseKey]int64
+	gauges map[coarseKey]gaugeAt // the last value of a field's bucket
+	up     map[int64]bool        // bucket starts
+}
+
+// coarseKey is one field of one bucket.
+type coarseKey struct {
+	field string
+	start int64
+}
+
+// gaugeAt is a gauge's last value and when it was set.
+type gaugeAt struct {
+	second int64
+	value  float64
+}
+
+// newCoarse returns the pending sums of every tier but the first.
+func newCoarse() []coarsePending {
+	out := make([]coarsePending, 0, len(Tiers)-1)
+	for i := 1; i < len(Tiers); i++ {
+		out = append(out, coarsePending{tier: i, counts: map[coarseKey]int64{}, gauges: map[coarseKey]gaugeAt{}, up: map[int64]bool{}})
+	}
+	return out
+}
+
+// add sums a 1 s batch into the tier's buckets.
+func (c *coarsePending) add(b Batch) {
+	t := Tiers[c.tier]
+	for _, n := range b.Counts {
+		c.counts[coarseKey{n.Field, t.Start(n.Second)}] += n.N
+	}
+	for _, g := range b.Gauges {
+		k := coarseKey{g.Field, t.Start(g.Second)}
+		if last, ok := c.gauges[k]; !ok || g.Second >= last.second {
+			c.gauges[k] = gaugeAt{g.Second, g.Value}
+		}
+	}
+	for _, sec := range b.Up {
+		c.up[t.Start(sec)] = true
+	}
+}
+
+// take returns the batch of the buckets that ended by now (every bucket when all is true) and
+// forgets them; false when there is none.
+func (c *coarsePending) take(now int64, all bool) (Batch, bool) {
+	t := Tiers[c.tier]
+	ended := func(start int64) bool { return all || start+t.Step <= now }
+	b := Batch{Tiers: []int{c.tier}}
+	for k, n := range c.counts {
+		if ended(k.start) {
+			b.Counts = append(b.Counts, Count{Second: k.start, Field: k.field, N: n})
+			delete(c.counts, k)
+		}
+	}
+	for k, g := range c.gauges {
+		if ended(k.start) {
+			b.Gauges = append(b.Gauges, GaugeValue{Second: g.second, Field: k.field, Value: g.value})
+			delete(c.gauges, k)
+		}
+	}
+	for start := range c.up {
+		if ended(start) {
+			b.Up = append(b.Up, start)
+			delete(c.up, start)
+		}
+	}
+	return b, len(b.Counts)+len(b.Gauges)+len(b.Up) > 0
 }
 
 // Failing reports whether the last flush failed.

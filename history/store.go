@@ -9,7 +9,7 @@ import (
 // Store keeps the buckets of every instance. RedisStore and MemoryStore implement it; the
 // conformance suite (package historytest) proves they behave the same.
 type Store interface {
-	// Write applies one batch to every tier: it adds its counts into the buckets holding their
+	// Write applies one batch to its tiers (Batch.Tiers): it adds its counts into the buckets holding their
 	// seconds, sets its gauges (the latest second of a bucket wins, and a later Write wins over
 	// an earlier one), marks the buckets of its Up seconds and registers its series. A bucket
 	// whose retention has already passed is not written. Errors: EUNAVAILABLE (the batch may be
@@ -47,6 +47,22 @@ type Batch struct {
 	Up []int64
 	// Seen are the series written (field → second), for the registry.
 	Seen map[string]int64
+	// Tiers are the indexes (in Tiers) of the tiers the batch is written to; nil: every tier.
+	Tiers []int
+}
+
+// tiers returns the tiers b is written to.
+func (b Batch) tiers() []Tier {
+	if b.Tiers == nil {
+		return Tiers
+	}
+	out := make([]Tier, 0, len(b.Tiers))
+	for _, i := range b.Tiers {
+		if i >= 0 && i < len(Tiers) {
+			out = append(out, Tiers[i])
+		}
+	}
+	return out
 }
 
 // Count adds N to a field's bucket holding Second.
@@ -122,7 +138,7 @@ func (b Batch) plan(now int64) []*bucketWrite {
 		return w
 	}
 	latest := map[string]int64{}
-	for _, t := range Tiers {
+	for _, t := range b.tiers() {
 		for _, c := range b.Counts {
 			if w := at(t, c.Second); w != nil {
 				w.incr[c.Field] += c.N

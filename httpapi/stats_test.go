@@ -24,7 +24,7 @@ func statsAPI(t *testing.T) *testAPI {
 	rec.Add(history.QueueDone, 1, "other")
 	rec.Set(history.QueueSize, 9, "report:queue", "pending")
 	rec.Observe(history.QueueLatency, 0.2, "report:queue")
-	if err := rec.Flush(t.Context()); err != nil {
+	if err := rec.FlushAll(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	return newTestAPI(t, func(_ *Config, d *Deps) { d.History = history.NewReader(store, nil) })

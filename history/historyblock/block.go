@@ -7,6 +7,7 @@ package historyblock
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/component"
@@ -22,6 +23,7 @@ type Block struct {
 	recorder *history.Recorder
 	reader   *history.Reader
 	store    history.Store
+	usage    *history.UsageMeter
 	bg       component.Background
 }
 
@@ -45,8 +47,8 @@ func Open(_ context.Context, env component.Env, cfg history.Config) (*Block, err
 	if err != nil {
 		return nil, err
 	}
-	b.recorder, b.reader = rec, history.NewReader(b.store, nil)
-	history.RegisterMetrics(env.Metrics, rec, b.store)
+	b.recorder, b.reader, b.usage = rec, history.NewReader(b.store, nil), history.NewUsageMeter(b.store)
+	history.RegisterMetrics(env.Metrics, rec, b.usage)
 	return b, nil
 }
 
@@ -71,15 +73,25 @@ func (b *Block) Start(ctx context.Context) error {
 // Close stops the flush loop after one last flush.
 func (b *Block) Close(ctx context.Context) error { return b.bg.Stop(ctx) }
 
-// Health reports the backend, the series written and the events dropped; writes failing
-// degrade the component (the blocks it records for are not affected).
-func (b *Block) Health(context.Context) component.Status {
+// healthUsageWait bounds measuring the history's size for Health.
+const healthUsageWait = 500 * time.Millisecond
+
+// Health reports the backend, the series written, the history's size (measured at most once a
+// minute) and the events dropped; writes failing degrade the component (the blocks it records
+// for are not affected).
+func (b *Block) Health(ctx context.Context) component.Status {
 	if b.recorder == nil {
 		return component.Status{Name: Name, Backend: b.backend, State: component.StateOff, Detail: "stats.history.enabled is false"}
 	}
 	st := b.recorder.Stats()
 	s := component.Status{Name: Name, Backend: b.backend, State: component.StateOK,
-		Detail: fmt.Sprintf("%d of at most %d series; %d events dropped", st.Series, st.MaxSeries, st.Dropped)}
+		Detail: fmt.Sprintf("%d of at most %d series", st.Series, st.MaxSeries)}
+	uctx, cancel := context.WithTimeout(ctx, healthUsageWait)
+	defer cancel()
+	if u, ok := b.usage.Usage(uctx); ok {
+		s.Detail += fmt.Sprintf(", %d keys, %.1f MB", u.Buckets, float64(u.Bytes)/1e6)
+	}
+	s.Detail += fmt.Sprintf("; %d events dropped", st.Dropped)
 	if b.recorder.Failing() {
 		s.State = component.StateDegraded
 		s.Detail = "writing the history fails: events are dropped (and counted) until it works again; " + s.Detail

@@ -68,7 +68,7 @@ func recorder(t *testing.T, store history.Store, c *Clock, maxSeries int) *histo
 func flush(t *testing.T, rs ...*history.Recorder) {
 	t.Helper()
 	for _, r := range rs {
-		if err := r.Flush(t.Context()); err != nil {
+		if err := r.FlushAll(t.Context()); err != nil {
 			t.Fatalf("flush: %v", err)
 		}
 	}
@@ -306,19 +306,23 @@ func seriesCap(t *testing.T, open Backend) {
 	r.Add(history.QueueDone, 5, "c")
 	r.Add(history.QueueDone, 2, "d")
 	r.Set(history.QueueSize, 9, "c", "pending")
-	r.Add(history.QueueDone, 1, "a") // a known series still counts
+	r.Add(history.QueueDone, 1, "a")    // a known series still counts
+	r.Add(history.FeedPublished, 1)     // a metric without labels is always recorded
+	r.Set(history.FeedFanoutBacklog, 6) // and its gauge too
 	flush(t, r)
 	st := r.Stats()
-	if st.Overflow != 3 || st.Series != 4 || st.MaxSeries != 3 {
-		t.Errorf("stats = %+v, want 3 overflowed events, 3 series plus (other)", st)
+	if st.Overflow != 3 || st.Series != 6 || st.MaxSeries != 3 {
+		t.Errorf("stats = %+v, want 3 overflowed events, 3 series plus (other) and the 2 without labels", st)
 	}
-	res := read(t, newStore(), t0.Add(time.Minute), history.Query{Metrics: []string{history.QueueDone, history.QueueSize}, Window: "15m"})
+	res := read(t, newStore(), t0.Add(time.Minute), history.Query{Metrics: []string{history.QueueDone, history.QueueSize,
+		history.FeedPublished, history.FeedFanoutBacklog}, Window: "15m"})
 	got := map[string]float64{}
 	for i, s := range res.Series {
 		v, _ := valueAt(t, res, i, t0.Unix())
 		got[s.Metric+" "+s.Labels["queue"]] = v
 	}
-	want := map[string]float64{"queue.done a": 2, "queue.done b": 1, "queue.done " + history.OtherLabel: 7, "queue.size a": 4}
+	want := map[string]float64{"queue.done a": 2, "queue.done b": 1, "queue.done " + history.OtherLabel: 7, "queue.size a": 4,
+		"feed.published ": 1, "feed.fanout_backlog ": 6}
 	if len(got) != len(want) {
 		t.Errorf("series = %v, want %v", got, want)
 	}
