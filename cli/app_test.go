@@ -19,10 +19,10 @@ func TestServe_OverviewNamesEachBlocksBackend(t *testing.T) {
 	}{
 		{"memory", nil, map[string][2]string{
 			"builds": {"memory", "ok"}, "queue": {"memory (records: sql)", "ok"}, "executor": {"memory", "ok"},
-			"index": {"", "off"}, "feed": {"memory + sql (sqlite)", "ok"}}},
+			"index": {"", "off"}, "feed": {"memory + sql (sqlite)", "ok"}, "stats": {"memory", "ok"}}},
 		{"redis", []string{"--redis", ""}, map[string][2]string{
 			"builds": {"redis", "ok"}, "queue": {"redis (records: sql)", "ok"}, "executor": {"redis", "ok"},
-			"index": {"", "off"}, "feed": {"redis + sql (sqlite)", "ok"}}},
+			"index": {"", "off"}, "feed": {"redis + sql (sqlite)", "ok"}, "stats": {"redis", "ok"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := tc.args

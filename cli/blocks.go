@@ -7,6 +7,7 @@ import (
 	"github.com/redstate/redstate/component"
 	"github.com/redstate/redstate/executor/executorblock"
 	"github.com/redstate/redstate/feed/feedblock"
+	"github.com/redstate/redstate/history/historyblock"
 	"github.com/redstate/redstate/httpapi"
 	"github.com/redstate/redstate/index/indexblock"
 	"github.com/redstate/redstate/queue/queueblock"
@@ -15,6 +16,7 @@ import (
 // blocks are the five blocks serve runs, each opened by its own package from the root's env
 // and its own configuration section.
 type blocks struct {
+	stats    *historyblock.Block
 	builds   *buildstatusblock.Block
 	queue    *queueblock.Block
 	executor *executorblock.Block
@@ -28,6 +30,14 @@ type blocks struct {
 func (a *app) openBlocks(ctx context.Context) (*blocks, error) {
 	env := a.env()
 	b := &blocks{}
+	// The statistics history opens first (and closes last, after one last flush): every block
+	// records into its Recorder, the process's one writer.
+	stats, err := historyblock.Open(ctx, env, a.cfg.Stats.History)
+	if err != nil {
+		return nil, err
+	}
+	a.add(stats)
+	b.stats, env.History = stats, stats.Recorder()
 	for _, open := range []func() (component.Component, error){
 		func() (c component.Component, err error) {
 			b.builds, err = buildstatusblock.Open(ctx, env, a.cfg.Publish.BuildStatus)
@@ -64,7 +74,7 @@ func (b *blocks) deps(a *app) httpapi.Deps {
 	d := httpapi.Deps{Builds: b.builds.Store(), Reports: b.queue.Reports(), Queues: b.queue.Admin, Producers: b.queue.Producer,
 		ExecutorRunner: b.executor.Runner, Index: b.index.Indexer(), IndexPush: b.index.Push(), Feed: b.feed.Service(), Health: a.health,
 		QueueNames: b.queue.Names, QueuePool: b.queue.PoolOf, Throughput: b.queue.ThroughputStore(), IndexSources: func() []httpapi.IndexSourceStatus { return indexSourceStatus(b.index.Pulled()) },
-		Overview: a.overview,
+		Overview: a.overview, History: b.stats.Reader(),
 	}
 	if l := b.executor.Lister(); l != nil {
 		d.ExecutorLister = l

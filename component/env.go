@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redstate/redstate/history"
 	"github.com/redstate/redstate/metrics"
 	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/sqldb"
@@ -46,6 +47,9 @@ type Env struct {
 	Namespace string
 	// Metrics receives the blocks' metrics; nil records nothing.
 	Metrics *metrics.Metrics
+	// History records the blocks' statistics history (the dashboard's charts): the process's
+	// one writer. nil records nothing (its methods are safe on nil).
+	History *history.Recorder
 	// Log receives the blocks' logs; nil discards them.
 	Log *slog.Logger
 	// ShutdownTimeout is how long running jobs and stages get to finish when a block closes;

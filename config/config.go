@@ -16,6 +16,7 @@ import (
 	"github.com/redstate/redstate/buildstatus"
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/feed"
+	"github.com/redstate/redstate/history"
 	"github.com/redstate/redstate/index"
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/redisconn"
@@ -46,6 +47,8 @@ type Config struct {
 	Index index.Config `koanf:"index"`
 	// Feed configures the feed read/unread state block.
 	Feed feed.Config `koanf:"feed"`
+	// Stats configures the statistics history the dashboard's charts read.
+	Stats Stats `koanf:"stats"`
 	// DataDir is where embedded state lives on disk: the SQLite database (default
 	// "redstate-data", relative to the working directory; created on start).
 	DataDir string `koanf:"data-dir"`
@@ -202,5 +205,12 @@ func Default() Config {
 		Feed:     feed.DefaultConfig(),
 		Index:    index.DefaultConfig(),
 		Executor: executor.DefaultConfig(),
+		Stats:    Stats{History: history.DefaultConfig()},
 	}
+}
+
+// Stats is the stats section.
+type Stats struct {
+	// History is the statistics history (stats.history).
+	History history.Config `koanf:"history"`
 }

@@ -78,6 +78,7 @@ func (c Config) Validate() error {
 	c.checkQueueKeyspace(v)
 	v.add(c.Index.Validate())
 	v.add(c.Feed.Validate())
+	v.add(c.Stats.History.Validate())
 	if c.Feed.Enabled {
 		if err := queue.ValidateQueueName(c.Feed.FanOutQueue); err != nil {
 			v.addf("feed.fanout-queue", "%s", redstate.ErrorMessage(err))

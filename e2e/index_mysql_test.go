@@ -124,7 +124,7 @@ func dashboardSourceCells(t *testing.T, s *server) []string {
 	defer cancel()
 	var cells []string
 	if err := chromedp.Run(ctx, chromedp.Navigate(s.Base+"/ui/#/index"), chromedp.WaitVisible("//h2[text()='Sources']", chromedp.BySearch),
-		chromedp.Evaluate(`[...document.querySelectorAll('#view table')[1].querySelectorAll('tbody td')].map(td => td.textContent)`, &cells)); err != nil {
+		chromedp.Evaluate(`[...document.querySelectorAll('#view .scroll table')[1].querySelectorAll('tbody td')].map(td => td.textContent)`, &cells)); err != nil {
 		t.Fatalf("dashboard index page: %v", err)
 	}
 	return cells

@@ -17,6 +17,7 @@ import (
 	"github.com/redstate/redstate/config"
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/feed"
+	"github.com/redstate/redstate/history"
 	"github.com/redstate/redstate/index"
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/report"
@@ -134,6 +135,9 @@ type Deps struct {
 	// ExecutorLister lists plans, locks (fence, time left) and checkpoints for
 	// GET /v1/executor/state; nil: locks from the executor's inspector only.
 	ExecutorLister ExecutorLister
+	// History answers GET /v1/stats/series and /v1/stats/metrics (the charts' data); nil:
+	// 404.
+	History *history.Reader
 }
 
 // server is the API's http.Handler.
@@ -171,6 +175,7 @@ type server struct {
 	ui           *uiHub
 	uiMaxTopics  int
 	execHooks    executorHooks
+	history      *history.Reader
 	// registered lists every route in registration order, for the OpenAPI tests.
 	registered []registeredRoute
 }
@@ -302,6 +307,7 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 		execLister:   deps.ExecutorLister,
 		ui:           newUIHub(cfg.DashboardPollInterval, cfg.DashboardUpdatesPerSecond, cfg.Logger),
 		uiMaxTopics:  cfg.DashboardMaxTopics,
+		history:      deps.History,
 	}
 	s.routes(promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{}))
 	return s, nil
@@ -325,6 +331,7 @@ func (s *server) routes(metricsHandler http.Handler) {
 	s.queueRoutes()
 	s.executorRoutes()
 	s.overviewRoutes()
+	s.statsRoutes()
 	s.uiSessionRoutes()
 	s.uiRoutes()
 	s.handle("GET /healthz", roleNone, s.healthz)

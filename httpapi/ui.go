@@ -26,20 +26,30 @@ func (s *server) uiRoutes() {
 		if r.URL.Path != "/ui/" {
 			return redstate.Errorf(redstate.ENOTFOUND, "no dashboard page %q", truncate(r.URL.Path))
 		}
-		return serveAsset(w, "index.html")
+		return serveAsset(w, "", "index.html")
 	})
-	s.handle("GET /ui/{file}", roleNone, func(w http.ResponseWriter, r *http.Request) error { return serveAsset(w, r.PathValue("file")) })
+	s.handle("GET /ui/{file}", roleNone, func(w http.ResponseWriter, r *http.Request) error { return serveAsset(w, "", r.PathValue("file")) })
+	s.handle("GET /ui/vendor/{lib}/{file}", roleNone, func(w http.ResponseWriter, r *http.Request) error {
+		return serveAsset(w, "vendor/"+r.PathValue("lib"), r.PathValue("file"))
+	})
 }
 
-// serveAsset answers one embedded dashboard file with the dashboard's security headers.
-func serveAsset(w http.ResponseWriter, name string) error {
-	body, err := fs.ReadFile(dashboard.Assets(), name)
-	if err != nil || name == "" || path.Base(name) != name {
-		return redstate.Errorf(redstate.ENOTFOUND, "no dashboard file %q", truncate(name))
+// serveAsset answers the embedded dashboard file dir/name (dir "" or "vendor/<library>", name
+// one path segment) with the dashboard's security headers.
+func serveAsset(w http.ResponseWriter, dir, name string) error {
+	full := path.Join(dir, name)
+	if name == "" || path.Base(name) != name || (dir != "" && path.Dir(full) != dir) {
+		return redstate.Errorf(redstate.ENOTFOUND, "no dashboard file %q", truncate(full))
+	}
+	body, err := fs.ReadFile(dashboard.Assets(), full)
+	if err != nil {
+		return redstate.Errorf(redstate.ENOTFOUND, "no dashboard file %q", truncate(full))
 	}
 	h := w.Header()
 	ct := mime.TypeByExtension(path.Ext(name))
-	if ct == "" {
+	if path.Ext(name) == "" { // LICENSE, SOURCE
+		ct = "text/plain; charset=utf-8"
+	} else if ct == "" {
 		ct = "application/octet-stream"
 	}
 	h.Set("Content-Type", ct)

@@ -29,6 +29,19 @@ func TestUI_AssetsWithSecurityHeaders(t *testing.T) {
 			t.Errorf("%s X-Frame-Options = %q", path, r.header.Get("X-Frame-Options"))
 		}
 	}
+	for path, ct := range map[string]string{"/ui/vendor/uplot/uPlot.iife.min.js": "javascript", "/ui/vendor/uplot/uPlot.min.css": "text/css",
+		"/ui/vendor/uplot/LICENSE": "text/plain", "/ui/vendor/uplot/SOURCE": "text/plain"} {
+		r := a.do("GET", path, "")
+		if r.status != http.StatusOK || !strings.Contains(r.header.Get("Content-Type"), ct) || len(r.body) == 0 {
+			t.Fatalf("GET %s = %d %s (%d bytes)", path, r.status, r.header.Get("Content-Type"), len(r.body))
+		}
+		if csp := r.header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
+			t.Errorf("%s CSP = %q", path, csp)
+		}
+	}
+	for _, path := range []string{"/ui/vendor/uplot/nope.js", "/ui/vendor/nope/LICENSE", "/ui/vendor/%2e%2e/app.js", "/ui/vendor/uplot/..%2f..%2fapp.js", "/ui/vendor"} {
+		wantError(t, a.do("GET", path, ""), http.StatusNotFound, "not_found")
+	}
 	wantError(t, a.do("GET", "/ui/nope.js", ""), http.StatusNotFound, "not_found")
 	wantError(t, a.do("GET", "/ui/..%2fdashboard.go", ""), http.StatusNotFound, "not_found")
 	if r := a.do("GET", "/ui", ""); r.status != http.StatusOK { // the redirect is followed

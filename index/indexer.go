@@ -73,6 +73,30 @@ type Indexer struct {
 	skipped, unreadable atomic.Int64
 	// counters are the counts not yet added to the store's shared counters (FlushCounters).
 	counters counterLog
+	// observeApplied, when set (ObserveApplied), hears every Apply's counts.
+	observeApplied func(source string, applied, stale int64)
+}
+
+// ObserveApplied makes every Apply tell f how many of its changes were applied and how many
+// were stale, with the source its context names (WithSource; "push" when none). Call it before
+// the sources run; f must be fast and safe for concurrent use.
+func (ix *Indexer) ObserveApplied(f func(source string, applied, stale int64)) { ix.observeApplied = f }
+
+// sourceKey is the context key of WithSource.
+type sourceKey struct{}
+
+// WithSource names the source of the changes an Apply with the returned context applies, for
+// ObserveApplied: "binlog", "pgoutput:<slot>", "kafka", "stream:<key>", "snapshot".
+func WithSource(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, sourceKey{}, name)
+}
+
+// sourceOf returns the name WithSource put in ctx, or "push" (the HTTP ingest path).
+func sourceOf(ctx context.Context) string {
+	if name, ok := ctx.Value(sourceKey{}).(string); ok {
+		return name
+	}
+	return "push"
 }
 
 // CountUnreadable counts n events that could not be parsed at all.
@@ -225,6 +249,15 @@ func (ix *Indexer) Apply(ctx context.Context, changes []Change) (Result, error) 
 		ix.skipped.Add(delta.Skipped)
 		if !delta.empty() {
 			ix.counters.record(delta)
+		}
+		if ix.observeApplied != nil {
+			var applied, stale int64
+			for _, c := range delta.Tables {
+				applied, stale = applied+c.Applied, stale+c.Stale
+			}
+			if applied+stale > 0 {
+				ix.observeApplied(sourceOf(ctx), applied, stale)
+			}
 		}
 	}()
 	count := func(t *table, applied, stale, failed int64) {

@@ -72,7 +72,7 @@ func (p PagedSnapshot) Copy(ctx context.Context, table string, read SnapshotPage
 		if len(changes) == 0 {
 			break
 		}
-		if _, err := p.Indexer.Apply(ctx, changes); err != nil {
+		if _, err := p.Indexer.Apply(WithSource(ctx, "snapshot"), changes); err != nil {
 			return err
 		}
 		copied += len(changes)

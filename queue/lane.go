@@ -242,3 +242,16 @@ func (l *lane) observe(outcome string, d time.Duration) {
 		l.cfg.Observer.ObserveJob(l.cfg.Queue, outcome, d)
 	}
 }
+
+// observeLatency tells a LatencyObserver the latency of job m, done after running for ran.
+func (l *lane) observeLatency(m Message, ran time.Duration) {
+	lo, ok := l.cfg.Observer.(LatencyObserver)
+	if !ok {
+		return
+	}
+	latency := ran
+	if !m.EnqueueTime.IsZero() {
+		latency = max(ran, l.cfg.Now().Sub(m.EnqueueTime))
+	}
+	lo.ObserveLatency(l.cfg.Queue, latency)
+}

@@ -61,6 +61,7 @@ func (l *lane) handle(ctx context.Context, d *Delivery, ack ackFunc) {
 		if l.settle(ctx, "ack", func(c context.Context) error { return ack(c, d) }) {
 			log.Info("queue job done", "duration", dur)
 			l.observe(OutcomeAcked, dur)
+			l.observeLatency(m, dur)
 		}
 	case m.RetryCount < maxRetries && !IsPermanent(err):
 		next := m.NextRetry()

@@ -11,6 +11,16 @@ type Observer interface {
 	ObserveJob(queue, outcome string, d time.Duration)
 }
 
+// LatencyObserver is an Observer that also wants the latency of every job done: a Worker whose
+// Observer implements it calls ObserveLatency after ObserveJob(..., OutcomeAcked, ...).
+type LatencyObserver interface {
+	// ObserveLatency reports a job of queue done (acked) latency after its message's
+	// EnqueueTime (the first enqueue: retries' waits count), and never less than its handler's
+	// run time. EnqueueTime has whole seconds (NewMessage), so a latency under a second reads
+	// up to a second high.
+	ObserveLatency(queue string, latency time.Duration)
+}
+
 // Job outcomes told to an Observer.
 const (
 	// OutcomeAcked: the handler succeeded and the job was acked.

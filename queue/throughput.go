@@ -181,3 +181,13 @@ func (m MultiObserver) ObserveJob(queue, outcome string, d time.Duration) {
 		}
 	}
 }
+
+// ObserveLatency implements LatencyObserver: it passes the latency to each observer that
+// implements it.
+func (m MultiObserver) ObserveLatency(queue string, latency time.Duration) {
+	for _, o := range m {
+		if lo, ok := o.(LatencyObserver); ok {
+			lo.ObserveLatency(queue, latency)
+		}
+	}
+}

@@ -26,7 +26,9 @@ type Block struct {
 	// backend is component.BackendMemory or component.BackendRedis.
 	backend string
 	store   buildstatus.Store
-	reach   *redisconn.Reachability
+	// served is store as the API serves it: with its events counted in the statistics history.
+	served buildstatus.Store
+	reach  *redisconn.Reachability
 	// policy is the resilience policy (Redis only).
 	policy string
 	// closers release what the block opened, in order (wrapper, stores).
@@ -51,7 +53,8 @@ func Open(ctx context.Context, env component.Env, cfg buildstatus.Config) (*Bloc
 		mem := memstore.New(memstore.Options{TTL: ttl})
 		log.Info("build-status registry on the embedded memory backend: data lives only as long as this process (configure redis.url, redis.cluster-addrs or redis.sentinel to persist it)",
 			"ttl", ttl.String())
-		return &Block{backend: component.BackendMemory, store: buildstatus.Instrument(mem, component.BackendMemory, env.Metrics, log),
+		store := buildstatus.Instrument(mem, component.BackendMemory, env.Metrics, log)
+		return &Block{backend: component.BackendMemory, store: store, served: withHistory(store, env.History),
 			closers: []func() error{mem.Close}}, nil
 	}
 	checkRedisAtStartup(ctx, env, cfg.Resilience.Policy)
@@ -78,7 +81,7 @@ func Open(ctx context.Context, env component.Env, cfg buildstatus.Config) (*Bloc
 	}
 	log.Info("build-status registry on redis", "redis", env.RedisName, "namespace", env.Namespace,
 		"key_prefix", keys.Prefix, "ttl", ttl.String(), "policy", cfg.Resilience.Policy, "client_cache", env.Cache.String())
-	return &Block{backend: component.BackendRedis, store: res, reach: env.Reachability, policy: cfg.Resilience.Policy,
+	return &Block{backend: component.BackendRedis, store: res, served: withHistory(res, env.History), reach: env.Reachability, policy: cfg.Resilience.Policy,
 		closers: []func() error{res.Close, fallback.Close, rs.Close}}, nil
 }
 
@@ -98,7 +101,7 @@ func checkRedisAtStartup(ctx context.Context, env component.Env, policy string) 
 }
 
 // Store is the registry the HTTP API and commands serve.
-func (b *Block) Store() buildstatus.Store { return b.store }
+func (b *Block) Store() buildstatus.Store { return b.served }
 
 // Backend is component.BackendMemory or component.BackendRedis.
 func (b *Block) Backend() string { return b.backend }

@@ -244,45 +244,9 @@ async function buildsPage(view) {
     });
     return;
   }
+  view.append(buildCharts());
   const project = p.get('project');
-  const path = project ? '/v1/projects/' + seg(project) + '/builds?limit=50' : '/v1/builds?limit=50';
-  await section(view, [project ? 'project:' + project : 'builds'], async (box) => {
-    const page = await api('GET', path);
-    box.append(table(['build', 'project', 'status', 'platforms', 'updated'], page.builds.map((b) => [
-      el('a', { href: '#/builds?build=' + seg(b.buildId), text: b.buildId }), b.projectId, badge(b.status),
-      (b.platforms || []).join(', '), fmtTime(b.updatedAt)])));
-  }, { id: 'builds-list' });
-}
-
-// chart draws per-minute bars of done and failed jobs as inline SVG.
-function chart(minutes) {
-  const ns = 'http://www.w3.org/2000/svg';
-  const w = 720, h = 140, n = minutes.length;
-  const done = minutes.map((m) => m.counts.acked || 0);
-  const failed = minutes.map((m) => (m.counts.retried || 0) + (m.counts.dead || 0) + (m.counts.malformed || 0) + (m.counts.lost || 0));
-  const max = Math.max(1, ...done.map((d, i) => d + failed[i]));
-  const svg = document.createElementNS(ns, 'svg');
-  svg.setAttribute('viewBox', `0 0 ${w} ${h}`);
-  svg.setAttribute('class', 'chart');
-  svg.setAttribute('role', 'img');
-  const total = done.reduce((a, b) => a + b, 0), fails = failed.reduce((a, b) => a + b, 0);
-  svg.setAttribute('aria-label', `${total} jobs done and ${fails} failed in the last ${n} minutes`);
-  const bw = w / n;
-  minutes.forEach((m, i) => {
-    const dh = (done[i] / max) * (h - 10), fh = (failed[i] / max) * (h - 10);
-    for (const [cls, y, hh] of [['done', h - dh, dh], ['failed', h - dh - fh, fh]]) {
-      if (hh <= 0) continue;
-      const r = document.createElementNS(ns, 'rect');
-      r.setAttribute('x', (i * bw).toFixed(1)); r.setAttribute('y', y.toFixed(1));
-      r.setAttribute('width', Math.max(1, bw - 1).toFixed(1)); r.setAttribute('height', hh.toFixed(1));
-      r.setAttribute('class', cls);
-      const t = document.createElementNS(ns, 'title');
-      t.textContent = `${new Date(m.minute).toLocaleTimeString()}: ${done[i]} done, ${failed[i]} failed`;
-      r.append(t);
-      svg.append(r);
-    }
-  });
-  return el('figure', {}, svg, el('figcaption', { text: `last ${n} minutes: ${total} done, ${fails} failed (retried, dead, malformed or lost), all instances` }));
+  await section(view, [project ? 'project:' + project : 'builds'], (box) => pagedBuildList(box, p), { id: 'builds-list' });
 }
 
 // jobStates are the states a job with a record can be in, in the order of its life.
@@ -391,39 +355,6 @@ function jobList(name, p) {
   return { out, ready: table_.refresh() };
 }
 
-// queueTable lists every queue with its sizes by state (the words of GET /v1/queues) and
-// returns their names.
-async function queueTable(box) {
-  const { queues } = await api('GET', '/v1/queues');
-  box.append(table(['queue', 'scheduled', 'pending', 'running', 'retrying', 'dead', ''], queues.map((q) => [
-    el('a', { href: queueHash({ queue: q.name }), text: q.name }), q.stats.scheduled ?? 0, q.stats.pending, q.stats.running, q.stats.retrying,
-    el('span', { class: q.stats.dead ? 'warn' : '', text: q.stats.dead }), q.error ? el('span', { class: 'error', text: q.error }) : ''])));
-  return queues.map((q) => q.name);
-}
-
-// deadLetters lists a queue's newest dead letters with their actions (admin).
-async function deadLetters(box, name) {
-  const dead = await api('GET', '/v1/queues/' + seg(name) + '/dead?count=100');
-  const actions = [];
-  if (dead.deadLetters.length) {
-    actions.push(button('Requeue all', async () => {
-      const r = await api('POST', '/v1/queues/' + seg(name) + '/dead/requeue-all');
-      return `requeued ${r.requeued} jobs`;
-    }));
-    actions.push(button('Purge dead letters…', async () => {
-      if (!await confirmAction(`Delete all ${dead.deadLetters.length}+ dead letters of ${name}? This cannot be undone.`)) return '';
-      const r = await api('DELETE', '/v1/queues/' + seg(name) + '/dead');
-      return `purged ${r.purged} dead letters`;
-    }, 'danger'));
-  }
-  box.append(el('h3', { text: `Dead letters (${dead.deadLetters.length}${dead.deadLetters.length === 100 ? '+' : ''})` }), el('div', { class: 'actions' }, actions),
-    table(['record', 'job', 'retries', 'failed at', 'last error', ''], dead.deadLetters.map((d) => {
-      const m = d.message || {};
-      return [m.RecordId ?? '', m.JobId || '', m.RetryCount ?? '', fmtTime(m.FailedAt), el('span', { class: 'mono', text: m.LastError || (d.message ? '' : d.raw) }),
-        button('Requeue', async () => { await api('POST', '/v1/queues/' + seg(name) + '/dead/requeue', { raw: d.raw }); return 'requeued'; })];
-    })));
-}
-
 async function queuesPage(view) {
   const p = params();
   view.append(el('h1', { text: 'Queues' }));
@@ -431,7 +362,8 @@ async function queuesPage(view) {
   // queue's jobs by name.
   let names = [];
   if (isAdmin()) {
-    await section(view, ['queues'], async (box) => { names = await queueTable(box); }, { id: 'queue-list' });
+    view.append(queueFilter(p));
+    await section(view, ['queues'], async (box) => { names = (await pagedQueueTable(box, p)).map((q) => q.name); }, { id: 'queue-list' });
   } else {
     view.append(searchForm([{ name: 'queue', placeholder: 'queue name', value: p.get('queue') }], (v) => go('queues', v.queue ? { queue: v.queue } : {})));
   }
@@ -447,12 +379,9 @@ async function queuesPage(view) {
   const jobs = jobList(name, p);
   sec.append(jobs.out);
   await jobs.ready;
+  sec.append(queueCharts(name));
   if (!isAdmin()) return;
-  await section(sec, [topic], async (box) => {
-    const t = await api('GET', '/v1/queues/' + seg(name) + '/throughput?minutes=180');
-    box.append(chart(t.minutes));
-  }, { id: 'queue-chart' });
-  await section(sec, [topic], (box) => deadLetters(box, name), { id: 'dead-letters' });
+  await section(sec, [topic], (box) => pagedDeadLetters(box, name), { id: 'dead-letters' });
 }
 
 // taskActions are the buttons of the controls the task's status allows, as the API's task
@@ -510,7 +439,8 @@ async function executorPage(view) {
   const p = params();
   view.append(el('h1', { text: 'Executor' }),
     searchForm([{ name: 'tenant', placeholder: 'tenant id', value: p.get('tenant') }, { name: 'plan', placeholder: 'plan id', value: p.get('plan') }],
-      (v) => go('executor', Object.fromEntries(Object.entries(v).filter(([, x]) => x)))));
+      (v) => go('executor', Object.fromEntries(Object.entries(v).filter(([, x]) => x)))),
+    executorCharts());
   if (p.get('tenant')) {
     const tenant = p.get('tenant');
     await section(view, ['tenant:' + tenant], async (box) => {
@@ -540,6 +470,7 @@ async function executorPage(view) {
 
 async function indexPage(view) {
   view.append(el('h1', { text: 'Index' }));
+  view.append(indexCharts());
   await section(view, ['index'], indexFill, { id: 'index-status' });
 }
 
@@ -588,10 +519,11 @@ function kafkaGroupSection(g) {
 async function feedPage(view) {
   const p = params();
   view.append(el('h1', { text: 'Feed' }));
+  view.append(feedCharts());
   if (isAdmin()) {
     view.append(el('h2', { text: 'Fan-out backlog' }));
     await section(view, ['queues'], async (box) => {
-      const { queues } = await api('GET', '/v1/queues');
+      const { queues } = await api('GET', '/v1/queues?match=fanout&limit=50');
       const fq = queues.filter((q) => q.name.includes('fanout'));
       box.append(table(['queue', 'pending', 'running', 'retrying', 'dead'], fq.map((q) => [el('a', { href: '#/queues?queue=' + seg(q.name), text: q.name }), q.stats.pending, q.stats.running, q.stats.retrying, q.stats.dead])));
     }, { id: 'fanout-backlog' });

@@ -53,11 +53,14 @@ type Block struct {
 	since   time.Time                        // start of the degraded period
 	connect func() (*executor.Runner, error) // builds the Redis runner (degraded start only)
 	metrics *executor.Metrics
-	log     *slog.Logger
-	client  redis.UniversalClient // the environment's client; nil without Redis
-	keys    executor.Keys         // the Redis keys (Redis only)
-	done    chan struct{}         // closed when the started executor returned; nil before Start
-	stop    context.CancelFunc
+	// observer is what the runner reports to: metrics, and the statistics history when the
+	// environment records one.
+	observer executor.Observer
+	log      *slog.Logger
+	client   redis.UniversalClient // the environment's client; nil without Redis
+	keys     executor.Keys         // the Redis keys (Redis only)
+	done     chan struct{}         // closed when the started executor returned; nil before Start
+	stop     context.CancelFunc
 }
 
 // Open builds the executor from cfg (the executor section) on env. With store-type redis (or
@@ -68,6 +71,7 @@ type Block struct {
 func Open(ctx context.Context, env component.Env, cfg executor.Config) (*Block, error) {
 	pc := cfg.Persistence.Redis.WithDefaults()
 	b := &Block{log: env.Logger(), metrics: executor.NewMetrics(env.Metrics)}
+	b.observer = observerWithHistory(b.metrics, env.History)
 	useRedis := cfg.Persistence.StoreType == executor.StoreRedis ||
 		(cfg.Persistence.StoreType == "" && env.Redis != nil)
 	if !useRedis {
@@ -164,7 +168,7 @@ func (b *Block) newRunner(env component.Env, cfg executor.Config, stores executo
 		LivenessInterval:   cfg.LivenessInterval,
 		StatsInterval:      cfg.MetricsInterval,
 		ShutdownTimeout:    env.Shutdown(),
-		Observer:           b.metrics,
+		Observer:           b.observer,
 		Logger:             b.log,
 	})
 	if err != nil {

@@ -103,12 +103,14 @@ func Open(ctx context.Context, env component.Env, cfg feed.Config, queues Queues
 	if err != nil {
 		return nil, fmt.Errorf("feed fan-out queue: %w", err)
 	}
+	enqueue = countPublished(env.History, enqueue)
 	svc, err := feed.NewService(src, cache, feed.Options{HybridThreshold: cfg.HybridThreshold, Logger: log, Notifier: notifier,
 		Breaker: fb.breaker, RepairInterval: cfg.RepairInterval, Enqueue: enqueue})
 	if err != nil {
 		return nil, err
 	}
-	w, err := queue.NewWorker(broker, feed.FanOutHandler(svc), queue.WorkerSettings{Queue: cfg.FanOutQueue, Concurrency: cfg.FanOutConcurrency,
+	sampleBacklog(env.History, broker, cfg.FanOutQueue)
+	w, err := queue.NewWorker(broker, deliveryLag(env.History, feed.FanOutHandler(svc)), queue.WorkerSettings{Queue: cfg.FanOutQueue, Concurrency: cfg.FanOutConcurrency,
 		ShutdownTimeout: env.Shutdown(), Logger: log, Observer: queues.Observer(), Check: feed.CheckFanOutJob})
 	if err != nil {
 		return nil, fmt.Errorf("feed fan-out worker: %w", err)

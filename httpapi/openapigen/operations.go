@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/history"
 	"github.com/redstate/redstate/httpapi"
 	"github.com/redstate/redstate/queue"
 )
@@ -345,9 +346,34 @@ func operations() []operation {
 			},
 			replies: []reply{sse("The event stream.")},
 			codes:   []string{invalid, notFound, unavailable}},
+		{method: "GET", path: "/v1/stats/series", id: "statsSeries", role: "read", tag: "operations",
+			summary: "The statistics history of some metrics over a window, shared by every instance (the dashboard's charts)",
+			desc: "Columnar: times is the one time axis of every series (uPlot's data shape); a value is null where no instance wrote. " +
+				"15m answers 900 points at 1 s, 1h 360 at 10 s, 24h 1440 at 1 min. Counters are rates (unit 1/s or 1/min), gauges the last value written in a step, quantiles are computed over the step's histogram of every instance.",
+			query: []obj{
+				queryParam("metric", obj{"type": "array", "items": enum(str(""), metricNames()...)}, "A metric (repeat for several; GET /v1/stats/metrics lists them)."),
+				queryParam("window", enum(str(""), "15m", "1h", "24h"), "The window up to now (default 15m)."),
+				queryParam("label.queue", str(""), "Only the series of this queue."),
+				queryParam("label.state", str(""), "Only the series of this state (queue.size: pending, scheduled, active, retrying, dead; executor.tasks: a task status)."),
+				queryParam("label.source", str(""), "Only the series of this index source (binlog, kafka:<topic>/<partition>, pgoutput:<slot>, stream:<key>, push)."),
+				queryParam("label.stage", str(""), "Only the series of this executor stage handler."),
+			},
+			replies: []reply{ok("StatsSeries", "The series, by metric in the query's order, then by labels.")},
+			codes:   []string{invalid, notFound, tooLarge, unavailable}},
+		{method: "GET", path: "/v1/stats/metrics", id: "statsMetrics", role: "read", tag: "operations",
+			summary: "The metrics of the statistics history: unit, kind, labels and the label sets written in the last day",
+			replies: []reply{ok("StatsMetrics", "Every metric, and the windows.")},
+			codes:   []string{notFound, unavailable}},
 		{method: "GET", path: "/v1/queues", id: "listQueues", role: "admin", tag: "queues",
-			summary: "Every configured queue with its counts",
-			replies: []reply{ok("QueueList", "The queues, sorted by name.")}},
+			summary: "The configured queues with their counts: all, or one page",
+			desc:    "Sorted by name. With limit, one page after cursor; only that page's counts are read.",
+			query: []obj{
+				queryParam("limit", obj{"type": "integer", "minimum": 1, "maximum": queue.MaxListCount}, "Page size (default: every queue)."),
+				cursorParam("The next of the previous page."),
+				queryParam("match", str(""), "Only names containing this (case-insensitive)."),
+			},
+			replies: []reply{ok("QueueList", "The queues, sorted by name.")},
+			codes:   []string{invalid}},
 		{method: "GET", path: "/v1/queues/{queue}/throughput", id: "queueThroughput", role: "admin", tag: "queues",
 			summary:  "A queue's jobs per minute and outcome, shared by every instance",
 			pathDesc: queueDesc,
@@ -375,6 +401,11 @@ func operations() []operation {
 			summary: "One of the dashboard's files (app.js, app.css)", pathDesc: map[string]string{"file": "The file name."},
 			replies: []reply{{status: 200, desc: "The file.", rawType: "*/*", rawSchema: str("")}},
 			codes:   []string{notFound}},
+		{method: "GET", path: "/ui/vendor/{lib}/{file}", id: "dashboardVendorAsset", role: "none", tag: "dashboard",
+			summary:  "A file of a library the dashboard embeds unmodified (vendor/uplot: uPlot.iife.min.js, uPlot.min.css, LICENSE, SOURCE)",
+			pathDesc: map[string]string{"lib": "The library's directory.", "file": "The file name."},
+			replies:  []reply{{status: 200, desc: "The file.", rawType: "*/*", rawSchema: str("")}},
+			codes:    []string{notFound}},
 		{method: "POST", path: "/ui/login", id: "dashboardLogin", role: "none", tag: "dashboard",
 			summary: "Exchange an API token for a session cookie (HttpOnly, SameSite=Strict) and a CSRF token",
 			body:    "LoginRequest",
@@ -414,3 +445,12 @@ var jobDesc = map[string]string{"queue": queueDesc["queue"], "id": "The job id."
 
 // jobLocation is the Location header of an enqueued job.
 var jobLocation = obj{"Location": obj{"description": "/v1/queues/{queue}/jobs/{id}.", "schema": str("")}}
+
+// metricNames are the statistics history's metrics.
+func metricNames() []string {
+	var out []string
+	for _, m := range history.Metrics() {
+		out = append(out, m.Name)
+	}
+	return out
+}

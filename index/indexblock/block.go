@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redstate/redstate/component"
+	"github.com/redstate/redstate/history"
 	"github.com/redstate/redstate/index"
 	"github.com/redstate/redstate/index/kafkasource"
 	"github.com/redstate/redstate/index/memindex"
@@ -146,6 +147,12 @@ func Open(ctx context.Context, env component.Env, cfg index.Config) (*Block, err
 	ib.indexer, ib.backend, ib.push = ix, backend, index.NewPushSource()
 	ib.sources = append(ib.sources, ib.push)
 	index.RegisterMetrics(m, ix)
+	if rec := env.History; rec != nil {
+		ix.ObserveApplied(func(source string, applied, stale int64) {
+			rec.Add(history.IndexApplied, applied, source)
+			rec.Add(history.IndexStale, stale, source)
+		})
+	}
 	if pg := cfg.Postgres; pg.URL != "" {
 		db, err := env.DBAt(ctx, pg.URL)
 		if err != nil {
@@ -158,6 +165,8 @@ func Open(ctx context.Context, env component.Env, cfg index.Config) (*Block, err
 		}
 		ib.sources = append(ib.sources, src)
 		registerSourceLag(m, src)
+		// Only the instance following the slot has a lag: the others never applied from it.
+		sampleLag(env.History, src.HistorySource(), src.LagSeconds, func() bool { return src.Events.Load() > 0 })
 		index.RegisterSourceProgress(m, "postgres", index.SourceProgress{Events: func() float64 { return float64(src.Events.Load()) }})
 		log.Info("CDC index following PostgreSQL", "dsn", db.DSN, "slot", pg.Slot, "plugin", pg.Plugin, "tables", pg.Tables)
 	}
@@ -173,6 +182,7 @@ func Open(ctx context.Context, env component.Env, cfg index.Config) (*Block, err
 		}
 		ib.sources = append(ib.sources, src)
 		registerSourceLag(m, src)
+		sampleLag(env.History, "binlog", src.LagSeconds, func() bool { _, ok := src.Leader(); return ok })
 		index.RegisterSourceLeader(m, "mysql", func() float64 {
 			if _, ok := src.Leader(); ok {
 				return 1
@@ -223,6 +233,18 @@ func mysqlProgress(src *mysqlsource.Source) index.SourceProgress {
 func registerSourceLag(m *metrics.Metrics, src index.Source) {
 	index.RegisterSourceLag(m, src.Status().Name, func() float64 { return src.Status().Lag.Seconds },
 		func() float64 { return float64(src.Status().Lag.Behind) }, func() float64 { return float64(src.Status().Copied) })
+}
+
+// sampleLag sets index.lag of source from lag at every history flush while active says this
+// instance follows the source (the lease holder): another instance's zero must not overwrite
+// the follower's figure (a gauge's last write wins). Kafka and Redis Streams carry no commit
+// times, so they have no lag in seconds.
+func sampleLag(rec *history.Recorder, source string, lag func() float64, active func() bool) {
+	rec.AddSampler(func(_ context.Context, r *history.Recorder) {
+		if active() {
+			r.Set(history.IndexLag, lag(), source)
+		}
+	})
 }
 
 // Options are the index's options from cfg (the index section), under namespace (the key

@@ -140,7 +140,7 @@ func (s *Source) parseBatches(records []*kgo.Record, out chan<- batch, quit <-ch
 // applyBatch applies one batch: its changes in one Indexer.Apply, then its dead letters.
 func (s *Source) applyBatch(ctx context.Context, b batch) error {
 	if len(b.changes) > 0 {
-		if _, err := s.ix.Apply(ctx, b.changes); err != nil {
+		if _, err := s.ix.Apply(index.WithSource(ctx, "kafka"), b.changes); err != nil {
 			return err
 		}
 	}

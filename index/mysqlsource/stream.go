@@ -212,7 +212,7 @@ func (s *Source) flush(ctx context.Context, b *batch) error {
 		b.skipped = 0
 	}
 	if len(b.changes) > 0 {
-		if _, err := s.ix.Apply(ctx, b.changes); err != nil {
+		if _, err := s.ix.Apply(index.WithSource(ctx, "binlog"), b.changes); err != nil {
 			return err
 		}
 		s.Events.Add(int64(len(b.changes)))

@@ -95,6 +95,10 @@ type Source struct {
 // LagSeconds is the age of the last applied commit when it was applied.
 func (s *Source) LagSeconds() float64 { return float64(s.lagMillis.Load()) / 1000 }
 
+// HistorySource names the source in the statistics history: "<plugin>:<slot>", e.g.
+// "pgoutput:redstate_index".
+func (s *Source) HistorySource() string { return s.opts.Plugin + ":" + s.opts.Slot }
+
 // LagBytes is the WAL between the server's position and the applied one, at the last peek
 // with wal2json, the last message with pgoutput.
 func (s *Source) LagBytes() int64 { return s.lagBytes.Load() }

@@ -183,7 +183,7 @@ func (st *streamState) add(out decoded) {
 func (st *streamState) flush(ctx context.Context) error {
 	s := st.src
 	if len(st.pending) > 0 {
-		if _, err := s.ix.Apply(ctx, st.pending); err != nil {
+		if _, err := s.ix.Apply(index.WithSource(ctx, s.HistorySource()), st.pending); err != nil {
 			return err
 		}
 		s.Events.Add(int64(len(st.pending)))

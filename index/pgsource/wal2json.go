@@ -122,7 +122,7 @@ func (s *Source) StreamOnce(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	if len(changes) > 0 {
-		if _, err := s.ix.Apply(ctx, changes); err != nil {
+		if _, err := s.ix.Apply(index.WithSource(ctx, s.HistorySource()), changes); err != nil {
 			return 0, err
 		}
 		s.Events.Add(int64(len(changes)))

@@ -240,7 +240,7 @@ func (s *Source) process(ctx context.Context, stream string, msgs []redis.XMessa
 		}
 		changes = append(changes, parsed...)
 	}
-	if _, err := s.ix.Apply(ctx, changes); err != nil {
+	if _, err := s.ix.Apply(index.WithSource(ctx, "stream:"+stream), changes); err != nil {
 		return err
 	}
 	return rediserr.Map(s.opts.Client.XAck(ctx, stream, s.opts.Group, ids...).Err(), "acknowledge entries")

@@ -54,6 +54,10 @@ type Block struct {
 	// instance, for the dashboard); observer is what workers report to (metrics and it).
 	throughput *queue.ThroughputCounter
 	observer   queue.Observer
+	// throughputs is the broker as a ThroughputStore when broker is wrapped (countingBroker).
+	throughputs queue.ThroughputStore
+	// sampled is where the next queue size sample starts (sampleSizes).
+	sampled int
 	// depths reports the depth of every queue with an admin (redstate_queue_depth).
 	depths *queue.Metrics
 	// recordStore is queue.record-store, for the overview.
@@ -133,11 +137,18 @@ func Open(ctx context.Context, env component.Env, cfg queue.Config, reports repo
 	}
 
 	qm := queue.NewMetrics(env.Metrics)
-	qb.observer, qb.depths = qm, qm
+	observers := queue.MultiObserver{qm}
+	qb.depths = qm
 	if ts, ok := qb.broker.(queue.ThroughputStore); ok {
 		qb.throughput = queue.NewThroughputCounter(ts, 5*time.Second, log)
-		qb.observer = queue.MultiObserver{qm, qb.throughput}
+		observers = append(observers, qb.throughput)
 	}
+	if env.History != nil {
+		observers = append(observers, historyObserver{env.History})
+		qb.throughputs, qb.broker = qb.broker.(queue.ThroughputStore), countingBroker{Broker: qb.broker, history: env.History}
+		env.History.AddSampler(qb.sampleSizes)
+	}
+	qb.observer = observers
 	specs := cfg.EffectiveQueues(report.HandlerReport)
 	reportQueue, reportOn := reports.QueueIn(cfg)
 	if reportOn {
@@ -334,6 +345,9 @@ func (qb *Block) Reports() *report.Service { return qb.reports }
 
 // ThroughputStore returns the broker as the shared throughput store, or nil.
 func (qb *Block) ThroughputStore() queue.ThroughputStore {
+	if qb.throughputs != nil {
+		return qb.throughputs
+	}
 	ts, _ := qb.broker.(queue.ThroughputStore)
 	return ts
 }
