@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/redstate/redstate/internal/ctxsleep"
 )
 
 // Defaults of the dashboard stream (GET /v1/ui/events).
@@ -107,19 +109,7 @@ func newUIHub(poll time.Duration, perSecond int, logger *slog.Logger) *uiHub {
 	_, _ = rand.Read(b)
 	return &uiHub{
 		epoch: hex.EncodeToString(b), poll: poll, minGap: time.Second / time.Duration(perSecond), logger: logger,
-		wait: sleepCtx, topics: make(map[string]*uiTopic), known: make(map[string]uiKnown),
-	}
-}
-
-// sleepCtx waits d or until ctx ends; false when ctx ended.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
+		wait: ctxsleep.Sleep, topics: make(map[string]*uiTopic), known: make(map[string]uiKnown),
 	}
 }
 

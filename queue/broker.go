@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/ctxsleep"
 )
 
 // Broker is the queue's storage contract: named FIFO queues of jobs with per-consumer in-flight
@@ -379,12 +380,5 @@ func CheckDelivery(d *Delivery) error {
 // WaitPaused waits PausePoll, or less if end comes first, between two dequeue attempts on a
 // paused queue. It returns false when ctx ended.
 func WaitPaused(ctx context.Context, end time.Time) bool {
-	t := time.NewTimer(min(PausePoll, max(time.Until(end), 0)))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+	return ctxsleep.Sleep(ctx, min(PausePoll, max(time.Until(end), 0)))
 }

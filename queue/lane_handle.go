@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/ctxsleep"
 )
 
 // handle runs the handler on d and settles the job, acking with ack.
@@ -200,7 +201,7 @@ func (l *lane) settle(ctx context.Context, what string, op func(context.Context)
 		}
 		unanswered = true
 		l.log.Error("queue "+what+" failed; retrying after delay", "err", err, "delay", l.cfg.ErrorDelay)
-		if !sleep(ctx, l.cfg.ErrorDelay) {
+		if !ctxsleep.Sleep(ctx, l.cfg.ErrorDelay) {
 			return false
 		}
 	}

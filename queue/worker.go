@@ -10,6 +10,7 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/internal/coalesce"
+	"github.com/redstate/redstate/internal/ctxsleep"
 )
 
 // Handler processes one job. A nil return acks the job; an error retries it (or dead-letters it
@@ -126,7 +127,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		defer l.lease.stop()
 	}
 	for !w.register(ctx) {
-		if !sleep(ctx, w.errorDelay) {
+		if !ctxsleep.Sleep(ctx, w.errorDelay) {
 			return nil
 		}
 	}
@@ -305,7 +306,7 @@ func (w *Worker) consume(ctx, hctx context.Context, ack ackFunc) {
 			continue
 		}
 		if retry := w.fill(ctx, int(free), take); retry > 0 {
-			sleep(ctx, retry)
+			ctxsleep.Sleep(ctx, retry)
 		}
 	}
 
@@ -336,16 +337,4 @@ func (w *Worker) Process(ctx context.Context, d *Delivery) {
 		return
 	}
 	l.handle(ctx, d, func(c context.Context, d *Delivery) error { return w.b.Ack(c, d) })
-}
-
-// sleep waits d or until ctx ends; it tells whether the full wait elapsed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
