@@ -133,18 +133,24 @@ func (s *server) queueList(w http.ResponseWriter, r *http.Request) error {
 		if a == nil {
 			continue
 		}
-		st, err := a.Stats(r.Context())
-		qs := queueSummary{Name: name, Stats: st, Pool: s.poolOf(name)}
-		if err == nil {
-			qs.Paused, err = a.Paused(r.Context())
-		}
-		if err != nil {
-			qs.Error = err.Error()
-		}
-		out.Queues = append(out.Queues, qs)
+		out.Queues = append(out.Queues, s.queueSummaryOf(r.Context(), name, a))
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// queueSummaryOf reads one queue's entry of GET /v1/queues (and of the dashboard's queues
+// topic): its stats, whether it is paused, its pool; a read that failed is in Error.
+func (s *server) queueSummaryOf(ctx context.Context, name string, a *queue.Admin) queueSummary {
+	st, err := a.Stats(ctx)
+	q := queueSummary{Name: name, Stats: st, Pool: s.poolOf(name)}
+	if err == nil {
+		q.Paused, err = a.Paused(ctx)
+	}
+	if err != nil {
+		q.Error = err.Error()
+	}
+	return q
 }
 
 // poolOf returns the pool serving queue name, or nil.

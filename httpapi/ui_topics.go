@@ -164,7 +164,7 @@ func signalOf[E any](events <-chan E) <-chan struct{} {
 	return out
 }
 
-// probeQueues reads the stats of every configured queue (GET /v1/queues).
+// probeQueues reads every configured queue's entry of GET /v1/queues (pause included).
 func (s *server) probeQueues(ctx context.Context) ([]byte, error) {
 	var out []queueSummary
 	if s.queueNames != nil {
@@ -173,12 +173,7 @@ func (s *server) probeQueues(ctx context.Context) ([]byte, error) {
 			if a == nil {
 				continue
 			}
-			st, err := a.Stats(ctx)
-			q := queueSummary{Name: name, Stats: st}
-			if err != nil {
-				q.Error = err.Error()
-			}
-			out = append(out, q)
+			out = append(out, s.queueSummaryOf(ctx, name, a))
 		}
 	}
 	return json.Marshal(out)
