@@ -1,12 +1,17 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"net/http"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/redstate/redstate/buildstatus/memstore"
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/queue/memqueue"
 )
@@ -73,5 +78,42 @@ func TestQueueList_ShowsPools(t *testing.T) {
 	var alone queue.NamedStats
 	if err := json.Unmarshal(r.body, &alone); err != nil || alone.Pool != nil {
 		t.Fatalf("GET /v1/queues/alone/stats = %d %s", r.status, r.body)
+	}
+}
+
+// TestProbeQueues_SeesAPause: the dashboard's queues topic reads what GET /v1/queues answers,
+// so pausing a queue (sizes unchanged) changes the topic's state and is announced. Before, it
+// read the sizes only and the Queues page kept offering Pause.
+func TestProbeQueues_SeesAPause(t *testing.T) {
+	b := memqueue.NewBroker(memqueue.Options{})
+	a, err := queue.NewAdmin(b, "q1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	builds := memstore.New(memstore.Options{TTL: time.Hour})
+	t.Cleanup(func() { _ = builds.Close() })
+	h, err := New(Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, Deps{
+		Builds:     builds,
+		Queues:     func(name string) *queue.Admin { return map[string]*queue.Admin{"q1": a}[name] },
+		QueueNames: func() []string { return []string{"q1"} },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := h.(*server)
+	ctx := context.Background()
+	before, err := s.probeQueues(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Pause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after, err := s.probeQueues(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(before, after) || !bytes.Contains(after, []byte(`"paused":true`)) {
+		t.Fatalf("queues topic state before the pause %s, after %s: want the pause in it", before, after)
 	}
 }
