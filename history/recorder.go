@@ -63,7 +63,8 @@ func (o Options) Validate() error {
 }
 
 // Sampler sets gauges read from shared state (queue sizes, a source's lag) with Recorder.Set.
-// A Recorder calls its samplers at every flush, before writing, within the flush timeout.
+// A Recorder calls its samplers at every flush, before writing, all within half the flush
+// timeout (the write has a whole one of its own).
 type Sampler func(ctx context.Context, r *Recorder)
 
 // Recorder counts one process's events in memory and writes them to its Store once per
@@ -306,14 +307,9 @@ func (r *Recorder) FlushAll(ctx context.Context) error { return r.flush(ctx, tru
 // in memory until their bucket ends, so that a busy second costs one write per field, not one
 // per tier.
 func (r *Recorder) flush(ctx context.Context, all bool) error {
+	r.sample(ctx)
 	ctx, cancel := context.WithTimeout(ctx, r.opts.FlushTimeout)
 	defer cancel()
-	r.mu.Lock()
-	samplers := r.samplers
-	r.mu.Unlock()
-	for _, s := range samplers {
-		s(ctx, r)
-	}
 	now := r.opts.Now().Unix()
 	batches, events, registering := r.take(now, all)
 	var first error
@@ -347,6 +343,22 @@ func (r *Recorder) flush(ctx context.Context, all bool) error {
 	}
 	r.mu.Unlock()
 	return nil
+}
+
+// sample runs the samplers within half the flush timeout of their own, so that a slow sampler
+// never eats the write's time.
+func (r *Recorder) sample(ctx context.Context) {
+	r.mu.Lock()
+	samplers := r.samplers
+	r.mu.Unlock()
+	if len(samplers) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.opts.FlushTimeout/2)
+	defer cancel()
+	for _, s := range samplers {
+		s(ctx, r)
+	}
 }
 
 // take swaps out what was counted: the 1 s tier's batch first (with the up marks up to now and
