@@ -104,7 +104,7 @@ func TestRecorder_ConcurrentRecordingAndFlushingCountEveryEventOnce(t *testing.T
 		t.Skipf("the flusher moved the clock %d s: past the 1 s tier's window", end-t0.Unix())
 	}
 	for _, tier := range history.Tiers {
-		got, err := store.Read(t.Context(), tier, tier.Start(t0.Unix()), tier.Start(end), []string{"queue.done\x1fq"})
+		got, err := store.Read(t.Context(), tier, tier.Start(t0.Unix()), tier.Start(end), []string{"queue.done\x1fq"}, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +131,7 @@ func TestMemoryStore_ExpiresWithItsClock(t *testing.T) {
 	kept := func() []bool {
 		var out []bool
 		for _, tier := range history.Tiers {
-			got, err := store.Read(t.Context(), tier, tier.Start(t0.Unix()), tier.Start(t0.Unix()), []string{field})
+			got, err := store.Read(t.Context(), tier, tier.Start(t0.Unix()), tier.Start(t0.Unix()), []string{field}, false)
 			if err != nil {
 				t.Fatal(err)
 			}
