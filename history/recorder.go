@@ -156,7 +156,7 @@ func (r *Recorder) Add(metric string, n int64, labels ...string) {
 	if r == nil || n == 0 {
 		return
 	}
-	r.record(metric, KindCounter, labels, func(k seriesKey, sec int64) {
+	r.record(metric, KindCounter, n, labels, func(k seriesKey, sec int64) {
 		r.counts[countKey{series: k, second: sec, bucket: -1}] += n
 	})
 }
@@ -167,7 +167,7 @@ func (r *Recorder) Set(metric string, v float64, labels ...string) {
 	if r == nil {
 		return
 	}
-	r.record(metric, KindGauge, labels, func(k seriesKey, sec int64) {
+	r.record(metric, KindGauge, 1, labels, func(k seriesKey, sec int64) {
 		r.gauges[gaugeKey{series: k, second: sec}] = v
 	})
 }
@@ -179,18 +179,18 @@ func (r *Recorder) Observe(metric string, seconds float64, labels ...string) {
 		return
 	}
 	b := bucketOf(seconds)
-	r.record(metric, kindHistogram, labels, func(k seriesKey, sec int64) {
+	r.record(metric, kindHistogram, 1, labels, func(k seriesKey, sec int64) {
 		r.counts[countKey{series: k, second: sec, bucket: b}]++
 	})
 }
 
-// record checks metric and labels, admits the series (or its overflow) and applies add under
-// the lock.
-func (r *Recorder) record(metric string, kind Kind, labels []string, add func(seriesKey, int64)) {
-	r.events.Add(1)
+// record checks metric and labels, admits the series (or its overflow) and applies add (n
+// events) under the lock.
+func (r *Recorder) record(metric string, kind Kind, n int64, labels []string, add func(seriesKey, int64)) {
+	r.events.Add(n)
 	k, ok := keyOf(metric, kind, labels)
 	if !ok {
-		r.invalid.Add(1)
+		r.invalid.Add(n)
 		return
 	}
 	sec := r.opts.Now().Unix()
@@ -201,7 +201,7 @@ func (r *Recorder) record(metric string, kind Kind, labels []string, add func(se
 		// A metric without labels has one series: it is always admitted, like the "(other)"
 		// ones (a handful, bounded by the catalog).
 		if len(r.series) >= r.opts.MaxSeries && len(labels) > 0 {
-			r.overflow.Add(1)
+			r.overflow.Add(n)
 			if kind == KindGauge {
 				return
 			}
@@ -258,7 +258,7 @@ func otherKey(k seriesKey, n int) seriesKey {
 
 // Stats are a Recorder's counts since it was made.
 type Stats struct {
-	// Events is how many Add, Set and Observe calls it had.
+	// Events is how many events it was given: the n of every Add, one per Set and Observe.
 	Events int64 `json:"events"`
 	// Dropped is how many of them were lost because their 1 s write failed (the store did not
 	// answer within FlushTimeout). A coarser tier's bucket whose write failed is lost for that

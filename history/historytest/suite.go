@@ -313,8 +313,8 @@ func seriesCap(t *testing.T, open Backend) {
 	r.Set(history.FeedFanoutBacklog, 6) // and its gauge too
 	flush(t, r)
 	st := r.Stats()
-	if st.Overflow != 3 || st.Series != 6 || st.MaxSeries != 3 {
-		t.Errorf("stats = %+v, want 3 overflowed events, 3 series plus (other) and the 2 without labels", st)
+	if st.Overflow != 8 || st.Series != 6 || st.MaxSeries != 3 {
+		t.Errorf("stats = %+v, want 8 overflowed events (5 + 2 into (other), 1 gauge), 3 series plus (other) and the 2 without labels", st)
 	}
 	res := read(t, newStore(), t0.Add(time.Minute), history.Query{Metrics: []string{history.QueueDone, history.QueueSize,
 		history.FeedPublished, history.FeedFanoutBacklog}, Window: "15m"})
