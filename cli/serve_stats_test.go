@@ -43,7 +43,8 @@ func statsSum(t *testing.T, base, query string) map[string][2]float64 {
 }
 
 // The blocks of a served process record into the statistics history: three build saves read
-// as three build events (per minute, summed over the 1 s points: 3 × 60), and the queues'
+// as three build events (per minute, summed over the 1 s points: 3 × 60), two posts as two
+// published with their fan-out jobs done, a delivery lag and an empty backlog, and the queues'
 // sizes are sampled; /metrics and the overview report the history's size. On memory and on
 // Redis.
 func TestServe_BlocksRecordIntoTheHistory(t *testing.T) {
@@ -61,13 +62,24 @@ func TestServe_BlocksRecordIntoTheHistory(t *testing.T) {
 					t.Fatalf("PUT = %d %s", status, body)
 				}
 			}
+			for range 2 {
+				if status, body := request(t, http.MethodPost, base+"/v1/feed/posts", `{"userId":1001,"title":"t"}`); status != http.StatusCreated {
+					t.Fatalf("publish = %d %s", status, body)
+				}
+			}
 			awaitStats(t, func() string {
 				events := statsSum(t, base, "metric=builds.events")[""]
 				sizes := statsSum(t, base, "metric=queue.size&label.queue=report:queue&label.state=pending")
-				if events[0] == 3*60 && len(sizes) == 1 {
+				published := statsSum(t, base, "metric=feed.published")[""]
+				backlog := statsSum(t, base, "metric=feed.fanout_backlog")[""]
+				delivered := statsSum(t, base, "metric=feed.delivery_lag")
+				fanouts := statsSum(t, base, "metric=queue.done&label.queue=feed:fanout")["feed:fanout"]
+				if events[0] == 3*60 && len(sizes) == 1 && published[0] == 2 && backlog[1] == 0 && len(delivered) == 1 && fanouts[0] == 2 {
 					return ""
 				}
-				return fmt.Sprintf("builds.events sum = %v (want 180: 3 events per minute-rate points), queue.size series = %v", events, sizes)
+				return fmt.Sprintf("builds.events sum = %v (want 180: 3 events per minute-rate points), queue.size series = %v, "+
+					"feed.published = %v (want 2), backlog (sum, last) = %v (want last 0), delivery lag = %v, fan-out jobs done = %v (want 2)",
+					events, sizes, published, backlog, delivered, fanouts)
 			})
 			_, metricsText := request(t, http.MethodGet, base+"/metrics", "")
 			for _, m := range []string{"redstate_stats_history_series ", "redstate_stats_history_keys ", "redstate_stats_history_bytes ", "redstate_stats_history_dropped_total 0"} {
