@@ -7,8 +7,9 @@ import (
 	"github.com/redstate/redstate"
 )
 
-// orphanOwner is the lock owner the orphan scan uses while it marks a task.
-const orphanOwner = "orphan-scan"
+// OrphanScanOwner is the lock owner the orphan scan uses while it marks a task (a holder in
+// StateStats.Locks that is not a task).
+const OrphanScanOwner = "orphan-scan"
 
 // ScanOrphans checks every task of the running set (Keys.Running: no SCAN) that this
 // instance does not run: a task whose projection is no longer RUNNING leaves the set; a
@@ -53,7 +54,7 @@ func (r *Runner) ScanOrphans(ctx context.Context) ([]string, error) {
 			}
 			reason = ReasonInterrupted + ": the instance running it (" + owner + ") stopped its liveness heartbeat"
 		}
-		lease, ok, err := r.st.Locks.TryAcquire(ctx, p.TenantID, orphanOwner, 30*time.Second)
+		lease, ok, err := r.st.Locks.TryAcquire(ctx, p.TenantID, OrphanScanOwner, 30*time.Second)
 		if err != nil || !ok {
 			continue
 		}

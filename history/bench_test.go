@@ -111,3 +111,53 @@ func BenchmarkRedisFlush(b *testing.B) {
 		b.ReportMetric(float64(n), "bytes/"+t.StepString()+"-bucket")
 	}
 }
+
+// BenchmarkRedisReadLargest is the largest read MaxFieldReads allows, on full buckets: 15 latency
+// series (22 histogram fields each) over 24 h, every 1 min bucket holding them.
+func BenchmarkRedisReadLargest(b *testing.B) {
+	client := redistest.SharedStandalone(b).Client(b)
+	keys := history.NewKeys(redstate.Prefix("benchread-", ""))
+	now := time.Now()
+	store := history.NewRedisStore(client, keys, func() time.Time { return now })
+	ctx := b.Context()
+	day := history.Tiers[2]
+	from, to := day.Span(now)
+	seen := map[string]int64{}
+	for start := from; start <= to; start += day.Step {
+		var batch history.Batch
+		for q := range 15 {
+			series := fmt.Sprintf("%s\x1fqueue-%02d", history.QueueLatency, q)
+			seen[series] = now.Unix()
+			for i := range len(history.Bounds) + 1 {
+				batch.Counts = append(batch.Counts, history.Count{Second: start, Field: fmt.Sprintf("%s\x1e%d", series, i), N: 1})
+			}
+		}
+		batch.Up, batch.Tiers = []int64{start}, []int{2}
+		if err := store.Write(ctx, batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := store.Write(ctx, history.Batch{Seen: seen, Tiers: []int{}}); err != nil {
+		b.Fatal(err)
+	}
+	reader := history.NewReader(store, func() time.Time { return now })
+	before, err := redisconn.ReadCommandStats(ctx, client)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := reader.Read(ctx, history.Query{Metrics: []string{"queue.latency.p50", "queue.latency.p99"}, Window: "24h"})
+		if err != nil || len(res.Series) != 30 {
+			b.Fatalf("read: %v, %d series", err, len(res.Series))
+		}
+	}
+	b.StopTimer()
+	after, err := redisconn.ReadCommandStats(ctx, client)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := after.Sub(before)
+	b.ReportMetric(float64(d["hmget"].Usec+d["hgetall"].Usec)/float64(b.N), "server-µs/read")
+	b.Log(d.String())
+}

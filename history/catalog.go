@@ -42,22 +42,37 @@ type Metric struct {
 	quantile float64
 }
 
-// The recorded names of the metrics (what a block passes to Recorder.Add, Set or Observe).
+// The recorded names of the metrics: what a block passes to Recorder.Add (counters), Set
+// (gauges) or Observe (latency histograms, read as their .p50 and .p99 quantiles).
 const (
-	QueueEnqueued        = "queue.enqueued"
-	QueueDone            = "queue.done"
-	QueueFailed          = "queue.failed"
-	QueueLatency         = "queue.latency" // histogram: read as queue.latency.p50 and .p99
-	QueueSize            = "queue.size"
-	IndexApplied         = "index.applied"
-	IndexStale           = "index.stale"
-	IndexLag             = "index.lag"
-	FeedPublished        = "feed.published"
-	FeedFanoutBacklog    = "feed.fanout_backlog"
-	FeedDeliveryLag      = "feed.delivery_lag"
-	ExecutorTasks        = "executor.tasks"
-	ExecutorStageSeconds = "executor.stage_duration" // histogram: read as .p50 and .p99
-	BuildsEvents         = "builds.events"
+	// QueueEnqueued counts jobs enqueued (label queue).
+	QueueEnqueued = "queue.enqueued"
+	// QueueDone counts jobs acked (label queue).
+	QueueDone = "queue.done"
+	// QueueFailed counts job runs retried or dead-lettered, and malformed messages (label queue).
+	QueueFailed = "queue.failed"
+	// QueueLatency observes a job's seconds from enqueue to done (label queue).
+	QueueLatency = "queue.latency"
+	// QueueSize is a queue's jobs in one state (labels queue, state).
+	QueueSize = "queue.size"
+	// IndexApplied counts row changes applied to the index (label source).
+	IndexApplied = "index.applied"
+	// IndexStale counts row changes skipped as stale (label source).
+	IndexStale = "index.stale"
+	// IndexLag is the age of a source's last applied change when applied (label source).
+	IndexLag = "index.lag"
+	// FeedPublished counts posts published.
+	FeedPublished = "feed.published"
+	// FeedFanoutBacklog is the fan-out jobs waiting or running.
+	FeedFanoutBacklog = "feed.fanout_backlog"
+	// FeedDeliveryLag is the seconds from a post's publication to the end of its fan-out.
+	FeedDeliveryLag = "feed.delivery_lag"
+	// ExecutorTasks is the executor's tasks in one state (label state).
+	ExecutorTasks = "executor.tasks"
+	// ExecutorStageSeconds observes a stage run's seconds (label stage).
+	ExecutorStageSeconds = "executor.stage_duration"
+	// BuildsEvents counts build status events (saves, platform results, deletes).
+	BuildsEvents = "builds.events"
 )
 
 // catalog lists every metric, in the order Metrics returns them.

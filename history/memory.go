@@ -74,7 +74,7 @@ func (s *MemoryStore) expire(now int64) {
 }
 
 // Read implements Store.
-func (s *MemoryStore) Read(_ context.Context, t Tier, from, to int64, fields []string) ([]map[string]float64, error) {
+func (s *MemoryStore) Read(_ context.Context, t Tier, from, to int64, fields []string, _ bool) ([]map[string]float64, error) {
 	now := s.now().Unix()
 	s.mu.Lock()
 	defer s.mu.Unlock()

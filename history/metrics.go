@@ -15,7 +15,7 @@ const usageEvery = time.Minute
 
 // RegisterMetrics registers the history's metrics in m's registry (nothing when m or r is nil):
 //
-//	redstate_stats_history_events_total            Add, Set and Observe calls of this process
+//	redstate_stats_history_events_total            events this process recorded (the n of every Add, one per Set and Observe)
 //	redstate_stats_history_dropped_total           events lost because their flush failed
 //	redstate_stats_history_overflow_total          events past the series cap (counted into "(other)", or not recorded for gauges)
 //	redstate_stats_history_flushes_total{result}   flushes, ok or failed
@@ -30,7 +30,7 @@ func RegisterMetrics(m *metrics.Metrics, r *Recorder, u *UsageMeter) {
 }
 
 var (
-	eventsDesc   = prometheus.NewDesc("redstate_stats_history_events_total", "Statistics history events recorded by this process (Add, Set and Observe calls).", nil, nil)
+	eventsDesc   = prometheus.NewDesc("redstate_stats_history_events_total", "Statistics history events recorded by this process (the n of every Add, one per Set and Observe).", nil, nil)
 	droppedDesc  = prometheus.NewDesc("redstate_stats_history_dropped_total", "Statistics history events lost because their flush failed (store unavailable).", nil, nil)
 	overflowDesc = prometheus.NewDesc("redstate_stats_history_overflow_total", "Statistics history events past the series cap: counted into the \"(other)\" series, gauges not recorded.", nil, nil)
 	flushesDesc  = prometheus.NewDesc("redstate_stats_history_flushes_total", "Statistics history flushes by result (ok, failed).", []string{"result"}, nil)

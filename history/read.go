@@ -13,6 +13,12 @@ import (
 // and must be narrowed with label filters.
 const MaxSeriesPerRead = 100
 
+// MaxFieldReads bounds the bucket fields one Read looks up (points × fields; a latency series
+// reads 22 fields, its histogram's buckets): a 24 h read of 15 latency series, or a 15 min read
+// of 100 counters. The largest costs Redis 40-100 ms and this process 0.3 s
+// (BenchmarkRedisReadLargest).
+const MaxFieldReads = 500_000
+
 // Query is what a Read answers.
 type Query struct {
 	// Metrics are the metrics' names (Metrics lists them); at least one.
@@ -22,6 +28,9 @@ type Query struct {
 	// Labels keep only the series whose label of that name has that value; a filter applies
 	// to the metrics that have the label, and must name a label of at least one of them.
 	Labels map[string]string
+	// Since, when not zero, keeps only the points after it (Unix seconds): a chart that has
+	// the window polls for its new points only.
+	Since int64
 }
 
 // Result is a Read's answer: one time axis shared by every series (uPlot's data shape).
@@ -132,11 +141,18 @@ func (r *Reader) Read(ctx context.Context, q Query) (Result, error) {
 		}
 	}
 	from, to := tier.Span(r.now())
-	buckets, err := r.store.Read(ctx, tier, from, to, fields)
+	if q.Since >= from {
+		from = tier.Start(q.Since) + tier.Step
+	}
+	if points := (to-from)/tier.Step + 1; points > 0 && int64(len(fields))*points > MaxFieldReads {
+		return Result{}, redstate.Errorf(redstate.ETOOLARGE, "this read would look up %d bucket fields, at most %d: read fewer latency series or a shorter window",
+			int64(len(fields))*points, MaxFieldReads)
+	}
+	buckets, err := r.store.Read(ctx, tier, from, to, fields, len(fields)*wholeBucketShare >= bucketFields(registry))
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Window: tier.Window, Step: tier.StepString(), Times: make([]int64, 0, tier.Points), Series: make([]Series, 0, len(sel))}
+	res := Result{Window: tier.Window, Step: tier.StepString(), Times: make([]int64, 0, len(buckets)), Series: make([]Series, 0, len(sel))}
 	for start := from; start <= to; start += tier.Step {
 		res.Times = append(res.Times, start)
 	}
@@ -151,10 +167,36 @@ func (r *Reader) Read(ctx context.Context, q Query) (Result, error) {
 	return res, nil
 }
 
+// wholeBucketShare: a read asking for at least a quarter of the fields a bucket may hold reads
+// whole buckets (Store.Read's whole).
+const wholeBucketShare = 4
+
+// bucketFields is how many fields a bucket may hold at most, from the registry: one per counter
+// or gauge series, one per histogram bucket of a latency series, and the up mark.
+func bucketFields(registry map[string]int64) int {
+	n := 1
+	for field := range registry {
+		name, _ := splitField(field)
+		if kind, _ := recordedKind(name); kind == kindHistogram {
+			n += len(Bounds) + 1
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
 // values computes a series' values from the buckets read.
 func values(m Metric, field string, t Tier, buckets []map[string]float64) []*float64 {
 	out := make([]*float64, len(buckets))
 	counts := make([]float64, len(Bounds)+1)
+	var names []string
+	if m.Kind == KindQuantile {
+		names = make([]string, len(counts))
+		for j := range names {
+			names[j] = histogramField(field, j)
+		}
+	}
 	for i, b := range buckets {
 		var v float64
 		ok := false
@@ -171,8 +213,8 @@ func values(m Metric, field string, t Tier, buckets []map[string]float64) []*flo
 		case KindGauge:
 			v, ok = b[field]
 		case KindQuantile:
-			for j := range counts {
-				counts[j] = b[histogramField(field, j)]
+			for j, name := range names {
+				counts[j] = b[name]
 			}
 			v, ok = quantileOf(counts, m.quantile)
 		}

@@ -63,7 +63,8 @@ func (o Options) Validate() error {
 }
 
 // Sampler sets gauges read from shared state (queue sizes, a source's lag) with Recorder.Set.
-// A Recorder calls its samplers at every flush, before writing, within the flush timeout.
+// A Recorder calls its samplers at every flush, before writing, all within half the flush
+// timeout (the write has a whole one of its own).
 type Sampler func(ctx context.Context, r *Recorder)
 
 // Recorder counts one process's events in memory and writes them to its Store once per
@@ -155,7 +156,7 @@ func (r *Recorder) Add(metric string, n int64, labels ...string) {
 	if r == nil || n == 0 {
 		return
 	}
-	r.record(metric, KindCounter, labels, func(k seriesKey, sec int64) {
+	r.record(metric, KindCounter, n, labels, func(k seriesKey, sec int64) {
 		r.counts[countKey{series: k, second: sec, bucket: -1}] += n
 	})
 }
@@ -166,7 +167,7 @@ func (r *Recorder) Set(metric string, v float64, labels ...string) {
 	if r == nil {
 		return
 	}
-	r.record(metric, KindGauge, labels, func(k seriesKey, sec int64) {
+	r.record(metric, KindGauge, 1, labels, func(k seriesKey, sec int64) {
 		r.gauges[gaugeKey{series: k, second: sec}] = v
 	})
 }
@@ -178,18 +179,18 @@ func (r *Recorder) Observe(metric string, seconds float64, labels ...string) {
 		return
 	}
 	b := bucketOf(seconds)
-	r.record(metric, kindHistogram, labels, func(k seriesKey, sec int64) {
+	r.record(metric, kindHistogram, 1, labels, func(k seriesKey, sec int64) {
 		r.counts[countKey{series: k, second: sec, bucket: b}]++
 	})
 }
 
-// record checks metric and labels, admits the series (or its overflow) and applies add under
-// the lock.
-func (r *Recorder) record(metric string, kind Kind, labels []string, add func(seriesKey, int64)) {
-	r.events.Add(1)
+// record checks metric and labels, admits the series (or its overflow) and applies add (n
+// events) under the lock.
+func (r *Recorder) record(metric string, kind Kind, n int64, labels []string, add func(seriesKey, int64)) {
+	r.events.Add(n)
 	k, ok := keyOf(metric, kind, labels)
 	if !ok {
-		r.invalid.Add(1)
+		r.invalid.Add(n)
 		return
 	}
 	sec := r.opts.Now().Unix()
@@ -200,7 +201,7 @@ func (r *Recorder) record(metric string, kind Kind, labels []string, add func(se
 		// A metric without labels has one series: it is always admitted, like the "(other)"
 		// ones (a handful, bounded by the catalog).
 		if len(r.series) >= r.opts.MaxSeries && len(labels) > 0 {
-			r.overflow.Add(1)
+			r.overflow.Add(n)
 			if kind == KindGauge {
 				return
 			}
@@ -257,7 +258,7 @@ func otherKey(k seriesKey, n int) seriesKey {
 
 // Stats are a Recorder's counts since it was made.
 type Stats struct {
-	// Events is how many Add, Set and Observe calls it had.
+	// Events is how many events it was given: the n of every Add, one per Set and Observe.
 	Events int64 `json:"events"`
 	// Dropped is how many of them were lost because their 1 s write failed (the store did not
 	// answer within FlushTimeout). A coarser tier's bucket whose write failed is lost for that
@@ -306,14 +307,9 @@ func (r *Recorder) FlushAll(ctx context.Context) error { return r.flush(ctx, tru
 // in memory until their bucket ends, so that a busy second costs one write per field, not one
 // per tier.
 func (r *Recorder) flush(ctx context.Context, all bool) error {
+	r.sample(ctx)
 	ctx, cancel := context.WithTimeout(ctx, r.opts.FlushTimeout)
 	defer cancel()
-	r.mu.Lock()
-	samplers := r.samplers
-	r.mu.Unlock()
-	for _, s := range samplers {
-		s(ctx, r)
-	}
 	now := r.opts.Now().Unix()
 	batches, events, registering := r.take(now, all)
 	var first error
@@ -347,6 +343,22 @@ func (r *Recorder) flush(ctx context.Context, all bool) error {
 	}
 	r.mu.Unlock()
 	return nil
+}
+
+// sample runs the samplers within half the flush timeout of their own, so that a slow sampler
+// never eats the write's time.
+func (r *Recorder) sample(ctx context.Context) {
+	r.mu.Lock()
+	samplers := r.samplers
+	r.mu.Unlock()
+	if len(samplers) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.opts.FlushTimeout/2)
+	defer cancel()
+	for _, s := range samplers {
+		s(ctx, r)
+	}
 }
 
 // take swaps out what was counted: the 1 s tier's batch first (with the up marks up to now and

@@ -20,7 +20,7 @@ func TestRecorder_CoarseTiersAreWrittenWhenTheirBucketEnds(t *testing.T) {
 	field := QueueDone + fieldSep + "q"
 	gauge := QueueSize + fieldSep + "q" + fieldSep + "pending"
 	at := func(tier int, start int64, f string) (float64, bool) {
-		got, err := store.Read(t.Context(), Tiers[tier], start, start, []string{f})
+		got, err := store.Read(t.Context(), Tiers[tier], start, start, []string{f}, false)
 		if err != nil {
 			t.Fatal(err)
 		}

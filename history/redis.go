@@ -68,36 +68,63 @@ func (s *RedisStore) Write(ctx context.Context, b Batch) error {
 	return rediserr.Map(err, "history write")
 }
 
-// Read implements Store: one pipeline of an HMGET per bucket.
-func (s *RedisStore) Read(ctx context.Context, t Tier, from, to int64, fields []string) ([]map[string]float64, error) {
+// Read implements Store: one pipeline of an HMGET per bucket, or of an HGETALL per bucket when
+// whole is true.
+func (s *RedisStore) Read(ctx context.Context, t Tier, from, to int64, fields []string, whole bool) ([]map[string]float64, error) {
 	if len(fields) == 0 || to < from {
 		return make([]map[string]float64, max(0, (to-from)/t.Step+1)), nil
 	}
-	var cmds []*redis.SliceCmd
+	var gets []*redis.SliceCmd
+	var alls []*redis.MapStringStringCmd
 	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for start := from; start <= to; start += t.Step {
-			cmds = append(cmds, p.HMGet(ctx, s.keys.Bucket(t, start), fields...))
+			if whole {
+				alls = append(alls, p.HGetAll(ctx, s.keys.Bucket(t, start)))
+			} else {
+				gets = append(gets, p.HMGet(ctx, s.keys.Bucket(t, start), fields...))
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, rediserr.Map(err, "history read")
 	}
-	out := make([]map[string]float64, len(cmds))
-	for i, c := range cmds {
+	out := make([]map[string]float64, 0, len(gets)+len(alls))
+	parse := func(got map[string]float64, field, v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return redstate.Wrap(redstate.EINTERNAL, err, "history read: field "+strconv.Quote(field))
+		}
+		got[field] = f
+		return nil
+	}
+	for _, c := range gets {
 		got := map[string]float64{}
 		for j, v := range c.Val() {
-			str, ok := v.(string)
-			if !ok {
-				continue
+			if str, ok := v.(string); ok {
+				if err := parse(got, fields[j], str); err != nil {
+					return nil, err
+				}
 			}
-			f, err := strconv.ParseFloat(str, 64)
-			if err != nil {
-				return nil, redstate.Wrap(redstate.EINTERNAL, err, "history read: field "+strconv.Quote(fields[j]))
-			}
-			got[fields[j]] = f
 		}
-		out[i] = got
+		out = append(out, got)
+	}
+	if len(alls) > 0 {
+		wanted := make(map[string]bool, len(fields))
+		for _, f := range fields {
+			wanted[f] = true
+		}
+		for _, c := range alls {
+			got := map[string]float64{}
+			for field, v := range c.Val() {
+				if wanted[field] {
+					if err := parse(got, field, v); err != nil {
+						return nil, err
+					}
+				}
+			}
+			out = append(out, got)
+		}
 	}
 	return out, nil
 }

@@ -17,8 +17,10 @@ type Store interface {
 	Write(ctx context.Context, b Batch) error
 	// Read returns tier t's buckets starting at from, from+Step, ..., to (inclusive): for each
 	// bucket, in order, the values of the fields asked for that it holds (a field no instance
-	// wrote is absent). Errors: EUNAVAILABLE.
-	Read(ctx context.Context, t Tier, from, to int64, fields []string) ([]map[string]float64, error)
+	// wrote is absent). whole says the fields are a large part of what a bucket may hold: the
+	// store may then read whole buckets and keep the fields asked for (Redis: HGETALL rather
+	// than an HMGET that scans a small hash once per field). Errors: EUNAVAILABLE.
+	Read(ctx context.Context, t Tier, from, to int64, fields []string, whole bool) ([]map[string]float64, error)
 	// Series returns the registry: the field of every series written in the last day (Tiers'
 	// longest retention) → the last second it was written. Errors: EUNAVAILABLE.
 	Series(ctx context.Context) (map[string]int64, error)

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/redstate/redstate"
@@ -17,7 +18,8 @@ func (s *server) statsRoutes() {
 	s.handle("GET /v1/stats/metrics", roleRead, s.statsMetrics)
 }
 
-// statsSeries answers the series of ?metric=...&window=...&label.<name>=<value> (history.Result).
+// statsSeries answers the series of ?metric=...&window=...&label.<name>=<value>[&since=<unix>]
+// (history.Result).
 func (s *server) statsSeries(w http.ResponseWriter, r *http.Request) error {
 	if s.history == nil {
 		return redstate.Errorf(redstate.ENOTFOUND, "this server keeps no statistics history")
@@ -26,6 +28,13 @@ func (s *server) statsSeries(w http.ResponseWriter, r *http.Request) error {
 	q := history.Query{Metrics: values["metric"], Window: values.Get("window")}
 	if q.Window == "" {
 		q.Window = "15m"
+	}
+	if since := values.Get("since"); since != "" {
+		n, err := strconv.ParseInt(since, 10, 64)
+		if err != nil || n < 0 {
+			return redstate.Errorf(redstate.EINVALID, "since must be a Unix time in seconds, got %q", since)
+		}
+		q.Since = n
 	}
 	for name, vs := range values {
 		label, ok := strings.CutPrefix(name, statsLabelPrefix)

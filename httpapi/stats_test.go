@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -66,6 +67,28 @@ func TestStatsSeries_ColumnarWithLabelFilter(t *testing.T) {
 	}
 }
 
+// A chart holding the window polls with since for the points after its last one.
+func TestStatsSeries_SinceAnswersTheNewPointsOnly(t *testing.T) {
+	a := statsAPI(t)
+	var full, tail history.Result
+	r := a.do(http.MethodGet, "/v1/stats/series?metric=queue.done&label.queue=report:queue", "")
+	if err := json.Unmarshal(r.body, &full); err != nil {
+		t.Fatal(err)
+	}
+	last := full.Times[len(full.Times)-1]
+	r = a.do(http.MethodGet, fmt.Sprintf("/v1/stats/series?metric=queue.done&label.queue=report:queue&since=%d", last-3), "")
+	if err := json.Unmarshal(r.body, &tail); err != nil {
+		t.Fatal(err)
+	}
+	if len(tail.Times) < 3 || tail.Times[0] != last-2 || len(tail.Series) != 1 || len(tail.Series[0].Values) != len(tail.Times) {
+		t.Fatalf("since %d: times %v, series %+v", last-3, tail.Times, tail.Series)
+	}
+	r = a.do(http.MethodGet, fmt.Sprintf("/v1/stats/series?metric=queue.done&since=%d", last+3600), "")
+	if err := json.Unmarshal(r.body, &tail); err != nil || len(tail.Times) != 0 || len(tail.Series[0].Values) != 0 {
+		t.Fatalf("since the future: %s", r.body)
+	}
+}
+
 func TestStatsSeries_BadInputHasStableCodes(t *testing.T) {
 	a := statsAPI(t)
 	for _, path := range []string{
@@ -74,6 +97,7 @@ func TestStatsSeries_BadInputHasStableCodes(t *testing.T) {
 		"/v1/stats/series",
 		"/v1/stats/series?metric=feed.published&label.queue=x",
 		"/v1/stats/series?metric=queue.done&label.bogus=x",
+		"/v1/stats/series?metric=queue.done&since=yesterday",
 	} {
 		wantError(t, a.do(http.MethodGet, path, ""), http.StatusBadRequest, redstate.EINVALID)
 	}

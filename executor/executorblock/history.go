@@ -44,7 +44,7 @@ func (h *historyObserver) State(st executor.StateStats, leaked int) {
 	h.Observer.State(st, leaked)
 	var running int64
 	for _, owner := range st.Locks {
-		if executor.ValidateID("taskId", owner) == nil {
+		if owner != executor.OrphanScanOwner && executor.ValidateID("taskId", owner) == nil {
 			running++
 		}
 	}

@@ -4,6 +4,7 @@
 package historytest
 
 import (
+	"fmt"
 	"math"
 	"sync/atomic"
 	"testing"
@@ -49,6 +50,7 @@ func Run(t *testing.T, open Backend) {
 	t.Run("SeriesCap", func(t *testing.T) { seriesCap(t, open) })
 	t.Run("LabelFiltersAndCatalog", func(t *testing.T) { labels(t, open) })
 	t.Run("Usage", func(t *testing.T) { usage(t, open) })
+	t.Run("WholeBucketReadsAnswerTheSame", func(t *testing.T) { wholeReads(t, open) })
 }
 
 // base is a test's starting time: the start of the current minute, so that every tier's
@@ -268,7 +270,7 @@ func expired(t *testing.T, open Backend) {
 	}
 	fields := []string{history.QueueDone + "\x1fq"}
 	for _, tier := range history.Tiers {
-		got, err := store.Read(t.Context(), tier, tier.Start(at), tier.Start(at), fields)
+		got, err := store.Read(t.Context(), tier, tier.Start(at), tier.Start(at), fields, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -284,7 +286,7 @@ func expired(t *testing.T, open Backend) {
 		t.Fatal(err)
 	}
 	for _, tier := range history.Tiers {
-		got, err := store.Read(t.Context(), tier, tier.Start(at), tier.Start(at), fields)
+		got, err := store.Read(t.Context(), tier, tier.Start(at), tier.Start(at), fields, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -311,8 +313,8 @@ func seriesCap(t *testing.T, open Backend) {
 	r.Set(history.FeedFanoutBacklog, 6) // and its gauge too
 	flush(t, r)
 	st := r.Stats()
-	if st.Overflow != 3 || st.Series != 6 || st.MaxSeries != 3 {
-		t.Errorf("stats = %+v, want 3 overflowed events, 3 series plus (other) and the 2 without labels", st)
+	if st.Overflow != 8 || st.Series != 6 || st.MaxSeries != 3 {
+		t.Errorf("stats = %+v, want 8 overflowed events (5 + 2 into (other), 1 gauge), 3 series plus (other) and the 2 without labels", st)
 	}
 	res := read(t, newStore(), t0.Add(time.Minute), history.Query{Metrics: []string{history.QueueDone, history.QueueSize,
 		history.FeedPublished, history.FeedFanoutBacklog}, Window: "15m"})
@@ -387,5 +389,45 @@ func usage(t *testing.T, open Backend) {
 	// One bucket per tier, plus the registry of 2 series.
 	if u.Buckets != 4 || u.Series != 2 || u.Bytes <= 0 {
 		t.Errorf("usage = %+v, want 4 buckets and 2 series", u)
+	}
+}
+
+func wholeReads(t *testing.T, open Backend) {
+	t0 := base()
+	c := NewClock(t0)
+	newStore := open(t, c.Now)
+	store := newStore()
+	r := recorder(t, store, c, 0)
+	r.Add(history.QueueDone, 3, "a")
+	r.Add(history.QueueDone, 4, "b")
+	r.Set(history.QueueSize, 1.5, "a", "dead")
+	c.Add(2 * time.Second)
+	r.Add(history.QueueDone, 5, "a")
+	flush(t, r)
+	fields := []string{"queue.done\x1fa", "queue.size\x1fa\x1fdead", "queue.done\x1fnever"}
+	for _, tier := range history.Tiers {
+		from, to := tier.Start(t0.Unix())-tier.Step, tier.Start(t0.Unix()+2)
+		byField, err := store.Read(t.Context(), tier, from, to, fields, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole, err := store.Read(t.Context(), tier, from, to, fields, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(byField) != len(whole) || len(whole) != int((to-from)/tier.Step+1) {
+			t.Fatalf("tier %s: %d and %d buckets", tier.Window, len(byField), len(whole))
+		}
+		for i := range whole {
+			if fmt.Sprint(whole[i]) != fmt.Sprint(byField[i]) {
+				t.Errorf("tier %s bucket %d: whole %v, by field %v", tier.Window, i, whole[i], byField[i])
+			}
+			if _, ok := whole[i]["queue.done\x1fb"]; ok {
+				t.Errorf("tier %s: a field not asked for is answered", tier.Window)
+			}
+		}
+		if v := whole[1]["queue.done\x1fa"]; tier.Step == 1 && v != 3 || tier.Step > 1 && v != 8 {
+			t.Errorf("tier %s: queue.done a = %v", tier.Window, v)
+		}
 	}
 }

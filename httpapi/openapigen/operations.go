@@ -349,10 +349,11 @@ func operations() []operation {
 		{method: "GET", path: "/v1/stats/series", id: "statsSeries", role: "read", tag: "operations",
 			summary: "The statistics history of some metrics over a window, shared by every instance (the dashboard's charts)",
 			desc: "Columnar: times is the one time axis of every series (uPlot's data shape); a value is null where no instance wrote. " +
-				"15m answers 900 points at 1 s, 1h 360 at 10 s, 24h 1440 at 1 min. Counters are rates (unit 1/s or 1/min), gauges the last value written in a step, quantiles are computed over the step's histogram of every instance.",
+				"15m answers 900 points at 1 s, 1h 360 at 10 s, 24h 1440 at 1 min; at most 100 series and 500,000 bucket fields looked up (a latency series reads 22 per point). Counters are rates (unit 1/s or 1/min), gauges the last value written in a step, quantiles are computed over the step's histogram of every instance.",
 			query: []obj{
 				queryParam("metric", obj{"type": "array", "items": enum(str(""), metricNames()...)}, "A metric (repeat for several; GET /v1/stats/metrics lists them)."),
 				queryParam("window", enum(str(""), "15m", "1h", "24h"), "The window up to now (default 15m)."),
+				queryParam("since", obj{"type": "integer", "minimum": 0}, "Only the points after this Unix time (seconds): a chart holding the window polls for its new points."),
 				queryParam("label.queue", str(""), "Only the series of this queue."),
 				queryParam("label.state", str(""), "Only the series of this state (queue.size: pending, scheduled, active, retrying, dead; executor.tasks: a task status)."),
 				queryParam("label.source", str(""), "Only the series of this index source (binlog, kafka:<topic>/<partition>, pgoutput:<slot>, stream:<key>, push)."),
