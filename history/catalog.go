@@ -61,6 +61,10 @@ const (
 	IndexStale = "index.stale"
 	// IndexLag is the age of a source's last applied change when applied (label source).
 	IndexLag = "index.lag"
+	// IndexBacklog is the changes a source holds that are not applied yet, where the source
+	// counts them: a Kafka partition's records (label kafka:<topic>/<partition>), a Redis
+	// stream's entries (stream:<key>).
+	IndexBacklog = "index.backlog"
 	// FeedPublished counts posts published.
 	FeedPublished = "feed.published"
 	// FeedFanoutBacklog is the fan-out jobs waiting or running.
@@ -86,6 +90,7 @@ var catalog = []Metric{
 	counter(IndexApplied, "1/s", "Row changes applied to the index per second.", "source"),
 	counter(IndexStale, "1/s", "Row changes skipped as stale (older than the indexed version) per second.", "source"),
 	gauge(IndexLag, "s", "Age of the last applied change when it was applied, per source.", "source"),
+	gauge(IndexBacklog, "count", "Changes not applied yet, per Kafka partition (records) and Redis stream (entries).", "source"),
 	counter(FeedPublished, "1/s", "Feed posts published per second."),
 	gauge(FeedFanoutBacklog, "count", "Fan-out jobs waiting (pending, retrying and running)."),
 	gauge(FeedDeliveryLag, "s", "Seconds from a post's publication to the end of its fan-out (last fan-out job of the bucket)."),

@@ -318,6 +318,7 @@ function indexCharts() {
   return chartsSection('Index over time', [
     { key: 'index-rates', unit: '1/s', title: 'Changes per second', metrics: ['index.applied', 'index.stale'], names: { 'index.applied': 'applied', 'index.stale': 'stale' } },
     { key: 'index-lag', unit: 's', title: 'Lag per source', metrics: ['index.lag'], names: { 'index.lag': '' } },
+    { key: 'index-backlog', unit: 'count', title: 'Backlog per Kafka partition and stream', metrics: ['index.backlog'], names: { 'index.backlog': '' } },
   ]);
 }
 
