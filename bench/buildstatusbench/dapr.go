@@ -92,7 +92,10 @@ func (w *workload) daprDocs() (*casWriter, []string, []string, error) {
 	return cw, keys, docs, nil
 }
 
-// saveCAS saves writer c's next build: IfNoneMatch the first time, then IfMatch its ETag.
+// saveCAS saves writer c's next build: IfNoneMatch the first time, then IfMatch its ETag. The
+// save is not cut when the slice ends (its context is not canceled with the slice's), so that
+// the ETag it returns is known for the writer's next save of the build; the peer's writers
+// finish their last Set the same way.
 func (w *workload) saveCAS(cw *casWriter) bench.Op {
 	return func(ctx context.Context, c int, _ int64) error {
 		i := c + cw.next[c]*w.opts.Clients
@@ -100,12 +103,8 @@ func (w *workload) saveCAS(cw *casWriter) bench.Op {
 			cw.next[c], i = 0, c
 		}
 		o := buildstatus.SaveOptions{IfMatch: cw.etags[i], IfNoneMatch: cw.etags[i] == ""}
-		b, err := w.store.Save(ctx, cw.docs[i], o)
+		b, err := w.store.Save(context.WithoutCancel(ctx), cw.docs[i], o)
 		if err != nil {
-			// A save cut by the end of a slice may have been written: read the ETag back.
-			if cur, gerr := w.store.Get(context.WithoutCancel(ctx), cw.docs[i].BuildID); gerr == nil {
-				cw.etags[i] = cur.ETag()
-			}
 			return err
 		}
 		cw.etags[i] = b.ETag()
