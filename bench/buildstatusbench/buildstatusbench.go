@@ -136,8 +136,10 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return report, err
 	}
 	if want("save_vs_dapr") {
-		if _, err := daprAddr(opts.Client); err != nil && len(opts.Ops) == 0 {
-			opts.Progressf("save_vs_dapr skipped: %v\n", err)
+		// Asked for by name it runs or fails; as part of every operation it is skipped where
+		// it cannot run (Cluster, Sentinel, no peer source beside the binary).
+		if reason := w.daprUnavailable(); reason != nil && len(opts.Ops) == 0 {
+			opts.Progressf("save_vs_dapr skipped: %v\n", reason)
 		} else if report.Dapr, err = w.saveVsDapr(ctx); err != nil {
 			return report, fmt.Errorf("save_vs_dapr: %w", err)
 		}

@@ -113,6 +113,25 @@ func (w *workload) saveCAS(cw *casWriter) bench.Op {
 	}
 }
 
+// daprPeerPath returns the peer to run: Options.DaprPeer, else DefaultDaprPeer.
+func (w *workload) daprPeerPath() string {
+	if w.opts.DaprPeer != "" {
+		return w.opts.DaprPeer
+	}
+	return DefaultDaprPeer()
+}
+
+// daprUnavailable returns why save_vs_dapr cannot run here, nil when it can.
+func (w *workload) daprUnavailable() error {
+	if _, err := daprAddr(w.opts.Client); err != nil {
+		return err
+	}
+	if w.daprPeerPath() == "" {
+		return errNoDaprPeer
+	}
+	return nil
+}
+
 // saveVsDapr measures our compare-and-set save against Dapr's Set with an ETag: the peer
 // program is built and started, then the two alternate in slices (A B B A, as bench.RunPair)
 // with the server's CPU and commandstats read around each slice.
@@ -127,11 +146,7 @@ func (w *workload) saveVsDapr(ctx context.Context) (*DaprSave, error) {
 	}
 	setup.Clients, setup.Keys, setup.Docs = w.opts.Clients, keys, docs
 	setup.TTLSeconds = int(max(w.opts.TTL/time.Second, 1))
-	peerPath := w.opts.DaprPeer
-	if peerPath == "" {
-		peerPath = DefaultDaprPeer()
-	}
-	peer, err := startDaprPeer(ctx, peerPath, setup, w.opts.Progressf)
+	peer, err := startDaprPeer(ctx, w.daprPeerPath(), setup, w.opts.Progressf)
 	if err != nil {
 		return nil, err
 	}

@@ -48,6 +48,9 @@ type daprResult struct {
 	Latencies  []int64 `json:"latencies_ns"`
 }
 
+// errNoDaprPeer: no peer was given and its source is not where this binary was built from.
+var errNoDaprPeer = errors.New("no Dapr peer: the source of bench/peers/daprstate is not beside this binary; pass its module directory or a built binary (--dapr-peer)")
+
 // daprPeer is a running peer process.
 type daprPeer struct {
 	cmd    *exec.Cmd
@@ -89,7 +92,7 @@ func daprAddr(c redis.UniversalClient) (daprSetup, error) {
 // binary, starts it and sends it setup; it returns once the peer's store is initialised.
 func startDaprPeer(ctx context.Context, path string, setup daprSetup, progress func(string, ...any)) (*daprPeer, error) {
 	if path == "" {
-		return nil, errors.New("no Dapr peer: the source of bench/peers/daprstate is not beside this binary; pass its directory or a built binary")
+		return nil, errNoDaprPeer
 	}
 	p := &daprPeer{stderr: &tailBuffer{max: 4096}}
 	bin := path
