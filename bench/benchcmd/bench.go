@@ -210,7 +210,7 @@ Progress goes to stderr. stdout gets a table, then one line per operation:
 
   RESULT buildstatus.<op> ours=<ops/s> baseline=<ops/s> ratio=<ours/baseline> p99_ms=<ours> baseline_p99_ms=<raw>
   # buildstatus.save_vs_dapr ours|dapr: <command> <calls>×<µs per call>, ...
-  RESULT buildstatus.save_vs_dapr ours=… baseline=… ratio=… p99_ms=… baseline_p99_ms=… redis_cpu_us=<ours> baseline_redis_cpu_us=<Dapr>
+  RESULT buildstatus.save_vs_dapr ours=… baseline=… ratio=… p99_ms=… baseline_p99_ms=… redis_cpu_us=<ours> baseline_redis_cpu_us=<Dapr> client_cpu_us=<ours> baseline_client_cpu_us=<Dapr>
   RESULT buildstatus.cache_staleness samples=<n> writers=<n> p50_ms=… p99_ms=… p999_ms=… max_ms=…
   RESULT buildstatus.cache_memory entries=<n> value_bytes=<n> bytes_per_entry=<n>
 

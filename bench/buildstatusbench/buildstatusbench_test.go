@@ -84,8 +84,8 @@ func TestRun_SaveVsDapr(t *testing.T) {
 	if d.Ours.Ops <= 40 || d.Baseline.Ops <= 40 {
 		t.Errorf("ours %d saves, Dapr %d sets: want updates after the first writes", d.Ours.Ops, d.Baseline.Ops)
 	}
-	if d.OursCPU <= 0 || d.BaselineCPU <= 0 {
-		t.Errorf("server CPU ours %s, Dapr %s", d.OursCPU, d.BaselineCPU)
+	if d.OursCPU <= 0 || d.BaselineCPU <= 0 || d.OursClientCPU <= 0 || d.BaselineClientCPU <= 0 {
+		t.Errorf("server CPU ours %s, Dapr %s; client CPU ours %s, Dapr %s", d.OursCPU, d.BaselineCPU, d.OursClientCPU, d.BaselineClientCPU)
 	}
 	if d.OursRedis["evalsha"].Calls == 0 || d.BaselineRedis["eval"].Calls < d.Baseline.Ops || d.BaselineRedis["expire"].Calls < d.Baseline.Ops {
 		t.Errorf("commands: ours %s; Dapr %s", d.OursRedis, d.BaselineRedis)
@@ -94,7 +94,7 @@ func TestRun_SaveVsDapr(t *testing.T) {
 	if err := r.Print(&out); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "RESULT buildstatus.save_vs_dapr ours=") || !strings.Contains(out.String(), " baseline_redis_cpu_us=") {
+	if !strings.Contains(out.String(), "RESULT buildstatus.save_vs_dapr ours=") || !strings.Contains(out.String(), " baseline_client_cpu_us=") {
 		t.Errorf("output:\n%s", out.String())
 	}
 }

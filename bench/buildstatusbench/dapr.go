@@ -28,6 +28,10 @@ type DaprSave struct {
 	OursCPU, BaselineCPU time.Duration
 	// OursRedis and BaselineRedis are INFO commandstats over each side's slices.
 	OursRedis, BaselineRedis redisconn.CommandStats
+	// OursClientCPU and BaselineClientCPU are the CPU time of the writers' processes over
+	// each side's slices (getrusage: this process for ours, the peer's for Dapr; 0 where the
+	// system does not say).
+	OursClientCPU, BaselineClientCPU time.Duration
 }
 
 // usPerOp returns d in microseconds per operation of r (0 without operations).
@@ -40,12 +44,14 @@ func usPerOp(d time.Duration, r *bench.Result) float64 {
 
 // ResultLine formats d as
 //
-//	RESULT buildstatus.save_vs_dapr ours=<saves/s> baseline=<Dapr sets/s> ratio=<ours/Dapr> p99_ms=… baseline_p99_ms=… redis_cpu_us=<ours> baseline_redis_cpu_us=<Dapr>
+//	RESULT buildstatus.save_vs_dapr ours=<saves/s> baseline=<Dapr sets/s> ratio=<ours/Dapr> p99_ms=… baseline_p99_ms=… redis_cpu_us=<ours> baseline_redis_cpu_us=<Dapr> client_cpu_us=<ours> baseline_client_cpu_us=<Dapr>
 //
-// redis_cpu_us being the server's CPU µs per save (INFO cpu).
+// redis_cpu_us being the server's CPU µs per save (INFO cpu), client_cpu_us the writers'
+// process's (getrusage).
 func (d DaprSave) ResultLine() string {
-	return fmt.Sprintf("%s redis_cpu_us=%.2f baseline_redis_cpu_us=%.2f",
-		bench.ResultLine(d.Comparison), usPerOp(d.OursCPU, d.Ours), usPerOp(d.BaselineCPU, d.Baseline))
+	return fmt.Sprintf("%s redis_cpu_us=%.2f baseline_redis_cpu_us=%.2f client_cpu_us=%.2f baseline_client_cpu_us=%.2f",
+		bench.ResultLine(d.Comparison), usPerOp(d.OursCPU, d.Ours), usPerOp(d.BaselineCPU, d.Baseline),
+		usPerOp(d.OursClientCPU, d.Ours), usPerOp(d.BaselineClientCPU, d.Baseline))
 }
 
 // CommandLines returns one line per side listing its commands (INFO commandstats over its
@@ -162,7 +168,9 @@ func (w *workload) saveVsDapr(ctx context.Context) (*DaprSave, error) {
 		Ours: &bench.Result{Name: "save_vs_dapr/ours"}, Baseline: &bench.Result{Name: "save_vs_dapr/dapr"}}}
 	ours := func() error {
 		cpu, stats, err := serverCost(ctx, w, func() error {
+			c0 := processCPU()
 			res.Ours.Merge(bench.Run(ctx, "save_vs_dapr/ours", one, w.saveCAS(cw)))
+			res.OursClientCPU += processCPU() - c0
 			return nil
 		})
 		res.OursCPU += cpu
@@ -171,9 +179,10 @@ func (w *workload) saveVsDapr(ctx context.Context) (*DaprSave, error) {
 	}
 	dapr := func() error {
 		cpu, stats, err := serverCost(ctx, w, func() error {
-			r, err := peer.run("save_vs_dapr/dapr", one.Duration)
+			r, peerCPU, err := peer.run("save_vs_dapr/dapr", one.Duration)
 			if err == nil {
 				res.Baseline.Merge(r)
+				res.BaselineClientCPU += peerCPU
 			}
 			return err
 		})

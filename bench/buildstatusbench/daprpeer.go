@@ -42,6 +42,7 @@ type daprResult struct {
 	Ready      bool    `json:"ready"`
 	Error      string  `json:"error"`
 	Ops        int64   `json:"ops"`
+	CPUNS      int64   `json:"cpu_ns"`
 	Errors     int64   `json:"errors"`
 	FirstError string  `json:"first_error"`
 	ElapsedNS  int64   `json:"elapsed_ns"`
@@ -154,11 +155,12 @@ func (p *daprPeer) call(req any, res *daprResult) error {
 	return nil
 }
 
-// run has the peer's writers save for d and returns their result under name.
-func (p *daprPeer) run(name string, d time.Duration) (*bench.Result, error) {
+// run has the peer's writers save for d and returns their result under name and the CPU time
+// the peer used.
+func (p *daprPeer) run(name string, d time.Duration) (*bench.Result, time.Duration, error) {
 	var res daprResult
 	if err := p.call(map[string]int64{"run_ms": d.Milliseconds()}, &res); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	r := &bench.Result{Name: name, Ops: res.Ops, Errors: res.Errors, Elapsed: time.Duration(res.ElapsedNS)}
 	if res.FirstError != "" {
@@ -169,7 +171,7 @@ func (p *daprPeer) run(name string, d time.Duration) (*bench.Result, error) {
 		r.Latencies[i] = time.Duration(ns)
 	}
 	slices.Sort(r.Latencies)
-	return r, nil
+	return r, time.Duration(res.CPUNS), nil
 }
 
 // close ends the peer (end of its stdin), waits for it and removes the built binary.

@@ -53,10 +53,11 @@ type run struct {
 	RunMS int64 `json:"run_ms"`
 }
 
-// result is a run's outcome: successful Sets, their latencies (nanoseconds, unsorted) and the
-// failures.
+// result is a run's outcome: successful Sets, their latencies (nanoseconds, unsorted), the
+// failures and the CPU time this process used during the run.
 type result struct {
 	Ops        int64   `json:"ops"`
+	CPUNS      int64   `json:"cpu_ns"`
 	Errors     int64   `json:"errors"`
 	FirstError string  `json:"first_error,omitempty"`
 	ElapsedNS  int64   `json:"elapsed_ns"`
@@ -174,7 +175,7 @@ func (w *writers) run(ctx context.Context, d time.Duration) result {
 		firstErr atomic.Value
 		wg       sync.WaitGroup
 	)
-	start := time.Now()
+	start, cpu := time.Now(), processCPU()
 	for c := range w.s.Clients {
 		wg.Go(func() {
 			own := make([]int64, 0, 4096)
@@ -203,7 +204,7 @@ func (w *writers) run(ctx context.Context, d time.Duration) result {
 		})
 	}
 	wg.Wait()
-	res.ElapsedNS = time.Since(start).Nanoseconds()
+	res.ElapsedNS, res.CPUNS = time.Since(start).Nanoseconds(), processCPU()-cpu
 	res.Ops = int64(len(res.Latencies))
 	res.Errors = failed.Load()
 	if e, ok := firstErr.Load().(string); ok {
