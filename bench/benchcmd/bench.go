@@ -180,13 +180,21 @@ func newBenchBuildStatusCommand() *cobra.Command {
 	var opts buildstatusbench.Options
 	cmd := benchCommand(&cobra.Command{
 		Use:   "buildstatus",
-		Short: "Benchmark the build-status store: get, save and batch-get, ours vs raw",
+		Short: "Benchmark the build-status store: get, save and batch-get vs raw, save vs Dapr's state store",
 		Long: `Seeds builds under a unique bench namespace, then measures, on the same go-redis
 client and alternating in slices so both see the same conditions:
 
   get        redisstore Get      vs  GET key
   save       redisstore Save     vs  SET key json EX ttl
   batch_get  redisstore GetMany  vs  MGET key... (--batch keys)
+  save_vs_dapr  redisstore Save with a compare-and-set (IfNoneMatch for a build's first
+                write, then IfMatch with the ETag it returned)  vs  Dapr's Redis state store
+                (components-contrib v1.16.1 state/redis, the real library) Set with
+                first-write concurrency and the previous write's ETag, on fresh builds of the
+                same documents; standalone only. The peer is its own Go module
+                (bench/peers/daprstate, --dapr-peer), built with the go command and run as a
+                child process; server CPU per save (INFO cpu) and each side's commands
+                (INFO commandstats) are read around every slice
 
 and, with the client-side cache (on unless --client-cache=false), the same reads through
 it on the seeded working set, and two cache measurements:
@@ -201,6 +209,8 @@ it on the seeded working set, and two cache measurements:
 Progress goes to stderr. stdout gets a table, then one line per operation:
 
   RESULT buildstatus.<op> ours=<ops/s> baseline=<ops/s> ratio=<ours/baseline> p99_ms=<ours> baseline_p99_ms=<raw>
+  # buildstatus.save_vs_dapr ours|dapr: <command> <calls>×<µs per call>, ...
+  RESULT buildstatus.save_vs_dapr ours=… baseline=… ratio=… p99_ms=… baseline_p99_ms=… redis_cpu_us=<ours> baseline_redis_cpu_us=<Dapr> client_cpu_us=<ours> baseline_client_cpu_us=<Dapr>
   RESULT buildstatus.cache_staleness samples=<n> writers=<n> p50_ms=… p99_ms=… p999_ms=… max_ms=…
   RESULT buildstatus.cache_memory entries=<n> value_bytes=<n> bytes_per_entry=<n>
 
@@ -211,7 +221,8 @@ The bench's keys are removed at the end (SCAN + UNLINK) unless --keep.`,
 	f.IntVar(&opts.Batch, "batch", 1000, "ids per batch-get (at most 1000)")
 	f.IntVar(&opts.Size, "size", 2, "platforms per document (the seed's sample has 2)")
 	f.IntVar(&opts.Builds, "builds", 10000, "builds seeded before measuring")
-	f.StringSliceVar(&opts.Ops, "ops", nil, "operations to run: get, save, batch_get, get_cached, batch_get_cached, staleness, memory (default all)")
+	f.StringSliceVar(&opts.Ops, "ops", nil, "operations to run: get, save, batch_get, save_vs_dapr, get_cached, batch_get_cached, staleness, memory (default all; save_vs_dapr on standalone only)")
+	f.StringVar(&opts.DaprPeer, "dapr-peer", "", "save_vs_dapr's peer: the directory of its Go module or a built binary (default bench/peers/daprstate of this source tree)")
 	f.BoolVar(&opts.Keep, "keep", false, "keep the bench's keys in Redis")
 	return cmd
 }

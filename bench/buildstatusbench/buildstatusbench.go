@@ -1,6 +1,7 @@
 // Package buildstatusbench benchmarks the Redis build-status store (buildstatus/redisstore)
 // against raw go-redis commands on the same client in the same run: get (Get vs GET), save
-// (Save vs SET key json EX ttl) and batch-get (GetMany vs MGET); with the client-side cache,
+// (Save vs SET key json EX ttl) and batch-get (GetMany vs MGET); against Dapr's Redis state
+// store, save_vs_dapr (a compare-and-set Save vs Dapr's Set with an ETag, see dapr.go); with the client-side cache,
 // get_cached and batch_get_cached (the same reads through the cache, vs the same raw reads),
 // the cache's staleness seen by a second instance and its memory per cached build. The baselines do no JSON work
 // at all: GET returns bytes, SET writes pre-encoded bytes, so the ratio charges our store with
@@ -34,9 +35,13 @@ type Options struct {
 	Builds int
 	// TTL is the seeded and saved builds' TTL (default 1h).
 	TTL time.Duration
-	// Ops selects operations by name ("get", "save", "batch_get" and, with Target.Cache,
-	// "get_cached", "batch_get_cached", "staleness", "memory"); empty means all.
+	// Ops selects operations by name ("get", "save", "batch_get", "save_vs_dapr" and, with
+	// Target.Cache, "get_cached", "batch_get_cached", "staleness", "memory"); empty means all
+	// (save_vs_dapr only on a standalone server).
 	Ops []string
+	// DaprPeer is the Dapr peer of save_vs_dapr: the directory of its module (built with the go
+	// command) or a built binary. Empty: bench/peers/daprstate in this source tree.
+	DaprPeer string
 	// Keep leaves the benchmark's keys in Redis.
 	Keep bool
 }
@@ -129,6 +134,15 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	suite := bench.Suite{Prefix: "buildstatus.", Baseline: "raw", Config: opts.Config(opts.Duration)}
 	if report.Comparisons, err = suite.Run(ctx, pairs); err != nil {
 		return report, err
+	}
+	if want("save_vs_dapr") {
+		// Asked for by name it runs or fails; as part of every operation it is skipped where
+		// it cannot run (Cluster, Sentinel, no peer source beside the binary).
+		if reason := w.daprUnavailable(); reason != nil && len(opts.Ops) == 0 {
+			opts.Progressf("save_vs_dapr skipped: %v\n", reason)
+		} else if report.Dapr, err = w.saveVsDapr(ctx); err != nil {
+			return report, fmt.Errorf("save_vs_dapr: %w", err)
+		}
 	}
 	if w.cached == nil {
 		return report, nil

@@ -61,14 +61,21 @@ type Report struct {
 	Staleness *Staleness
 	// Memory is nil unless measured.
 	Memory *Memory
+	// Dapr is nil unless save_vs_dapr was measured.
+	Dapr *DaprSave
 }
 
-// Print implements bench.Printer: the comparisons' table and lines, then the cache's lines.
+// Print implements bench.Printer: the comparisons' table and lines, then the comparison with
+// Dapr (its commands per side, then its line) and the cache's lines.
 func (r *Report) Print(w io.Writer) error {
 	if err := r.Comparisons.Print(w); err != nil {
 		return err
 	}
 	var lines []string
+	if r.Dapr != nil {
+		lines = append(lines, r.Dapr.CommandLines()...)
+		lines = append(lines, r.Dapr.ResultLine())
+	}
 	if r.Staleness != nil {
 		lines = append(lines, r.Staleness.ResultLine())
 	}

@@ -17,10 +17,12 @@ import (
 // trip per node) and Saves as one saveScript call per slot. Each save stays atomic on its own;
 // a lone call still costs one round trip. Options.DirectCalls turns this off.
 
-// saveReq is one save: its three keys and its saveArgs script values.
+// saveReq is one save: its two keys, its saveArgs script values and whether it is
+// conditional (IfMatch, IfNoneMatch: its call then runs once, see saveScript).
 type saveReq struct {
-	buildKey, indexKey, markerKey string
-	args                          []any
+	buildKey, indexKey string
+	args               []any
+	conditional        bool
 }
 
 // saveRes is one save's script reply: the result code and, for a PRECONDITION asked to,
@@ -105,7 +107,8 @@ func (s *Store) runSave(ctx context.Context, req saveReq) (saveRes, error) {
 }
 
 // execSaves runs saves as one saveScript call per Cluster slot (one call in all on standalone
-// and Sentinel), all calls in one pipeline.
+// and Sentinel), all calls in one pipeline; a call with a conditional save gets a call marker
+// of its own (markerKey).
 func (s *Store) execSaves(ctx context.Context, reqs []saveReq) []coalesce.Outcome[saveRes] {
 	bySlot := [][]int{groups.Indexes(len(reqs))}
 	if s.cluster != nil {
@@ -114,11 +117,16 @@ func (s *Store) execSaves(ctx context.Context, reqs []saveReq) []coalesce.Outcom
 	calls := make([]redisscript.Call, len(bySlot))
 	ttl := s.ttl.Milliseconds()
 	for g, members := range bySlot {
-		keys := make([]string, 0, 3*len(members))
-		args := make([]any, 0, 2+saveArgs*len(members))
-		args = append(args, ttl, s.window.Milliseconds())
+		conditional := false
 		for _, i := range members {
-			keys = append(keys, reqs[i].buildKey, reqs[i].indexKey, reqs[i].markerKey)
+			conditional = conditional || reqs[i].conditional
+		}
+		keys := make([]string, 0, 1+2*len(members))
+		keys = append(keys, s.markerKey(reqs[members[0]].buildKey, conditional))
+		args := make([]any, 0, 3+saveArgs*len(members))
+		args = append(args, ttl, s.window.Milliseconds(), flag(conditional))
+		for _, i := range members {
+			keys = append(keys, reqs[i].buildKey, reqs[i].indexKey)
 			args = append(args, reqs[i].args...)
 		}
 		calls[g] = redisscript.Call{Keys: keys, Args: args}

@@ -85,9 +85,9 @@ func (s *Store) write(ctx context.Context, doc *buildstatus.PublishResponse, ifM
 	id := doc.BuildID
 	buildKey := s.keys.Build(id)
 	reply, err := s.runSave(ctx, saveReq{
-		buildKey:  buildKey,
-		indexKey:  s.indexKey(doc.ProjectID, id),
-		markerKey: s.markerKey(buildKey, ifMatch != "" || ifNoneMatch),
+		buildKey:    buildKey,
+		indexKey:    s.indexKey(doc.ProjectID, id),
+		conditional: ifMatch != "" || ifNoneMatch,
 		args: []any{
 			encoded,
 			ifMatch,
@@ -110,9 +110,10 @@ func (s *Store) write(ctx context.Context, doc *buildstatus.PublishResponse, ifM
 	return buildstatus.NewDecodedBuild(doc, encoded), res, nil, nil
 }
 
-// markerKey returns the call marker of a save on buildKey: a fresh one (resend.MarkerKey) for a
-// conditional save, which sets it when it writes; for an unconditional save, which never reads
-// or writes it, a fixed key of the same slot, so that no token is drawn on the hot path.
+// markerKey returns the marker of a saveScript call whose saves' keys are in buildKey's slot: a
+// fresh one (resend.MarkerKey) for a call with a conditional save, which sets it; for a call of
+// unconditional saves, which never reads or writes it, a fixed key of the same slot, so that no
+// token is drawn on that path.
 func (s *Store) markerKey(buildKey string, conditional bool) string {
 	if conditional {
 		return resend.MarkerKey(s.keys.CallMarkers(), buildKey, resend.Token())

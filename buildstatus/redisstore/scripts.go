@@ -23,15 +23,16 @@ const (
 // more saves (a group commit: concurrent saves coalesced into one call, see batch.go); each
 // save is atomic on its own and independent of the others in the call.
 //
+//	KEYS[1]  the call's marker (resend.MarkerKey under keys.CallMarkers, same slot as the build
+//	         keys); read and written only when ARGV[3] is "1"
 //	ARGV[1]  TTL in milliseconds, for every save of the call
-//	ARGV[2]  lifetime of a call marker in milliseconds (resend.Window)
-//	then, for save i (1-based), KEYS[3i-2..3i] and the saveArgs values from ARGV[a+1],
-//	a = 2 + saveArgs*(i-1):
-//	KEYS[3i-2]  build key (keys.Build)
-//	KEYS[3i-1]  project index: keys.ProjectIndex on standalone, keys.ProjectShard (same slot as
+//	ARGV[2]  lifetime of the call marker in milliseconds (resend.Window)
+//	ARGV[3]  "1" when a save of the call is conditional (IfMatch, IfNoneMatch), else "0"
+//	then, for save i (1-based), KEYS[2i..2i+1] and the saveArgs values from ARGV[a+1],
+//	a = 3 + saveArgs*(i-1):
+//	KEYS[2i]    build key (keys.Build)
+//	KEYS[2i+1]  project index: keys.ProjectIndex on standalone, keys.ProjectShard (same slot as
 //	            the build key) on Cluster
-//	KEYS[3i]    the save's call marker (resend.MarkerKey under keys.CallMarkers, same slot as
-//	            the build key); used by conditional saves only
 //	a+1  new JSON document
 //	a+2  IfMatch ETag, "" for none
 //	a+3  "1" for IfNoneMatch, else "0"
@@ -45,14 +46,18 @@ const (
 //	a+8  events channel (keys.Events; a channel, not a key)
 //	a+9  "1" to return the current value with a PRECONDITION result (CAS retries)
 //
-// A conditional save (IfMatch, IfNoneMatch) that writes sets its call marker; a save finding
-// its marker already set is a copy of that same call which go-redis sent again
-// (internal/resend) after the first copy wrote: it answers {"OK"} and changes nothing, where
-// its condition would now fail and turn a write that took effect into a 412. Only that call's
-// copy finds the marker: another caller saving the same bytes with a stale condition still gets
-// its 412. An unconditional save sent twice writes the same document twice and publishes it
-// twice (no marker is read or written: the hot path stays as it was): a watcher gets the same
-// document (the same ETag) again.
+// A call with a conditional save runs once (internal/resend): it stores its replies (without
+// current values) in its marker, and a copy of the call that go-redis sent again
+// (internal/resend) after the first copy ran finds the marker, changes nothing and answers
+// what the first copy answered (with the current value of a PRECONDITION that asks for it).
+// Otherwise the copy of a save with IfMatch would find the document it had written (another
+// ETag) and the copy of a create the build it had created, and both would answer 412 for a
+// write that took effect. Only that call's copy finds the marker: another caller saving the
+// same bytes with a stale condition still gets its 412. One marker serves the whole call (a
+// call runs atomically, all its saves or none), so it costs one GET and one SET per call, not
+// per save. A call of unconditional saves only never reads or writes it: sent twice, it writes
+// the same documents twice and publishes them twice (a watcher gets the same document, the
+// same ETag, again).
 //
 // Returns one reply per save, in order: {"OK"}; {"NOTFOUND"} (IfMatch on a missing build);
 // {"PRECONDITION"} or {"PRECONDITION", current} (ETag mismatch); {"EXISTS"} (IfNoneMatch on an
@@ -64,21 +69,34 @@ const (
 // freshly created index its first TTL. NX is needed only when ZADD added a member (a member
 // that was there means the index existed, and every index gets its TTL from the script that
 // creates it), and an index is extended once per call (every save of a call has the same TTL,
-// so a second PEXPIRE GT in the same call could only fail). The event payload is the stored document itself (see
-// watch.go). On
-// Cluster every save of one call has its keys in one slot (batch.go groups them by slot).
+// so a second PEXPIRE GT in the same call could only fail). The event payload is the stored
+// document itself (see watch.go). On Cluster every save of one call has its keys in one slot
+// (batch.go groups them by slot).
 var saveScript = redis.NewScript(`
 local ttl = tonumber(ARGV[1])
+local once = ARGV[3] == '1'
+local n = (#KEYS - 1) / 2
+if once then
+  local done = redis.call('GET', KEYS[1])
+  if done then
+    local out = cjson.decode(done)
+    for i = 1, n do
+      if out[i][1] == 'PRECONDITION' and ARGV[3 + 9 * (i - 1) + 9] == '1' then
+        local cur = redis.call('GET', KEYS[2 * i])
+        if cur then out[i][2] = cur end
+      end
+    end
+    return out
+  end
+end
 local extended = {}
 local function sameProject(cur, a)
   local ok, old = pcall(cjson.decode, cur)
   return ok and type(old) == 'table' and old['projectId'] == ARGV[a + 4]
 end
-local function save(bk, ik, mk, a)
+local function save(bk, ik, a)
   local doc = ARGV[a + 1]
   local prefix = ARGV[a + 5]
-  local conditional = ARGV[a + 2] ~= '' or ARGV[a + 3] == '1'
-  if conditional and redis.call('EXISTS', mk) == 1 then return {'OK'} end
   if ARGV[a + 2] ~= '' then
     local cur = redis.call('GET', bk)
     if not cur then return {'NOTFOUND'} end
@@ -104,7 +122,6 @@ local function save(bk, ik, mk, a)
     end
   end
   redis.call('SET', bk, doc, 'PX', ttl)
-  if conditional then redis.call('SET', mk, '1', 'PX', ARGV[2]) end
   local added = redis.call('ZADD', ik, ARGV[a + 6], ARGV[a + 7])
   if not extended[ik] then
     if redis.call('PEXPIRE', ik, ttl, 'GT') == 0 and added == 1 then
@@ -115,15 +132,17 @@ local function save(bk, ik, mk, a)
   redis.call('PUBLISH', ARGV[a + 8], doc)
   return {'OK'}
 end
-local out = {}
-for i = 1, #KEYS / 3 do
-  local ok, res = pcall(save, KEYS[3 * i - 2], KEYS[3 * i - 1], KEYS[3 * i], 2 + 9 * (i - 1))
+local out, replies = {}, {}
+for i = 1, n do
+  local ok, res = pcall(save, KEYS[2 * i], KEYS[2 * i + 1], 3 + 9 * (i - 1))
   if not ok then
     if type(res) == 'table' then res = res.err end
     res = {'ERROR', tostring(res)}
   end
   out[i] = res
+  if res[1] == 'ERROR' then replies[i] = res else replies[i] = {res[1]} end
 end
+if once then redis.call('SET', KEYS[1], cjson.encode(replies), 'PX', ARGV[2]) end
 return out
 `)
 
