@@ -206,7 +206,9 @@ func (l *lane) untilNextDue(ctx context.Context, interval time.Duration) time.Du
 	if err != nil || !ok {
 		return interval // an error is met, and logged, by the next PromoteDue
 	}
-	return max(min(next.Sub(l.cfg.Now()), interval), minPromoteWait)
+	// Due times are kept in whole milliseconds (Redis scores): waking a millisecond after the
+	// stored one never promotes a job before the instant it asked for.
+	return max(min(next.Add(time.Millisecond).Sub(l.cfg.Now()), interval), minPromoteWait)
 }
 
 // promote moves every due scheduled job and retry to the pending list, promoteBatch at a time.

@@ -68,6 +68,7 @@ type Broker struct {
 	window  time.Duration    // lifetime of enqueue and call markers
 
 	enqueues *coalesce.Group[enqueueReq, enqueueRes] // EnqueueJob calls leaving together
+	pushes   *coalesce.Group[pushReq, struct{}]      // Enqueue and EnqueueRaw calls leaving together
 }
 
 // New returns a Broker on client, which may be a *redis.Client (standalone or Sentinel
@@ -88,6 +89,7 @@ func New(client redis.UniversalClient, opts Options) (*Broker, error) {
 	}
 	b.ns = opts.Namespace
 	b.enqueues = b.newEnqueueGroup()
+	b.pushes = b.newPushGroup()
 	return b, nil
 }
 

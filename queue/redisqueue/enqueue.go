@@ -7,15 +7,15 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/internal/keyspace"
-	"github.com/redstate/redstate/internal/resend"
 	"github.com/redstate/redstate/queue"
 )
 
-// Enqueue implements queue.Broker: one enqueueScript call, which LPUSHes the encoded message
-// onto the pending list unless the message's job id was enqueued on this queue within the
-// marker lifetime (queue.DedupWindow, or longer: resend.Window of the client). A message
-// without a job id is marked by a token of this call, so that only go-redis's own copy of the
-// command is recognised.
+// Enqueue implements queue.Broker: the message joins the enqueues made at the same moment by
+// other callers of this Broker, and they leave together in one pushScript call per queue
+// (enqueue_batch.go), which LPUSHes the encoded message onto the pending list unless the
+// message's job id was enqueued on this queue within the marker lifetime (queue.DedupWindow, or
+// longer: resend.Window of the client). A message without a job id is marked by the token of
+// the script call, so that only go-redis's own copy of the call is recognised.
 func (b *Broker) Enqueue(ctx context.Context, name string, msg queue.Message) error {
 	if err := queue.ValidateQueueName(name); err != nil {
 		return err
@@ -24,17 +24,16 @@ func (b *Broker) Enqueue(ctx context.Context, name string, msg queue.Message) er
 	if err != nil {
 		return err
 	}
-	k := b.keys(name)
-	mark := k.Once(resend.Token())
+	mark := ""
 	if msg.JobID != "" {
-		mark = k.Enqueued(jobIDKey(msg.JobID))
+		mark = b.keys(name).Enqueued(jobIDKey(msg.JobID))
 	}
 	return b.push(ctx, name, mark, string(raw))
 }
 
-// EnqueueRaw implements queue.Broker: one enqueueScript call pushing raw, verbatim, as a
-// legacy producer's `LPUSH <queue> '{"RetryCount":0,…}'` does, marked by a token of this
-// call (raw is not parsed, so two equal raw strings are two jobs).
+// EnqueueRaw implements queue.Broker: raw is pushed verbatim, as a legacy producer's
+// `LPUSH <queue> '{"RetryCount":0,…}'` does, through the same batches as Enqueue, marked by
+// the token of its script call (raw is not parsed, so two equal raw strings are two jobs).
 func (b *Broker) EnqueueRaw(ctx context.Context, name, raw string) error {
 	if err := queue.ValidateQueueName(name); err != nil {
 		return err
@@ -42,13 +41,14 @@ func (b *Broker) EnqueueRaw(ctx context.Context, name, raw string) error {
 	if raw == "" {
 		return redstate.Errorf(redstate.EINVALID, "empty message")
 	}
-	return b.push(ctx, name, b.keys(name).Once(resend.Token()), raw)
+	return b.push(ctx, name, "", raw)
 }
 
-// push runs enqueueScript: raw onto the pending list of name, once per marker mark.
+// push puts raw onto the pending list of name through the batches of pushes (pushReq), once per
+// marker mark ("": once per script call).
 func (b *Broker) push(ctx context.Context, name, mark, raw string) error {
-	err := enqueueScript.Run(ctx, b.client, []string{b.keys(name).Pending, mark}, raw, b.window.Milliseconds()).Err()
-	return mapErr(err, "enqueue")
+	_, err := b.pushes.Do(ctx, pushReq{name: name, mark: mark, raw: raw})
+	return batchErr(err, "enqueue")
 }
 
 // maxJobIDKey is the longest job id used verbatim in its marker key.

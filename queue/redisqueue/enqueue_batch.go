@@ -9,11 +9,13 @@ import (
 	"github.com/redstate/redstate/internal/groups"
 	"github.com/redstate/redstate/internal/rediserr"
 	"github.com/redstate/redstate/internal/redisscript"
+	"github.com/redstate/redstate/internal/resend"
 	"github.com/redstate/redstate/queue"
 )
 
 // Enqueues made at the same moment leave together (group commit, coalesce.Group): while one
-// batch is on its way to Redis, the EnqueueJob calls that arrive wait, and leave in the next as
+// batch is on its way to Redis, the EnqueueJob calls (and, in batches of their own, the
+// Enqueue and EnqueueRaw calls) that arrive wait, and leave in the next as
 // one enqueueJobsScript call per queue, every call in one pipeline. A lone call leaves at once
 // on its own goroutine, so it pays nothing for the batching; under load N concurrent calls cost
 // about one round trip and one script call per batch instead of N, on the client and in Redis.
@@ -24,6 +26,55 @@ const (
 	// hold Redis for long (a single larger message still leaves, alone).
 	enqueueBatchBytes = 512 << 10
 )
+
+// pushReq is one Enqueue or EnqueueRaw call waiting for its batch.
+type pushReq struct {
+	name string
+	mark string // the message's marker key, "" for the call's
+	raw  string
+}
+
+// newPushGroup returns the Broker's coalescer of Enqueue and EnqueueRaw calls.
+func (b *Broker) newPushGroup() *coalesce.Group[pushReq, struct{}] {
+	return coalesce.NewGroup(coalesce.GroupOptions[pushReq]{
+		MaxBatch: enqueueBatchJobs,
+		Cost:     func(r pushReq) int { return len(r.raw) },
+		MaxCost:  enqueueBatchBytes,
+	}, b.execPushes)
+}
+
+// execPushes runs a batch of pushes: one pushScript call per queue, each with a marker of its
+// own (resend.Token), all in one pipeline.
+func (b *Broker) execPushes(ctx context.Context, reqs []pushReq) []coalesce.Outcome[struct{}] {
+	byQueue := groups.By(groups.Indexes(len(reqs)), func(i int) string { return reqs[i].name })
+	calls := make([]redisscript.Call, len(byQueue))
+	for g, members := range byQueue {
+		k := b.keys(reqs[members[0]].name)
+		call := k.Once(resend.Token())
+		keys := make([]string, 0, 2+len(members))
+		args := make([]any, 0, 1+len(members))
+		keys = append(keys, k.Pending, call)
+		args = append(args, b.window.Milliseconds())
+		for _, i := range members {
+			mark := reqs[i].mark
+			if mark == "" {
+				mark = call
+			}
+			keys = append(keys, mark)
+			args = append(args, reqs[i].raw)
+		}
+		calls[g] = redisscript.Call{Keys: keys, Args: args}
+	}
+	out := make([]coalesce.Outcome[struct{}], len(reqs))
+	for g, cmd := range redisscript.RunPipelined(ctx, b.client, pushScript, calls) {
+		if err := cmd.Err(); err != nil {
+			for _, i := range byQueue[g] {
+				out[i].Err = mapErr(err, "enqueue")
+			}
+		}
+	}
+	return out
+}
 
 // enqueueReq is one EnqueueJob call waiting for its batch.
 type enqueueReq struct {
@@ -109,7 +160,7 @@ func enqueueOutcome(reply any) coalesce.Outcome[enqueueRes] {
 // like a direct call's: every error is a *redstate.Error.
 func batchErr(err error, op string) error {
 	var rerr *redstate.Error
-	if errors.As(err, &rerr) {
+	if err == nil || errors.As(err, &rerr) {
 		return err
 	}
 	return unavailable(err, op)

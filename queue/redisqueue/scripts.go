@@ -30,21 +30,37 @@ local function now(i)
 end
 `
 
-// enqueueScript pushes a job onto the tail (left end) of the pending list unless its marker
-// exists, and sets the marker: a copy of the same Enqueue (go-redis re-sending it, or the caller
-// enqueueing the same job id again within the marker's lifetime) pushes nothing. The list gets
-// exactly the bytes a plain LPUSH would have pushed.
+// pushScript pushes a batch of messages onto the tail (left end) of the pending list, in order,
+// each unless its marker exists, and sets the markers: a copy of the same call (go-redis
+// re-sending it) or of the same job (its id enqueued again within the marker's lifetime) pushes
+// nothing. The list gets exactly the bytes plain LPUSHes would have pushed, in the same order.
 //
-//	KEYS[1]  pending LIST
-//	KEYS[2]  the marker: Keys.Enqueued(job id), or Keys.Once(token) for a job without an id
-//	ARGV[1]  the encoded message (or the raw string of EnqueueRaw)
-//	ARGV[2]  the marker's lifetime in ms
+//	KEYS[1]    pending LIST
+//	KEYS[2]    the call's marker (Keys.Once(token))
+//	KEYS[2+i]  message i's marker: Keys.Enqueued(job id), or the call's marker for a message
+//	           without a job id (the call's own marker then stands for it)
+//	ARGV[1]    the markers' lifetime in ms
+//	ARGV[1+i]  message i, encoded (or the raw string of EnqueueRaw)
 //
-// Returns 1 (pushed) or 0 (a copy: nothing pushed).
-var enqueueScript = redis.NewScript(`
-if not redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[2]) then return 0 end
-redis.call('LPUSH', KEYS[1], ARGV[1])
-return 1
+// Returns, per message, 1 (pushed) or 0 (a copy: nothing pushed).
+var pushScript = redis.NewScript(`
+local out = {}
+if not redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[1]) then
+  for i = 2, #ARGV do out[i - 1] = 0 end
+  return out
+end
+local push = {}
+for i = 2, #ARGV do
+  local mark = KEYS[1 + i]
+  if mark == KEYS[2] or redis.call('SET', mark, '1', 'NX', 'PX', ARGV[1]) then
+    push[#push + 1] = ARGV[i]
+    out[i - 1] = 1
+  else
+    out[i - 1] = 0
+  end
+end
+if #push > 0 then redis.call('LPUSH', KEYS[1], unpack(push)) end
+return out
 `)
 
 // ackScript removes in-flight entries of one consumer, each the oldest equal to its raw
