@@ -88,3 +88,44 @@ func TestExecEnqueues_ABatchIsItsJobsInOrder(t *testing.T) {
 		}
 	})
 }
+
+// A batch of pushes is the same pushes made one after another: a job id twice is pushed once,
+// messages without an id are each pushed, all in arrival order; a copy of the script call
+// (go-redis sending it again) pushes nothing.
+func TestPushScript_ABatchIsItsPushesInOrderAndItsCopyPushesNothing(t *testing.T) {
+	redistest.RunOnTopologies(t, func(t *testing.T, c redis.UniversalClient) {
+		ctx := context.Background()
+		b, err := New(c, Options{Namespace: "tpush-" + time.Now().Format("150405.000000") + "-"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const q = "pushed"
+		k := b.keys(q)
+		reqs := []pushReq{
+			{name: q, mark: k.Enqueued("a"), raw: "a1"},
+			{name: q, raw: "x"},
+			{name: q, mark: k.Enqueued("a"), raw: "a2"},
+			{name: q, raw: "y"},
+		}
+		for i, o := range b.execPushes(ctx, reqs) {
+			if o.Err != nil {
+				t.Fatalf("push %d: %v", i, o.Err)
+			}
+		}
+		// Consumers take the right end: the oldest push first.
+		if got, _ := c.LRange(ctx, k.Pending, 0, -1).Result(); len(got) != 3 || got[2] != "a1" || got[1] != "x" || got[0] != "y" {
+			t.Fatalf("pending (left to right) %q, want [y x a1]", got)
+		}
+		call := k.Once("copy-token")
+		keys, args := []string{k.Pending, call, call}, []any{int64(60000), "z"}
+		for copyNo, want := range []int64{1, 0} {
+			res, err := pushScript.Run(ctx, c, keys, args...).Int64Slice()
+			if err != nil || len(res) != 1 || res[0] != want {
+				t.Fatalf("call %d of the same pushScript: %v, %v; want [%d]", copyNo+1, res, err, want)
+			}
+		}
+		if n, _ := c.LLen(ctx, k.Pending).Result(); n != 4 {
+			t.Fatalf("pending holds %d after a call and its copy, want 4", n)
+		}
+	})
+}
