@@ -110,7 +110,7 @@ function chartPanel(spec, group) {
   const box = el('div', { class: 'chart-plot', role: 'img', 'aria-label': spec.title });
   const note = el('p', { class: 'chart-note muted' });
   const fig = el('figure', { class: 'chart', 'data-chart': spec.key }, el('figcaption', { class: 'chart-title', text: spec.title }), box, note);
-  const panel = { spec, fig, box, note, group: group || [], plot: null, shape: '', span: null, latest: -1, busy: false, away: 0 };
+  const panel = { spec, fig, box, note, group: group || [], plot: null, shape: '', span: null, latest: -1, busy: false, away: 0, data: null, dataWindow: '', reads: 0 };
   panel.group.push(panel);
   fig.chartPanel = panel;
   // The chart follows its box's width: once the page is in the document, a resized window, a
@@ -148,14 +148,40 @@ function setChartWindow(w) {
   restartChartTimer();
 }
 
+// chartFullEvery is how many refreshes read only the new points (?since=) between two reads of
+// the whole window (which also picks up a series that appeared).
+const chartFullEvery = 30;
+
+// mergeSince appends an answer to ?since= (the points after the panel's last time) to the
+// panel's data, keeping the window's number of points; null when the answer's series are not
+// the panel's (then the whole window is read again).
+function mergeSince(prev, inc) {
+  const key = (s) => s.metric + JSON.stringify(s.labels || {});
+  const ps = prev.series || [], is = inc.series || [];
+  if (ps.length !== is.length || ps.some((s, i) => key(s) !== key(is[i]))) return null;
+  const times = prev.times.concat(inc.times || []);
+  const drop = Math.max(0, times.length - prev.times.length);
+  return { ...inc, times: times.slice(drop), series: ps.map((s, i) => ({ ...s, values: s.values.concat(is[i].values).slice(drop) })) };
+}
+
 // refreshPanel reads the panel's series and draws them; a panel already reading is skipped.
+// Between whole reads of the window it asks only for the points after its last one (?since=:
+// one or two buckets instead of the window's 900, 360 or 1,440).
 async function refreshPanel(panel) {
   if (panel.busy) return;
   panel.busy = true;
   const win = charts.window;
   try {
-    const data = await api('GET', seriesPath(panel.spec, win));
-    if (charts.panels.has(panel) && win === charts.window) drawPanel(panel, data);
+    const prev = panel.data;
+    const whole = !prev || panel.dataWindow !== win || !prev.times.length || ++panel.reads % chartFullEvery === 0;
+    let data = null;
+    if (!whole) data = mergeSince(prev, await api('GET', seriesPath(panel.spec, win) + '&since=' + prev.times[prev.times.length - 1]));
+    if (!data) data = await api('GET', seriesPath(panel.spec, win));
+    if (charts.panels.has(panel) && win === charts.window) {
+      panel.data = data;
+      panel.dataWindow = win;
+      drawPanel(panel, data);
+    }
   } catch (e) {
     panel.note.textContent = 'no chart: ' + (e.code ? e.code + ': ' : '') + e.message;
     panel.fig.dataset.error = e.code || String(e.status || 'error');
