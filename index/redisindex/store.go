@@ -1,5 +1,6 @@
-// Package redisindex is the Redis index.Store: each row change is one Lua script run (version
-// compare-and-set, the relation read, HDEL/HSET, SET), pipelined per batch. On Redis Cluster every
+// Package redisindex is the Redis index.Store: row changes are applied by a Lua script (per row
+// the version compare-and-set, the relation read, HDEL/HSET, SET), several rows a call,
+// pipelined per batch. On Redis Cluster every
 // key of a table must share a hash tag (index.TableSpec.HashTag) so that script runs in one
 // slot.
 package redisindex
@@ -17,6 +18,7 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/index"
+	"github.com/redstate/redstate/internal/keyspace"
 	"github.com/redstate/redstate/internal/rediserr"
 	"github.com/redstate/redstate/internal/redisscript"
 	"github.com/redstate/redstate/internal/resend"
@@ -49,15 +51,14 @@ func NewCached(client redis.UniversalClient, cache redisconn.ReadCache) *Store {
 	return s
 }
 
-// rowsPerScript is how many row writes one call of applyManyScript applies on a standalone
-// server or behind Sentinel: a script call's own cost (about half of a row's script time in
-// Redis 7) is paid once for them.
+// rowsPerScript is the most row writes one call of applyScript applies: a script call's own
+// cost (about half of a row's script time in Redis 7) is paid once for them.
 const rowsPerScript = 32
 
 // Apply implements index.Store: one pipeline of scripts (one round trip per node), executed
-// by Redis in order, so several writes to one row in a batch apply one after the other. On a
-// standalone server (or Sentinel) one call applies up to rowsPerScript rows in order, each
-// exactly as applyScript does; on Cluster one call applies one row (a batch spans slots).
+// by Redis in order, so several writes to one row in a batch apply one after the other. One
+// call applies up to rowsPerScript rows in order; on Cluster the rows of one call share a slot
+// (every key of a tagged table is in its tag's slot, so a table's rows go together).
 func (s *Store) Apply(ctx context.Context, writes []index.RowWrite) ([]index.Outcome, error) {
 	out, err := s.apply(ctx, writes)
 	if err == nil && s.cache != nil && len(writes) > 0 {
@@ -69,46 +70,11 @@ func (s *Store) Apply(ctx context.Context, writes []index.RowWrite) ([]index.Out
 
 // apply is Apply without the cache's barrier.
 func (s *Store) apply(ctx context.Context, writes []index.RowWrite) ([]index.Outcome, error) {
-	if !s.cluster && len(writes) > 1 {
-		return s.applyMany(ctx, writes)
-	}
-	calls := make([]redisscript.Call, len(writes))
-	for i, w := range writes {
-		keys, args := scriptArgs(w)
-		calls[i] = redisscript.Call{Keys: keys, Args: args}
-	}
+	calls, rows := s.scriptCalls(writes)
 	out := make([]index.Outcome, len(writes))
 	for i, cmd := range redisscript.RunPipelined(ctx, s.client, applyScript, calls) {
-		n, err := cmd.Int64()
-		if err != nil {
-			return out, rediserr.Map(err, "index apply")
-		}
-		if n == 1 {
-			out[i] = index.Applied
-		} else {
-			out[i] = index.Stale
-		}
-	}
-	return out, nil
-}
-
-// applyMany applies writes by applyManyScript, rowsPerScript rows a call, in one pipeline.
-func (s *Store) applyMany(ctx context.Context, writes []index.RowWrite) ([]index.Outcome, error) {
-	calls := make([]redisscript.Call, 0, (len(writes)+rowsPerScript-1)/rowsPerScript)
-	for start := 0; start < len(writes); start += rowsPerScript {
-		chunk := writes[start:min(start+rowsPerScript, len(writes))]
-		var call redisscript.Call
-		for _, w := range chunk {
-			keys, args := scriptArgs(w)
-			call.Keys = append(call.Keys, keys...)
-			call.Args = append(append(call.Args, strconv.Itoa(len(keys))), args...)
-		}
-		calls = append(calls, call)
-	}
-	out := make([]index.Outcome, len(writes))
-	for i, cmd := range redisscript.RunPipelined(ctx, s.client, applyManyScript, calls) {
 		ns, err := cmd.Int64Slice()
-		if err == nil && len(ns) != min(rowsPerScript, len(writes)-i*rowsPerScript) {
+		if err == nil && len(ns) != len(rows[i]) {
 			err = errors.New("unexpected reply length")
 		}
 		if err != nil {
@@ -116,28 +82,51 @@ func (s *Store) applyMany(ctx context.Context, writes []index.RowWrite) ([]index
 		}
 		for j, n := range ns {
 			if n == 1 {
-				out[i*rowsPerScript+j] = index.Applied
+				out[rows[i][j]] = index.Applied
 			} else {
-				out[i*rowsPerScript+j] = index.Stale
+				out[rows[i][j]] = index.Stale
 			}
 		}
 	}
 	return out, nil
 }
 
-// scriptArgs builds applyScript's KEYS and ARGV for w.
-func scriptArgs(w index.RowWrite) ([]string, []any) {
-	keys := make([]string, 0, 3+len(w.Keys))
-	keys = append(keys, w.VersionKey, w.RelationKey, w.FloorKey)
-	keys = append(keys, w.Keys...)
+// scriptCalls splits writes into applyScript calls of at most rowsPerScript rows with one
+// version TTL and, on Cluster, one slot, each call's rows in the order of writes; rows[i]
+// holds the positions in writes of call i's rows.
+func (s *Store) scriptCalls(writes []index.RowWrite) (calls []redisscript.Call, rows [][]int) {
+	open := map[int]int{} // slot (0 off Cluster) → its call still taking rows
+	for i, w := range writes {
+		slot := 0
+		if s.cluster {
+			slot = keyspace.Slot(w.VersionKey)
+		}
+		ttl := ttlMillis(w.TTL)
+		c, ok := open[slot]
+		if !ok || len(rows[c]) == rowsPerScript || calls[c].Args[0] != ttl {
+			c = len(calls)
+			open[slot] = c
+			calls = append(calls, redisscript.Call{Args: []any{ttl}})
+			rows = append(rows, nil)
+		}
+		appendScriptRow(&calls[c], w)
+		rows[c] = append(rows[c], i)
+	}
+	return calls, rows
+}
+
+// appendScriptRow adds w's KEYS and ARGV to call (applyScript's layout).
+func appendScriptRow(call *redisscript.Call, w index.RowWrite) {
+	call.Keys = append(call.Keys, w.VersionKey, w.RelationKey, w.FloorKey)
+	call.Keys = append(call.Keys, w.Keys...)
 	del, newRel := "0", []byte("[]")
 	if w.Delete {
 		del = "1"
 	} else {
 		newRel, _ = json.Marshal(w.Keys)
 	}
-	return keys, []any{w.ID, string(w.Version), index.VersionValue(w.Version, w.Stamp), del, string(w.Row),
-		ttlMillis(w.TTL), string(newRel)}
+	call.Args = append(call.Args, strconv.Itoa(3+len(w.Keys)), w.ID, string(w.Version),
+		index.VersionValue(w.Version, w.Stamp), del, string(w.Row), string(newRel))
 }
 
 // ttlMillis is a TTL in whole milliseconds, at least 1, as text.
