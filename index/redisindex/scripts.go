@@ -11,51 +11,44 @@ import (
 // removes the row from the index keys listed there (the keys it is in), which are not in KEYS:
 // they are derived from the data, exactly like the seed's step 5. That is legal on a standalone
 // server and, because every key of a table shares the table's hash tag there, on Cluster too
-// (the same slot, the same node); the Indexer refuses untagged tables on Cluster, and Store
-// sends one call the rows of one slot only. Reading the relation inside the script saves a
+// (the same slot, the same node); the Indexer refuses untagged tables on Cluster, and one call
+// holds the rows of one table. Reading the relation inside the script saves a
 // round trip per batch and needs no compare-and-set on the relation.
 //
 // A change older than the table's truncate key (the version of its newest truncate) is stale
 // too, so a change from before a truncate, delivered after it, cannot bring a row back.
 //
 // What the server does per row is kept small, as it is where an applied change's cost goes:
-// the version and the relation are read by one MGET, a truncate key is read once per call (no
-// other command can change it meanwhile), a relation equal to the new one is neither decoded
-// nor written (an update that leaves the row in its keys), and the version TTL comes once.
+// the version and the relation are read by one MGET, a relation equal to the new one is
+// neither decoded nor written (an update that leaves the row in its keys), and what all rows
+// of a call share comes once: one call holds the rows of one table with one version TTL, so
+// the truncate key is read once (no other command can change it meanwhile). Each KEYS or
+// ARGV entry costs the server a Lua string and a table slot, so a row sends only what the
+// script cannot derive: its version is the part of its version value before the first '|'.
 //
-// ARGV[1] the version TTL ms. Then for each row in turn: ARGV holds its number of keys n, its
-// id, its version, its version value ("<version>|<stamp>"), "1" for a delete, its row JSON and
-// its new relation JSON; KEYS holds its n keys: version key, relation key, the table's truncate
-// key, then the row's index keys after the change.
+// KEYS[1] the table's truncate key, ARGV[1] the version TTL ms. Then for each row in turn:
+// KEYS holds its version key, its relation key and its m index keys after the change; ARGV
+// holds m (-1 for a delete, which has no index keys), its id, its version value
+// ("<version>|<stamp>"), its row JSON and its new relation JSON ("" for a delete).
 // Returns one result per row: 1 applied, 0 stale.
 var applyScript = redis.NewScript(`
-local ttl, floors, out = ARGV[1], {}, {}
-local function older(value, ver)
-  if not value then return false end
+local function versionOf(value)
   local sep = string.find(value, '|', 1, true)
-  if sep then value = string.sub(value, 1, sep - 1) end
-  return not (ver > value)
+  if sep then return string.sub(value, 1, sep - 1) end
+  return value
 end
-local function apply(k, n, a)
-  local vkey, rkey, fkey, id, ver, del = KEYS[k], KEYS[k + 1], KEYS[k + 2], ARGV[a + 1], ARGV[a + 2], ARGV[a + 4] == '1'
-  local floor = floors[fkey]
-  if floor == nil then
-    floor = redis.call('GET', fkey)
-    if floor then
-      local sep = string.find(floor, '|', 1, true)
-      if sep then floor = string.sub(floor, 1, sep - 1) end
-    end
-    floors[fkey] = floor
-  end
+local floor, ttl, out = redis.call('GET', KEYS[1]), ARGV[1], {}
+if floor then floor = versionOf(floor) end
+local function apply(k, m, a)
+  local vkey, rkey, id, value = KEYS[k], KEYS[k + 1], ARGV[a + 1], ARGV[a + 2]
+  local ver = versionOf(value)
   if floor and ver < floor then return 0 end
   local got = redis.call('MGET', vkey, rkey)
-  if older(got[1], ver) then return 0 end
-  local rel, newRel = got[2], ARGV[a + 6]
+  if got[1] and not (ver > versionOf(got[1])) then return 0 end
+  local rel, newRel, del = got[2], ARGV[a + 4], m < 0
   if rel and (del or rel ~= newRel) then
     local isNew = {}
-    if not del then
-      for i = k + 3, k + n - 1 do isNew[KEYS[i]] = true end
-    end
+    for i = k + 2, k + 1 + m do isNew[KEYS[i]] = true end
     for _, key in ipairs(cjson.decode(rel)) do
       if not isNew[key] then redis.call('HDEL', key, id) end
     end
@@ -63,18 +56,18 @@ local function apply(k, n, a)
   if del then
     if rel then redis.call('DEL', rkey) end
   else
-    local row = ARGV[a + 5]
-    for i = k + 3, k + n - 1 do redis.call('HSET', KEYS[i], id, row) end
+    local row = ARGV[a + 3]
+    for i = k + 2, k + 1 + m do redis.call('HSET', KEYS[i], id, row) end
     if rel ~= newRel then redis.call('SET', rkey, newRel) end
   end
-  redis.call('SET', vkey, ARGV[a + 3], 'PX', ttl)
+  redis.call('SET', vkey, value, 'PX', ttl)
   return 1
 end
-local k, a = 1, 2
-while a <= #ARGV do
-  local n = tonumber(ARGV[a])
-  out[#out + 1] = apply(k, n, a)
-  k, a = k + n, a + 7
+local k, a, n = 2, 2, #ARGV
+while a <= n do
+  local m = tonumber(ARGV[a])
+  out[#out + 1] = apply(k, m, a)
+  k, a = k + 2 + math.max(m, 0), a + 5
 end
 return out
 `)

@@ -18,7 +18,6 @@ import (
 
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/index"
-	"github.com/redstate/redstate/internal/keyspace"
 	"github.com/redstate/redstate/internal/rediserr"
 	"github.com/redstate/redstate/internal/redisscript"
 	"github.com/redstate/redstate/internal/resend"
@@ -57,8 +56,8 @@ const rowsPerScript = 32
 
 // Apply implements index.Store: one pipeline of scripts (one round trip per node), executed
 // by Redis in order, so several writes to one row in a batch apply one after the other. One
-// call applies up to rowsPerScript rows in order; on Cluster the rows of one call share a slot
-// (every key of a tagged table is in its tag's slot, so a table's rows go together).
+// call applies up to rowsPerScript rows of one table in order (on Cluster every key of a table
+// is in its hash tag's slot, so a call runs on one node).
 func (s *Store) Apply(ctx context.Context, writes []index.RowWrite) ([]index.Outcome, error) {
 	out, err := s.apply(ctx, writes)
 	if err == nil && s.cache != nil && len(writes) > 0 {
@@ -70,7 +69,7 @@ func (s *Store) Apply(ctx context.Context, writes []index.RowWrite) ([]index.Out
 
 // apply is Apply without the cache's barrier.
 func (s *Store) apply(ctx context.Context, writes []index.RowWrite) ([]index.Outcome, error) {
-	calls, rows := s.scriptCalls(writes)
+	calls, rows := scriptCalls(writes)
 	out := make([]index.Outcome, len(writes))
 	for i, cmd := range redisscript.RunPipelined(ctx, s.client, applyScript, calls) {
 		ns, err := cmd.Int64Slice()
@@ -91,22 +90,19 @@ func (s *Store) apply(ctx context.Context, writes []index.RowWrite) ([]index.Out
 	return out, nil
 }
 
-// scriptCalls splits writes into applyScript calls of at most rowsPerScript rows with one
-// version TTL and, on Cluster, one slot, each call's rows in the order of writes; rows[i]
-// holds the positions in writes of call i's rows.
-func (s *Store) scriptCalls(writes []index.RowWrite) (calls []redisscript.Call, rows [][]int) {
-	open := map[int]int{} // slot (0 off Cluster) → its call still taking rows
+// scriptCalls splits writes into applyScript calls of at most rowsPerScript rows of one table
+// (one truncate key, so on Cluster one slot) with one version TTL, each call's rows in the
+// order of writes; rows[i] holds the positions in writes of call i's rows.
+func scriptCalls(writes []index.RowWrite) (calls []redisscript.Call, rows [][]int) {
+	type group struct{ floorKey, ttl string }
+	open := map[group]int{} // the call of each group still taking rows
 	for i, w := range writes {
-		slot := 0
-		if s.cluster {
-			slot = keyspace.Slot(w.VersionKey)
-		}
-		ttl := ttlMillis(w.TTL)
-		c, ok := open[slot]
-		if !ok || len(rows[c]) == rowsPerScript || calls[c].Args[0] != ttl {
+		g := group{w.FloorKey, ttlMillis(w.TTL)}
+		c, ok := open[g]
+		if !ok || len(rows[c]) == rowsPerScript {
 			c = len(calls)
-			open[slot] = c
-			calls = append(calls, redisscript.Call{Args: []any{ttl}})
+			open[g] = c
+			calls = append(calls, redisscript.Call{Keys: []string{g.floorKey}, Args: []any{g.ttl}})
 			rows = append(rows, nil)
 		}
 		appendScriptRow(&calls[c], w)
@@ -117,16 +113,14 @@ func (s *Store) scriptCalls(writes []index.RowWrite) (calls []redisscript.Call, 
 
 // appendScriptRow adds w's KEYS and ARGV to call (applyScript's layout).
 func appendScriptRow(call *redisscript.Call, w index.RowWrite) {
-	call.Keys = append(call.Keys, w.VersionKey, w.RelationKey, w.FloorKey)
-	call.Keys = append(call.Keys, w.Keys...)
-	del, newRel := "0", []byte("[]")
-	if w.Delete {
-		del = "1"
-	} else {
-		newRel, _ = json.Marshal(w.Keys)
+	call.Keys = append(call.Keys, w.VersionKey, w.RelationKey)
+	m, newRel := "-1", ""
+	if !w.Delete {
+		call.Keys = append(call.Keys, w.Keys...)
+		rel, _ := json.Marshal(w.Keys)
+		m, newRel = strconv.Itoa(len(w.Keys)), string(rel)
 	}
-	call.Args = append(call.Args, strconv.Itoa(3+len(w.Keys)), w.ID, string(w.Version),
-		index.VersionValue(w.Version, w.Stamp), del, string(w.Row), string(newRel))
+	call.Args = append(call.Args, m, w.ID, index.VersionValue(w.Version, w.Stamp), string(w.Row), newRel)
 }
 
 // ttlMillis is a TTL in whole milliseconds, at least 1, as text.
