@@ -24,7 +24,9 @@ import (
 // of a call share comes once: one call holds the rows of one table with one version TTL, so
 // the truncate key is read once (no other command can change it meanwhile). Each KEYS or
 // ARGV entry costs the server a Lua string and a table slot, so a row sends only what the
-// script cannot derive: its version is the part of its version value before the first '|'.
+// script cannot derive: its version is the part of its version value before the last '|' (the
+// stamp after it has none), compared, as index.Newer does, with the part of the stored value
+// before the first '|'.
 //
 // KEYS[1] the table's truncate key, ARGV[1] the version TTL ms. Then for each row in turn:
 // KEYS holds its version key, its relation key and its m index keys after the change; ARGV
@@ -41,7 +43,7 @@ local floor, ttl, out = redis.call('GET', KEYS[1]), ARGV[1], {}
 if floor then floor = versionOf(floor) end
 local function apply(k, m, a)
   local vkey, rkey, id, value = KEYS[k], KEYS[k + 1], ARGV[a + 1], ARGV[a + 2]
-  local ver = versionOf(value)
+  local ver = string.match(value, '^(.*)|') or value
   if floor and ver < floor then return 0 end
   local got = redis.call('MGET', vkey, rkey)
   if got[1] and not (ver > versionOf(got[1])) then return 0 end
