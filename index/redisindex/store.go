@@ -1,5 +1,6 @@
-// Package redisindex is the Redis index.Store: each row change is one Lua script run (version
-// compare-and-set, the relation read, HDEL/HSET, SET), pipelined per batch. On Redis Cluster every
+// Package redisindex is the Redis index.Store: row changes are applied by a Lua script (per row
+// the version compare-and-set, the relation read, HDEL/HSET, SET), several rows a call,
+// pipelined per batch. On Redis Cluster every
 // key of a table must share a hash tag (index.TableSpec.HashTag) so that script runs in one
 // slot.
 package redisindex
@@ -49,15 +50,14 @@ func NewCached(client redis.UniversalClient, cache redisconn.ReadCache) *Store {
 	return s
 }
 
-// rowsPerScript is how many row writes one call of applyManyScript applies on a standalone
-// server or behind Sentinel: a script call's own cost (about half of a row's script time in
-// Redis 7) is paid once for them.
+// rowsPerScript is the most row writes one call of applyScript applies: a script call's own
+// cost (about half of a row's script time in Redis 7) is paid once for them.
 const rowsPerScript = 32
 
 // Apply implements index.Store: one pipeline of scripts (one round trip per node), executed
-// by Redis in order, so several writes to one row in a batch apply one after the other. On a
-// standalone server (or Sentinel) one call applies up to rowsPerScript rows in order, each
-// exactly as applyScript does; on Cluster one call applies one row (a batch spans slots).
+// by Redis in order, so several writes to one row in a batch apply one after the other. One
+// call applies up to rowsPerScript rows of one table in order (on Cluster every key of a table
+// is in its hash tag's slot, so a call runs on one node).
 func (s *Store) Apply(ctx context.Context, writes []index.RowWrite) ([]index.Outcome, error) {
 	out, err := s.apply(ctx, writes)
 	if err == nil && s.cache != nil && len(writes) > 0 {
@@ -69,46 +69,11 @@ func (s *Store) Apply(ctx context.Context, writes []index.RowWrite) ([]index.Out
 
 // apply is Apply without the cache's barrier.
 func (s *Store) apply(ctx context.Context, writes []index.RowWrite) ([]index.Outcome, error) {
-	if !s.cluster && len(writes) > 1 {
-		return s.applyMany(ctx, writes)
-	}
-	calls := make([]redisscript.Call, len(writes))
-	for i, w := range writes {
-		keys, args := scriptArgs(w)
-		calls[i] = redisscript.Call{Keys: keys, Args: args}
-	}
+	calls, rows := scriptCalls(writes)
 	out := make([]index.Outcome, len(writes))
 	for i, cmd := range redisscript.RunPipelined(ctx, s.client, applyScript, calls) {
-		n, err := cmd.Int64()
-		if err != nil {
-			return out, rediserr.Map(err, "index apply")
-		}
-		if n == 1 {
-			out[i] = index.Applied
-		} else {
-			out[i] = index.Stale
-		}
-	}
-	return out, nil
-}
-
-// applyMany applies writes by applyManyScript, rowsPerScript rows a call, in one pipeline.
-func (s *Store) applyMany(ctx context.Context, writes []index.RowWrite) ([]index.Outcome, error) {
-	calls := make([]redisscript.Call, 0, (len(writes)+rowsPerScript-1)/rowsPerScript)
-	for start := 0; start < len(writes); start += rowsPerScript {
-		chunk := writes[start:min(start+rowsPerScript, len(writes))]
-		var call redisscript.Call
-		for _, w := range chunk {
-			keys, args := scriptArgs(w)
-			call.Keys = append(call.Keys, keys...)
-			call.Args = append(append(call.Args, strconv.Itoa(len(keys))), args...)
-		}
-		calls = append(calls, call)
-	}
-	out := make([]index.Outcome, len(writes))
-	for i, cmd := range redisscript.RunPipelined(ctx, s.client, applyManyScript, calls) {
 		ns, err := cmd.Int64Slice()
-		if err == nil && len(ns) != min(rowsPerScript, len(writes)-i*rowsPerScript) {
+		if err == nil && len(ns) != len(rows[i]) {
 			err = errors.New("unexpected reply length")
 		}
 		if err != nil {
@@ -116,28 +81,46 @@ func (s *Store) applyMany(ctx context.Context, writes []index.RowWrite) ([]index
 		}
 		for j, n := range ns {
 			if n == 1 {
-				out[i*rowsPerScript+j] = index.Applied
+				out[rows[i][j]] = index.Applied
 			} else {
-				out[i*rowsPerScript+j] = index.Stale
+				out[rows[i][j]] = index.Stale
 			}
 		}
 	}
 	return out, nil
 }
 
-// scriptArgs builds applyScript's KEYS and ARGV for w.
-func scriptArgs(w index.RowWrite) ([]string, []any) {
-	keys := make([]string, 0, 3+len(w.Keys))
-	keys = append(keys, w.VersionKey, w.RelationKey, w.FloorKey)
-	keys = append(keys, w.Keys...)
-	del, newRel := "0", []byte("[]")
-	if w.Delete {
-		del = "1"
-	} else {
-		newRel, _ = json.Marshal(w.Keys)
+// scriptCalls splits writes into applyScript calls of at most rowsPerScript rows of one table
+// (one truncate key, so on Cluster one slot) with one version TTL, each call's rows in the
+// order of writes; rows[i] holds the positions in writes of call i's rows.
+func scriptCalls(writes []index.RowWrite) (calls []redisscript.Call, rows [][]int) {
+	type group struct{ floorKey, ttl string }
+	open := map[group]int{} // the call of each group still taking rows
+	for i, w := range writes {
+		g := group{w.FloorKey, ttlMillis(w.TTL)}
+		c, ok := open[g]
+		if !ok || len(rows[c]) == rowsPerScript {
+			c = len(calls)
+			open[g] = c
+			calls = append(calls, redisscript.Call{Keys: []string{g.floorKey}, Args: []any{g.ttl}})
+			rows = append(rows, nil)
+		}
+		appendScriptRow(&calls[c], w)
+		rows[c] = append(rows[c], i)
 	}
-	return keys, []any{w.ID, string(w.Version), index.VersionValue(w.Version, w.Stamp), del, string(w.Row),
-		ttlMillis(w.TTL), string(newRel)}
+	return calls, rows
+}
+
+// appendScriptRow adds w's KEYS and ARGV to call (applyScript's layout).
+func appendScriptRow(call *redisscript.Call, w index.RowWrite) {
+	call.Keys = append(call.Keys, w.VersionKey, w.RelationKey)
+	m, newRel := "-1", ""
+	if !w.Delete {
+		call.Keys = append(call.Keys, w.Keys...)
+		rel, _ := json.Marshal(w.Keys)
+		m, newRel = strconv.Itoa(len(w.Keys)), string(rel)
+	}
+	call.Args = append(call.Args, m, w.ID, index.VersionValue(w.Version, w.Stamp), string(w.Row), newRel)
 }
 
 // ttlMillis is a TTL in whole milliseconds, at least 1, as text.
