@@ -32,12 +32,13 @@ github.com/bsm/redislock (no fencing token, one round trip per call on the clien
 
 stdout gets a table, then:
 
-  RESULT lock.cycle ours=<cycles/s> baseline=<cycles/s> ratio=<x> p99_ms=<ours> baseline_p99_ms=<redislock> clients=<n> server_us=<ours> baseline_server_us=<redislock> cmd_us=<ours> baseline_cmd_us=<redislock>
+  RESULT lock.cycle ours=<cycles/s> baseline=<cycles/s> ratio=<x> p99_ms=<ours> baseline_p99_ms=<redislock> clients=<n> server_us=<ours> baseline_server_us=<redislock> cmd_us=<ours> baseline_cmd_us=<redislock> client_us=<ours> baseline_client_us=<redislock>
   RESULT lock.contended ... ours_busy=<n> baseline_busy=<n> clients=<n> ...
 
 one pair per --clients count (--clients 16,64 runs both modes at 16 callers, then at 64).
 server_us is the Redis server's CPU time (INFO cpu) per attempt over the side's slices,
-cmd_us its time inside the calls (INFO commandstats); an attempt is a cycle or a busy try.
+cmd_us its time inside the calls (INFO commandstats), client_us the bench process's CPU time
+(getrusage); an attempt is a cycle or a busy try.
 Then one line per side listing the commands the server ran per attempt:
 
   # lock.cycle clients=<n> ours: evalsha 2.00×<µs>, set 2.00×<µs>, ...

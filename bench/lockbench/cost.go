@@ -3,24 +3,28 @@ package lockbench
 import (
 	"context"
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/redisconn"
 )
 
-// ServerCost is what the Redis server spent on one side's slices of a mode: its CPU time
-// (redisconn.ServerCPU: reading, parsing, running and answering the calls) and the commands it
+// ServerCost is what one side's slices of a mode cost: the Redis server's CPU time
+// (redisconn.ServerCPU: reading, parsing, running and answering the calls), the commands it
 // ran (INFO commandstats; a command a script calls counts within the script's EVALSHA and on
-// its own line).
+// its own line) and the bench process's own CPU time (getrusage: the client library, the
+// callers and the bench's bookkeeping, the same for both sides).
 type ServerCost struct {
-	CPU      time.Duration
-	Commands redisconn.CommandStats
+	CPU       time.Duration
+	Commands  redisconn.CommandStats
+	ClientCPU time.Duration
 }
 
 // add adds the cost of one slice.
-func (c *ServerCost) add(cpu time.Duration, cmds redisconn.CommandStats) {
+func (c *ServerCost) add(cpu, client time.Duration, cmds redisconn.CommandStats) {
 	c.CPU += cpu
+	c.ClientCPU += client
 	if c.Commands == nil {
 		c.Commands = redisconn.CommandStats{}
 	}
@@ -36,6 +40,14 @@ func (c ServerCost) CPUPer(attempts int64) float64 {
 		return 0
 	}
 	return float64(c.CPU.Nanoseconds()) / 1000 / float64(attempts)
+}
+
+// ClientCPUPer returns the bench process's CPU microseconds per attempt (0 without attempts).
+func (c ServerCost) ClientCPUPer(attempts int64) float64 {
+	if attempts == 0 {
+		return 0
+	}
+	return float64(c.ClientCPU.Nanoseconds()) / 1000 / float64(attempts)
 }
 
 // CommandsPer returns the server microseconds per attempt of the calls the side sent (both
@@ -68,7 +80,9 @@ func costedPair(ctx context.Context, t bench.Target, nameA, nameB string, cfg be
 		if err != nil {
 			return err
 		}
+		self0 := processCPU()
 		into.Merge(bench.Run(ctx, name, one, op))
+		self1 := processCPU()
 		cpu1, err := redisconn.ServerCPU(ctx, t.Client)
 		if err != nil {
 			return err
@@ -78,7 +92,7 @@ func costedPair(ctx context.Context, t bench.Target, nameA, nameB string, cfg be
 			return err
 		}
 		// The first INFO commandstats and the two INFO cpu of this reading ran in between.
-		cost.add(cpu1-cpu0, withoutInfo(cmd1.Sub(cmd0)))
+		cost.add(cpu1-cpu0, self1-self0, withoutInfo(cmd1.Sub(cmd0)))
 		return nil
 	}
 	for i := range n {
@@ -103,4 +117,14 @@ func costedPair(ctx context.Context, t bench.Target, nameA, nameB string, cfg be
 func withoutInfo(s redisconn.CommandStats) redisconn.CommandStats {
 	delete(s, "info")
 	return s
+}
+
+// processCPU returns the CPU time this process has used (user and system; 0 if getrusage
+// fails).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -82,16 +82,18 @@ func (m Measurement) BaselineAttempts() int64 { return m.Baseline.Ops + m.Baseli
 //
 // followed, for the contended mode, by ours_busy=<n> baseline_busy=<n>, then by
 // clients=<callers> server_us=<ours> baseline_server_us=<redislock> cmd_us=<ours>
-// baseline_cmd_us=<redislock>: the server's CPU per attempt (INFO cpu) and its time inside
-// the calls per attempt (INFO commandstats), an attempt being a cycle or a busy try.
+// baseline_cmd_us=<redislock> client_us=<ours> baseline_client_us=<redislock>: the server's
+// CPU per attempt (INFO cpu), its time inside the calls per attempt (INFO commandstats) and
+// the bench process's CPU per attempt, an attempt being a cycle or a busy try.
 func (m Measurement) ResultLine() string {
 	line := bench.ResultLine(m.Comparison)
 	if m.OursBusy > 0 || m.BaselineBusy > 0 {
 		line += fmt.Sprintf(" ours_busy=%d baseline_busy=%d", m.OursBusy, m.BaselineBusy)
 	}
 	oa, ba := m.OursAttempts(), m.BaselineAttempts()
-	return line + fmt.Sprintf(" clients=%d server_us=%.1f baseline_server_us=%.1f cmd_us=%.1f baseline_cmd_us=%.1f",
-		m.Callers, m.OursServer.CPUPer(oa), m.BaselineServer.CPUPer(ba), m.OursServer.CommandsPer(oa), m.BaselineServer.CommandsPer(ba))
+	return line + fmt.Sprintf(" clients=%d server_us=%.1f baseline_server_us=%.1f cmd_us=%.1f baseline_cmd_us=%.1f client_us=%.1f baseline_client_us=%.1f",
+		m.Callers, m.OursServer.CPUPer(oa), m.BaselineServer.CPUPer(ba), m.OursServer.CommandsPer(oa), m.BaselineServer.CommandsPer(ba),
+		m.OursServer.ClientCPUPer(oa), m.BaselineServer.ClientCPUPer(ba))
 }
 
 // CommandLines returns two lines naming the commands each side made the server run, per
