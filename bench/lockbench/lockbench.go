@@ -22,9 +22,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sort"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -34,7 +32,6 @@ import (
 	"github.com/redstate/redstate/bench"
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/executor/redisstate"
-	"github.com/redstate/redstate/redisconn"
 )
 
 // Options configure a run. Zero values take the defaults noted.
@@ -67,7 +64,7 @@ type Measurement struct {
 	// OursBusy and BaselineBusy count attempts that found the lock held.
 	OursBusy, BaselineBusy int64
 	// OursServer and BaselineServer are the server's costs over each side's slices.
-	OursServer, BaselineServer ServerCost
+	OursServer, BaselineServer bench.SideCost
 }
 
 // OursAttempts and BaselineAttempts are each side's attempts: cycles plus busy attempts.
@@ -99,25 +96,10 @@ func (m Measurement) ResultLine() string {
 // CommandLines returns two lines naming the commands each side made the server run, per
 // attempt: "# <name> clients=<n> ours: evalsha 1.00×4.10µs, set 1.00×1.20µs, ...".
 func (m Measurement) CommandLines() []string {
-	line := func(side string, c ServerCost, attempts int64) string {
-		return fmt.Sprintf("# %s clients=%d %s: %s", m.Name, m.Callers, side, perAttempt(c.Commands, attempts))
+	line := func(side string, c bench.SideCost, attempts int64) string {
+		return fmt.Sprintf("# %s clients=%d %s: %s", m.Name, m.Callers, side, c.CommandList(attempts))
 	}
 	return []string{line("ours", m.OursServer, m.OursAttempts()), line("redislock", m.BaselineServer, m.BaselineAttempts())}
-}
-
-// perAttempt lists s's commands by server time, most first, as calls per attempt × µs per call.
-func perAttempt(s redisconn.CommandStats, attempts int64) string {
-	names := make([]string, 0, len(s))
-	for name := range s {
-		names = append(names, name)
-	}
-	sort.Slice(names, func(i, j int) bool { return s[names[i]].Usec > s[names[j]].Usec })
-	parts := make([]string, len(names))
-	for i, name := range names {
-		c := s[name]
-		parts[i] = fmt.Sprintf("%s %.2f×%.2fµs", name, float64(c.Calls)/float64(max(attempts, 1)), float64(c.Usec)/float64(c.Calls))
-	}
-	return strings.Join(parts, ", ")
 }
 
 // Measurements are a run's measurements; they print as a table and one ResultLine each.
@@ -244,7 +226,7 @@ func Run(ctx context.Context, opts Options) (Measurements, error) {
 			cfg := opts.Config(opts.Duration)
 			cfg.Clients = callers
 			opts.Progressf("%s: ours vs bsm/redislock, %d clients, %s each, alternating\n", p.Name, callers, opts.Duration)
-			o, b, oc, bc, err := costedPair(ctx, opts.Target, p.Name+"/ours", p.Name+"/redislock", cfg, p.Ours, p.Baseline)
+			o, b, oc, bc, err := bench.RunPairCosted(ctx, opts.Target, p.Name+"/ours", p.Name+"/redislock", cfg, p.Ours, p.Baseline)
 			if err != nil {
 				return out, err
 			}

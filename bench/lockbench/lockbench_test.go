@@ -61,7 +61,7 @@ func TestRun_CallerCounts(t *testing.T) {
 			t.Errorf("line %q", m.ResultLine())
 		}
 		// Both sides run only scripts: each attempt is at least one EVALSHA on the server.
-		for side, c := range map[string]ServerCost{"ours": m.OursServer, "redislock": m.BaselineServer} {
+		for side, c := range map[string]bench.SideCost{"ours": m.OursServer, "redislock": m.BaselineServer} {
 			if c.CPU <= 0 || c.Commands["evalsha"].Calls == 0 {
 				t.Errorf("%s %s: server cost %+v", m.Name, side, c)
 			}
