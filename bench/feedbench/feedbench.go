@@ -2,7 +2,7 @@
 // commands of the same shape on the same client in the same run:
 //
 //	fanout  FanOut of a post to N followers (one script per group of 100 followers: per
-//	        follower one ZADD NX of the post and the set's marker, a PEXPIRE when that created
+//	        follower one ZADD NX of the post and the set's marker, a PEXPIREAT when that created
 //	        the set; pipelined per batch) vs pipelined SADD + HINCRBY of the same key shapes
 //	        (the seed's algorithm, no guard), followers/s, the two taking turns on ten slices of
 //	        the followers; twice: the first post creates the followers' keys (fanout_first), the
