@@ -1,6 +1,8 @@
 package benchcmd
 
 import (
+	"time"
+
 	"github.com/spf13/cobra"
 
 	"github.com/redstate/redstate/bench/checkpointbench"
@@ -30,13 +32,22 @@ github.com/bsm/redislock (no fencing token, one round trip per call on the clien
 
 stdout gets a table, then:
 
-  RESULT lock.cycle ours=<cycles/s> baseline=<cycles/s> ratio=<x> p99_ms=<ours> baseline_p99_ms=<redislock>
-  RESULT lock.contended ours=<cycles/s> baseline=<cycles/s> ratio=<x> ... ours_busy=<n> baseline_busy=<n>
+  RESULT lock.cycle ours=<cycles/s> baseline=<cycles/s> ratio=<x> p99_ms=<ours> baseline_p99_ms=<redislock> clients=<n> server_us=<ours> baseline_server_us=<redislock> cmd_us=<ours> baseline_cmd_us=<redislock> client_us=<ours> baseline_client_us=<redislock>
+  RESULT lock.contended ... ours_busy=<n> baseline_busy=<n> clients=<n> ...
+
+one pair per --clients count (--clients 16,64 runs both modes at 16 callers, then at 64).
+server_us is the Redis server's CPU time (INFO cpu) per attempt over the side's slices,
+cmd_us its time inside the calls (INFO commandstats), client_us the bench process's CPU time
+(getrusage); an attempt is a cycle or a busy try.
+Then one line per side listing the commands the server ran per attempt:
+
+  # lock.cycle clients=<n> ours: evalsha 2.00×<µs>, set 2.00×<µs>, ...
 
 The bench's keys (locks and fence counters) are removed at the end.`,
 	}, &opts.Target, runBench(lockbench.Run, &opts))
 	f := cmd.Flags()
-	suiteFlags(f, &opts.Target, &opts.Duration, "mode")
+	f.IntSliceVar(&opts.Callers, "clients", []int{16}, "concurrent clients; a list (16,64) measures both modes at each count")
+	f.DurationVar(&opts.Duration, "duration", 10*time.Second, "measured time per mode, caller count and implementation")
 	f.IntVar(&opts.ContendedKeys, "keys", 4, "keys shared by all clients in the contended mode")
 	f.BoolVar(&opts.DirectLocks, "direct-locks", false, "send each of ours' scripts alone on the client, not through its autopipeliner (as serve does with executor.persistence.redis.lock-pipelining off or redis.durability on)")
 	return cmd

@@ -2,7 +2,7 @@
 // commands of the same shape on the same client in the same run:
 //
 //	fanout  FanOut of a post to N followers (one script per group of 100 followers: per
-//	        follower one ZADD NX of the post and the set's marker, a PEXPIRE when that created
+//	        follower one ZADD NX of the post and the set's marker, a PEXPIREAT when that created
 //	        the set; pipelined per batch) vs pipelined SADD + HINCRBY of the same key shapes
 //	        (the seed's algorithm, no guard), followers/s, the two taking turns on ten slices of
 //	        the followers; twice: the first post creates the followers' keys (fanout_first), the
@@ -11,6 +11,11 @@
 //	        -inf in the unread set) vs a pipelined SADD + SREM + HINCRBY, ops/s and p99
 //	page    UnreadPage of 20 (one ZREVRANGEBYSCORE WITHSCORES) vs ZREVRANGE 0 19, ops/s and p99
 //	page_cached  the same page through the client-side cache (Target.Cache) vs ZREVRANGE 0 19
+//
+// Every line but page_cached also gives what each side cost per follower or operation, read
+// around its own turns or slices (bench.SideCost): the server's CPU time (INFO cpu), its time
+// inside the calls (INFO commandstats) and the bench process's CPU time; and a line per side
+// lists the commands the server ran.
 //
 // It also prints the Redis memory per unread entry (MEMORY USAGE of an unread set over the
 // entries it holds; the count is the set's size).
@@ -57,12 +62,18 @@ type Result struct {
 	// First: the same for the first post, which creates every follower's keys.
 	FirstOurs, FirstBaseline float64
 	FirstTime                time.Duration
-	// Read and Page are the timed comparisons.
-	Read, Page bench.Comparison
+	// FanOutCost and FirstCost are the costs of ours and of the baseline over their turns.
+	FanOutCost, FirstCost [2]bench.SideCost
+	// Read and Page are the timed comparisons; ReadCost and PageCost their costs (ours, then
+	// the baseline).
+	Read, Page         bench.Comparison
+	ReadCost, PageCost [2]bench.SideCost
 	// PageCached is Page through the client-side cache (nil without Target.Cache).
 	PageCached *bench.Comparison
 	// BytesPerEntry is Redis memory per unread entry (unread set + count field).
 	BytesPerEntry float64
+	// Followers is the fan-out size.
+	Followers int64
 }
 
 // Lines returns the RESULT lines.
@@ -74,15 +85,41 @@ func (r Result) Lines() []string {
 		return 0
 	}
 	lines := []string{
-		fmt.Sprintf("RESULT feed.fanout ours=%.0f baseline=%.0f ratio=%.2f seconds=%.2f", r.FanOutOurs, r.FanOutBaseline, ratio(r.FanOutOurs, r.FanOutBaseline), r.FanOutTime.Seconds()),
-		fmt.Sprintf("RESULT feed.fanout_first ours=%.0f baseline=%.0f ratio=%.2f seconds=%.2f", r.FirstOurs, r.FirstBaseline, ratio(r.FirstOurs, r.FirstBaseline), r.FirstTime.Seconds()),
-		bench.ResultLine(r.Read),
-		bench.ResultLine(r.Page),
+		fmt.Sprintf("RESULT feed.fanout ours=%.0f baseline=%.0f ratio=%.2f seconds=%.2f", r.FanOutOurs, r.FanOutBaseline, ratio(r.FanOutOurs, r.FanOutBaseline), r.FanOutTime.Seconds()) +
+			costFields(r.FanOutCost, r.Followers, r.Followers),
+		fmt.Sprintf("RESULT feed.fanout_first ours=%.0f baseline=%.0f ratio=%.2f seconds=%.2f", r.FirstOurs, r.FirstBaseline, ratio(r.FirstOurs, r.FirstBaseline), r.FirstTime.Seconds()) +
+			costFields(r.FirstCost, r.Followers, r.Followers),
+		bench.ResultLine(r.Read) + costFields(r.ReadCost, r.Read.Ours.Ops, r.Read.Baseline.Ops),
+		bench.ResultLine(r.Page) + costFields(r.PageCost, r.Page.Ours.Ops, r.Page.Baseline.Ops),
 	}
 	if r.PageCached != nil {
 		lines = append(lines, bench.ResultLine(*r.PageCached))
 	}
-	return append(lines, fmt.Sprintf("RESULT feed.memory bytes_per_unread_entry=%.0f", r.BytesPerEntry))
+	lines = append(lines, fmt.Sprintf("RESULT feed.memory bytes_per_unread_entry=%.0f", r.BytesPerEntry))
+	for _, c := range []struct {
+		name       string
+		cost       [2]bench.SideCost
+		ours, base int64
+	}{
+		{"feed.fanout", r.FanOutCost, r.Followers, r.Followers},
+		{"feed.fanout_first", r.FirstCost, r.Followers, r.Followers},
+		{"feed.read", r.ReadCost, r.Read.Ours.Ops, r.Read.Baseline.Ops},
+		{"feed.page", r.PageCost, r.Page.Ours.Ops, r.Page.Baseline.Ops},
+	} {
+		lines = append(lines, "# "+c.name+" ours: "+c.cost[0].CommandList(c.ours), "# "+c.name+" raw: "+c.cost[1].CommandList(c.base))
+	}
+	return lines
+}
+
+// costFields formats the costs of ours (cost[0], over ours operations) and of the baseline
+// (cost[1], over base operations) as
+// " server_us=… baseline_server_us=… cmd_us=… baseline_cmd_us=… client_us=… baseline_client_us=…":
+// µs per follower or operation of server CPU, of server time inside the calls and of the
+// bench process's CPU.
+func costFields(cost [2]bench.SideCost, ours, base int64) string {
+	return fmt.Sprintf(" server_us=%.2f baseline_server_us=%.2f cmd_us=%.2f baseline_cmd_us=%.2f client_us=%.2f baseline_client_us=%.2f",
+		cost[0].CPUPer(ours), cost[1].CPUPer(base), cost[0].CommandsPer(ours), cost[1].CommandsPer(base),
+		cost[0].ClientCPUPer(ours), cost[1].ClientCPUPer(base))
 }
 
 // Print implements bench.Printer: the table of read and page, then the RESULT lines.
@@ -119,15 +156,17 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	// the unread set, the count field and their TTLs; the baseline: its set and field), the second
 	// finds them (the common case: followers of an author who posts often hold unread posts of
 	// the author).
+	res.Followers = int64(opts.Followers)
 	for i, w := range []struct {
 		name string
 		ref  feed.PostRef
 		ours *float64
 		base *float64
 		took *time.Duration
+		cost *[2]bench.SideCost
 	}{
-		{"fanout (first entry)", ref, &res.FirstOurs, &res.FirstBaseline, &res.FirstTime},
-		{"fanout", feed.PostRef{ID: ref.ID + 1, CreateTime: ref.CreateTime.Add(time.Second)}, &res.FanOutOurs, &res.FanOutBaseline, &res.FanOutTime},
+		{"fanout (first entry)", ref, &res.FirstOurs, &res.FirstBaseline, &res.FirstTime, &res.FirstCost},
+		{"fanout", feed.PostRef{ID: ref.ID + 1, CreateTime: ref.CreateTime.Add(time.Second)}, &res.FanOutOurs, &res.FanOutBaseline, &res.FanOutTime, &res.FanOutCost},
 	} {
 		opts.Progressf("%s: post %d of 2 to %d followers, %d concurrent pipelines of %d, ours and baseline alternating per slice of %d\n",
 			w.name, i+1, opts.Followers, opts.Clients, opts.Batch, (opts.Followers+fanOutSlices-1)/fanOutSlices)
@@ -161,17 +200,20 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 				order[0], order[1] = order[1], order[0]
 			}
 			for _, impl := range order {
-				start := time.Now()
-				if impl == "ours" {
-					if err := runOurs(lo, hi); err != nil {
-						return res, fmt.Errorf("%s ours: %w", w.name, err)
-					}
-					oursTook += time.Since(start)
-				} else {
-					if err := runBase(lo, hi); err != nil {
-						return res, fmt.Errorf("%s baseline: %w", w.name, err)
-					}
-					baseTook += time.Since(start)
+				run, took, cost := runOurs, &oursTook, &w.cost[0]
+				if impl == "baseline" {
+					run, took, cost = runBase, &baseTook, &w.cost[1]
+				}
+				var err error
+				if rerr := cost.Measure(ctx, opts.Client, func() {
+					start := time.Now()
+					err = run(lo, hi)
+					*took += time.Since(start)
+				}); rerr != nil {
+					return res, fmt.Errorf("%s: reading the server's cost: %w", w.name, rerr)
+				}
+				if err != nil {
+					return res, fmt.Errorf("%s %s: %w", w.name, impl, err)
 				}
 			}
 		}
@@ -215,8 +257,11 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		})
 		return err
 	}
-	o, b := bench.RunPair(ctx, "read/ours", "read/raw", cfg, readOurs, readRaw)
-	res.Read = bench.Comparison{Name: "feed.read", Ours: o, Baseline: b}
+	o, b, oc, bc, err := bench.RunPairCosted(ctx, opts.Target, "read/ours", "read/raw", cfg, readOurs, readRaw)
+	if err != nil {
+		return res, err
+	}
+	res.Read, res.ReadCost = bench.Comparison{Name: "feed.read", Ours: o, Baseline: b}, [2]bench.SideCost{oc, bc}
 	// Pages of a follower with 21 unread posts.
 	pageOurs := func(ctx context.Context, _ int, _ int64) error {
 		_, err := ours.UnreadPage(ctx, 1, author, feed.Cursor{}, 20)
@@ -226,8 +271,11 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	pageRaw := func(ctx context.Context, _ int, _ int64) error {
 		return opts.Client.ZRevRange(ctx, rawKey, 0, 19).Err()
 	}
-	o, b = bench.RunPair(ctx, "page/ours", "page/raw", cfg, pageOurs, pageRaw)
-	res.Page = bench.Comparison{Name: "feed.page", Ours: o, Baseline: b}
+	o, b, oc, bc, err = bench.RunPairCosted(ctx, opts.Target, "page/ours", "page/raw", cfg, pageOurs, pageRaw)
+	if err != nil {
+		return res, err
+	}
+	res.Page, res.PageCost = bench.Comparison{Name: "feed.page", Ours: o, Baseline: b}, [2]bench.SideCost{oc, bc}
 	if err := bench.Failed(res.Read.Ours, res.Read.Baseline, res.Page.Ours, res.Page.Baseline); err != nil || opts.Cache == nil {
 		return res, err
 	}

@@ -7,6 +7,10 @@
 // (Options.DirectLocks: each alone); redislock's commands go on the client itself, one round
 // trip each.
 //
+// Each mode runs once per caller count (Options.Callers, e.g. 16 and 64), and the server's cost
+// of each side is read around its slices: CPU per attempt (INFO cpu) and the commands it ran
+// (INFO commandstats).
+//
 //   - cycle: uncontended, each client cycles its own key;
 //   - contended: all clients cycle over 4 keys without retry; an attempt that finds the key
 //     held is counted as failed, and the throughput is successful cycles per second.
@@ -17,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -33,6 +38,9 @@ import (
 type Options struct {
 	// Target is the Redis client, the concurrent callers (default 16) and the progress writer.
 	bench.Target
+	// Callers lists the caller counts to measure, both modes at each (default: Target.Clients
+	// alone).
+	Callers []int
 	// Duration is the measured time per mode and implementation (default 10s).
 	Duration time.Duration
 	// ContendedKeys is the number of keys of the contended mode (default 4).
@@ -46,25 +54,52 @@ type Options struct {
 	TTL time.Duration
 }
 
-// Measurement is one mode's comparison plus its failed (lock busy) attempts.
+// Measurement is one mode's comparison at one caller count, its failed (lock busy) attempts
+// and what the server spent on each side.
 type Measurement struct {
 	// Comparison holds the successful cycles of ours and of redislock.
 	bench.Comparison
+	// Callers is the number of concurrent callers.
+	Callers int
 	// OursBusy and BaselineBusy count attempts that found the lock held.
 	OursBusy, BaselineBusy int64
+	// OursServer and BaselineServer are the server's costs over each side's slices.
+	OursServer, BaselineServer bench.SideCost
 }
+
+// OursAttempts and BaselineAttempts are each side's attempts: cycles plus busy attempts.
+func (m Measurement) OursAttempts() int64 { return m.Ours.Ops + m.OursBusy }
+
+// BaselineAttempts is redislock's attempts: cycles plus busy attempts.
+func (m Measurement) BaselineAttempts() int64 { return m.Baseline.Ops + m.BaselineBusy }
 
 // ResultLine formats m as
 //
 //	RESULT <name> ours=<cycles/s> baseline=<cycles/s> ratio=<x> p99_ms=<ours> baseline_p99_ms=<redislock>
 //
-// followed, for the contended mode, by ours_busy=<n> baseline_busy=<n>.
+// followed, for the contended mode, by ours_busy=<n> baseline_busy=<n>, then by
+// clients=<callers> server_us=<ours> baseline_server_us=<redislock> cmd_us=<ours>
+// baseline_cmd_us=<redislock> client_us=<ours> baseline_client_us=<redislock>: the server's
+// CPU per attempt (INFO cpu), its time inside the calls per attempt (INFO commandstats) and
+// the bench process's CPU per attempt, an attempt being a cycle or a busy try.
 func (m Measurement) ResultLine() string {
 	line := bench.ResultLine(m.Comparison)
 	if m.OursBusy > 0 || m.BaselineBusy > 0 {
 		line += fmt.Sprintf(" ours_busy=%d baseline_busy=%d", m.OursBusy, m.BaselineBusy)
 	}
-	return line
+	oa, ba := m.OursAttempts(), m.BaselineAttempts()
+	return line + fmt.Sprintf(" clients=%d server_us=%.1f baseline_server_us=%.1f cmd_us=%.1f baseline_cmd_us=%.1f client_us=%.1f baseline_client_us=%.1f",
+		m.Callers, m.OursServer.CPUPer(oa), m.BaselineServer.CPUPer(ba), m.OursServer.CommandsPer(oa), m.BaselineServer.CommandsPer(ba),
+		m.OursServer.ClientCPUPer(oa), m.BaselineServer.ClientCPUPer(ba))
+}
+
+// CommandLines returns two lines naming the commands each side made the server run, per
+// attempt: "# <name> clients=<n> ours: evalsha 1.00×4.10µs, set 1.00×1.20µs, ...".
+func (m Measurement) CommandLines() []string {
+	line := func(side string, c bench.SideCost, attempts int64) string {
+		return fmt.Sprintf("# %s clients=%d %s: %s", m.Name, m.Callers, side, c.CommandList(attempts))
+	}
+	return []string{line("ours", m.OursServer, m.OursAttempts()), line("redislock", m.BaselineServer, m.BaselineAttempts())}
 }
 
 // Measurements are a run's measurements; they print as a table and one ResultLine each.
@@ -76,17 +111,34 @@ func (ms Measurements) Print(w io.Writer) error {
 	for i, m := range ms {
 		cs[i] = m.Comparison
 	}
-	return bench.PrintComparisons(w, cs, func(i int) string { return ms[i].ResultLine() })
+	if err := bench.PrintComparisons(w, cs, func(i int) string { return ms[i].ResultLine() }); err != nil {
+		return err
+	}
+	var lines []string
+	for _, m := range ms {
+		lines = append(lines, m.CommandLines()...)
+	}
+	return bench.PrintLines(w, lines)
 }
 
 // errBusy marks an attempt that found the lock held (counted, not timed).
 var errBusy = errors.New("lock busy")
 
-// Run measures both modes and removes the bench's keys. It fails if any call hit a Redis error.
+// Run measures both modes at each caller count and removes the bench's keys. It fails if any
+// call hit a Redis error.
 func Run(ctx context.Context, opts Options) (Measurements, error) {
 	if err := opts.Prepare("lockbench", 16); err != nil {
 		return nil, err
 	}
+	if len(opts.Callers) == 0 {
+		opts.Callers = []int{opts.Clients}
+	}
+	for _, n := range opts.Callers {
+		if n <= 0 {
+			return nil, fmt.Errorf("lockbench: caller counts must be positive, got %v", opts.Callers)
+		}
+	}
+	opts.Clients = slices.Max(opts.Callers)
 	bench.Default(&opts.Duration, 10*time.Second)
 	bench.Default(&opts.ContendedKeys, 4)
 	bench.Default(&opts.TTL, 2*time.Second)
@@ -160,24 +212,35 @@ func Run(ctx context.Context, opts Options) (Measurements, error) {
 		sharedKey[k] = prefix + "-redislock:shared:" + strconv.Itoa(k)
 	}
 	pick := func(c int, i int64) int { return int((int64(c) + i) % int64(opts.ContendedKeys)) }
-	suite := bench.Suite{Baseline: "redislock", Against: "bsm/redislock", Config: opts.Config(opts.Duration),
-		Check: func(name string, _, _ *bench.Result) error {
-			if n := hardErrs.Load(); n > 0 {
-				return fmt.Errorf("%s: %d Redis errors, first: %v", name, n, firstHard.Load())
-			}
-			return nil
-		}}
-	cs, err := suite.Run(ctx, []bench.Pair{
+	pairs := []bench.Pair{
 		{Name: "lock.cycle",
 			Ours:     oursCycle(func(c int, _ int64) string { return ownTenant[c] }),
 			Baseline: baseCycle(func(c int, _ int64) string { return ownKey[c] })},
 		{Name: "lock.contended",
 			Ours:     oursCycle(func(c int, i int64) string { return sharedTenant[pick(c, i)] }),
 			Baseline: baseCycle(func(c int, i int64) string { return sharedKey[pick(c, i)] })},
-	})
-	out := make(Measurements, len(cs))
-	for i, c := range cs {
-		out[i] = Measurement{Comparison: c, OursBusy: c.Ours.Errors, BaselineBusy: c.Baseline.Errors}
 	}
-	return out, err
+	var out Measurements
+	for _, callers := range opts.Callers {
+		for _, p := range pairs {
+			cfg := opts.Config(opts.Duration)
+			cfg.Clients = callers
+			opts.Progressf("%s: ours vs bsm/redislock, %d clients, %s each, alternating\n", p.Name, callers, opts.Duration)
+			o, b, oc, bc, err := bench.RunPairCosted(ctx, opts.Target, p.Name+"/ours", p.Name+"/redislock", cfg, p.Ours, p.Baseline)
+			if err != nil {
+				return out, err
+			}
+			if n := hardErrs.Load(); n > 0 {
+				return out, fmt.Errorf("%s: %d Redis errors, first: %v", p.Name, n, firstHard.Load())
+			}
+			m := Measurement{Comparison: bench.Comparison{Name: p.Name, Ours: o, Baseline: b}, Callers: callers,
+				OursBusy: o.Errors, BaselineBusy: b.Errors, OursServer: oc, BaselineServer: bc}
+			opts.Progressf("  %s\n", m.ResultLine())
+			out = append(out, m)
+			if err := ctx.Err(); err != nil {
+				return out, err
+			}
+		}
+	}
+	return out, nil
 }

@@ -46,8 +46,8 @@ func TestExpiry_BuiltNeverOutlivesASet(t *testing.T) {
 		if _, err := c.FanOut(ctx, a, ref(1), []int64{u}); err != nil {
 			t.Fatal(err)
 		}
-		if d := pttl(k.Unread(u, a)); d <= feed.StateTTL {
-			t.Errorf("new unread set TTL = %v, want more than %v", d, feed.StateTTL)
+		if d := pttl(k.Unread(u, a)); d <= feed.StateTTL || d > feed.SetTTL {
+			t.Errorf("new unread set TTL = %v, want more than %v and at most %v", d, feed.StateTTL, feed.SetTTL)
 		}
 		if n, err := rc.Exists(ctx, k.Built(u)).Result(); err != nil || n != 0 {
 			t.Errorf("a fan-out created the built marker (%d, %v)", n, err)
@@ -65,7 +65,7 @@ func TestExpiry_BuiltNeverOutlivesASet(t *testing.T) {
 		if d := pttl(k.Unread(u, a)); d > 2*time.Hour {
 			t.Errorf("a fan-out to an existing set renewed it to %v", d)
 		}
-		if d := pttl(k.Unread(u, b)); d <= feed.StateTTL {
+		if d := pttl(k.Unread(u, b)); d <= feed.StateTTL || d > feed.SetTTL {
 			t.Errorf("set created by a fan-out: TTL %v", d)
 		}
 		// A read mark creates the read set, and the unread set of an author without one

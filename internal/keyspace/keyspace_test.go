@@ -54,3 +54,18 @@ func TestGlobEscape(t *testing.T) {
 		t.Errorf("GlobEscape = %q, want %q", got, want)
 	}
 }
+
+// TestCRC16_TableMatchesBitwise: the table-driven checksum equals the bitwise one on every
+// byte value and on strings of many lengths.
+func TestCRC16_TableMatchesBitwise(t *testing.T) {
+	var s []byte
+	for i := range 1000 {
+		s = append(s, byte(i*131+i/7))
+		if got, want := crc16(string(s)), crc16Bitwise(string(s)); got != want {
+			t.Fatalf("crc16 of %d bytes = %#04x, want %#04x", len(s), got, want)
+		}
+	}
+	if got := crc16("123456789"); got != 0x31C3 {
+		t.Errorf("crc16(123456789) = %#04x, want the XModem check value 0x31c3", got)
+	}
+}
