@@ -131,7 +131,9 @@ func TestRun_SmokeAgainstRealRedis(t *testing.T) {
 		if s := c.BaselineRedis; s["evalsha"].Calls+s["eval"].Calls < 400 || s.ClientUsec() <= 0 {
 			t.Errorf("%s asynq: want at least 400 script calls: %s", c.Name, s)
 		}
-		if s := c.OursRedis; s["evalsha"].Calls+s["eval"].Calls > 400 || s["hset"].Calls != 400 || s.ClientUsec() <= 0 {
+		// (EVAL only re-sends a call that met NOSCRIPT: several batches in flight may each
+		// meet it once on a fresh server.)
+		if s := c.OursRedis; s["evalsha"].Calls > 400 || s["hset"].Calls != 400 || s.ClientUsec() <= 0 {
 			t.Errorf("%s ours: want at most 400 script calls and 400 records: %s", c.Name, s)
 		}
 		if c.OursCPU <= 0 || c.BaselineCPU <= 0 {
