@@ -92,17 +92,10 @@ type WorkerSettings struct {
 
 // withDefaults returns c with every zero field set to its default.
 func (c WorkerSettings) withDefaults() WorkerSettings {
-	if c.ConsumerID == "" {
-		c.ConsumerID = DefaultConsumerID()
-	}
-	if c.Concurrency == 0 {
-		c.Concurrency = DefaultConcurrency
-	}
-	if c.NoPrefetch {
-		c.Prefetch = 0
-	} else if c.Prefetch == 0 {
-		c.Prefetch = c.Concurrency
-	}
+	// The settings a Worker of one queue shares with a pool take the pool's defaults.
+	p := PoolSettings{ConsumerID: c.ConsumerID, Concurrency: c.Concurrency, Prefetch: c.Prefetch, NoPrefetch: c.NoPrefetch,
+		ShutdownTimeout: c.ShutdownTimeout, Logger: c.Logger}.withDefaults()
+	c.ConsumerID, c.Concurrency, c.Prefetch, c.ShutdownTimeout, c.Logger = p.ConsumerID, p.Concurrency, p.Prefetch, p.ShutdownTimeout, p.Logger
 	if c.BlockTimeout == 0 {
 		c.BlockTimeout = DefaultBlockTimeout
 	}
@@ -122,12 +115,6 @@ func (c WorkerSettings) withDefaults() WorkerSettings {
 	}
 	if c.PromoteInterval == 0 {
 		c.PromoteInterval = DefaultPromoteInterval
-	}
-	if c.ShutdownTimeout == 0 {
-		c.ShutdownTimeout = DefaultShutdownTimeout
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
 	}
 	if c.Now == nil {
 		c.Now = time.Now
