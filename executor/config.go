@@ -127,9 +127,9 @@ func (c Config) Validate() error {
 		}
 	}
 	switch p.Redis.LockPipelining {
-	case "", LockPipeliningAuto, LockPipeliningOff:
+	case "", LockPipeliningAuto, LockPipeliningBatch, LockPipeliningOff:
 	default:
-		add("executor.persistence.redis.lock-pipelining", "must be auto or off, got %q", p.Redis.LockPipelining)
+		add("executor.persistence.redis.lock-pipelining", "must be auto, batch or off, got %q", p.Redis.LockPipelining)
 	}
 	for _, t := range []struct {
 		key string

@@ -30,7 +30,7 @@ func TestConfigValidate_ReportsEveryProblem(t *testing.T) {
 		`executor.persistence.store-type: must be redis or memory, got "disk"`,
 		`executor.persistence.on-redis-unavailable: must be memory (degrade) or fail, got "retry"`,
 		"executor.persistence.redis.ttl.lock: must be at least 1s (or 0 for the default), got 1ms",
-		`executor.persistence.redis.lock-pipelining: must be auto or off, got "on"`,
+		`executor.persistence.redis.lock-pipelining: must be auto, batch or off, got "on"`,
 		"executor.heartbeat-interval: must be positive, got 0s",
 		`executor.handlers[0].url: must be an http(s) URL, got "ftp://x"`,
 		`executor.handlers[1].name: "h" is also the name of executor.handlers[0]`,

@@ -40,17 +40,22 @@ type PersistenceConfig struct {
 	// TTL holds the lifetimes of the stored entities.
 	TTL TTLConfig `koanf:"ttl"`
 	// LockPipelining is how the tenant locks' scripts reach Redis: LockPipeliningAuto (the
-	// default; "" means it) or LockPipeliningOff.
+	// default; "" means it), LockPipeliningBatch or LockPipeliningOff.
 	LockPipelining string `koanf:"lock-pipelining"`
 }
 
 // LockPipelining values.
 const (
-	// LockPipeliningAuto sends the acquire, release and renew scripts of concurrent callers to
-	// Redis in one pipeline (go-redis's autopipeliner on the one client), except when
+	// LockPipeliningAuto streams the acquire, release and renew scripts of concurrent callers
+	// to Redis on one held connection (go-redis's full-duplex autopipeliner on the one client):
+	// each call is written as it is made and the replies read as they come. Except when
 	// redis.durability.wait-replicas is on: then each goes alone, so the WAIT after it runs on
 	// its connection.
 	LockPipeliningAuto = "auto"
+	// LockPipeliningBatch sends them in batches instead (go-redis's half-duplex autopipeliner:
+	// one batch in flight, the calls made meanwhile leave together in the next). Fewer system
+	// calls per lock call: the better choice when the CPUs, not Redis, are the limit.
+	LockPipeliningBatch = "batch"
 	// LockPipeliningOff sends each script alone, one round trip per call, as before the
 	// autopipeliner (an escape hatch: go-redis marks its autopipeliner experimental).
 	LockPipeliningOff = "off"

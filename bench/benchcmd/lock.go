@@ -49,6 +49,7 @@ The bench's keys (locks and fence counters) are removed at the end.`,
 	f.IntSliceVar(&opts.Callers, "clients", []int{16}, "concurrent clients; a list (16,64) measures both modes at each count")
 	f.DurationVar(&opts.Duration, "duration", 10*time.Second, "measured time per mode, caller count and implementation")
 	f.IntVar(&opts.ContendedKeys, "keys", 4, "keys shared by all clients in the contended mode")
+	f.BoolVar(&opts.BatchedLocks, "batched-locks", false, "send ours' scripts in batches through the client's half-duplex autopipeliner instead of streaming them (executor.persistence.redis.lock-pipelining batch)")
 	f.BoolVar(&opts.DirectLocks, "direct-locks", false, "send each of ours' scripts alone on the client, not through its autopipeliner (as serve does with executor.persistence.redis.lock-pipelining off or redis.durability on)")
 	return cmd
 }

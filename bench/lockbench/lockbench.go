@@ -2,9 +2,10 @@
 // against github.com/bsm/redislock on the same client in the same run. One operation is one
 // acquire+release cycle. Ours also issues a fencing token on every successful acquire (TIME, GET
 // and SET of the fence counter in the acquire script); redislock issues none. Ours runs as serve
-// runs it by default (executor.persistence.redis.lock-pipelining auto): its scripts go through
-// the client's go-redis autopipeliner, so the calls of concurrent clients share pipelines
-// (Options.DirectLocks: each alone); redislock's commands go on the client itself, one round
+// runs it by default (executor.persistence.redis.lock-pipelining auto): its scripts are streamed
+// through the client's full-duplex go-redis autopipeliner, so the calls of concurrent clients
+// share one connection without waiting for each other (Options.BatchedLocks: in batches;
+// Options.DirectLocks: each alone); redislock's commands go on the client itself, one round
 // trip each.
 //
 // Each mode runs once per caller count (Options.Callers, e.g. 16 and 64), and the server's cost
@@ -49,6 +50,9 @@ type Options struct {
 	// Options.DirectLocks: what serve does with lock-pipelining off or redis.durability on)
 	// instead of through the client's autopipeliner.
 	DirectLocks bool
+	// BatchedLocks sends ours' scripts through the client's half-duplex autopipeliner
+	// (redisstate Options.BatchedLocks: lock-pipelining batch) instead of streaming them.
+	BatchedLocks bool
 	// TTL is the lease of every acquisition (default 2s; locks are released at once, the TTL
 	// only bounds a lock left behind by a call cut off at the end of a slice).
 	TTL time.Duration
@@ -144,7 +148,7 @@ func Run(ctx context.Context, opts Options) (Measurements, error) {
 	bench.Default(&opts.TTL, 2*time.Second)
 	prefix := bench.Namespace()
 	keys := executor.MustKeys(redstate.Prefix("", prefix+"-executor"))
-	ours, err := redisstate.NewLocks(opts.Client, redisstate.Options{Keys: keys, DirectLocks: opts.DirectLocks})
+	ours, err := redisstate.NewLocks(opts.Client, redisstate.Options{Keys: keys, DirectLocks: opts.DirectLocks, BatchedLocks: opts.BatchedLocks})
 	if err != nil {
 		return nil, err
 	}

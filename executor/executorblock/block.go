@@ -130,8 +130,8 @@ func Open(ctx context.Context, env component.Env, cfg executor.Config) (*Block, 
 	return b, nil
 }
 
-// RedisStores returns the executor's Redis state stores under keys, with the TTLs of pc;
-// directLocks sends each lock script alone (see DirectLocks).
+// RedisStores returns the executor's Redis state stores under keys, with the TTLs and lock
+// pipelining of pc; directLocks sends each lock script alone (see DirectLocks).
 func RedisStores(client redis.UniversalClient, keys executor.Keys, pc executor.PersistenceConfig, directLocks bool) (executor.Stores, error) {
 	o := func(ttl time.Duration) redisstate.Options { return redisstate.Options{Keys: keys, TTL: ttl} }
 	ck, err1 := redisstate.NewCheckpoints(client, o(pc.TTL.Checkpoint))
@@ -139,6 +139,7 @@ func RedisStores(client redis.UniversalClient, keys executor.Keys, pc executor.P
 	ix, err3 := redisstate.NewTenantIndex(client, o(pc.TTL.Projection))
 	lo := o(0)
 	lo.DirectLocks = directLocks
+	lo.BatchedLocks = pc.LockPipelining == executor.LockPipeliningBatch
 	lk, err4 := redisstate.NewLocks(client, lo)
 	rg, err5 := redisstate.NewRegistry(client, o(pc.TTL.Projection))
 	in, err6 := redisstate.NewInspector(client, o(0))

@@ -18,6 +18,7 @@ func TestDirectLocks(t *testing.T) {
 	}{
 		{"default", "", 0, false},
 		{"auto", executor.LockPipeliningAuto, 0, false},
+		{"batch", executor.LockPipeliningBatch, 0, false},
 		{"off", executor.LockPipeliningOff, 0, true},
 		{"auto with durability", executor.LockPipeliningAuto, 1, true},
 	} {

@@ -20,11 +20,13 @@ var _ executor.TenantLocks = (*Locks)(nil)
 // the counter plus one and the server clock in microseconds, so it grows across a failover that
 // lost the counter's last writes. Acquire, release and renew are one script call each.
 //
-// The scripts go through the client's blocking autopipeliner (lease.RedisOptions.AutoPipeline):
-// the calls of concurrent callers are written to Redis in one pipeline and their replies read
-// back in one read, which saves system calls on both sides; each caller still waits for its own
-// reply, so a call takes one round trip as before. Options.DirectLocks sends each script on the
-// client itself instead. Exists and Holder always use the client.
+// The scripts are streamed through the client's full-duplex autopipeliner
+// (lease.RedisOptions.Stream): the calls of concurrent callers are written to one held
+// connection as they are made and their replies read as they come, so Redis is not left idle
+// while a batch's replies travel back; each caller still waits for its own reply, so a call takes
+// one round trip as before. Options.BatchedLocks uses the half-duplex autopipeliner instead (one
+// batch in flight, fewer system calls, better when the CPUs are saturated), Options.DirectLocks
+// the client itself. Exists and Holder always use the client.
 type Locks struct {
 	base
 	leases *lease.Redis
@@ -37,7 +39,7 @@ func NewLocks(client redis.UniversalClient, opts Options) (*Locks, error) {
 	if err != nil {
 		return nil, err
 	}
-	leases, err := lease.NewRedis(client, lease.RedisOptions{AutoPipeline: !opts.DirectLocks})
+	leases, err := lease.NewRedis(client, lease.RedisOptions{AutoPipeline: !opts.DirectLocks, Stream: !opts.BatchedLocks})
 	if err != nil {
 		return nil, redstate.Wrap(redstate.EINVALID, err, "redisstate: tenant locks: the client gives no autopipeliner (set DirectLocks)")
 	}

@@ -2,7 +2,10 @@ package redisstate_test
 
 import (
 	"context"
+	"fmt"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -117,23 +120,87 @@ func concurrentAcquires(t *testing.T, client redis.UniversalClient, o redisstate
 	return h.largest
 }
 
-// TestLocks_ConcurrentScriptsShareOnePipeline: the scripts of concurrent callers reach Redis
-// in one pipeline (one write, one read) through the client's autopipeliner, on a standalone
-// server and on Cluster; with DirectLocks each goes alone.
-func TestLocks_ConcurrentScriptsShareOnePipeline(t *testing.T) {
+// TestLocks_BatchedScriptsShareOnePipeline: with BatchedLocks the scripts of concurrent
+// callers reach Redis in one pipeline (one write, one read) through the client's half-duplex
+// autopipeliner, on a standalone server and on Cluster; with DirectLocks each goes alone.
+func TestLocks_BatchedScriptsShareOnePipeline(t *testing.T) {
 	const callers = 8
 	for _, tc := range redistest.Topologies() {
 		t.Run(tc.Name, func(t *testing.T) {
-			if got := concurrentAcquires(t, tc.Client(t), opts(0), callers); got < callers-1 {
-				t.Errorf("autopipelined: at most %d scripts in one dispatch; want the %d queued behind the first", got, callers-1)
-			}
 			o := opts(0)
+			o.BatchedLocks = true
+			if got := concurrentAcquires(t, tc.Client(t), o, callers); got < callers-1 {
+				t.Errorf("batched: at most %d scripts in one dispatch; want the %d queued behind the first", got, callers-1)
+			}
+			o = opts(0)
 			o.DirectLocks = true
 			if got := concurrentAcquires(t, tc.Client(t), o, callers); got != 1 {
 				t.Errorf("DirectLocks: %d scripts in one dispatch; want each alone", got)
 			}
 		})
 	}
+}
+
+// TestLocks_StreamedCallsShareOneConnection: by default the lock calls of many concurrent
+// callers are streamed on one held connection (the full-duplex autopipeliner), where DirectLocks
+// takes a pooled connection per concurrent call.
+func TestLocks_StreamedCallsShareOneConnection(t *testing.T) {
+	const callers, cycles = 32, 20
+	srv := redistest.StartStandalone(t)
+	connections := func(o redisstate.Options) int {
+		client := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: callers})
+		t.Cleanup(func() { _ = client.Close() })
+		locks := must(redisstate.NewLocks(client, o))(t)
+		before := receivedConnections(t, client)
+		var wg sync.WaitGroup
+		for c := range callers {
+			wg.Go(func() {
+				tenant := fmt.Sprintf("tenant-%d", c)
+				for range cycles {
+					l, ok, err := locks.TryAcquire(context.Background(), tenant, "task", time.Minute)
+					if err != nil || !ok {
+						t.Errorf("acquire %s = %v, %v", tenant, ok, err)
+						return
+					}
+					if err := locks.Release(context.Background(), tenant, l.Token); err != nil {
+						t.Errorf("release %s: %v", tenant, err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		return receivedConnections(t, client) - before
+	}
+	// The INFO call itself may open the client's first pooled connection; the stream holds one.
+	if got := connections(opts(0)); got > 2 {
+		t.Errorf("streamed: %d connections opened for %d concurrent callers; want the one held connection", got, callers)
+	}
+	direct := opts(0)
+	direct.DirectLocks = true
+	if got := connections(direct); got < 4 {
+		t.Errorf("DirectLocks: %d connections opened for %d concurrent callers; want one per concurrent call", got, callers)
+	}
+}
+
+// receivedConnections returns the server's total_connections_received.
+func receivedConnections(t *testing.T, client *redis.Client) int {
+	t.Helper()
+	info, err := client.Info(context.Background(), "stats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "total_connections_received:"); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatal("INFO stats has no total_connections_received")
+	return 0
 }
 
 // TestLocks_ScriptCacheFlushed: after SCRIPT FLUSH (a restarted or failed-over server has no

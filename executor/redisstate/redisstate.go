@@ -37,6 +37,10 @@ type Options struct {
 	// take two pooled connections, so the WAIT would not cover the write (batches of several
 	// commands get their WAIT inside the pipeline and are fine). Unused by the other stores.
 	DirectLocks bool
+	// BatchedLocks, without DirectLocks, sends the lock scripts through the client's
+	// half-duplex autopipeliner (one batch written, its replies read, then the next) instead of
+	// streaming them on one held connection (the default, see Locks). Unused by the other stores.
+	BatchedLocks bool
 }
 
 // base is what every store shares.

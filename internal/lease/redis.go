@@ -27,6 +27,14 @@ type RedisOptions struct {
 	// WAIT as two calls that may take two pooled connections, so the WAIT would not cover the
 	// write.
 	AutoPipeline bool
+	// Stream, with AutoPipeline, asks the client for its full-duplex autopipeliner (go-redis
+	// AutoPipelineOptions.FullDuplex): one held connection per server on which each call is
+	// written as soon as it is made, while a reader takes the replies as they come, instead of
+	// one batch written and its replies read before the next batch leaves. With a few dozen
+	// concurrent callers the server then never idles during a round trip. The client caches
+	// one autopipeliner: whichever of AutoPipeline's two forms is asked for first is the one
+	// every later caller gets.
+	Stream bool
 }
 
 // Redis is the Redis Store: each lease key a String holding the holder's token with a PX TTL,
@@ -49,7 +57,15 @@ func NewRedis(client redis.UniversalClient, opts RedisOptions) (*Redis, error) {
 	if !opts.AutoPipeline {
 		return &Redis{client: client, scripts: client}, nil
 	}
-	ap, err := client.AutoPipeline()
+	var ap *redis.AutoPipeliner
+	var err error
+	if opts.Stream {
+		cfg := redis.DefaultBlockingAutoPipelineOptions()
+		cfg.FullDuplex = true
+		ap, err = client.AutoPipelineWithOptions(cfg)
+	} else {
+		ap, err = client.AutoPipeline()
+	}
 	if err != nil {
 		return nil, redstate.Wrap(redstate.EINVALID, err, "lease: the Redis client gives no autopipeliner")
 	}
