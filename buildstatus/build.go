@@ -130,10 +130,10 @@ const MaxDocumentBytes = 1 << 20
 // ETOOLARGE: it is never stored, so one build cannot grow without bound through repeated
 // platform updates.
 func Encode(doc *PublishResponse) ([]byte, error) {
-	b, err := json.Marshal(doc)
-	if err != nil {
-		return nil, err
+	if doc == nil {
+		return []byte("null"), nil
 	}
+	b := appendDocument(make([]byte, 0, 1024), doc)
 	if len(b) > MaxDocumentBytes {
 		return nil, redstate.Errorf(redstate.ETOOLARGE,
 			"build document would be %d bytes, the limit is %d (trim errorMessage or platform results)", len(b), MaxDocumentBytes)
