@@ -249,7 +249,7 @@ func validateLink(field, v string) error {
 	bad := func(why string) error {
 		return redstate.Errorf(redstate.EINVALID, "%s must be a relative path or an http(s) URL: %s (got %q)", field, why, truncate(v))
 	}
-	if strings.ContainsFunc(v, func(r rune) bool { return r <= ' ' || r == 0x7f || unicode.IsSpace(r) }) {
+	if hasSpaceOrControl(v) {
 		return bad("it contains whitespace or control characters")
 	}
 	if strings.HasPrefix(v, "//") || strings.HasPrefix(v, `\\`) || strings.HasPrefix(v, `/\`) {
@@ -287,4 +287,18 @@ func truncate(s string) string {
 		return s[:80] + "..."
 	}
 	return s
+}
+
+// hasSpaceOrControl reports whether s holds a space, an ASCII control character or any Unicode
+// white space. ASCII bytes are checked without decoding (links are mostly ASCII; this runs on
+// every save).
+func hasSpaceOrControl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c == 0x7f {
+			return true
+		} else if c >= utf8.RuneSelf {
+			return strings.ContainsFunc(s[i:], func(r rune) bool { return r <= ' ' || r == 0x7f || unicode.IsSpace(r) })
+		}
+	}
+	return false
 }

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/google/uuid"
 	"pgregory.net/rapid"
@@ -257,4 +258,19 @@ func TestValidatePlatformResult_Links(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestHasSpaceOrControl_MatchesTheRuneRule: the ASCII fast path answers as the rule over every
+// rune does (space, control characters, DEL, Unicode white space), after non-ASCII text too.
+func TestHasSpaceOrControl_MatchesTheRuneRule(t *testing.T) {
+	rule := func(s string) bool {
+		return strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f || unicode.IsSpace(r) })
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		s := rapid.OneOf(rapid.String(), rapid.StringOf(rapid.SampledFrom([]rune{'a', '/', 'é', '\u00a0', '\u2028', '\u3000',
+			0, 0x1f, 0x7f, ' ', '\t', 0x85, 0xfffd}))).Draw(t, "s")
+		if got, want := hasSpaceOrControl(s), rule(s); got != want {
+			t.Fatalf("hasSpaceOrControl(%q) = %v, want %v", s, got, want)
+		}
+	})
 }

@@ -38,13 +38,14 @@ type batchers struct {
 	saves *coalesce.Batcher[saveReq, saveRes]
 }
 
-// saveWorkers is the default number of save batches in flight. One: a save batch's cost is
-// mostly per call (a round trip, its syscalls on both sides, the script call) and hardly per
-// save, so the fewer calls the better; with one call in flight, the saves arriving meanwhile
-// all leave together in the next. Measured with 16 clients on standalone (docs/benchmarks.md):
-// 7.4 saves per call and 28 µs of client and server CPU per save with one worker, against 3 per
-// call and 34 µs with four. A lone save still leaves at once.
-const saveWorkers = 1
+// saveWorkers is the default number of save batches in flight. Two: with one, Redis idles
+// while a batch's replies travel back and the next batch is written (16 clients on a quiet
+// 2-core machine: 0.87-0.91 x Dapr's state store), with two one batch runs while the next forms
+// (1.04-1.08 x, docs/benchmarks.md); three brought nothing more. Fewer batches in flight mean
+// more saves per call and less CPU per save, which a saturated machine prefers (one batch: 7.4
+// saves per call and 28 us of client and server CPU per save, four: 3 and 34 us). A lone save
+// still leaves at once.
+const saveWorkers = 2
 
 func (s *Store) startBatchers(gets, saves coalesce.Options) {
 	if saves.Workers <= 0 {

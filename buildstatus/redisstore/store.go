@@ -49,8 +49,8 @@ type Options struct {
 	// Batching tunes the coalescing of concurrent Gets (batch.go). Zero value: 4 batches in
 	// flight of at most 64 calls each.
 	Batching coalesce.Options
-	// SaveBatching tunes the coalescing of concurrent Saves (batch.go). Zero value: one batch
-	// in flight of at most 64 saves (Workers 0 means 1 here, see saveWorkers).
+	// SaveBatching tunes the coalescing of concurrent Saves (batch.go). Zero value: two batches
+	// in flight of at most 64 saves each (Workers 0 means 2 here, see saveWorkers).
 	SaveBatching coalesce.Options
 	// DirectCalls sends every Get and Save as its own round trip instead of coalescing
 	// concurrent calls (for comparison benchmarks; slower under concurrency).
