@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"time"
 	"unicode/utf8"
 
@@ -14,7 +15,6 @@ import (
 
 // handle runs the handler on d and settles the job, acking with ack.
 func (l *lane) handle(ctx context.Context, d *Delivery, ack ackFunc) {
-	log := l.log.With("raw", d.Raw)
 	decodeErr := d.DecodeErr
 	if decodeErr == nil && l.cfg.Check != nil {
 		decodeErr = l.cfg.Check(d.Message)
@@ -22,7 +22,7 @@ func (l *lane) handle(ctx context.Context, d *Delivery, ack ackFunc) {
 	if decodeErr != nil {
 		// Not one of the queue's jobs: dead-lettered with the reason (never dropped), so an
 		// operator sees it and may requeue it; no handler and no OnDead hook runs.
-		log.Error("queue message malformed; dead-lettering it", "err", decodeErr)
+		l.log.With("raw", d.Raw).Error("queue message malformed; dead-lettering it", "err", decodeErr)
 		dead := MalformedDeadLetter(d, decodeErr, l.cfg.Now())
 		if l.settle(ctx, "bury", func(c context.Context) error { return l.b.Bury(c, d, dead) }) {
 			l.observe(OutcomeMalformed, 0)
@@ -30,7 +30,7 @@ func (l *lane) handle(ctx context.Context, d *Delivery, ack ackFunc) {
 		return
 	}
 	m := d.Message
-	log = l.log.With("retryCount", m.RetryCount, "jobId", m.JobID)
+	log := jobLogger{log: l.log, retryCount: m.RetryCount, jobID: m.JobID}
 	if m.Job != nil && HasRecord(d.Raw) && !l.startJob(ctx, d, log) {
 		return
 	}
@@ -102,7 +102,7 @@ func (l *lane) handle(ctx context.Context, d *Delivery, ack ackFunc) {
 // broker errors like settle. It returns false when the handler must not run: the job was
 // cancelled (it is dropped from the in-flight list), the queue is paused (it is back at the head
 // of pending), it is no longer in flight, or ctx ended.
-func (l *lane) startJob(ctx context.Context, d *Delivery, log *slog.Logger) bool {
+func (l *lane) startJob(ctx context.Context, d *Delivery, log jobLogger) bool {
 	var verdict JobStart
 	if !l.settle(ctx, "start", func(c context.Context) (err error) {
 		verdict, err = l.b.StartJob(c, d)
@@ -120,6 +120,34 @@ func (l *lane) startJob(ctx context.Context, d *Delivery, log *slog.Logger) bool
 		return false
 	}
 	return true
+}
+
+// jobLogger logs about one job: the lane's logger with the job's retry count and id. The two
+// attributes are added only to a record that is logged: a slog handler formats what With adds at
+// once, which would cost every job although most are never logged about.
+type jobLogger struct {
+	log        *slog.Logger
+	retryCount int
+	jobID      string
+}
+
+// Info, Warn and Error log at their level, like slog.Logger's.
+func (j jobLogger) Info(msg string, args ...any)  { j.at(slog.LevelInfo, msg, args) }
+func (j jobLogger) Warn(msg string, args ...any)  { j.at(slog.LevelWarn, msg, args) }
+func (j jobLogger) Error(msg string, args ...any) { j.at(slog.LevelError, msg, args) }
+
+// at logs msg with args at level if the logger is enabled for it, reporting its caller's
+// caller (the line that logged) as the record's source.
+func (j jobLogger) at(level slog.Level, msg string, args []any) {
+	ctx := context.Background()
+	if !j.log.Enabled(ctx, level) {
+		return
+	}
+	var pcs [1]uintptr
+	runtime.Callers(3, pcs[:]) // runtime.Callers, at, Info/Warn/Error
+	r := slog.NewRecord(time.Now(), level, msg, pcs[0])
+	r.Add(args...)
+	_ = j.log.With("retryCount", j.retryCount, "jobId", j.jobID).Handler().Handle(ctx, r)
 }
 
 // errJobCancelled is the cause of a running job's ctx when CancelJob asked it to stop.
