@@ -13,8 +13,12 @@ import (
 	"github.com/redstate/redstate/internal/ctxsleep"
 )
 
-// handle runs the handler on d and settles the job, acking with ack.
-func (l *lane) handle(ctx context.Context, d *Delivery, ack ackFunc) {
+// handle runs the handler on d and settles the job, except for an ack: when the job is to be
+// acked (its handler succeeded, or it was cancelled while running) handle returns the function
+// that acks it with ack and reports the outcome, for the caller to run (Process at once, the
+// Worker's consume in the background while the handler goroutine takes the next job); it
+// returns nil when the job is settled otherwise or left in flight.
+func (l *lane) handle(ctx context.Context, d *Delivery) func(ack ackFunc) {
 	decodeErr := d.DecodeErr
 	if decodeErr == nil && l.cfg.Check != nil {
 		decodeErr = l.cfg.Check(d.Message)
@@ -27,12 +31,12 @@ func (l *lane) handle(ctx context.Context, d *Delivery, ack ackFunc) {
 		if l.settle(ctx, "bury", func(c context.Context) error { return l.b.Bury(c, d, dead) }) {
 			l.observe(OutcomeMalformed, 0)
 		}
-		return
+		return nil
 	}
 	m := d.Message
 	log := jobLogger{log: l.log, retryCount: m.RetryCount, jobID: m.JobID}
 	if m.Job != nil && HasRecord(d.Raw) && !l.startJob(ctx, d, log) {
-		return
+		return nil
 	}
 	hctx, box, done := l.handlerContext(ctx, m)
 	start := time.Now()
@@ -46,23 +50,27 @@ func (l *lane) handle(ctx context.Context, d *Delivery, ack ackFunc) {
 		log.Warn("queue lease lapsed while the job ran (no heartbeat succeeded for the lease minus one heartbeat period); its handler was stopped and the job will be delivered again",
 			"duration", dur, "err", err)
 		l.observe(OutcomeLost, dur)
-		return
+		return nil
 	}
 	maxRetries, delay := m.Job.retryPolicy(l.cfg.MaxRetries, l.cfg.retryDelay, m.RetryCount)
 
 	switch {
 	case cancelled:
 		d.Cancelled = true
-		if l.settle(ctx, "ack", func(c context.Context) error { return ack(c, d) }) {
-			log.Info("queue job cancelled while running", "duration", dur, "err", err)
-			l.observe(OutcomeCancelled, dur)
+		return func(ack ackFunc) {
+			if l.settle(ctx, "ack", func(c context.Context) error { return ack(c, d) }) {
+				log.Info("queue job cancelled while running", "duration", dur, "err", err)
+				l.observe(OutcomeCancelled, dur)
+			}
 		}
 	case err == nil:
 		d.Result = box.get()
-		if l.settle(ctx, "ack", func(c context.Context) error { return ack(c, d) }) {
-			log.Info("queue job done", "duration", dur)
-			l.observe(OutcomeAcked, dur)
-			l.observeLatency(m, dur)
+		return func(ack ackFunc) {
+			if l.settle(ctx, "ack", func(c context.Context) error { return ack(c, d) }) {
+				log.Info("queue job done", "duration", dur)
+				l.observe(OutcomeAcked, dur)
+				l.observeLatency(m, dur)
+			}
 		}
 	case m.RetryCount < maxRetries && !IsPermanent(err):
 		next := m.NextRetry()
@@ -79,7 +87,7 @@ func (l *lane) handle(ctx context.Context, d *Delivery, ack ackFunc) {
 		dead.LastError = truncateReason(err.Error())
 		dead.FailedAt = l.cfg.Now().UTC().Truncate(time.Second)
 		if !l.settle(ctx, "bury", func(c context.Context) error { return l.b.Bury(c, d, dead) }) {
-			return
+			return nil
 		}
 		if IsPermanent(err) {
 			log.Error("queue job failed permanently; dead-lettered without retrying", "err", err)
@@ -96,6 +104,7 @@ func (l *lane) handle(ctx context.Context, d *Delivery, ack ackFunc) {
 			}
 		}
 	}
+	return nil
 }
 
 // startJob takes a job with a record from pending to active (Broker.StartJob), retrying on
