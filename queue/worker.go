@@ -28,7 +28,8 @@ type DeadHook func(ctx context.Context, m Message, cause error) error
 // dispatcher fetches jobs with DequeueBatch (prefetch: up to Concurrency+Prefetch jobs held at
 // once) and hands them, in order, to Concurrency handler goroutines, which run the queue's
 // Handler and settle the job (Ack, Retry or Bury; acks of concurrently finishing jobs are
-// coalesced into one AckBatch round trip). Per queue, a heartbeat goroutine renews the
+// coalesced into one AckBatch round trip and, with Concurrency > 1, leave in the background
+// while the handler goroutine takes its next job: see consume). Per queue, a heartbeat goroutine renews the
 // consumer's lease every Lease/3 (and stops running jobs whose cancel was requested); a promote
 // goroutine moves due scheduled jobs and retries to pending every min(PromoteInterval,
 // DuePromoteInterval); a maintenance goroutine recovers jobs of crashed consumers and gives
