@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"time"
 	"unicode/utf8"
 
@@ -12,9 +13,12 @@ import (
 	"github.com/redstate/redstate/internal/ctxsleep"
 )
 
-// handle runs the handler on d and settles the job, acking with ack.
-func (l *lane) handle(ctx context.Context, d *Delivery, ack ackFunc) {
-	log := l.log.With("raw", d.Raw)
+// handle runs the handler on d and settles the job, except for an ack: when the job is to be
+// acked (its handler succeeded, or it was cancelled while running) handle returns the function
+// that acks it with ack and reports the outcome, for the caller to run (Process at once, the
+// Worker's consume in the background while the handler goroutine takes the next job); it
+// returns nil when the job is settled otherwise or left in flight.
+func (l *lane) handle(ctx context.Context, d *Delivery) func(ack ackFunc) {
 	decodeErr := d.DecodeErr
 	if decodeErr == nil && l.cfg.Check != nil {
 		decodeErr = l.cfg.Check(d.Message)
@@ -22,17 +26,17 @@ func (l *lane) handle(ctx context.Context, d *Delivery, ack ackFunc) {
 	if decodeErr != nil {
 		// Not one of the queue's jobs: dead-lettered with the reason (never dropped), so an
 		// operator sees it and may requeue it; no handler and no OnDead hook runs.
-		log.Error("queue message malformed; dead-lettering it", "err", decodeErr)
+		l.log.With("raw", d.Raw).Error("queue message malformed; dead-lettering it", "err", decodeErr)
 		dead := MalformedDeadLetter(d, decodeErr, l.cfg.Now())
 		if l.settle(ctx, "bury", func(c context.Context) error { return l.b.Bury(c, d, dead) }) {
 			l.observe(OutcomeMalformed, 0)
 		}
-		return
+		return nil
 	}
 	m := d.Message
-	log = l.log.With("retryCount", m.RetryCount, "jobId", m.JobID)
+	log := jobLogger{log: l.log, retryCount: m.RetryCount, jobID: m.JobID}
 	if m.Job != nil && HasRecord(d.Raw) && !l.startJob(ctx, d, log) {
-		return
+		return nil
 	}
 	hctx, box, done := l.handlerContext(ctx, m)
 	start := time.Now()
@@ -46,23 +50,27 @@ func (l *lane) handle(ctx context.Context, d *Delivery, ack ackFunc) {
 		log.Warn("queue lease lapsed while the job ran (no heartbeat succeeded for the lease minus one heartbeat period); its handler was stopped and the job will be delivered again",
 			"duration", dur, "err", err)
 		l.observe(OutcomeLost, dur)
-		return
+		return nil
 	}
 	maxRetries, delay := m.Job.retryPolicy(l.cfg.MaxRetries, l.cfg.retryDelay, m.RetryCount)
 
 	switch {
 	case cancelled:
 		d.Cancelled = true
-		if l.settle(ctx, "ack", func(c context.Context) error { return ack(c, d) }) {
-			log.Info("queue job cancelled while running", "duration", dur, "err", err)
-			l.observe(OutcomeCancelled, dur)
+		return func(ack ackFunc) {
+			if l.settle(ctx, "ack", func(c context.Context) error { return ack(c, d) }) {
+				log.Info("queue job cancelled while running", "duration", dur, "err", err)
+				l.observe(OutcomeCancelled, dur)
+			}
 		}
 	case err == nil:
 		d.Result = box.get()
-		if l.settle(ctx, "ack", func(c context.Context) error { return ack(c, d) }) {
-			log.Info("queue job done", "duration", dur)
-			l.observe(OutcomeAcked, dur)
-			l.observeLatency(m, dur)
+		return func(ack ackFunc) {
+			if l.settle(ctx, "ack", func(c context.Context) error { return ack(c, d) }) {
+				log.Info("queue job done", "duration", dur)
+				l.observe(OutcomeAcked, dur)
+				l.observeLatency(m, dur)
+			}
 		}
 	case m.RetryCount < maxRetries && !IsPermanent(err):
 		next := m.NextRetry()
@@ -79,7 +87,7 @@ func (l *lane) handle(ctx context.Context, d *Delivery, ack ackFunc) {
 		dead.LastError = truncateReason(err.Error())
 		dead.FailedAt = l.cfg.Now().UTC().Truncate(time.Second)
 		if !l.settle(ctx, "bury", func(c context.Context) error { return l.b.Bury(c, d, dead) }) {
-			return
+			return nil
 		}
 		if IsPermanent(err) {
 			log.Error("queue job failed permanently; dead-lettered without retrying", "err", err)
@@ -96,13 +104,14 @@ func (l *lane) handle(ctx context.Context, d *Delivery, ack ackFunc) {
 			}
 		}
 	}
+	return nil
 }
 
 // startJob takes a job with a record from pending to active (Broker.StartJob), retrying on
 // broker errors like settle. It returns false when the handler must not run: the job was
 // cancelled (it is dropped from the in-flight list), the queue is paused (it is back at the head
 // of pending), it is no longer in flight, or ctx ended.
-func (l *lane) startJob(ctx context.Context, d *Delivery, log *slog.Logger) bool {
+func (l *lane) startJob(ctx context.Context, d *Delivery, log jobLogger) bool {
 	var verdict JobStart
 	if !l.settle(ctx, "start", func(c context.Context) (err error) {
 		verdict, err = l.b.StartJob(c, d)
@@ -120,6 +129,34 @@ func (l *lane) startJob(ctx context.Context, d *Delivery, log *slog.Logger) bool
 		return false
 	}
 	return true
+}
+
+// jobLogger logs about one job: the lane's logger with the job's retry count and id. The two
+// attributes are added only to a record that is logged: a slog handler formats what With adds at
+// once, which would cost every job although most are never logged about.
+type jobLogger struct {
+	log        *slog.Logger
+	retryCount int
+	jobID      string
+}
+
+// Info, Warn and Error log at their level, like slog.Logger's.
+func (j jobLogger) Info(msg string, args ...any)  { j.at(slog.LevelInfo, msg, args) }
+func (j jobLogger) Warn(msg string, args ...any)  { j.at(slog.LevelWarn, msg, args) }
+func (j jobLogger) Error(msg string, args ...any) { j.at(slog.LevelError, msg, args) }
+
+// at logs msg with args at level if the logger is enabled for it, reporting its caller's
+// caller (the line that logged) as the record's source.
+func (j jobLogger) at(level slog.Level, msg string, args []any) {
+	ctx := context.Background()
+	if !j.log.Enabled(ctx, level) {
+		return
+	}
+	var pcs [1]uintptr
+	runtime.Callers(3, pcs[:]) // runtime.Callers, at, Info/Warn/Error
+	r := slog.NewRecord(time.Now(), level, msg, pcs[0])
+	r.Add(args...)
+	_ = j.log.With("retryCount", j.retryCount, "jobId", j.jobID).Handler().Handle(ctx, r)
 }
 
 // errJobCancelled is the cause of a running job's ctx when CancelJob asked it to stop.

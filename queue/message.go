@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/redstate/redstate"
 )
@@ -182,18 +184,98 @@ func (m Message) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads a stored message. EnqueueTime may be zone-less (read as UTC), with or
 // without fractional seconds, or RFC 3339 with an offset (converted to UTC). Members other
 // than the envelope's go to Fields.
+//
+// The object is parsed once into its members (splitMembers), which is what every well-formed
+// message takes; a message that does not decode that way (not an object, an envelope member
+// of the wrong type or spelled in another case) is decoded again member by member as
+// encoding/json decodes a struct, so that its outcome and error are exactly that decoding's.
 func (m *Message) UnmarshalJSON(b []byte) error {
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err == nil && all != nil {
+		if w, ok := envelopeOf(all); ok {
+			return m.fromWire(w, all)
+		}
+	}
 	var w wireMessage
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	var all map[string]json.RawMessage
+	all = nil
 	if err := json.Unmarshal(b, &all); err != nil {
 		return err
 	}
 	if all == nil {
 		return fmt.Errorf("a queue message is a JSON object, got %s", b)
 	}
+	for k := range all {
+		if isEnvelopeMember(k) {
+			delete(all, k)
+		}
+	}
+	return m.fromWire(w, all)
+}
+
+// envelopeOf returns the envelope of a message's members, and false when one of them cannot be
+// read without encoding/json's struct decoding: a member spelled like an envelope member in
+// another case (encoding/json matches names case-insensitively, and the last of several wins),
+// or an envelope member whose value is not of its type. It deletes the envelope members from
+// all, leaving the message's Fields.
+func envelopeOf(all map[string]json.RawMessage) (wireMessage, bool) {
+	var w wireMessage
+	for k, v := range all {
+		var ok bool
+		switch k {
+		case "RetryCount":
+			ok = decodeInt(v, &w.RetryCount)
+		case "EnqueueTime":
+			ok = decodeString(v, &w.EnqueueTime)
+		case "Payload":
+			w.Payload, ok = v, true
+		case "JobId":
+			ok = decodeString(v, &w.JobID)
+		case "LastError":
+			ok = decodeString(v, &w.LastError)
+		case "FailedAt":
+			ok = decodeString(v, &w.FailedAt)
+		case "Job":
+			ok = json.Unmarshal(v, &w.Job) == nil
+		default:
+			if isEnvelopeMember(k) {
+				return wireMessage{}, false
+			}
+			continue
+		}
+		if !ok {
+			return wireMessage{}, false
+		}
+		delete(all, k)
+	}
+	return w, true
+}
+
+// decodeInt reads a JSON integer (or null, which leaves *n) into n.
+func decodeInt(v json.RawMessage, n *int) bool {
+	if i, err := strconv.Atoi(string(v)); err == nil {
+		*n = i
+		return true
+	}
+	return json.Unmarshal(v, n) == nil
+}
+
+// decodeString reads a JSON string (or null, which leaves *s) into s. A string without escapes
+// in valid UTF-8 is its bytes between the quotes (v comes from a document encoding/json has
+// validated); any other goes through encoding/json.
+func decodeString(v json.RawMessage, s *string) bool {
+	if len(v) >= 2 && v[0] == '"' && bytes.IndexByte(v, '\\') < 0 && utf8.Valid(v) {
+		*s = string(v[1 : len(v)-1])
+		return true
+	}
+	return json.Unmarshal(v, s) == nil
+}
+
+// fromWire sets m from its decoded envelope w and its other members fields (kept as Fields when
+// there are any).
+func (m *Message) fromWire(w wireMessage, fields map[string]json.RawMessage) error {
 	t, err := parseMessageTime(w.EnqueueTime)
 	if err != nil {
 		return err
@@ -206,13 +288,8 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 	if len(w.Payload) > 0 && !bytes.Equal(w.Payload, []byte("null")) {
 		m.Payload = w.Payload
 	}
-	for k, v := range all {
-		if !isEnvelopeMember(k) {
-			if m.Fields == nil {
-				m.Fields = map[string]json.RawMessage{}
-			}
-			m.Fields[k] = v
-		}
+	if len(fields) > 0 {
+		m.Fields = fields
 	}
 	return nil
 }
@@ -248,7 +325,7 @@ func EncodeMessage(m Message) ([]byte, error) {
 // message with the reason (MalformedDeadLetter).
 func DecodeMessage(b []byte) (Message, error) {
 	var m Message
-	if err := json.Unmarshal(b, &m); err != nil {
+	if err := m.UnmarshalJSON(b); err != nil { // what json.Unmarshal(b, &m) would call, without its extra pass
 		return Message{}, redstate.Wrap(redstate.EINVALID, err, "malformed queue message")
 	}
 	if err := m.Validate(); err != nil {

@@ -28,7 +28,8 @@ type DeadHook func(ctx context.Context, m Message, cause error) error
 // dispatcher fetches jobs with DequeueBatch (prefetch: up to Concurrency+Prefetch jobs held at
 // once) and hands them, in order, to Concurrency handler goroutines, which run the queue's
 // Handler and settle the job (Ack, Retry or Bury; acks of concurrently finishing jobs are
-// coalesced into one AckBatch round trip). Per queue, a heartbeat goroutine renews the
+// coalesced into one AckBatch round trip and, with Concurrency > 1, leave in the background
+// while the handler goroutine takes its next job: see consume). Per queue, a heartbeat goroutine renews the
 // consumer's lease every Lease/3 (and stops running jobs whose cancel was requested); a promote
 // goroutine moves due scheduled jobs and retries to pending every min(PromoteInterval,
 // DuePromoteInterval); a maintenance goroutine recovers jobs of crashed consumers and gives
@@ -142,7 +143,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if w.pool.Concurrency > 1 {
 		// Group commit: acks of concurrently finishing jobs leave in one AckBatch. Each caller
 		// gets its own outcome, after the broker answered.
-		acks := coalesce.New(coalesce.Options{Workers: ackRounds, MaxBatch: w.pool.Concurrency},
+		acks := coalesce.New(coalesce.Options{Workers: ackRounds, MaxBatch: w.pool.Concurrency + w.pool.Prefetch},
 			func(c context.Context, ds []*Delivery) []coalesce.Outcome[struct{}] {
 				c, cancel := context.WithTimeout(c, w.settleTimeout)
 				defer cancel()
@@ -256,6 +257,14 @@ func (p *prefetched) stopAll() []*Delivery {
 // queues for as many as are free whenever at most Prefetch/2 are waiting (fill), so with jobs
 // pending the handlers find the next job already fetched, and one script call serves several
 // jobs.
+//
+// A handler goroutine of a worker with Concurrency > 1 does not wait for its job's ack: the ack
+// is settled on a goroutine of its own (coalesced with the acks finishing meanwhile, each
+// reported once the broker answered) while the handler takes the next job, so that no handler
+// idles for a round trip per job and acks leave in larger batches. Such a job no longer counts
+// among the held ones, but it stays in flight (and held for the in-flight audit) until its ack
+// is answered; while Concurrency+Prefetch acks are unanswered, the dispatcher fetches nothing.
+// A serial worker (Concurrency 1) acks each job before it takes the next.
 func (w *Worker) consume(ctx, hctx context.Context, ack ackFunc) {
 	capacity := w.pool.Concurrency + w.pool.Prefetch
 	q := &prefetched{avail: make(chan struct{}, capacity)} // len(avail) <= len(jobs) <= held <= capacity
@@ -266,7 +275,12 @@ func (w *Worker) consume(ctx, hctx context.Context, ack ackFunc) {
 		default:
 		}
 	}
-	var held atomic.Int64 // dequeued and not yet settled (running or waiting)
+	var held atomic.Int64   // dequeued and neither handled nor settled (running or waiting)
+	var acking atomic.Int64 // handled, their acks not yet answered
+	var acks sync.WaitGroup // the goroutines of those acks
+	// A serial worker (Concurrency 1) acks a job before it starts the next, so that its jobs
+	// finish one after the other also in the broker.
+	serial := w.pool.Concurrency == 1
 
 	var handlers sync.WaitGroup
 	for range w.pool.Concurrency {
@@ -283,8 +297,25 @@ func (w *Worker) consume(ctx, hctx context.Context, ack ackFunc) {
 				}
 				signal()
 				l := w.byQueue[d.Queue]
-				l.handle(hctx, d, ack)
-				l.holding.remove(d)
+				settle := l.handle(hctx, d)
+				if settle != nil && serial {
+					settle(ack)
+					settle = nil
+				}
+				if settle != nil {
+					// The ack leaves in the background (coalesced with the others finishing
+					// now) and the handler takes the next job: the job stays in flight and
+					// held by the in-flight audit until its ack is answered.
+					acking.Add(1)
+					acks.Go(func() {
+						settle(ack)
+						l.holding.remove(d)
+						acking.Add(-1)
+						signal()
+					})
+				} else {
+					l.holding.remove(d)
+				}
 				held.Add(-1)
 				signal()
 			}
@@ -298,7 +329,7 @@ func (w *Worker) consume(ctx, hctx context.Context, ack ackFunc) {
 	}
 	for ctx.Err() == nil {
 		free := int64(capacity) - held.Load()
-		if free < 1 || q.len() > w.pool.Prefetch/2 {
+		if free < 1 || q.len() > w.pool.Prefetch/2 || acking.Load() >= int64(capacity) {
 			select {
 			case <-wake:
 			case <-ctx.Done():
@@ -322,6 +353,7 @@ func (w *Worker) consume(ctx, hctx context.Context, ack ackFunc) {
 		l.release(hctx, mine)
 	}
 	handlers.Wait()
+	acks.Wait()
 }
 
 // Process handles one delivery exactly as Run does: it dead-letters a malformed message
@@ -336,5 +368,7 @@ func (w *Worker) Process(ctx context.Context, d *Delivery) {
 		w.log.Error("queue worker given a job of a queue it does not serve; left in flight", "job_queue", d.Queue)
 		return
 	}
-	l.handle(ctx, d, func(c context.Context, d *Delivery) error { return w.b.Ack(c, d) })
+	if ack := l.handle(ctx, d); ack != nil {
+		ack(func(c context.Context, d *Delivery) error { return w.b.Ack(c, d) })
+	}
 }

@@ -23,7 +23,7 @@ through the same go-redis client, each on a fresh queue (unique key namespace / 
 
   enqueue  --jobs jobs by --clients concurrent producers: throughput and per-enqueue latency
   process  one server with --concurrency no-op handlers drains the jobs: throughput is
-           jobs / (first dequeue .. last job done)
+           jobs / (first dequeue .. last job done), the queue filled beforehand (settle only)
 
 and enqueue with options, --jobs jobs by --clients producers, each side on a fresh queue:
 
@@ -38,10 +38,14 @@ asynq runs with a single queue, its default intervals and default task options. 
 Progress goes to stderr. stdout gets a table, then:
 
   RESULT queue.throughput ours=<jobs/s> baseline=<asynq jobs/s> ratio=<x>
+  RESULT queue.process_cost redis_cpu_us=<ours> baseline_redis_cpu_us=<asynq> redis_us=<ours> baseline_redis_us=<asynq> client_cpu_us=<ours> baseline_client_cpu_us=<asynq>
   RESULT queue.enqueue ours=<jobs/s> baseline=<asynq jobs/s> ratio=<x> p99_ms=<ours>
   RESULT queue.enqueue_delayed ours=<jobs/s> baseline=<asynq jobs/s> ratio=<x> p99_ms=<ours> redis_us=<ours> baseline_redis_us=<asynq> redis_cpu_us=<ours> baseline_redis_cpu_us=<asynq>
   RESULT queue.enqueue_unique  (the same fields)
 
+process_cost gives each side's cost per job over its processing phases: the Redis server's CPU
+(INFO cpu), its time in the commands the side sent (INFO commandstats) and this process's CPU
+(getrusage).
 redis_us is the Redis server's time per enqueue in the commands the clients sent (INFO
 commandstats: the scripts' usec, which includes the commands they call); redis_cpu_us is its CPU
 time per enqueue (INFO cpu), which also counts reading, parsing and answering the requests;

@@ -70,8 +70,8 @@ func (a *asynqBench) cleanup(ctx context.Context) (int64, error) {
 	return n, err
 }
 
-// round enqueues opts.Jobs tasks, then drains them.
-func (a *asynqBench) round(ctx context.Context, _ int) (enq, proc *bench.Result, err error) {
+// round enqueues opts.Jobs tasks, then drains them, adding what the drain cost to cost.
+func (a *asynqBench) round(ctx context.Context, _ int, cost *bench.SideCost) (enq, proc *bench.Result, err error) {
 	enq = bench.Run(ctx, "enqueue/asynq", bench.Config{Clients: a.opts.Clients, Ops: int64(a.opts.Jobs), Progress: a.opts.Progress},
 		func(ctx context.Context, _ int, _ int64) error {
 			// The same job content as ours, as the task's payload.
@@ -96,7 +96,12 @@ func (a *asynqBench) round(ctx context.Context, _ int) (enq, proc *bench.Result,
 	if qi.Pending != a.opts.Jobs {
 		return enq, nil, fmt.Errorf("after enqueuing %d tasks asynq's queue holds %d pending", a.opts.Jobs, qi.Pending)
 	}
-	proc, err = a.process(ctx, insp)
+	var one bench.SideCost
+	if merr := one.Measure(ctx, a.opts.Client, func() { proc, err = a.process(ctx, insp) }); merr != nil && err == nil {
+		err = merr
+	}
+	addCost(cost, one)
+	progressf(a.opts.Progress, "  process/asynq: %s\n", costSummary(one, proc))
 	return enq, proc, err
 }
 

@@ -42,8 +42,8 @@ func (o *ours) cleanup(ctx context.Context) (int64, error) {
 	return bench.UnlinkPrefix(ctx, o.opts.Client, o.ns)
 }
 
-// round enqueues opts.Jobs jobs, then drains them.
-func (o *ours) round(ctx context.Context, r int) (enq, proc *bench.Result, err error) {
+// round enqueues opts.Jobs jobs, then drains them, adding what the drain cost to cost.
+func (o *ours) round(ctx context.Context, r int, cost *bench.SideCost) (enq, proc *bench.Result, err error) {
 	enq = bench.Run(ctx, "enqueue/ours", bench.Config{Clients: o.opts.Clients, Ops: int64(o.opts.Jobs), Progress: o.opts.Progress},
 		func(ctx context.Context, _ int, _ int64) error {
 			return o.broker.Enqueue(ctx, o.queue, report.NewJob(o.ids.Add(1), time.Now(), nil))
@@ -61,7 +61,12 @@ func (o *ours) round(ctx context.Context, r int) (enq, proc *bench.Result, err e
 	if st.Pending != int64(o.opts.Jobs) {
 		return enq, nil, fmt.Errorf("after enqueuing %d jobs the queue holds %d pending", o.opts.Jobs, st.Pending)
 	}
-	proc, err = o.process(ctx, r)
+	var one bench.SideCost
+	if merr := one.Measure(ctx, o.opts.Client, func() { proc, err = o.process(ctx, r) }); merr != nil && err == nil {
+		err = merr
+	}
+	addCost(cost, one)
+	progressf(o.opts.Progress, "  process/ours: %s\n", costSummary(one, proc))
 	return enq, proc, err
 }
 

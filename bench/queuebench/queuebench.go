@@ -37,6 +37,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redstate/redstate/bench"
+	"github.com/redstate/redstate/redisconn"
 )
 
 // Options configure a run. Zero values take the defaults noted.
@@ -126,8 +127,13 @@ type Report struct {
 	// every enqueue's latency).
 	Enqueue bench.Comparison
 	// Throughput compares processing throughput (Ops jobs over Elapsed from the first dequeue
-	// to the last settled job; no latencies).
+	// to the last settled job, the queue filled beforehand: the settle-only figure; no
+	// latencies).
 	Throughput bench.Comparison
+	// OursProcess and BaselineProcess are what each side's processing phases cost, summed over
+	// rounds (bench.SideCost.Measure around each drain, from starting the server to its
+	// shutdown): the Redis server's CPU time and commandstats, and this process's CPU time.
+	OursProcess, BaselineProcess bench.SideCost
 	// Delayed compares the enqueue of jobs delayed by OptionDelay (CaseDelayed).
 	Delayed *OptionEnqueue
 	// Unique compares the enqueue of jobs locked for OptionUniqueFor on their distinct
@@ -181,11 +187,12 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	type impl struct {
 		name     string
-		run      func(context.Context, int) (enq, proc *bench.Result, err error)
+		run      func(context.Context, int, *bench.SideCost) (enq, proc *bench.Result, err error)
 		enq, prc *bench.Result
+		cost     *bench.SideCost
 	}
-	ours := impl{"ours", o.round, rep.Enqueue.Ours, rep.Throughput.Ours}
-	base := impl{"asynq", a.round, rep.Enqueue.Baseline, rep.Throughput.Baseline}
+	ours := impl{"ours", o.round, rep.Enqueue.Ours, rep.Throughput.Ours, &rep.OursProcess}
+	base := impl{"asynq", a.round, rep.Enqueue.Baseline, rep.Throughput.Baseline, &rep.BaselineProcess}
 	for r := range opts.Rounds {
 		if !opts.runs(CaseProcess) {
 			break
@@ -196,7 +203,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 		for _, im := range order {
 			progressf(opts.Progress, "round %d/%d: %s\n", r+1, opts.Rounds, im.name)
-			enq, proc, err := im.run(ctx, r)
+			enq, proc, err := im.run(ctx, r, im.cost)
 			if enq != nil {
 				im.enq.Merge(enq)
 			}
@@ -235,6 +242,20 @@ func ThroughputLine(c bench.Comparison) string {
 	return fmt.Sprintf("RESULT %s ours=%.0f baseline=%.0f ratio=%.2f", c.Name, c.Ours.OpsPerSec(), c.Baseline.OpsPerSec(), c.Ratio())
 }
 
+// ProcessCostLine formats what the processing phases cost per job as
+//
+//	RESULT queue.process_cost redis_cpu_us=<ours> baseline_redis_cpu_us=<asynq> redis_us=<ours> baseline_redis_us=<asynq> client_cpu_us=<ours> baseline_client_cpu_us=<asynq>
+//
+// redis_cpu_us being the Redis server's CPU µs per job (INFO cpu), redis_us its µs per job in
+// the commands the side sent (INFO commandstats) and client_cpu_us this process's CPU µs per
+// job (getrusage: the queue's client code, go-redis and the bench's bookkeeping).
+func ProcessCostLine(r *Report) string {
+	ours, base := r.Throughput.Ours.Ops, r.Throughput.Baseline.Ops
+	return fmt.Sprintf("RESULT queue.process_cost redis_cpu_us=%.2f baseline_redis_cpu_us=%.2f redis_us=%.2f baseline_redis_us=%.2f client_cpu_us=%.2f baseline_client_cpu_us=%.2f",
+		r.OursProcess.CPUPer(ours), r.BaselineProcess.CPUPer(base), r.OursProcess.CommandsPer(ours), r.BaselineProcess.CommandsPer(base),
+		r.OursProcess.ClientCPUPer(ours), r.BaselineProcess.ClientCPUPer(base))
+}
+
 // EnqueueLine formats the enqueue comparison as
 //
 //	RESULT queue.enqueue ours=<jobs/s> baseline=<jobs/s> ratio=<ours/baseline> p99_ms=<ours>
@@ -244,12 +265,12 @@ func EnqueueLine(c bench.Comparison) string {
 	return fmt.Sprintf("RESULT %s ours=%.0f baseline=%.0f ratio=%.2f p99_ms=%.3f", c.Name, c.Ours.OpsPerSec(), c.Baseline.OpsPerSec(), c.Ratio(), ms(c.Ours.Percentile(99)))
 }
 
-// ResultLines returns the report's RESULT lines: throughput, then enqueue (when the process
-// case ran), then enqueue delayed and unique (when they ran).
+// ResultLines returns the report's RESULT lines: throughput, the processing cost per job and
+// enqueue (when the process case ran), then enqueue delayed and unique (when they ran).
 func (r *Report) ResultLines() []string {
 	var lines []string
 	if r.Throughput.Ours != nil {
-		lines = append(lines, ThroughputLine(r.Throughput), EnqueueLine(r.Enqueue))
+		lines = append(lines, ThroughputLine(r.Throughput), ProcessCostLine(r), EnqueueLine(r.Enqueue))
 	}
 	for _, c := range []*OptionEnqueue{r.Delayed, r.Unique} {
 		if c != nil {
@@ -363,4 +384,27 @@ func (d *drain) wait(ctx context.Context, name string, progress io.Writer, stall
 func (d *drain) result(name string) *bench.Result {
 	el := time.Duration(d.lastNs.Load() - d.firstNs.Load())
 	return &bench.Result{Name: name, Ops: d.jobs, Errors: d.failed.Load(), Elapsed: max(el, 1)}
+}
+
+// costSummary describes one processing phase's cost per job of proc (nil: none): server CPU,
+// client CPU and every command with its calls per job and µs per call.
+func costSummary(c bench.SideCost, proc *bench.Result) string {
+	var jobs int64
+	if proc != nil {
+		jobs = proc.Ops
+	}
+	return fmt.Sprintf("server CPU %.2fµs/job, client CPU %.2fµs/job; %s", c.CPUPer(jobs), c.ClientCPUPer(jobs), c.CommandList(jobs))
+}
+
+// addCost adds c to into.
+func addCost(into *bench.SideCost, c bench.SideCost) {
+	into.CPU += c.CPU
+	into.ClientCPU += c.ClientCPU
+	if into.Commands == nil {
+		into.Commands = redisconn.CommandStats{}
+	}
+	for name, s := range c.Commands {
+		o := into.Commands[name]
+		into.Commands[name] = redisconn.CommandStat{Calls: o.Calls + s.Calls, Usec: o.Usec + s.Usec}
+	}
 }

@@ -28,10 +28,15 @@ func TestResultLines_Format(t *testing.T) {
 		Throughput: bench.Comparison{Name: throughputName,
 			Ours:     &bench.Result{Ops: 100000, Elapsed: 4 * time.Second},
 			Baseline: &bench.Result{Ops: 100000, Elapsed: 6 * time.Second}},
+		OursProcess: bench.SideCost{CPU: 400 * time.Millisecond, ClientCPU: time.Second,
+			Commands: redisconn.CommandStats{"evalsha": {Calls: 20000, Usec: 300000}, "lmove": {Calls: 100000, Usec: 100000}}},
+		BaselineProcess: bench.SideCost{CPU: 1200 * time.Millisecond, ClientCPU: 1500 * time.Millisecond,
+			Commands: redisconn.CommandStats{"evalsha": {Calls: 200000, Usec: 900000}}},
 	}
 	got := rep.ResultLines()
 	want := []string{
 		"RESULT queue.throughput ours=25000 baseline=16667 ratio=1.50",
+		"RESULT queue.process_cost redis_cpu_us=4.00 baseline_redis_cpu_us=12.00 redis_us=3.00 baseline_redis_us=9.00 client_cpu_us=10.00 baseline_client_cpu_us=15.00",
 		"RESULT queue.enqueue ours=30000 baseline=20000 ratio=1.50 p99_ms=0.990",
 	}
 	if len(got) != len(want) {
@@ -140,17 +145,28 @@ func TestRun_SmokeAgainstRealRedis(t *testing.T) {
 			t.Errorf("%s: server CPU ours %s, asynq %s; want both measured", c.Name, c.OursCPU, c.BaselineCPU)
 		}
 	}
+	// Each side's drains were measured: server CPU, this process's CPU and the scripts ours
+	// sends (a dequeue script serves several jobs, an ack script the acks finishing together).
+	for name, c := range map[string]bench.SideCost{"ours": rep.OursProcess, "asynq": rep.BaselineProcess} {
+		if c.CPU <= 0 || c.ClientCPU <= 0 || c.Commands.ClientUsec() <= 0 {
+			t.Errorf("process cost of %s: server CPU %s, client CPU %s, commands %s; want all measured", name, c.CPU, c.ClientCPU, c.Commands)
+		}
+	}
+	if s := rep.OursProcess.Commands; s["evalsha"].Calls+s["eval"].Calls > 2*400 {
+		t.Errorf("ours sent more than two script calls per job while processing: %s", s)
+	}
 	lines := rep.ResultLines()
-	if len(lines) != 4 || !strings.HasPrefix(lines[0], "RESULT queue.throughput ours=") || !strings.HasPrefix(lines[1], "RESULT queue.enqueue ours=") ||
-		!strings.HasPrefix(lines[2], "RESULT queue.enqueue_delayed ours=") || !strings.HasPrefix(lines[3], "RESULT queue.enqueue_unique ours=") ||
-		!strings.Contains(lines[3], " redis_us=") || !strings.Contains(lines[3], " baseline_redis_us=") || !strings.Contains(lines[3], " baseline_redis_cpu_us=") {
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "RESULT queue.throughput ours=") || !strings.HasPrefix(lines[1], "RESULT queue.process_cost redis_cpu_us=") ||
+		!strings.HasPrefix(lines[2], "RESULT queue.enqueue ours=") ||
+		!strings.HasPrefix(lines[3], "RESULT queue.enqueue_delayed ours=") || !strings.HasPrefix(lines[4], "RESULT queue.enqueue_unique ours=") ||
+		!strings.Contains(lines[4], " redis_us=") || !strings.Contains(lines[4], " baseline_redis_us=") || !strings.Contains(lines[4], " baseline_redis_cpu_us=") {
 		t.Errorf("RESULT lines %q", lines)
 	}
 	if keys := client.Keys(context.Background(), "*").Val(); len(keys) != 0 {
 		t.Errorf("keys left after cleanup: %q", keys)
 	}
 	out := progress.String()
-	for _, s := range []string{"delayed/ours: server CPU", "unique/asynq: server CPU"} {
+	for _, s := range []string{"delayed/ours: server CPU", "unique/asynq: server CPU", "process/ours: server CPU", "process/asynq: server CPU"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("progress lacks %q:\n%s", s, out)
 		}

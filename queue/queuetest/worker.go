@@ -92,8 +92,9 @@ func RunWorkerSuite(t *testing.T, newBroker NewBroker, f Features) {
 		return w
 	}
 	RunGroups(t, map[string][]NamedTest{"Prefetch": prefetchWorkerTests(newBroker, newWorker), "Jobs": jobWorkerTests(newBroker, newWorker),
-		"Worker": workerTests(newBroker, newWorker), "Pool": poolTests(newBroker),
-		"PoolAsWorker": slices.Concat(workerTests(newBroker, newPool), prefetchWorkerTests(newBroker, newPool), jobWorkerTests(newBroker, newPool))})
+		"Worker": workerTests(newBroker, newWorker), "Acks": ackWorkerTests(newBroker, newWorker), "Pool": poolTests(newBroker),
+		"PoolAsWorker": slices.Concat(workerTests(newBroker, newPool), prefetchWorkerTests(newBroker, newPool), jobWorkerTests(newBroker, newPool),
+			ackWorkerTests(newBroker, newPool))})
 }
 
 // workerTests are the Worker's own tests (retries, dead-lettering, shutdown, concurrency) on

@@ -33,12 +33,14 @@ package redisqueue
 
 import (
 	"context"
-	"github.com/redstate/redstate/internal/coalesce"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/coalesce"
 	"github.com/redstate/redstate/internal/resend"
 	"github.com/redstate/redstate/queue"
 	"github.com/redstate/redstate/redisconn"
@@ -66,6 +68,9 @@ type Broker struct {
 	ns      string
 	now     func() time.Time // nil: server clock
 	window  time.Duration    // lifetime of enqueue and call markers
+
+	keyCache sync.Map     // queue name → *queue.Keys (keys)
+	keyCount atomic.Int64 // entries of keyCache
 
 	enqueues *coalesce.Group[enqueueReq, enqueueRes] // EnqueueJob calls leaving together
 	pushes   *coalesce.Group[pushReq, struct{}]      // Enqueue and EnqueueRaw calls leaving together
@@ -108,9 +113,23 @@ func ValidateNamespace(ns string) error {
 	return nil
 }
 
-// keys returns the keys of queue name (already validated).
+// keyCacheSize bounds how many queues' key names a Broker keeps built (keys): a worker asks for
+// the same queue's names several times per round trip.
+const keyCacheSize = 1024
+
+// keys returns the keys of queue name (already validated), built once for up to keyCacheSize
+// queues.
 func (b *Broker) keys(name string) queue.Keys {
-	return queue.NewKeys(redstate.Prefix(b.ns, name), b.cluster != nil)
+	if k, ok := b.keyCache.Load(name); ok {
+		return *k.(*queue.Keys)
+	}
+	k := queue.NewKeys(redstate.Prefix(b.ns, name), b.cluster != nil)
+	if b.keyCount.Load() < keyCacheSize {
+		if _, loaded := b.keyCache.LoadOrStore(name, &k); !loaded {
+			b.keyCount.Add(1)
+		}
+	}
+	return k
 }
 
 // marker returns the marker of a new call of a Once script on queue name.
