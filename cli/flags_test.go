@@ -50,6 +50,7 @@ var commandFlagGroups = map[string][]config.FlagGroup{
 	"index replay": {config.FlagsRedis, config.FlagsNamespace},
 	"index verify": {config.FlagsRedis, config.FlagsNamespace},
 	"index status": {config.FlagsRedis, config.FlagsNamespace},
+	"index migrate-layout": {config.FlagsRedis, config.FlagsNamespace},
 
 	"index resnapshot": {config.FlagsRedis, config.FlagsNamespace},
 

@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"strconv"
 	"sync"
@@ -120,6 +121,9 @@ func Run(ctx context.Context, opts Options) (Measurements, error) {
 		defer opts.Cleanup(ctx, "{"+prefix, 2*time.Minute)
 	}
 	ix, err := index.New(redisindex.New(opts.Client), []index.TableSpec{table(cluster)}, index.Options{Prefix: prefix + "-ours", Cluster: cluster})
+	if err == nil { // what serve does at start: a new table has no layout-1 keys and is marked layout 2
+		err = ix.MigrateLayouts(ctx, slog.New(slog.DiscardHandler))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +264,7 @@ func generate(rows, clients int) [][]index.Change {
 // version — no version check.
 func seedApply(ctx context.Context, c redis.UniversalClient, k index.Keys, spec index.TableSpec, ch index.Change) error {
 	id := *ch.Row["id"]
-	rel, err := c.Get(ctx, k.Relation(id)).Result()
+	rel, err := c.Get(ctx, k.LegacyRelation(id)).Result()
 	if err != nil && err != redis.Nil {
 		return err
 	}
@@ -282,7 +286,7 @@ func seedApply(ctx context.Context, c redis.UniversalClient, k index.Keys, spec 
 			for _, key := range old {
 				p.HDel(ctx, key, id)
 			}
-			p.Del(ctx, k.Relation(id))
+			p.Del(ctx, k.LegacyRelation(id))
 			return nil
 		}
 		for _, key := range old {
@@ -294,7 +298,7 @@ func seedApply(ctx context.Context, c redis.UniversalClient, k index.Keys, spec 
 			p.HSet(ctx, key, id, row)
 		}
 		relJSON, _ := json.Marshal(cur)
-		p.Set(ctx, k.Relation(id), relJSON, 0)
+		p.Set(ctx, k.LegacyRelation(id), relJSON, 0)
 		p.Set(ctx, k.Version(id), ch.Time.UnixMilli(), 30*24*time.Hour)
 		return nil
 	})
