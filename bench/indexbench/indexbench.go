@@ -56,6 +56,9 @@ type Measurement struct {
 	Events int
 	// OursStale counts events ours skipped as stale (0 for an in-order stream).
 	OursStale int
+	// RedisCPU and BaselineRedisCPU are the Redis server's CPU time per event (INFO cpu; zero
+	// when not measured).
+	RedisCPU, BaselineRedisCPU time.Duration
 }
 
 // Ratio is Ours/Baseline.
@@ -66,9 +69,14 @@ func (m Measurement) Ratio() float64 {
 	return m.Ours / m.Baseline
 }
 
-// ResultLine is the machine-readable line: RESULT <name> ours=<x> baseline=<y> ratio=<r>.
+// ResultLine is the machine-readable line: RESULT <name> ours=<x> baseline=<y> ratio=<r>, then
+// redis_cpu_us=<µs> baseline_redis_cpu_us=<µs> when the server's CPU was measured.
 func (m Measurement) ResultLine() string {
-	return fmt.Sprintf("RESULT %s ours=%.0f baseline=%.0f ratio=%.2f", m.Name, m.Ours, m.Baseline, m.Ratio())
+	line := fmt.Sprintf("RESULT %s ours=%.0f baseline=%.0f ratio=%.2f", m.Name, m.Ours, m.Baseline, m.Ratio())
+	if m.RedisCPU > 0 || m.BaselineRedisCPU > 0 {
+		line += fmt.Sprintf(" redis_cpu_us=%.1f baseline_redis_cpu_us=%.1f", us(m.RedisCPU), us(m.BaselineRedisCPU))
+	}
+	return line
 }
 
 // Measurements are a run's measurements.
