@@ -47,9 +47,10 @@ var commandFlagGroups = map[string][]config.FlagGroup{
 	"executor retry":       {config.FlagsRedis, config.FlagsNamespace},
 	"executor cancel":      {config.FlagsRedis, config.FlagsNamespace},
 
-	"index replay": {config.FlagsRedis, config.FlagsNamespace},
-	"index verify": {config.FlagsRedis, config.FlagsNamespace},
-	"index status": {config.FlagsRedis, config.FlagsNamespace},
+	"index replay":         {config.FlagsRedis, config.FlagsNamespace},
+	"index verify":         {config.FlagsRedis, config.FlagsNamespace},
+	"index status":         {config.FlagsRedis, config.FlagsNamespace},
+	"index migrate-layout": {config.FlagsRedis, config.FlagsNamespace},
 
 	"index resnapshot": {config.FlagsRedis, config.FlagsNamespace},
 

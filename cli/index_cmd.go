@@ -37,7 +37,8 @@ func newIndexCommand() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newIndexReplayCommand(), newIndexVerifyCommand(), newIndexStatusCommand(), newIndexResnapshotCommand())
+	cmd.AddCommand(newIndexReplayCommand(), newIndexVerifyCommand(), newIndexStatusCommand(), newIndexResnapshotCommand(),
+		newIndexMigrateLayoutCommand())
 	return cmd
 }
 

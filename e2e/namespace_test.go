@@ -74,7 +74,7 @@ func TestNamespace_TwoEnvironmentsShareARedis(t *testing.T) {
 		}
 	}
 	for _, ns := range namespaces {
-		for _, want := range []string{"executor:", "las_im_data_sync:shop:orders:fil-1", "{las_im_data_sync:shop:tagged}:kid-1",
+		for _, want := range []string{"executor:", "las_im_data_sync:shop:orders:fil-1", "{las_im_data_sync:shop:tagged}:fil-1",
 			"las_im_data_sync:counters", "las_im_data_sync:deadletter", "user:unread:", "report:", "ingenio:publish:"} {
 			if !slices.ContainsFunc(keys, func(k string) bool { return strings.HasPrefix(k, ns+want) }) {
 				t.Errorf("no key starting with %s%s among %v", ns, want, keys)

@@ -42,8 +42,9 @@ const (
 type Config struct {
 	// KeyPrefix is the key prefix (default DefaultPrefix, the seed's).
 	KeyPrefix string `koanf:"key-prefix"`
-	// VersionTTL is how long a row's version key (its tombstone after a delete) lives after the
-	// row's last change (default 720h, the seed's 30 days).
+	// VersionTTL is how long a deleted row's version key (its tombstone) and a truncate key live
+	// after the change that wrote them (default 720h, the seed's 30 days). The version key of a
+	// row in the index holds its relation and has no TTL.
 	VersionTTL time.Duration `koanf:"version-ttl"`
 	// DeadLetterMax bounds the list of changes that could not be applied (default 10000).
 	DeadLetterMax int `koanf:"dead-letter-max"`

@@ -3,16 +3,20 @@
 //
 // Tables are declared (TableSpec): the business key, the logical-delete column, the columns to
 // keep with their types, and the index dimensions, each a combination of `code-column` parts
-// (the seed's `las-72:cat-870:bra-3987`). Per row three kinds of keys exist (Keys):
+// (the seed's `las-72:cat-870:bra-3987`). Per row two kinds of keys exist (Keys):
 //
-//	{prefix}:{db}:{table}:fil-{id}             String: version of the last applied change (tombstone after a delete)
-//	{prefix}:{db}:{table}:kid-{id}             String: JSON array of the index keys the row is in
+//	{prefix}:{db}:{table}:fil-{id}             String: version and time of the last applied change and
+//	                                           the index keys the row is in (RowValue; a tombstone after a delete)
 //	{prefix}:{db}:{table}:{code-value}:...     Hash: business id → row JSON
+//
+// The seed's relation key kid-{id} (layout 1) is now part of the fil- value (layout 2): one row
+// key read and written per change. Indexer.MigrateLayout moves the kid- keys of an index
+// written before.
 //
 // A change is applied (Indexer.Apply, then Store.Apply) by the seed's steps 1-7 with a version
 // compare-and-set: it takes effect only if its Version is newer than the stored one, so
 // duplicated and out-of-order delivery converge to what in-order delivery gives; deletes keep
-// the version key (a tombstone) so a late insert cannot resurrect a row; the relation key lets a
+// the version key (a tombstone) so a late insert cannot resurrect a row; the relation lets a
 // row leave the index keys it was in without a before-image; and each row's change is one atomic
 // step (a Lua script on Redis). docs/index.md states the guarantees per topology.
 //

@@ -60,7 +60,7 @@ func Example() {
 		}
 	}
 
-	// Order 2 left the st-new hash when its update was applied (its kid- key said where it was).
+	// Order 2 left the st-new hash when its update was applied (its version key's relation said where it was).
 	for _, conds := range []map[string]string{{"city": "72"}, {"city": "72", "st": "new"}, {"city": "72", "st": "paid"}} {
 		rows, err := ix.Query(ctx, "shop", "orders", conds)
 		if err != nil {

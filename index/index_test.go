@@ -75,8 +75,8 @@ func TestKeys_SeedLayout(t *testing.T) {
 	if got := k.Index(parts, []*string{Str("72"), Str("870"), Str("3987")}); got != "las_im_data_sync:db1:table1:las-72:cat-870:bra-3987" {
 		t.Errorf("index key %s", got)
 	}
-	if k.Version("10001") != "las_im_data_sync:db1:table1:fil-10001" || k.Relation("10001") != "las_im_data_sync:db1:table1:kid-10001" {
-		t.Errorf("row keys %s %s", k.Version("10001"), k.Relation("10001"))
+	if k.Version("10001") != "las_im_data_sync:db1:table1:fil-10001" || k.LegacyRelation("10001") != "las_im_data_sync:db1:table1:kid-10001" {
+		t.Errorf("row keys %s %s", k.Version("10001"), k.LegacyRelation("10001"))
 	}
 	if got := NewKeys(redstate.Prefix("", "p"), "d", "t", true).Index(parts[:1], []*string{nil}); got != "{p:d:t}:las-~" {
 		t.Errorf("tagged null key %s", got)

@@ -24,7 +24,9 @@ type Options struct {
 	Namespace string
 	// Prefix is the key prefix (default DefaultPrefix, the seed's "las_im_data_sync").
 	Prefix string
-	// VersionTTL is the version key's TTL after a row's last change (default 30 days).
+	// VersionTTL is how long a deleted row's version key (its tombstone) and a truncate key live
+	// after the change that wrote them (default 30 days). A row in the index keeps its version
+	// key, which holds its relation, as long as it is there.
 	VersionTTL time.Duration
 	// DeadLetterMax bounds the dead-letter list (default DefaultDeadLetterMax).
 	DeadLetterMax int
@@ -150,7 +152,7 @@ func New(store Store, specs []TableSpec, opts Options) (*Indexer, error) {
 		}
 		if opts.Cluster && !s.HashTag {
 			return nil, redstate.Errorf(redstate.EINVALID,
-				"index table %s: on Redis Cluster set hash-tag: true (a row's fil-, kid- and index keys must share a slot for its change to be atomic; see docs/index.md)", name)
+				"index table %s: on Redis Cluster set hash-tag: true (a row's fil- and index keys must share a slot for its change to be atomic; see docs/index.md)", name)
 		}
 		t := &table{spec: s, keys: NewKeys(redstate.Prefix(opts.Namespace, opts.Prefix), s.DB, s.Table, s.HashTag), bySignature: map[string]int{},
 			stats: &TableStats{}, codec: newRowCodec(s.Columns)}
@@ -384,8 +386,9 @@ func (ix *Indexer) truncate(ctx context.Context, t *table, ch Change) (applied b
 		writes := make([]RowWrite, 0, len(keys))
 		for _, k := range keys {
 			if id, ok := t.keys.VersionID(k); ok {
-				writes = append(writes, RowWrite{VersionKey: k, RelationKey: t.keys.Relation(id), FloorKey: t.floorKey, ID: id,
-					Version: ch.Version, Stamp: stamp, TTL: ix.opts.VersionTTL, Delete: true})
+				w := t.rowWrite(id, ch.Version, stamp, ix.opts.VersionTTL)
+				w.Delete = true
+				writes = append(writes, w)
 			}
 		}
 		if len(writes) > 0 {
@@ -406,6 +409,13 @@ func (ix *Indexer) truncate(ctx context.Context, t *table, ch Change) (applied b
 	}
 }
 
+// rowWrite is the RowWrite of row id at version v with the table's keys, before its op and
+// row are set.
+func (t *table) rowWrite(id string, v Version, stamp string, ttl time.Duration) RowWrite {
+	return RowWrite{VersionKey: t.keys.Version(id), TablePrefix: t.keys.TablePrefix(), FloorKey: t.floorKey,
+		LayoutKey: t.keys.Layout(), ID: id, Version: v, Stamp: stamp, TTL: ttl}
+}
+
 // changeStamp is the seed's fil- value for a change of time at: the data change time, or, when
 // the source gives none (a native event without "time"), the time it is applied.
 func changeStamp(at time.Time) string {
@@ -420,6 +430,10 @@ func (ix *Indexer) write(t *table, ch Change) (RowWrite, error) {
 	if ch.Version == "" {
 		return RowWrite{}, redstate.Errorf(redstate.EINVALID, "change has no version")
 	}
+	if strings.Contains(string(ch.Version), relationSep) {
+		// The version key's value is "<version>|<time>|<relation>" (RowValue).
+		return RowWrite{}, redstate.Errorf(redstate.EINVALID, "version %q: a version cannot contain %q", ch.Version, relationSep)
+	}
 	idp := ch.Row[t.spec.Key]
 	if idp == nil || *idp == "" {
 		return RowWrite{}, redstate.Errorf(redstate.EINVALID, "change has no value for the key column %s", t.spec.Key)
@@ -432,8 +446,7 @@ func (ix *Indexer) write(t *table, ch Change) (RowWrite, error) {
 			return RowWrite{}, err
 		}
 	}
-	w := RowWrite{VersionKey: t.keys.Version(id), RelationKey: t.keys.Relation(id), FloorKey: t.floorKey, ID: id,
-		Version: ch.Version, Stamp: changeStamp(ch.Time), TTL: ix.opts.VersionTTL}
+	w := t.rowWrite(id, ch.Version, changeStamp(ch.Time), ix.opts.VersionTTL)
 	if ch.Op == OpDelete || t.logicallyDeleted(ch.Row) {
 		w.Delete = true
 		return w, nil

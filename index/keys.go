@@ -16,9 +16,15 @@ const nullSegment = "~"
 
 // Keys builds every Redis key of one table, in one place:
 //
-//	{namespace}{prefix}:{db}:{table}:fil-{id}          version (tombstone after a delete)
-//	{namespace}{prefix}:{db}:{table}:kid-{id}          relation: the index keys the row is in
+//	{namespace}{prefix}:{db}:{table}:fil-{id}          version, change time and relation: the
+//	                                                   index keys the row is in (RowValue);
+//	                                                   a tombstone after a delete
 //	{namespace}{prefix}:{db}:{table}:{code-value}:...  index hash
+//	{namespace}{prefix}:{db}:{table}:truncated         version of the newest truncate
+//	{namespace}{prefix}:{db}:{table}:layout            "2" once no layout-1 relation key is left
+//
+// Layout 1 (the seed's) kept the relation in a key of its own, kid-{id} (LegacyRelation); the
+// stores still read and remove one where a row has it, and MigrateLayout moves them all.
 //
 // With HashTag, "{prefix}:{db}:{table}" is wrapped in braces so every key of the table shares
 // one Redis Cluster slot. Ids and values are escaped (keyspace.EscapeSegment), so ':', '*',
@@ -81,8 +87,31 @@ func (k BlockKeys) SourcePrefix() string { return k.base + ":source:" }
 // Version returns the version key of row id.
 func (k Keys) Version(id string) string { return k.base + ":fil-" + keyspace.EscapeSegment(id) }
 
-// Relation returns the relation key of row id.
-func (k Keys) Relation(id string) string { return k.base + ":kid-" + keyspace.EscapeSegment(id) }
+// LegacyRelation returns row id's relation key of layout 1 (kid-): the JSON array of the
+// index keys the row is in, which layout 2 keeps in the version key's value instead.
+func (k Keys) LegacyRelation(id string) string { return k.base + ":kid-" + keyspace.EscapeSegment(id) }
+
+// LegacyRelationPattern returns the SCAN pattern matching the table's layout-1 relation keys.
+func (k Keys) LegacyRelationPattern() string { return k.base + ":kid-*" }
+
+// LegacyRelationID returns the row id of a layout-1 relation key of the table; ok is false for
+// another key.
+func (k Keys) LegacyRelationID(key string) (id string, ok bool) {
+	escaped, ok := strings.CutPrefix(key, k.base+":kid-")
+	if !ok {
+		return "", false
+	}
+	return keyspace.UnescapeSegment(escaped)
+}
+
+// TablePrefix is what every key of the table starts with ("<base>:"); a relation lists the
+// row's index keys without it (EncodeRelation).
+func (k Keys) TablePrefix() string { return k.base + ":" }
+
+// Layout returns the table's layout key: "2" once MigrateLayout has moved every layout-1
+// relation key (kid-) into its row's version key, so the stores stop looking for them. It has
+// no '-', so no index key (code-value) can be it.
+func (k Keys) Layout() string { return k.base + ":layout" }
 
 // Index returns the index key of one combination: parts with their values (nil: NULL), in
 // the combination's declared order.

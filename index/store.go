@@ -10,8 +10,8 @@ import (
 	"github.com/redstate/redstate/internal/keyspace"
 )
 
-// DefaultVersionTTL is how long a version key (and so a tombstone) is kept after the row's last
-// change: 30 days.
+// DefaultVersionTTL is how long a tombstone (a deleted row's version key) and a truncate key
+// are kept after the change that wrote them: 30 days.
 const DefaultVersionTTL = 30 * 24 * time.Hour
 
 // MinVersionTTL is the shortest version TTL (index.version-ttl, Options.VersionTTL).
@@ -20,27 +20,44 @@ const MinVersionTTL = time.Second
 // RowWrite is one row change as the store applies it: the seed's steps 5-7 with the version
 // compare-and-set, in one atomic step.
 type RowWrite struct {
-	// VersionKey and RelationKey are the row's fil- and kid- keys.
-	VersionKey, RelationKey string
+	// VersionKey is the row's fil- key: its version, change time and relation (RowValue).
+	VersionKey string
+	// TablePrefix is what every key of the row's table starts with (Keys.TablePrefix): the
+	// relation names the row's index keys without it.
+	TablePrefix string
 	// FloorKey is the table's truncate key (Keys.Truncated): a write whose version is older
 	// than the version stored there is stale.
 	FloorKey string
+	// LayoutKey is the table's layout key (Keys.Layout). While it is absent the table may still
+	// hold layout-1 relation keys (kid-), so a row without a version key of layout 2 has its
+	// kid- key read and removed.
+	LayoutKey string
 	// ID is the row's field in the index hashes (its business key).
 	ID string
 	// Version is the change's version; the write happens only if it is newer than the stored one.
 	Version Version
-	// Stamp is stored after the version in the version key ("<version>|<stamp>"): the change
-	// time, as the seed stores it.
+	// Stamp is stored after the version in the version key: the change time, as the seed
+	// stores it.
 	Stamp string
-	// Delete removes the row from every index key and its relation, keeping the version key as
-	// a tombstone.
+	// Delete removes the row from every index key it is in, keeping the version key, with an
+	// empty relation and TTL, as a tombstone.
 	Delete bool
 	// Row is the row JSON (upserts).
 	Row json.RawMessage
-	// Keys are the index keys the row is in after the change (upserts).
+	// Keys are the index keys the row is in after the change (upserts); each starts with
+	// TablePrefix.
 	Keys []string
-	// TTL is the version key's time to live.
+	// TTL is a tombstone's time to live (the version key of a row in the index has none).
 	TTL time.Duration
+}
+
+// Value is the version key's value w writes: RowValue of its version, stamp and relation
+// (empty for a delete).
+func (w RowWrite) Value() string {
+	if w.Delete {
+		return RowValue(w.Version, w.Stamp, "")
+	}
+	return RowValue(w.Version, w.Stamp, EncodeRelation(w.TablePrefix, w.Keys))
 }
 
 // Outcome is what the store did with a RowWrite.
@@ -126,18 +143,45 @@ type Store interface {
 	// Counters returns the counters kept in key (empty when there are none). Fields it does
 	// not recognize are ignored.
 	Counters(ctx context.Context, key string) (CounterSet, error)
+
+	// MigrateRows moves rows of one table to layout 2, each atomically: a row's layout-1
+	// relation key (kid-), where it still exists, becomes the relation in its version key
+	// (RowValue; a row whose version key expired gets the version "" and m.Stamp, so any change
+	// of it is newer), then is deleted. A row already of layout 2 keeps its version key and
+	// loses its kid- key. The version key of a row in the index keeps no TTL. moved counts the
+	// rows rewritten. Errors: EINVALID (a relation listing a key outside the table),
+	// EUNAVAILABLE.
+	MigrateRows(ctx context.Context, m LayoutMigration) (moved int, err error)
+
+	// MarkLayout sets a table's layout key (Keys.Layout): from then on the store looks for no
+	// kid- key of a row without a version key.
+	MarkLayout(ctx context.Context, key string) error
+
+	// LayoutMarked reports whether a table's layout key (Keys.Layout) is set.
+	LayoutMarked(ctx context.Context, key string) (bool, error)
 }
 
-// VersionValue is the version key's value: "<version>|<stamp>".
+// LayoutMigration is one step of Indexer.MigrateLayout: rows of one table, by their keys.
+type LayoutMigration struct {
+	// TablePrefix is the table's Keys.TablePrefix: every key a relation lists starts with it.
+	TablePrefix string
+	// Stamp is the change time given to a row whose version key expired: the migration's.
+	Stamp string
+	// VersionKeys and RelationKeys are each row's fil- and kid- keys, in the same order.
+	VersionKeys, RelationKeys []string
+}
+
+// VersionValue is a truncate key's value: "<version>|<stamp>" (a version key's value of
+// layout 1 had this form too).
 func VersionValue(v Version, stamp string) string { return string(v) + "|" + stamp }
 
-// Newer reports whether v is newer than the version in stored (a VersionValue).
+// Newer reports whether v is newer than the version in stored (a VersionValue or a RowValue).
 func Newer(v Version, stored string) bool {
 	cur, _, _ := strings.Cut(stored, "|")
 	return string(v) > cur
 }
 
-// Older reports whether v is older than the version in stored (a VersionValue): a change
+// Older reports whether v is older than the version in stored (a VersionValue or a RowValue): a change
 // older than a table's truncate (its truncate key) does not apply.
 func Older(v Version, stored string) bool {
 	cur, _, _ := strings.Cut(stored, "|")

@@ -156,7 +156,7 @@ func (ix *Indexer) Verify(ctx context.Context, db, tbl string, source RowSource,
 	// relation listed was removed by the rewrite, or by a newer change, which may also have put
 	// the row back there: it is left alone.
 	for _, e := range extras {
-		if listed(dump[t.keys.Relation(e.id)], e.key) {
+		if t.listed(dump, e.id, e.key) {
 			continue
 		}
 		rows, err := ix.store.Rows(FreshRead(ctx), e.key)
@@ -199,10 +199,16 @@ func (ix *Indexer) repairRow(ctx context.Context, t *table, db, tbl, id string, 
 	return out[0] == Applied, nil
 }
 
-// listed reports whether a relation key's Dump text lists key.
-func listed(relation, key string) bool {
+// listed reports whether the relation of row id in dump (the table's Dump) lists key: the one
+// in its version key's value, or, for a row still of layout 1, its kid- key's.
+func (t *table) listed(dump map[string]string, id, key string) bool {
+	_, _, relation, layout2 := ParseRowValue(strings.TrimPrefix(dump[t.keys.Version(id)], "string:"))
+	if layout2 {
+		return slices.Contains(DecodeRelation(t.keys.TablePrefix(), relation), key)
+	}
 	var keys []string
-	return json.Unmarshal([]byte(strings.TrimPrefix(relation, "string:")), &keys) == nil && slices.Contains(keys, key)
+	legacy := strings.TrimPrefix(dump[t.keys.LegacyRelation(id)], "string:")
+	return json.Unmarshal([]byte(legacy), &keys) == nil && slices.Contains(keys, key)
 }
 
 // sameJSON compares two JSON texts by value.

@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"strconv"
 	"sync"
@@ -55,6 +56,9 @@ type Measurement struct {
 	Events int
 	// OursStale counts events ours skipped as stale (0 for an in-order stream).
 	OursStale int
+	// RedisCPU and BaselineRedisCPU are the Redis server's CPU time per event (INFO cpu; zero
+	// when not measured).
+	RedisCPU, BaselineRedisCPU time.Duration
 }
 
 // Ratio is Ours/Baseline.
@@ -65,9 +69,14 @@ func (m Measurement) Ratio() float64 {
 	return m.Ours / m.Baseline
 }
 
-// ResultLine is the machine-readable line: RESULT <name> ours=<x> baseline=<y> ratio=<r>.
+// ResultLine is the machine-readable line: RESULT <name> ours=<x> baseline=<y> ratio=<r>, then
+// redis_cpu_us=<µs> baseline_redis_cpu_us=<µs> when the server's CPU was measured.
 func (m Measurement) ResultLine() string {
-	return fmt.Sprintf("RESULT %s ours=%.0f baseline=%.0f ratio=%.2f", m.Name, m.Ours, m.Baseline, m.Ratio())
+	line := fmt.Sprintf("RESULT %s ours=%.0f baseline=%.0f ratio=%.2f", m.Name, m.Ours, m.Baseline, m.Ratio())
+	if m.RedisCPU > 0 || m.BaselineRedisCPU > 0 {
+		line += fmt.Sprintf(" redis_cpu_us=%.1f baseline_redis_cpu_us=%.1f", us(m.RedisCPU), us(m.BaselineRedisCPU))
+	}
+	return line
 }
 
 // Measurements are a run's measurements.
@@ -120,6 +129,9 @@ func Run(ctx context.Context, opts Options) (Measurements, error) {
 		defer opts.Cleanup(ctx, "{"+prefix, 2*time.Minute)
 	}
 	ix, err := index.New(redisindex.New(opts.Client), []index.TableSpec{table(cluster)}, index.Options{Prefix: prefix + "-ours", Cluster: cluster})
+	if err == nil { // what serve does at start: a new table has no layout-1 keys and is marked layout 2
+		err = ix.MigrateLayouts(ctx, slog.New(slog.DiscardHandler))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +272,7 @@ func generate(rows, clients int) [][]index.Change {
 // version — no version check.
 func seedApply(ctx context.Context, c redis.UniversalClient, k index.Keys, spec index.TableSpec, ch index.Change) error {
 	id := *ch.Row["id"]
-	rel, err := c.Get(ctx, k.Relation(id)).Result()
+	rel, err := c.Get(ctx, k.LegacyRelation(id)).Result()
 	if err != nil && err != redis.Nil {
 		return err
 	}
@@ -282,7 +294,7 @@ func seedApply(ctx context.Context, c redis.UniversalClient, k index.Keys, spec 
 			for _, key := range old {
 				p.HDel(ctx, key, id)
 			}
-			p.Del(ctx, k.Relation(id))
+			p.Del(ctx, k.LegacyRelation(id))
 			return nil
 		}
 		for _, key := range old {
@@ -294,7 +306,7 @@ func seedApply(ctx context.Context, c redis.UniversalClient, k index.Keys, spec 
 			p.HSet(ctx, key, id, row)
 		}
 		relJSON, _ := json.Marshal(cur)
-		p.Set(ctx, k.Relation(id), relJSON, 0)
+		p.Set(ctx, k.LegacyRelation(id), relJSON, 0)
 		p.Set(ctx, k.Version(id), ch.Time.UnixMilli(), 30*24*time.Hour)
 		return nil
 	})

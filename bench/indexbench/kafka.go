@@ -145,6 +145,10 @@ func RunKafka(ctx context.Context, opts KafkaOptions) (*KafkaMeasurement, error)
 		return nil, err
 	}
 	discard := slog.New(slog.DiscardHandler)
+	// What serve does at start: a new table has no layout-1 keys and is marked layout 2.
+	if err := ix.MigrateLayouts(ctx, discard); err != nil {
+		return nil, err
+	}
 	src, err := kafkasource.New(ix, kafkasource.Options{Brokers: brokers, Topics: []string{oursTopic}, Group: prefix + "-ours", Logger: discard})
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redstate/redstate/index/mysqlsource"
+	"github.com/redstate/redstate/redisconn"
 	"github.com/redstate/redstate/sqldb"
 )
 
@@ -60,7 +61,7 @@ func (e *mysqlEnv) bulkPhase(ctx context.Context, out *MySQLMeasurements) error 
 	out.Bulk = Measurement{Name: "index.mysql.bulk", Events: total,
 		Ours: float64(total) / live[0].Seconds(), Baseline: float64(total) / live[1].Seconds()}
 
-	var catchUp [2]time.Duration
+	var catchUp, cpu [2]time.Duration
 	for _, impl := range []string{implTransfer, implOurs} {
 		prefix := e.prefix + "-" + impl + "-catchup"
 		t0 := time.Now()
@@ -68,7 +69,18 @@ func (e *mysqlEnv) bulkPhase(ctx context.Context, out *MySQLMeasurements) error 
 		if err != nil {
 			return err
 		}
+		// The server's CPU from the reader's start (after ours' layout check) to the end of the
+		// range: the catch-up is each reader alone on the server.
+		cpu0, err := redisconn.ServerCPU(ctx, e.opts.Client)
+		if err != nil {
+			_ = r.stop()
+			return err
+		}
 		d, err := e.await(ctx, "catch-up/"+impl, r, end, t0, total)
+		cpu1, cerr := redisconn.ServerCPU(ctx, e.opts.Client)
+		if err == nil {
+			err = cerr
+		}
 		if serr := r.stop(); err == nil && serr != nil {
 			err = serr
 		}
@@ -76,14 +88,15 @@ func (e *mysqlEnv) bulkPhase(ctx context.Context, out *MySQLMeasurements) error 
 		if err != nil {
 			return err
 		}
+		i := 1
 		if impl == implOurs {
-			catchUp[0] = d
-		} else {
-			catchUp[1] = d
+			i = 0
 		}
+		catchUp[i], cpu[i] = d, (cpu1-cpu0)/time.Duration(total)
 	}
 	out.CatchUp = Measurement{Name: "index.mysql.catchup", Events: total,
-		Ours: float64(total) / catchUp[0].Seconds(), Baseline: float64(total) / catchUp[1].Seconds()}
+		Ours: float64(total) / catchUp[0].Seconds(), Baseline: float64(total) / catchUp[1].Seconds(),
+		RedisCPU: cpu[0], BaselineRedisCPU: cpu[1]}
 	return nil
 }
 

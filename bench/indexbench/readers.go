@@ -74,6 +74,9 @@ func (e *mysqlEnv) start(ctx context.Context, impl, prefix string, from mysqlsou
 		return r, nil
 	}
 	ix, err := index.New(redisindex.New(client), []index.TableSpec{e.spec}, index.Options{Prefix: prefix, Cluster: e.cluster})
+	if err == nil { // what serve does at start: a new table has no layout-1 keys and is marked layout 2
+		err = ix.MigrateLayouts(ctx, e.log)
+	}
 	if err != nil {
 		cancel()
 		return nil, err

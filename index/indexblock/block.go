@@ -54,11 +54,18 @@ func (ib *Block) Indexer() *index.Indexer { return ib.indexer }
 // Push is the HTTP ingest path's source (POST /v1/index/events), or nil without tables.
 func (ib *Block) Push() *index.PushSource { return ib.push }
 
-// Start runs the sources and the counters' flush until ctx ends or Close; a source stopped
-// before acknowledging reads its entries again later.
+// Start runs the sources, the counters' flush and the move of the tables still of layout 1
+// (Indexer.MigrateLayouts) until ctx ends or Close; a source stopped before acknowledging reads
+// its entries again later.
 func (ib *Block) Start(ctx context.Context) error {
 	if ib.indexer != nil {
 		ib.bg.Go(ctx, func(ctx context.Context) { _ = ib.indexer.RunCounters(ctx, 0, ib.log) })
+		// Rows still of layout 1 are applied correctly meanwhile; this ends the kid- reads.
+		ib.bg.Go(ctx, func(ctx context.Context) {
+			if err := ib.indexer.MigrateLayouts(ctx, ib.log); err != nil && ctx.Err() == nil {
+				ib.log.Error("CDC index layout 2: migration stopped; changes are still applied correctly, run `redstate index migrate-layout`", "err", err)
+			}
+		})
 	}
 	for _, src := range ib.sources {
 		ib.bg.Go(ctx, func(ctx context.Context) {

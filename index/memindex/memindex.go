@@ -57,7 +57,8 @@ func (s *Store) Apply(_ context.Context, writes []index.RowWrite) ([]index.Outco
 	defer s.mu.Unlock()
 	out := make([]index.Outcome, len(writes))
 	for i, w := range writes {
-		if cur, ok := s.get(w.VersionKey); ok && !index.Newer(w.Version, cur) {
+		cur, found := s.get(w.VersionKey)
+		if found && !index.Newer(w.Version, cur) {
 			out[i] = index.Stale
 			continue
 		}
@@ -65,17 +66,16 @@ func (s *Store) Apply(_ context.Context, writes []index.RowWrite) ([]index.Outco
 			out[i] = index.Stale
 			continue
 		}
-		var old []string
-		if raw, ok := s.get(w.RelationKey); ok {
-			_ = json.Unmarshal([]byte(raw), &old)
-		}
-		for _, k := range old {
+		// The memory store is never of layout 1: the relation is in the version key.
+		_, _, relation, _ := index.ParseRowValue(cur)
+		for _, k := range index.DecodeRelation(w.TablePrefix, relation) {
 			if w.Delete || !slices.Contains(w.Keys, k) {
 				s.hdel(k, w.ID)
 			}
 		}
+		value := stringValue{value: w.Value()}
 		if w.Delete {
-			delete(s.strings, w.RelationKey)
+			value.expires = s.now().Add(w.TTL)
 		} else {
 			for _, k := range w.Keys {
 				h := s.hashes[k]
@@ -85,10 +85,8 @@ func (s *Store) Apply(_ context.Context, writes []index.RowWrite) ([]index.Outco
 				}
 				h[w.ID] = slices.Clone(w.Row)
 			}
-			rel, _ := json.Marshal(w.Keys)
-			s.strings[w.RelationKey] = stringValue{value: string(rel)}
 		}
-		s.strings[w.VersionKey] = stringValue{value: index.VersionValue(w.Version, w.Stamp), expires: s.now().Add(w.TTL)}
+		s.strings[w.VersionKey] = value
 		out[i] = index.Applied
 	}
 	return out, nil
@@ -286,4 +284,24 @@ func (s *Store) Counters(_ context.Context, key string) (index.CounterSet, error
 		}
 	}
 	return index.ParseCounterFields(fields), nil
+}
+
+// MigrateRows implements index.Store. The memory store lives only as long as its process and
+// has only ever written layout 2: it holds no relation key to move.
+func (s *Store) MigrateRows(context.Context, index.LayoutMigration) (int, error) { return 0, nil }
+
+// MarkLayout implements index.Store.
+func (s *Store) MarkLayout(_ context.Context, key string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.strings[key] = stringValue{value: strconv.Itoa(index.LayoutVersion)}
+	return nil
+}
+
+// LayoutMarked implements index.Store.
+func (s *Store) LayoutMarked(_ context.Context, key string) (bool, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, ok := s.get(key)
+	return ok, nil
 }

@@ -241,7 +241,8 @@ func TestSource_BackfillJoinsLiveStream(t *testing.T) {
 	}
 }
 
-// checkStamps fails unless at least n version keys exist and each is "<version>|<RFC 3339 time>".
+// checkStamps fails unless at least n version keys exist and each is "<version>|<RFC 3339
+// time>|<relation>" (index.RowValue).
 func (f *fixture) checkStamps(t *testing.T, n int) {
 	t.Helper()
 	keys, _ := f.ix.Keys("shop", "items")
@@ -255,7 +256,7 @@ func (f *fixture) checkStamps(t *testing.T, n int) {
 			continue
 		}
 		seen++
-		_, stamp, _ := strings.Cut(strings.TrimPrefix(v, "string:"), "|")
+		_, stamp, _, _ := index.ParseRowValue(strings.TrimPrefix(v, "string:"))
 		if _, err := time.Parse(time.RFC3339Nano, stamp); err != nil {
 			t.Fatalf("version key %s = %q: no change time after the version (%v)", k, v, err)
 		}

@@ -81,7 +81,7 @@ func TestResend_ApplyIsIdempotent(t *testing.T) {
 	s := redisindex.New(client)
 	ctx := context.Background()
 	write := func(id, version, row string) index.RowWrite {
-		return index.RowWrite{VersionKey: "ix:t:fil-" + id, RelationKey: "ix:t:kid-" + id, ID: id,
+		return index.RowWrite{VersionKey: "ix:t:fil-" + id, TablePrefix: "ix:t:", FloorKey: "ix:t:truncated", LayoutKey: "ix:t:layout", ID: id,
 			Version: index.Version(version), Stamp: "2025-01-15T10:30:00", Row: json.RawMessage(row),
 			Keys: []string{"ix:t:st-a"}, TTL: time.Hour}
 	}
@@ -95,7 +95,7 @@ func TestResend_ApplyIsIdempotent(t *testing.T) {
 		t.Fatalf("Apply = %v, %v", out, err)
 	}
 	rows := client.HGetAll(ctx, "ix:t:st-a").Val()
-	if len(rows) != 2 || rows["1"] != `{"id":1}` || client.Get(ctx, "ix:t:fil-1").Val() != "1|2025-01-15T10:30:00" {
+	if len(rows) != 2 || rows["1"] != `{"id":1}` || client.Get(ctx, "ix:t:fil-1").Val() != "1|2025-01-15T10:30:00|st-a" {
 		t.Fatalf("index %v, version %q", rows, client.Get(ctx, "ix:t:fil-1").Val())
 	}
 	if runs != 2 {

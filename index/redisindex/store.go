@@ -1,5 +1,6 @@
 // Package redisindex is the Redis index.Store: row changes are applied by a Lua script (per row
-// the version compare-and-set, the relation read, HDEL/HSET, SET), several rows a call,
+// the version compare-and-set on the row's version key, which holds its relation, then
+// HDEL/HSET and one SET), several rows a call,
 // pipelined per batch. On Redis Cluster every
 // key of a table must share a hash tag (index.TableSpec.HashTag) so that script runs in one
 // slot.
@@ -102,7 +103,7 @@ func scriptCalls(writes []index.RowWrite) (calls []redisscript.Call, rows [][]in
 		if !ok || len(rows[c]) == rowsPerScript {
 			c = len(calls)
 			open[g] = c
-			calls = append(calls, redisscript.Call{Keys: []string{g.floorKey}, Args: []any{g.ttl}})
+			calls = append(calls, redisscript.Call{Keys: []string{g.floorKey, w.LayoutKey}, Args: []any{g.ttl, w.TablePrefix}})
 			rows = append(rows, nil)
 		}
 		appendScriptRow(&calls[c], w)
@@ -113,14 +114,13 @@ func scriptCalls(writes []index.RowWrite) (calls []redisscript.Call, rows [][]in
 
 // appendScriptRow adds w's KEYS and ARGV to call (applyScript's layout).
 func appendScriptRow(call *redisscript.Call, w index.RowWrite) {
-	call.Keys = append(call.Keys, w.VersionKey, w.RelationKey)
-	m, newRel := "-1", ""
+	call.Keys = append(call.Keys, w.VersionKey)
+	m := "-1"
 	if !w.Delete {
 		call.Keys = append(call.Keys, w.Keys...)
-		rel, _ := json.Marshal(w.Keys)
-		m, newRel = strconv.Itoa(len(w.Keys)), string(rel)
+		m = strconv.Itoa(len(w.Keys))
 	}
-	call.Args = append(call.Args, m, w.ID, index.VersionValue(w.Version, w.Stamp), string(w.Row), newRel)
+	call.Args = append(call.Args, m, w.ID, w.Value(), string(w.Row))
 }
 
 // ttlMillis is a TTL in whole milliseconds, at least 1, as text.
@@ -375,4 +375,48 @@ func (s *Store) Counters(ctx context.Context, key string) (index.CounterSet, err
 		}
 	}
 	return index.ParseCounterFields(fields), nil
+}
+
+// migrateRowsPerScript is the most rows one call of migrateScript moves.
+const migrateRowsPerScript = 64
+
+// MigrateRows implements index.Store: migrateScript, up to migrateRowsPerScript rows a call,
+// pipelined (on Cluster the rows of a tagged table share its slot).
+func (s *Store) MigrateRows(ctx context.Context, m index.LayoutMigration) (int, error) {
+	var calls []redisscript.Call
+	for start := 0; start < len(m.RelationKeys); start += migrateRowsPerScript {
+		call := redisscript.Call{Args: []any{m.TablePrefix, m.Stamp}}
+		for i := start; i < min(start+migrateRowsPerScript, len(m.RelationKeys)); i++ {
+			call.Keys = append(call.Keys, m.VersionKeys[i], m.RelationKeys[i])
+		}
+		calls = append(calls, call)
+	}
+	moved := 0
+	for _, cmd := range redisscript.RunPipelined(ctx, s.client, migrateScript, calls) {
+		reply, err := cmd.Slice()
+		if err == nil && len(reply) != 2 {
+			err = errors.New("unexpected reply length")
+		}
+		if err != nil {
+			return moved, rediserr.Map(err, "index layout migration")
+		}
+		n, _ := reply[0].(int64)
+		moved += int(n)
+		if bad, ok := reply[1].(string); ok {
+			return moved, redstate.Errorf(redstate.EINVALID,
+				"index layout migration: relation key %s lists a key that does not start with %s (were the index's prefix or namespace changed?); it was left as it is", bad, m.TablePrefix)
+		}
+	}
+	return moved, nil
+}
+
+// MarkLayout implements index.Store: SET key "2", no TTL.
+func (s *Store) MarkLayout(ctx context.Context, key string) error {
+	return rediserr.Map(s.client.Set(ctx, key, strconv.Itoa(index.LayoutVersion), 0).Err(), "index layout")
+}
+
+// LayoutMarked implements index.Store: EXISTS key.
+func (s *Store) LayoutMarked(ctx context.Context, key string) (bool, error) {
+	n, err := s.client.Exists(ctx, key).Result()
+	return n == 1, rediserr.Map(err, "index layout")
 }
