@@ -52,6 +52,18 @@ func TestSpec_ValidateListsEveryProblem(t *testing.T) {
 	}
 }
 
+// TestSpec_RowKeyCodesAreReserved: a dimension code "fil" or "kid" would make index keys such as
+// <table>:fil-10001 — the version key of row 10001 — and match the row keys' SCAN pattern.
+func TestSpec_RowKeyCodesAreReserved(t *testing.T) {
+	for _, code := range []string{"fil", "kid"} {
+		err := TableSpec{DB: "db1", Table: "t", Key: "id", Columns: []Column{{Name: "id", Type: "int"}, {Name: "a", Type: "int"}},
+			Dimensions: [][]Part{{{Code: code, Column: "a"}}}}.Validate()
+		if err == nil || !strings.Contains(err.Error(), "code \""+code+"\" is reserved") {
+			t.Errorf("code %q: %v; want it refused as reserved", code, err)
+		}
+	}
+}
+
 func TestVersions_OrderAndLSN(t *testing.T) {
 	if !(PostgresVersion(10, 99) < PostgresVersion(11, 1)) {
 		t.Error("a later commit must win whatever the change LSN")

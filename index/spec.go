@@ -190,6 +190,9 @@ func (s TableSpec) Validate() error {
 			if p.Code == "cursor" || p.Code == "count" {
 				add("dimensions[%d][%d].code %q is reserved for query paging", i, j, p.Code)
 			}
+			if p.Code == "fil" || p.Code == "kid" {
+				add("dimensions[%d][%d].code %q is reserved: the row keys are <table>:fil-<id> (and kid-<id> before layout 2), which an index key starting with it would collide with", i, j, p.Code)
+			}
 			if codes[p.Code] {
 				add("dimensions[%d]: code %q appears twice", i, p.Code)
 			}
