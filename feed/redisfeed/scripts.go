@@ -8,27 +8,51 @@ import "github.com/redis/go-redis/v9"
 // fan-out, a retried fan-out), so the script reads nothing first. Two additions mean the set
 // was just created: it gets the set TTL (docs/feed.md, "Expiry"), as PEXPIREAT of the server's
 // TIME (read once per call, at the first set created) plus the TTL: the expiry PEXPIRE would
-// give, and what PEXPIRE is rewritten to for replicas and the AOF anyway, for 0.15 µs less of
-// server CPU per new set than PEXPIRE. Keys are joined here from
-// feed.Keys.UnreadParts (one user id per follower crosses the wire instead of a key); KEYS[1]
-// is the first follower's unread set, for routing.
+// give, and what PEXPIRE is rewritten to for replicas and the AOF anyway.
+//
+// The first set the call creates is then DUMPed: every set the call creates holds the same two
+// members, so the next followers get theirs with one RESTORE of that copy, with its expiry
+// (ABSTTL), instead of ZADD and PEXPIREAT: one command per new set, and RESTORE refuses a key
+// that exists, which is the "is the set new?" test for free. A follower whose set exists makes
+// RESTORE fail (BUSYKEY); the script then takes ZADD NX for that follower and the next ones
+// until ZADD creates a set again, so a group of followers who hold sets costs one failed
+// RESTORE at most. Any failure of DUMP or RESTORE (an ACL without them, say) only means the
+// ZADD path: the sets are the same either way.
+//
+// Keys are joined here from feed.Keys.UnreadParts (one user id per follower crosses the wire
+// instead of a key); KEYS[1] is the first follower's unread set, for routing.
 // ARGV[1] key before the user id, ARGV[2] key after it, ARGV[3] score (ms), ARGV[4] post id,
 // ARGV[5] TTL ms of the sets, ARGV[6..] follower ids. Returns how many sets got the post.
 const fanOutBody = `
 local before, after, score, post, ttl = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local added, expires_at = 0, nil
+local added, expires_at, copy, restoring = 0, nil, nil, false
 for i = 6, #ARGV do
   local key = before .. ARGV[i] .. after
-  local n = redis.call('ZADD', key, 'NX', score, post, '-inf', '')
-  if n == 2 then
-    if not expires_at then
-      local t = redis.call('TIME')
-      expires_at = string.format('%.0f', t[1] * 1000 + math.floor(t[2] / 1000) + ttl)
+  local restored = false
+  if restoring then
+    local r = redis.pcall('RESTORE', key, expires_at, copy, 'ABSTTL')
+    restored = type(r) ~= 'table' or not r.err
+    restoring = restored
+  end
+  if restored then
+    added = added + 1
+  else
+    local n = redis.call('ZADD', key, 'NX', score, post, '-inf', '')
+    if n == 2 then
+      if not expires_at then
+        local t = redis.call('TIME')
+        expires_at = string.format('%.0f', t[1] * 1000 + math.floor(t[2] / 1000) + ttl)
+        redis.call('PEXPIREAT', key, expires_at)
+        local d = redis.pcall('DUMP', key)
+        if type(d) == 'string' then copy = d end
+      else
+        redis.call('PEXPIREAT', key, expires_at)
+      end
+      restoring = copy ~= nil
+      added = added + 1
+    elseif n == 1 then
+      added = added + 1
     end
-    redis.call('PEXPIREAT', key, expires_at)
-    added = added + 1
-  elseif n == 1 then
-    added = added + 1
   end
 end
 return added
