@@ -22,8 +22,7 @@ func newBenchFeedCommand() *cobra.Command {
           a time) vs pipelined SADD + HINCRBY of the same keys, taking turns on ten slices of
           the followers; the first post creates the followers' keys (fanout_first), the
           second finds them (fanout)
-  read    MarkRead (one ZADD XX CH; a script when it moves nothing) vs pipelined SADD +
-          SREM + HINCRBY
+  read    MarkRead (one script) vs pipelined SADD + SREM + HINCRBY
   page    an unread page of 20 (one ZREVRANGEBYSCORE, the cursor script when a group of
           equal times is cut) vs ZREVRANGE 0 19
   page_cached  the same page through the client-side cache (on unless --client-cache=false)

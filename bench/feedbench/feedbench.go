@@ -8,8 +8,8 @@
 //	        (the seed's algorithm, no guard), followers/s, the two taking turns on ten slices of
 //	        the followers; twice: the first post creates the followers' keys (fanout_first), the
 //	        second finds them (fanout)
-//	read    MarkRead (one ZADD XX CH of the post to -inf in the unread set; a script only
-//	        when that moved nothing) vs a pipelined SADD + SREM + HINCRBY, ops/s and p99
+//	read    MarkRead (one script: ZADD XX CH of the post to -inf in the unread set) vs a
+//	        pipelined SADD + SREM + HINCRBY, ops/s and p99
 //	page    UnreadPage of 20 (one ZREVRANGEBYSCORE WITHSCORES) vs ZREVRANGE 0 19, ops/s and p99
 //	page_cached  the same page through the client-side cache (Target.Cache) vs ZREVRANGE 0 19
 //

@@ -371,19 +371,10 @@ func (c *Cache) bySlot(followers []int64) [][]int64 {
 	return groups.By(followers, func(u int64) int { return keyspace.Slot(c.keys.Built(u)) })
 }
 
-// MarkRead implements feed.Cache. The common case, an unread entry, takes one plain command:
-// ZADD XX CH moves it to -inf and reports it (a command costs the server less than a script).
-// Otherwise (the post is read already, or not in the set: the read overtook the fan-out, or the
-// author is hybrid) markReadScript runs, which checks again and adds the read entry; the ZADD
-// changed nothing then, so the two steps need no atomicity between them.
+// MarkRead implements feed.Cache: one script call (markReadScript), one round trip.
 func (c *Cache) MarkRead(ctx context.Context, user, author, post int64) (bool, error) {
-	key := c.keys.Unread(user, author)
-	moved, err := c.client.ZAddArgs(ctx, key, redis.ZAddArgs{XX: true, Ch: true,
-		Members: []redis.Z{{Score: math.Inf(-1), Member: post}}}).Result()
-	if err == nil && moved == 0 {
-		moved, err = markReadScript.Run(ctx, c.client, []string{key}, post, ttlMS(feed.SetTTL)).Int64()
-	}
-	return moved == 1, c.synced(ctx, err, "feed mark read")
+	n, err := markReadScript.Run(ctx, c.client, []string{c.keys.Unread(user, author)}, post, ttlMS(feed.SetTTL)).Int64()
+	return n == 1, c.synced(ctx, err, "feed mark read")
 }
 
 // MarkAuthorRead implements feed.Cache.
