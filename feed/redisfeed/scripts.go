@@ -15,8 +15,8 @@ import "github.com/redis/go-redis/v9"
 // (ABSTTL), instead of ZADD and PEXPIREAT: one command per new set, and RESTORE refuses a key
 // that exists, which is the "is the set new?" test for free. A follower whose set exists makes
 // RESTORE fail (BUSYKEY); the script then takes ZADD NX for that follower and the next ones
-// until ZADD creates a set again, so a group of followers who hold sets costs one failed
-// RESTORE at most. Any failure of DUMP or RESTORE (an ACL without them, say) only means the
+// until ZADD creates a set again, so each run of followers who hold sets costs one failed
+// RESTORE at most, and a call whose followers all hold sets (the common case) none. Any failure of DUMP or RESTORE (an ACL without them, say) only means the
 // ZADD path: the sets are the same either way.
 //
 // Keys are joined here from feed.Keys.UnreadParts (one user id per follower crosses the wire
