@@ -172,7 +172,7 @@ type feedSnapshot struct {
 	inSQL   map[int64]bool
 	readSQL map[int64]map[int64]bool
 	// index[author] is the author's Redis index, unread[{user, author}] the user's Redis unread
-	// set of the author, read[user] which of the posts the user's Redis read set holds.
+	// set of the author, read[user] which of the posts Redis holds read for the user (ReadOf).
 	index  map[int64]map[int64]bool
 	unread map[[2]int64]map[int64]bool
 	read   map[int64]map[int64]bool
@@ -186,8 +186,10 @@ func (f *feedRun) snapshot(t *testing.T, posts []feed.Post) feedSnapshot {
 		var err error
 		for i := 0; i < len(posts); i += 500 {
 			ids := make([]int64, 0, 500)
+			byAuthor := map[int64][]int64{}
 			for _, p := range posts[i:min(i+500, len(posts))] {
 				ids = append(ids, p.ID)
+				byAuthor[p.AuthorID] = append(byAuthor[p.AuthorID], p.ID)
 			}
 			found, err := f.src.Posts(ctx, ids)
 			if err != nil {
@@ -200,8 +202,10 @@ func (f *feedRun) snapshot(t *testing.T, posts []feed.Post) feedSnapshot {
 				if err := mergeBools(&s.readSQL, u, func() (map[int64]bool, error) { return f.src.ReadOf(ctx, u, ids) }); err != nil {
 					return s, err
 				}
-				if err := mergeBools(&s.read, u, func() (map[int64]bool, error) { return f.cache.ReadOf(ctx, u, ids) }); err != nil {
-					return s, err
+				for a, aids := range byAuthor {
+					if err := mergeBools(&s.read, u, func() (map[int64]bool, error) { return f.cache.ReadOf(ctx, u, a, aids) }); err != nil {
+						return s, err
+					}
 				}
 			}
 		}

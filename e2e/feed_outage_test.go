@@ -241,13 +241,13 @@ func outageDiff(t *testing.T, s *server, src *sqlfeed.Store, cache *redisfeed.Ca
 			if err != nil {
 				t.Fatal(err)
 			}
-			inRedis, err := cache.ReadOf(ctx, u, ids)
+			inRedis, err := cache.ReadOf(ctx, u, f.Author, ids)
 			if err != nil {
 				return fmt.Sprintf("Redis: %v", err)
 			}
 			for id := range inSQL {
 				if !inRedis[id] {
-					return fmt.Sprintf("user %d: post %d read in SQL, not in the Redis read set", u, id)
+					return fmt.Sprintf("user %d: post %d read in SQL, not read in Redis", u, id)
 				}
 			}
 		}

@@ -32,6 +32,9 @@ type UserState struct {
 	// (all of them go to the read set; those of an author of Unread are also held as read in
 	// the author's unread set, so that a fan-out does not add them again).
 	Read map[int64][]int64
+	// Hybrid lists the followed hybrid authors: Rebuild renews the TTL of the user's unread
+	// sets of them (which hold the read marks made since the last rebuild) and adds nothing.
+	Hybrid []int64
 	// Replace makes Rebuild replace the user's keys instead of merging (an operator's
 	// `feed rebuild`: a fan-out racing it may be lost and is then repaired by the next one).
 	Replace bool
@@ -75,9 +78,9 @@ type Cache interface {
 	// or repeated, changes nothing), in one script per group of followers, pipelined (one round
 	// trip per node). It returns how many sets changed.
 	FanOut(ctx context.Context, author int64, ref PostRef, followers []int64) (int, error)
-	// MarkRead adds post to user's read set and marks it read in the unread set of author
-	// (where it leaves the count; a later fan-out does not add it again); idempotent, one
-	// script. It reports whether an unread entry was read.
+	// MarkRead marks post read in user's unread set of author (where it leaves the count; a
+	// later fan-out does not add it again; the read set is not written: ReadOf and the hybrid
+	// reads look in both); idempotent, one script. It reports whether an unread entry was read.
 	MarkRead(ctx context.Context, user, author, post int64) (bool, error)
 	// MarkAuthorRead does MarkRead for posts (the ids SQL just marked read) of author: one
 	// script, one round trip. It returns how many unread entries it read.
@@ -99,16 +102,17 @@ type Cache interface {
 	// UnreadCounts returns user's count of unread posts of each of authors (the followed
 	// fan-out authors; zero counts absent): each unread set's size, in one round trip.
 	UnreadCounts(ctx context.Context, user int64, authors []int64) (map[int64]int64, error)
-	// ReadOf returns which of posts user has read (per the read set).
-	ReadOf(ctx context.Context, user int64, posts []int64) (map[int64]bool, error)
+	// ReadOf returns which of posts of author user has read: those in the read set or held
+	// read in the user's unread set of author.
+	ReadOf(ctx context.Context, user, author int64, posts []int64) (map[int64]bool, error)
 	// AddRead adds posts to user's read set (a hybrid author's posts marked read).
 	AddRead(ctx context.Context, user int64, posts []int64) error
 	// HybridUnread counts and lists user's unread posts of a hybrid (big) author: the author
-	// index from since on, minus the read set; limit 0 counts only.
+	// index from since on, minus the posts read (ReadOf); limit 0 counts only.
 	HybridUnread(ctx context.Context, user, author int64, since time.Time, after Cursor, limit int) (count int64, page []PostRef, err error)
 	// HybridCounts is HybridUnread's count for several hybrid authors of user at once (since:
 	// author → user's follow time), in two round trips whatever their number: the indexes in
-	// one pipeline, then the read set's membership of their posts in another. Authors whose
+	// one pipeline, then which of their posts were read (ReadOf) in another. Authors whose
 	// index does not exist are listed in missing instead; zero counts are absent.
 	HybridCounts(ctx context.Context, user int64, since map[int64]time.Time) (counts map[int64]int64, missing []int64, err error)
 }

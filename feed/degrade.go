@@ -158,8 +158,8 @@ func (b breakerCache) UnreadCounts(ctx context.Context, user int64, authors []in
 }
 
 // ReadOf implements Cache.
-func (b breakerCache) ReadOf(ctx context.Context, user int64, posts []int64) (map[int64]bool, error) {
-	return guarded(ctx, b, func() (map[int64]bool, error) { return b.c.ReadOf(ctx, user, posts) })
+func (b breakerCache) ReadOf(ctx context.Context, user, author int64, posts []int64) (map[int64]bool, error) {
+	return guarded(ctx, b, func() (map[int64]bool, error) { return b.c.ReadOf(ctx, user, author, posts) })
 }
 
 // AddRead implements Cache.

@@ -10,7 +10,8 @@ import (
 //
 //	blog:info:{blogId}                   Hash   post cache (TTL 7 d)
 //	author:blogs:{authorId}              ZSET   author index: post id → create time (ms); no TTL
-//	user:read:{userId}                   Set    posts the user read (TTL 30 d + 1 h)
+//	user:read:{userId}                   Set    posts the user read, as of the last rebuild
+//	                                            (TTL 30 d + 1 h)
 //	user:unread:v2:{userId}:{authorId}   ZSET   the user's unread posts of the author → create
 //	                                            time (ms); read posts and the marker "" at -inf
 //	                                            (TTL 30 d + 1 h)

@@ -7,7 +7,7 @@ import (
 )
 
 // MarkRead is the seed's markBlogAsRead for viewer: the read mark goes to SQL, then the Redis
-// script updates read set, unread set and count together (idempotent, never negative). A SQL
+// script marks it read in the unread set, which holds the count (idempotent, never negative). A SQL
 // error after ctx ended may hide a committed mark: the viewer is then marked for repair, as
 // after every such error of MarkAuthorRead, Follow, Unfollow and Like.
 // Errors: EINVALID, ENOTFOUND (no such post), EUNAVAILABLE (SQL).

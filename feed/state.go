@@ -93,6 +93,7 @@ func (s *Service) stateFromSQL(ctx context.Context, user int64) (UserState, erro
 			st.Read[f.Author] = read
 		}
 		if s.isHybrid(f.Followers) {
+			st.Hybrid = append(st.Hybrid, f.Author)
 			continue
 		}
 		isRead := make(map[int64]bool, len(read))

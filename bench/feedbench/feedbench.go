@@ -3,12 +3,13 @@
 //
 //	fanout  FanOut of a post to N followers (one script per group of 100 followers: per
 //	        follower one ZADD NX of the post and the set's marker, a PEXPIREAT when that created
-//	        the set; pipelined per batch) vs pipelined SADD + HINCRBY of the same key shapes
+//	        the set, and for the call's next new sets one RESTORE of a copy of the first;
+//	        pipelined per batch) vs pipelined SADD + HINCRBY of the same key shapes
 //	        (the seed's algorithm, no guard), followers/s, the two taking turns on ten slices of
 //	        the followers; twice: the first post creates the followers' keys (fanout_first), the
 //	        second finds them (fanout)
-//	read    MarkRead (one script: SADD + PEXPIRE of the read set, ZADD XX CH of the post to
-//	        -inf in the unread set) vs a pipelined SADD + SREM + HINCRBY, ops/s and p99
+//	read    MarkRead (one script: ZADD XX CH of the post to -inf in the unread set) vs a
+//	        pipelined SADD + SREM + HINCRBY, ops/s and p99
 //	page    UnreadPage of 20 (one ZREVRANGEBYSCORE WITHSCORES) vs ZREVRANGE 0 19, ops/s and p99
 //	page_cached  the same page through the client-side cache (Target.Cache) vs ZREVRANGE 0 19
 //

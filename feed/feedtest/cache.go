@@ -149,7 +149,7 @@ func RunCacheSuite(t *testing.T, newCache NewCache) {
 			if got := must(c.UnreadCounts(ctx, u, []int64{author})); got[author] != 0 {
 				t.Fatalf("count = %d", got[author])
 			}
-			if r := must(c.ReadOf(ctx, u, []int64{1, 2, 99})); !r[1] || r[2] || !r[99] {
+			if r := must(c.ReadOf(ctx, u, author, []int64{1, 2, 99})); !r[1] || r[2] || !r[99] {
 				t.Fatalf("ReadOf = %v", r)
 			}
 		},
@@ -169,7 +169,7 @@ func RunCacheSuite(t *testing.T, newCache NewCache) {
 			if got := must(c.UnreadCounts(ctx, u, []int64{a, b})); len(got) != 0 {
 				t.Fatalf("counts = %v", got)
 			}
-			if r := must(c.ReadOf(ctx, u, []int64{1, 2, 3, 11})); len(r) != 3 || r[11] {
+			if r := must(c.ReadOf(ctx, u, a, []int64{1, 2, 3, 11})); len(r) != 3 || r[11] {
 				t.Fatalf("ReadOf = %v", r)
 			}
 		},
@@ -259,6 +259,27 @@ func RunCacheSuite(t *testing.T, newCache NewCache) {
 			}
 			if n := must(c.FanOut(ctx, a, ref(3, 3), []int64{u})); n != 0 { // read per SQL: a late fan-out
 				t.Fatalf("fan-out of a post the rebuild marked read added %d", n)
+			}
+		},
+		"HybridSeesReadMarks": func(t *testing.T, c feed.Cache) {
+			// Read marks made in fan-out mode (and those of a hybrid author) are held in the
+			// unread set only: the hybrid reads count them as read.
+			a, u := ID(), ID()
+			must(c.FanOut(ctx, a, ref(1, 1), []int64{u}))
+			must(c.MarkRead(ctx, u, a, 1)) // fan-out mode
+			must(c.MarkRead(ctx, u, a, 3)) // hybrid mode: no fan-out came
+			for i := int64(1); i <= 4; i++ {
+				mustOK(t, c.AddAuthorPost(ctx, a, ref(i, int(i))))
+			}
+			n, p, err := c.HybridUnread(ctx, u, a, base, feed.Cursor{}, 10)
+			if err != nil || n != 2 || !slices.Equal(ids(p), []int64{4, 2}) {
+				t.Fatalf("HybridUnread = %d %v %v, want 2 [4 2]", n, ids(p), err)
+			}
+			if counts, _, err := c.HybridCounts(ctx, u, map[int64]time.Time{a: base}); err != nil || counts[a] != 2 {
+				t.Fatalf("HybridCounts = %v, %v, want 2", counts, err)
+			}
+			if r := must(c.ReadOf(ctx, u, a, []int64{1, 2, 3})); !r[1] || r[2] || !r[3] {
+				t.Fatalf("ReadOf = %v", r)
 			}
 		},
 		"Hybrid": func(t *testing.T, c feed.Cache) {

@@ -224,7 +224,6 @@ func (c *Cache) hold(user, author int64, posts ...int64) int {
 func (c *Cache) MarkRead(_ context.Context, user, author, post int64) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.addRead(user, post)
 	return c.hold(user, author, post) == 1, nil
 }
 
@@ -232,7 +231,6 @@ func (c *Cache) MarkRead(_ context.Context, user, author, post int64) (bool, err
 func (c *Cache) MarkAuthorRead(_ context.Context, user, author int64, posts []int64) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.addRead(user, posts...)
 	return c.hold(user, author, posts...), nil
 }
 
@@ -307,16 +305,22 @@ func (c *Cache) UnreadCounts(_ context.Context, user int64, authors []int64) (ma
 }
 
 // ReadOf implements feed.Cache.
-func (c *Cache) ReadOf(_ context.Context, user int64, posts []int64) (map[int64]bool, error) {
+func (c *Cache) ReadOf(_ context.Context, user, author int64, posts []int64) (map[int64]bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := map[int64]bool{}
 	for _, p := range posts {
-		if c.read[user][p] {
+		if c.isRead(user, author, p) {
 			out[p] = true
 		}
 	}
 	return out, nil
+}
+
+// isRead reports whether user read post of author: in the read set or held read in the
+// unread set of author.
+func (c *Cache) isRead(user, author, post int64) bool {
+	return c.read[user][post] || c.held[user][author][post]
 }
 
 // AddRead implements feed.Cache.
@@ -340,7 +344,7 @@ func (c *Cache) HybridCounts(_ context.Context, user int64, since map[int64]time
 			continue
 		}
 		for id, t := range idx {
-			if !t.Before(ms(from)) && !c.read[user][id] {
+			if !t.Before(ms(from)) && !c.isRead(user, author, id) {
 				counts[author]++
 			}
 		}
@@ -354,11 +358,13 @@ func (c *Cache) HybridUnread(_ context.Context, user, author int64, since time.T
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var refs []feed.PostRef
+	read := map[int64]bool{}
 	for id, t := range c.authors[author] {
 		if !t.Before(ms(since)) {
 			refs = append(refs, feed.PostRef{ID: id, CreateTime: t})
+			read[id] = c.isRead(user, author, id)
 		}
 	}
 	after.Time = ms(after.Time)
-	return feed.HybridPage(refs, c.read[user], after, limit)
+	return feed.HybridPage(refs, read, after, limit)
 }

@@ -8,27 +8,51 @@ import "github.com/redis/go-redis/v9"
 // fan-out, a retried fan-out), so the script reads nothing first. Two additions mean the set
 // was just created: it gets the set TTL (docs/feed.md, "Expiry"), as PEXPIREAT of the server's
 // TIME (read once per call, at the first set created) plus the TTL: the expiry PEXPIRE would
-// give, and what PEXPIRE is rewritten to for replicas and the AOF anyway, for 0.15 µs less of
-// server CPU per new set than PEXPIRE. Keys are joined here from
-// feed.Keys.UnreadParts (one user id per follower crosses the wire instead of a key); KEYS[1]
-// is the first follower's unread set, for routing.
+// give, and what PEXPIRE is rewritten to for replicas and the AOF anyway.
+//
+// The first set the call creates is then DUMPed: every set the call creates holds the same two
+// members, so the next followers get theirs with one RESTORE of that copy, with its expiry
+// (ABSTTL), instead of ZADD and PEXPIREAT: one command per new set, and RESTORE refuses a key
+// that exists, which is the "is the set new?" test for free. A follower whose set exists makes
+// RESTORE fail (BUSYKEY); the script then takes ZADD NX for that follower and the next ones
+// until ZADD creates a set again, so each run of followers who hold sets costs one failed
+// RESTORE at most, and a call whose followers all hold sets (the common case) none. Any failure of DUMP or RESTORE (an ACL without them, say) only means the
+// ZADD path: the sets are the same either way.
+//
+// Keys are joined here from feed.Keys.UnreadParts (one user id per follower crosses the wire
+// instead of a key); KEYS[1] is the first follower's unread set, for routing.
 // ARGV[1] key before the user id, ARGV[2] key after it, ARGV[3] score (ms), ARGV[4] post id,
 // ARGV[5] TTL ms of the sets, ARGV[6..] follower ids. Returns how many sets got the post.
 const fanOutBody = `
 local before, after, score, post, ttl = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local added, expires_at = 0, nil
+local added, expires_at, copy, restoring = 0, nil, nil, false
 for i = 6, #ARGV do
   local key = before .. ARGV[i] .. after
-  local n = redis.call('ZADD', key, 'NX', score, post, '-inf', '')
-  if n == 2 then
-    if not expires_at then
-      local t = redis.call('TIME')
-      expires_at = string.format('%.0f', t[1] * 1000 + math.floor(t[2] / 1000) + ttl)
+  local restored = false
+  if restoring then
+    local r = redis.pcall('RESTORE', key, expires_at, copy, 'ABSTTL')
+    restored = type(r) ~= 'table' or not r.err
+    restoring = restored
+  end
+  if restored then
+    added = added + 1
+  else
+    local n = redis.call('ZADD', key, 'NX', score, post, '-inf', '')
+    if n == 2 then
+      if not expires_at then
+        local t = redis.call('TIME')
+        expires_at = string.format('%.0f', t[1] * 1000 + math.floor(t[2] / 1000) + ttl)
+        redis.call('PEXPIREAT', key, expires_at)
+        local d = redis.pcall('DUMP', key)
+        if type(d) == 'string' then copy = d end
+      else
+        redis.call('PEXPIREAT', key, expires_at)
+      end
+      restoring = copy ~= nil
+      added = added + 1
+    elseif n == 1 then
+      added = added + 1
     end
-    redis.call('PEXPIREAT', key, expires_at)
-    added = added + 1
-  elseif n == 1 then
-    added = added + 1
   end
 end
 return added
@@ -45,61 +69,62 @@ var fanOutScript = redis.NewScript(fanOutBody)
 // sends that group's followers again by slot.
 var fanOutNodeScript = redis.NewScript("#!lua flags=allow-cross-slot-keys\n" + fanOutBody)
 
-// markReadScript marks one post read: it joins the read set, and the unread set holds it at
-// -inf (an unread entry moves there; without one, a read entry is added with the marker, so a
-// fan-out that comes later does not add the post). KEYS[1] read set, KEYS[2] unread set.
-// ARGV[1] post, ARGV[2] TTL ms of the sets. Returns 1 if an unread entry was read.
+// markReadScript marks one post read in the unread set, which holds it at -inf (an unread
+// entry moves there; without one, a read entry is added with the marker, so a fan-out that
+// comes later does not add the post, and the set gets its TTL if that created it). The read set
+// is not written: ReadOf looks in both, and a rebuild renews every set that holds read entries
+// (docs/feed.md, "Expiry"). KEYS[1] unread set. ARGV[1] post, ARGV[2] TTL ms of the sets.
+// Returns 1 if an unread entry was read.
 var markReadScript = redis.NewScript(`
-redis.call('SADD', KEYS[1], ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-if redis.call('ZADD', KEYS[2], 'XX', 'CH', '-inf', ARGV[1]) == 1 then return 1 end
-if redis.call('ZADD', KEYS[2], 'NX', '-inf', ARGV[1], '-inf', '') == 2 then
-  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+if redis.call('ZADD', KEYS[1], 'XX', 'CH', '-inf', ARGV[1]) == 1 then return 1 end
+if redis.call('ZADD', KEYS[1], 'NX', '-inf', ARGV[1], '-inf', '') == 2 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
 return 0
 `)
 
 // markAuthorReadScript marks the given posts of one author read, as markReadScript does each.
-// KEYS[1] read set, KEYS[2] unread set. ARGV[1] TTL ms of the sets, ARGV[2..] post ids.
-// Returns how many unread entries were read.
+// KEYS[1] unread set. ARGV[1] TTL ms of the sets, ARGV[2..] post ids. Returns how many unread
+// entries were read.
 var markAuthorReadScript = redis.NewScript(`
-local read, created = 0, redis.call('EXISTS', KEYS[2]) == 0
+local read, created = 0, redis.call('EXISTS', KEYS[1]) == 0
 for i = 2, #ARGV, 1000 do
   local last = math.min(i + 999, #ARGV)
-  redis.call('SADD', KEYS[1], unpack(ARGV, i, last))
   local args = {}
   for j = i, last do table.insert(args, '-inf'); table.insert(args, ARGV[j]) end
-  read = read + redis.call('ZADD', KEYS[2], 'XX', 'CH', unpack(args))
+  read = read + redis.call('ZADD', KEYS[1], 'XX', 'CH', unpack(args))
   table.insert(args, '-inf'); table.insert(args, '')
-  redis.call('ZADD', KEYS[2], 'NX', unpack(args))
+  redis.call('ZADD', KEYS[1], 'NX', unpack(args))
 end
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
-if created then redis.call('PEXPIRE', KEYS[2], ARGV[1]) end
+if created then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return read
 `)
 
-// rebuildScript merges a user's state from SQL and marks it built. Per author: entries older
-// than the follow are removed (not those at -inf), the author's read posts are held at -inf,
-// its unread entries added unless held (NX: an entry a racing fan-out added stays), and, unless
-// the set would stay empty (no key then), the marker added and the set TTL given. The read set
-// gets every read post.
-// KEYS[1] read set, KEYS[2] built marker, KEYS[3..] unread sets of the state's authors.
+// rebuildScript merges a user's state from SQL and marks it built. Per fan-out author:
+// entries older than the follow are removed (not those at -inf), the author's read posts are
+// held at -inf, its unread entries added unless held (NX: an entry a racing fan-out added
+// stays), and, unless the set would stay empty (no key then), the marker added and the set TTL
+// given. The read set gets every read post. The unread sets of the hybrid authors (read marks
+// only, or entries from before the author became hybrid) get the set TTL if they exist, so that
+// no read mark expires before the built marker.
+// KEYS[1] read set, KEYS[2] built marker, KEYS[3..2+n] unread sets of the state's fan-out
+// authors, KEYS[3+n..] those of its hybrid authors.
 // ARGV[1] TTL ms of the built marker, ARGV[2] now (ms), ARGV[3] "1" to replace instead of
-// merging, ARGV[4] TTL ms of the sets, ARGV[5] JSON read ids (all authors), ARGV[6..] per
-// KEYS[3..]: the follow time (ms; entries scored below it are removed; '-inf': none), JSON
+// merging, ARGV[4] TTL ms of the sets, ARGV[5] JSON read ids (all authors), ARGV[6] n, ARGV[7..]
+// per fan-out set: the follow time (ms; entries scored below it are removed; '-inf': none), JSON
 // read ids of the author, JSON [[id, score], …] unread.
 var rebuildScript = redis.NewScript(`
-local setTTL = ARGV[4]
+local setTTL, n = ARGV[4], tonumber(ARGV[6])
 if ARGV[3] == '1' then
   redis.call('DEL', KEYS[1])
-  for k = 3, #KEYS do redis.call('DEL', KEYS[k]) end
+  for k = 3, 2 + n do redis.call('DEL', KEYS[k]) end
 end
 local read = cjson.decode(ARGV[5])
 for i = 1, #read, 1000 do
   redis.call('SADD', KEYS[1], unpack(read, i, math.min(i + 999, #read)))
 end
-for k = 3, #KEYS do
-  local base = 6 + 3 * (k - 3)
+for k = 3, 2 + n do
+  local base = 7 + 3 * (k - 3)
   local since, gone, entries = ARGV[base], cjson.decode(ARGV[base + 1]), cjson.decode(ARGV[base + 2])
   if since ~= '-inf' then redis.call('ZREMRANGEBYSCORE', KEYS[k], '(-inf', '(' .. since) end
   for _, id in ipairs(gone) do redis.call('ZADD', KEYS[k], '-inf', tostring(id)) end
@@ -109,6 +134,7 @@ for k = 3, #KEYS do
     redis.call('PEXPIRE', KEYS[k], setTTL)
   end
 end
+for k = 3 + n, #KEYS do redis.call('PEXPIRE', KEYS[k], setTTL) end
 redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[1])
 if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], setTTL) end
 return 1

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -370,10 +371,9 @@ func (c *Cache) bySlot(followers []int64) [][]int64 {
 	return groups.By(followers, func(u int64) int { return keyspace.Slot(c.keys.Built(u)) })
 }
 
-// MarkRead implements feed.Cache.
+// MarkRead implements feed.Cache: one script call (markReadScript), one round trip.
 func (c *Cache) MarkRead(ctx context.Context, user, author, post int64) (bool, error) {
-	n, err := markReadScript.Run(ctx, c.client, []string{c.keys.Read(user), c.keys.Unread(user, author)},
-		post, ttlMS(feed.SetTTL)).Int64()
+	n, err := markReadScript.Run(ctx, c.client, []string{c.keys.Unread(user, author)}, post, ttlMS(feed.SetTTL)).Int64()
 	return n == 1, c.synced(ctx, err, "feed mark read")
 }
 
@@ -387,7 +387,7 @@ func (c *Cache) MarkAuthorRead(ctx context.Context, user, author int64, posts []
 	for _, p := range posts {
 		args = append(args, p)
 	}
-	n, err := markAuthorReadScript.Run(ctx, c.client, []string{c.keys.Read(user), c.keys.Unread(user, author)}, args...).Int64()
+	n, err := markAuthorReadScript.Run(ctx, c.client, []string{c.keys.Unread(user, author)}, args...).Int64()
 	return int(n), c.synced(ctx, err, "feed mark author read")
 }
 
@@ -422,7 +422,7 @@ func (c *Cache) Rebuild(ctx context.Context, user int64, st feed.UserState) erro
 	if st.Replace {
 		replace = "1"
 	}
-	args := []any{ttlMS(feed.StateTTL), strconv.FormatInt(time.Now().UnixMilli(), 10), replace, ttlMS(feed.SetTTL), jsonIDs(all)}
+	args := []any{ttlMS(feed.StateTTL), strconv.FormatInt(time.Now().UnixMilli(), 10), replace, ttlMS(feed.SetTTL), jsonIDs(all), len(st.Unread)}
 	for author, refs := range st.Unread {
 		since := "-inf"
 		if t, ok := st.Since[author]; ok {
@@ -438,6 +438,9 @@ func (c *Cache) Rebuild(ctx context.Context, user int64, st feed.UserState) erro
 		}
 		keys = append(keys, c.keys.Unread(user, author))
 		args = append(args, since, jsonIDs(st.Read[author]), string(js))
+	}
+	for _, author := range st.Hybrid {
+		keys = append(keys, c.keys.Unread(user, author))
 	}
 	return c.synced(ctx, rebuildScript.Run(ctx, c.client, keys, args...).Err(), "feed rebuild")
 }
@@ -471,26 +474,55 @@ func (c *Cache) UnreadCounts(ctx context.Context, user int64, authors []int64) (
 	return out, nil
 }
 
-// ReadOf implements feed.Cache.
-func (c *Cache) ReadOf(ctx context.Context, user int64, posts []int64) (map[int64]bool, error) {
+// ReadOf implements feed.Cache: SMISMEMBER on the read set and ZMSCORE on the unread set of
+// author (a read post is held there at -inf), in one pipeline (the user's keys share a slot on
+// Cluster: one round trip).
+func (c *Cache) ReadOf(ctx context.Context, user, author int64, posts []int64) (map[int64]bool, error) {
 	out := make(map[int64]bool, len(posts))
 	if len(posts) == 0 {
 		return out, nil
 	}
 	members := make([]any, len(posts))
 	for i, p := range posts {
-		members[i] = p
+		members[i] = strconv.FormatInt(p, 10)
 	}
-	r, err := c.client.SMIsMember(ctx, c.keys.Read(user), members...).Result()
-	if err != nil {
+	var inSet *redis.BoolSliceCmd
+	var held *redis.FloatSliceCmd
+	if _, err := c.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		inSet, held = c.readOf(ctx, p, user, author, members)
+		return nil
+	}); err != nil {
 		return nil, rediserr.Map(err, "feed read of")
 	}
-	for i, p := range posts {
-		if r[i] {
-			out[p] = true
+	for i, read := range isRead(inSet, held) {
+		if read {
+			out[posts[i]] = true
 		}
 	}
 	return out, nil
+}
+
+// readOf queues on p the commands telling which of members (post ids of author) user read:
+// their membership of the read set and their scores in the unread set of author.
+func (c *Cache) readOf(ctx context.Context, p redis.Pipeliner, user, author int64, members []any) (*redis.BoolSliceCmd, *redis.FloatSliceCmd) {
+	inSet := p.SMIsMember(ctx, c.keys.Read(user), members...)
+	scores := make([]string, len(members))
+	for i, m := range members {
+		scores[i] = m.(string)
+	}
+	return inSet, p.ZMScore(ctx, c.keys.Unread(user, author), scores...)
+}
+
+// isRead combines readOf's replies: a post is read if it is in the read set or held at -inf in
+// the unread set (a missing member's score reads as 0).
+func isRead(inSet *redis.BoolSliceCmd, held *redis.FloatSliceCmd) []bool {
+	out := inSet.Val()
+	for i, score := range held.Val() {
+		if i < len(out) && math.IsInf(score, -1) {
+			out[i] = true
+		}
+	}
+	return out
 }
 
 // AddRead implements feed.Cache.
@@ -511,7 +543,7 @@ func (c *Cache) AddRead(ctx context.Context, user int64, posts []int64) error {
 }
 
 // HybridUnread implements feed.Cache: the author index from since on (one round trip), then
-// the read set's membership of those posts (one more); not atomic across the two, which are in
+// which of those posts were read (ReadOf, one more); not atomic across the two, which are in
 // different slots on Cluster.
 func (c *Cache) HybridUnread(ctx context.Context, user, author int64, since time.Time, after feed.Cursor, limit int) (int64, []feed.PostRef, error) {
 	zs, err := c.client.ZRevRangeByScoreWithScores(ctx, c.keys.AuthorPosts(author), &redis.ZRangeBy{Min: strconv.FormatInt(ms(since), 10), Max: "+inf"}).Result()
@@ -528,7 +560,7 @@ func (c *Cache) HybridUnread(ctx context.Context, user, author int64, since time
 		ids = append(ids, id)
 		refs = append(refs, feed.PostRef{ID: id, CreateTime: time.UnixMilli(int64(z.Score)).UTC()})
 	}
-	read, err := c.ReadOf(ctx, user, ids)
+	read, err := c.ReadOf(ctx, user, author, ids)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -536,8 +568,8 @@ func (c *Cache) HybridUnread(ctx context.Context, user, author int64, since time
 }
 
 // HybridCounts implements feed.Cache: EXISTS and the index from the follow on of every author
-// in one pipeline, then one SMISMEMBER per author on the read set in another (on Cluster each
-// pipeline is split per node, the parts sent in parallel).
+// in one pipeline, then per author SMISMEMBER on the read set and ZMSCORE on the unread set
+// (readOf) in another (on Cluster each pipeline is split per node, the parts sent in parallel).
 func (c *Cache) HybridCounts(ctx context.Context, user int64, since map[int64]time.Time) (map[int64]int64, []int64, error) {
 	counts := map[int64]int64{}
 	if len(since) == 0 {
@@ -574,9 +606,11 @@ func (c *Cache) HybridCounts(ctx context.Context, user int64, since map[int64]ti
 	if len(listed) == 0 {
 		return counts, missing, nil
 	}
-	cmds, err = c.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, members := range posts {
-			p.SMIsMember(ctx, c.keys.Read(user), members...)
+	inSet := make([]*redis.BoolSliceCmd, len(listed))
+	held := make([]*redis.FloatSliceCmd, len(listed))
+	_, err = c.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, members := range posts {
+			inSet[i], held[i] = c.readOf(ctx, p, user, listed[i], members)
 		}
 		return nil
 	})
@@ -584,7 +618,7 @@ func (c *Cache) HybridCounts(ctx context.Context, user int64, since map[int64]ti
 		return nil, nil, rediserr.Map(err, "feed hybrid counts")
 	}
 	for i, a := range listed {
-		for _, read := range cmds[i].(*redis.BoolSliceCmd).Val() {
+		for _, read := range isRead(inSet[i], held[i]) {
 			if !read {
 				counts[a]++
 			}
