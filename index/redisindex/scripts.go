@@ -26,8 +26,7 @@ import (
 // The kid- key's name is the version key's with "kid-" for "fil-" (not in KEYS, as above).
 //
 // What the server does per row is kept small, as it is where an applied change's cost goes:
-// one SET … GET KEEPTTL (the new value written and the old one read in one lookup; a stale
-// change, rare, writes the old value back), the HSETs; the relation is compared as text, and decoded only when the row
+// one GET, the HSETs, one SET; the relation is compared as text, and decoded only when the row
 // leaves a key; what all rows of a call share comes once (one call holds the rows of one table
 // with one tombstone TTL, so the truncate and layout keys are read once: no other command can
 // change them meanwhile). Each KEYS or ARGV entry costs the server a Lua string and a table
@@ -39,9 +38,7 @@ import (
 // holds its version key and its m index keys after the change; ARGV holds m (-1 for a delete,
 // which has no index keys), its id, its new version key value (index.RowValue) and its row
 // JSON ("" for a delete). A row in the index keeps its version key without a TTL (it holds the
-// relation, which must outlive any quiet time of the row); a tombstone gets the TTL (PEXPIRE
-// after the write; a row back in the index after a tombstone, or a value of layout 1, which
-// had the TTL, is PERSISTed).
+// relation, which must outlive any quiet time of the row); a tombstone gets the TTL.
 // Returns one result per row: 1 applied, 0 stale.
 var applyScript = redis.NewScript(`
 local function versionOf(value)
@@ -65,13 +62,10 @@ local function apply(k, m, a)
   local s1 = string.find(value, '|', 1, true)
   local ver = string.sub(value, 1, s1 - 1)
   if floor and ver < floor then return 0 end
-  local cur, rel, legacy = redis.call('SET', vkey, value, 'GET', 'KEEPTTL'), nil, layout1
+  local cur, rel, legacy = redis.call('GET', vkey), nil, layout1
   if cur then
     local c1 = string.find(cur, '|', 1, true)
-    if not (ver > (c1 and string.sub(cur, 1, c1 - 1) or cur)) then
-      redis.call('SET', vkey, cur, 'KEEPTTL')
-      return 0
-    end
+    if not (ver > (c1 and string.sub(cur, 1, c1 - 1) or cur)) then return 0 end
     local c2 = c1 and string.find(cur, '|', c1 + 1, true)
     if c2 then rel, legacy = string.sub(cur, c2 + 1), false else legacy = true end
   end
@@ -89,11 +83,11 @@ local function apply(k, m, a)
     leave(k, m, id, keys)
   end
   if del then
-    redis.call('PEXPIRE', vkey, ttl)
+    redis.call('SET', vkey, value, 'PX', ttl)
   else
     local row = ARGV[a + 3]
     for i = k + 1, k + m do redis.call('HSET', KEYS[i], id, row) end
-    if cur and (legacy or rel == '') then redis.call('PERSIST', vkey) end
+    redis.call('SET', vkey, value)
   end
   return 1
 end
