@@ -70,18 +70,20 @@ func TestSubmit_EnqueueFailureNudgesTheReconciler(t *testing.T) {
 	}
 }
 
-// flakyRecords fails the first Submit with EUNAVAILABLE, after applying it when applied is
-// set (the reply was lost) or before applying it otherwise (the request was lost).
+// flakyRecords fails the first Submit (the first failures Submits, when set) with
+// EUNAVAILABLE, after applying the first when applied is set (the reply was lost) or before
+// applying it otherwise (the request was lost).
 type flakyRecords struct {
 	report.RecordStore
-	applied bool
-	failed  bool
+	applied  bool
+	failures int
+	failed   int
 }
 
 func (f *flakyRecords) Submit(ctx context.Context, id int64, answers json.RawMessage) (*report.Record, error) {
-	if !f.failed {
-		f.failed = true
-		if f.applied {
+	if f.failed < max(f.failures, 1) {
+		f.failed++
+		if f.applied && f.failed == 1 {
 			if _, err := f.RecordStore.Submit(ctx, id, answers); err != nil {
 				return nil, err
 			}
@@ -89,6 +91,34 @@ func (f *flakyRecords) Submit(ctx context.Context, id int64, answers json.RawMes
 		return nil, redstate.Errorf(redstate.EUNAVAILABLE, "connection reset by peer")
 	}
 	return f.RecordStore.Submit(ctx, id, answers)
+}
+
+// TestSubmit_RetriesUntilTheStoreAnswers: right after a Redis restart the client's pool may
+// refuse to dial for up to a second (go-redis stops dialing after as many failed dials as the
+// pool has connections, then probes once a second), so the first retries fail at once too; the
+// submit retries with a growing pause for up to submitRetryBudget instead of once (a single
+// retry failed cli's TestServe_FirstSubmitAfterRedisRestart on a loaded machine).
+func TestSubmit_RetriesUntilTheStoreAnswers(t *testing.T) {
+	for _, applied := range []bool{false, true} {
+		rs := &flakyRecords{RecordStore: memrecords.New(memrecords.Options{}), applied: applied, failures: 4}
+		svc, err := report.NewService(memqueue.NewBroker(memqueue.Options{}), rs, report.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := svc.Submit(context.Background(), 7, json.RawMessage(`{"q":1}`))
+		if err != nil || rec.Status != report.StatusGenerating {
+			t.Fatalf("applied=%v: Submit = %+v, %v; want status 3 after four failed attempts", applied, rec, err)
+		}
+	}
+	// A store that stays unavailable is answered unavailable once the budget is spent.
+	rs := &flakyRecords{RecordStore: memrecords.New(memrecords.Options{}), failures: 1 << 30}
+	svc, err := report.NewService(memqueue.NewBroker(memqueue.Options{}), rs, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Submit(context.Background(), 8, json.RawMessage(`{"q":1}`)); !redstate.IsCode(err, redstate.EUNAVAILABLE) {
+		t.Fatalf("Submit on a store that stays down = %v, want EUNAVAILABLE", err)
+	}
 }
 
 // TestSubmit_RetriesOnceOnAnUnavailableStore: a submit whose store call failed on a dead

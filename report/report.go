@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/redstate/redstate"
+	"github.com/redstate/redstate/internal/ctxsleep"
 	"github.com/redstate/redstate/queue"
 )
 
@@ -114,7 +115,7 @@ func (s *Service) Submit(ctx context.Context, id int64, answers json.RawMessage)
 	if err := ValidateAnswers(answers); err != nil {
 		return nil, err
 	}
-	rec, err := s.submitRetryingOnce(ctx, id, answers)
+	rec, err := s.submitRetrying(ctx, id, answers)
 	if err != nil {
 		return nil, err
 	}
@@ -127,21 +128,29 @@ func (s *Service) Submit(ctx context.Context, id int64, answers json.RawMessage)
 	return rec, nil
 }
 
-// submitRetryingOnce stores the submission, retrying once when the store was unavailable: a
-// pooled connection can die with a server restart, and the retry runs on a fresh one. If the
-// first attempt was applied but its answer lost, the retry finds the record already in status
-// 3 with these very answers and that is the success it reports; any other state is the
-// retry's own answer.
-func (s *Service) submitRetryingOnce(ctx context.Context, id int64, answers json.RawMessage) (*Record, error) {
+// submitRetryBudget bounds how long a submit retries a store that is unavailable: right after
+// a Redis restart go-redis may refuse to dial for up to a second (after as many failed dials as
+// its pool has connections it probes once a second), so one immediate retry is not enough.
+const submitRetryBudget = 2 * time.Second
+
+// submitRetrying stores the submission, retrying while the store is unavailable, with a pause
+// doubling from 50 ms, for up to submitRetryBudget: a pooled connection can die with a server
+// restart, and a retry runs on a fresh one. If an attempt was applied but its answer lost, a
+// later one finds the record already in status 3 with these very answers and that is the
+// success it reports; any other state is the retry's own answer.
+func (s *Service) submitRetrying(ctx context.Context, id int64, answers json.RawMessage) (*Record, error) {
 	rec, err := s.records.Submit(ctx, id, answers)
-	if !redstate.IsCode(err, redstate.EUNAVAILABLE) || ctx.Err() != nil {
-		return rec, err
-	}
-	s.log.Warn("report: record store unavailable at submit; retrying once", "recordId", id, "err", err)
-	rec, err = s.records.Submit(ctx, id, answers)
-	if BusinessCode(err) == CodeInvalidOperation {
-		if cur, gerr := s.records.Get(ctx, id); gerr == nil && cur.Status == StatusGenerating && bytes.Equal(cur.Answers, answers) {
-			return cur, nil
+	deadline := time.Now().Add(submitRetryBudget)
+	for pause := 50 * time.Millisecond; redstate.IsCode(err, redstate.EUNAVAILABLE) && ctx.Err() == nil; pause *= 2 {
+		if time.Now().Add(pause).After(deadline) || !ctxsleep.Sleep(ctx, pause) {
+			return rec, err
+		}
+		s.log.Warn("report: record store unavailable at submit; retrying", "recordId", id, "err", err)
+		rec, err = s.records.Submit(ctx, id, answers)
+		if BusinessCode(err) == CodeInvalidOperation {
+			if cur, gerr := s.records.Get(ctx, id); gerr == nil && cur.Status == StatusGenerating && bytes.Equal(cur.Answers, answers) {
+				return cur, nil
+			}
 		}
 	}
 	return rec, err
