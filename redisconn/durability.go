@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -66,8 +67,22 @@ type waitHook struct {
 func durable(c *redis.Client, d Durability) *redis.Client {
 	if d.On() {
 		installWaitHook(c, d)
+		waiting.Store(c, true)
 	}
 	return c
+}
+
+// waiting holds the clients New made with writes waiting for replicas (WaitsForReplicas).
+var waiting sync.Map
+
+// WaitsForReplicas reports whether c was made by New with redis.durability on, so that each of
+// its writes is followed by a WAIT on its connection. Such a client's autopipeliners must not
+// be used for writes: they run a lone caller's command through the client's per-command hooks
+// outside any Conn (and the full-duplex form after the write has left), where the WAIT may take
+// another connection and not cover the write.
+func WaitsForReplicas(c redis.UniversalClient) bool {
+	_, ok := waiting.Load(c)
+	return ok
 }
 
 // installWaitHook adds a WAIT hook for d to c and returns it.

@@ -35,6 +35,7 @@ func clusterDurable(c *redis.ClusterClient, d Durability) *redis.ClusterClient {
 	w := &clusterWait{cluster: c, redirects: max(c.Options().MaxRedirects, 1), nodes: map[string]*waitHook{}}
 	c.OnNewNode(func(node *redis.Client) { w.add(installWaitHook(node, d)) })
 	c.AddHook(w)
+	waiting.Store(c, true)
 	return c
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/redstate/redstate"
 	"github.com/redstate/redstate/executor"
 	"github.com/redstate/redstate/internal/lease"
+	"github.com/redstate/redstate/redisconn"
 )
 
 var _ executor.TenantLocks = (*Locks)(nil)
@@ -26,7 +27,8 @@ var _ executor.TenantLocks = (*Locks)(nil)
 // while a batch's replies travel back; each caller still waits for its own reply, so a call takes
 // one round trip as before. Options.BatchedLocks uses the half-duplex autopipeliner instead (one
 // batch in flight, fewer system calls, better when the CPUs are saturated), Options.DirectLocks
-// the client itself. Exists and Holder always use the client.
+// the client itself, as does a client made with redis.durability on (redisconn.WaitsForReplicas),
+// whose WAIT must follow each write on its connection. Exists and Holder always use the client.
 type Locks struct {
 	base
 	leases *lease.Redis
@@ -39,7 +41,9 @@ func NewLocks(client redis.UniversalClient, opts Options) (*Locks, error) {
 	if err != nil {
 		return nil, err
 	}
-	leases, err := lease.NewRedis(client, lease.RedisOptions{AutoPipeline: !opts.DirectLocks, Stream: !opts.BatchedLocks})
+	// A client whose writes wait for replicas needs each write alone on its connection.
+	direct := opts.DirectLocks || redisconn.WaitsForReplicas(client)
+	leases, err := lease.NewRedis(client, lease.RedisOptions{AutoPipeline: !direct, Stream: !opts.BatchedLocks})
 	if err != nil {
 		return nil, redstate.Wrap(redstate.EINVALID, err, "redisstate: tenant locks: the client gives no autopipeliner (set DirectLocks)")
 	}

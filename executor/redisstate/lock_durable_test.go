@@ -11,9 +11,18 @@ import (
 )
 
 // TestLocks_DirectOnADurableClientWaitForTheReplica: with DirectLocks (what serve sets when
-// redis.durability.wait-replicas is on), every lock write through a redisconn client with
-// durability is followed by its own WAIT and is on the replica when the call returns.
+// redis.durability.wait-replicas is on), and without it on a client made with durability on
+// (Locks sees it: redisconn.WaitsForReplicas; the streamed default lost the WAIT's connection
+// and failed every lock write under make chaos's wait1 mode), every lock write through a
+// redisconn client with durability is followed by its own WAIT and is on the replica when the
+// call returns.
 func TestLocks_DirectOnADurableClientWaitForTheReplica(t *testing.T) {
+	for name, direct := range map[string]bool{"DirectLocks": true, "Default": false} {
+		t.Run(name, func(t *testing.T) { locksWaitForTheReplica(t, direct) })
+	}
+}
+
+func locksWaitForTheReplica(t *testing.T, direct bool) {
 	ctx := context.Background()
 	master := redistest.StartStandalone(t)
 	replica := redistest.StartReplica(t, master)
@@ -29,7 +38,7 @@ func TestLocks_DirectOnADurableClientWaitForTheReplica(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = client.Close() })
 	o := opts(0)
-	o.DirectLocks = true
+	o.DirectLocks = direct
 	locks := must(redisstate.NewLocks(client, o))(t)
 	onReplica, onMaster := replica.Client(t), master.Client(t)
 	// Load the scripts, so that no NOSCRIPT answer adds an EVAL (and its WAIT) below.
